@@ -1,0 +1,82 @@
+# inclab — reproducible testbed for in-network computing collectives.
+# `make help` lists the targets. Every target installs what it needs (make deps).
+
+TOPOLOGY ?= topology/1-2-4.yaml
+BUILD    ?= build
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter
+export TOPOLOGY
+
+# `make deps` is idempotent and quick when everything is installed; every
+# target that needs packages depends on its stamp.
+DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1-12)
+
+.PHONY: all help deps images lab-up lab-down lab-status lab-ssh lab-console lab-capture \
+        test check test-unit test-golden test-lab golden-update clean
+
+all: $(BUILD)/topogen
+
+help:
+	@echo "make deps                  install the Debian packages inclab needs (idempotent)"
+	@echo "make images                build or reuse the guest images (cached in /var/cache/inclab)"
+	@echo "make lab-up                boot the lab of TOPOLOGY (default topology/1-2-4.yaml), wait until ready"
+	@echo "make lab-status            state of every node"
+	@echo "make lab-ssh NODE=pku1 [CMD='...']   run a command on a node (no CMD: serial console)"
+	@echo "make lab-console NODE=sw1  serial console of a node (leave with Ctrl-])"
+	@echo "make lab-capture LINK=sw1-pku1 [SECONDS=10]  pcap of a tree edge into results/captures/"
+	@echo "make lab-down              remove every domain, network, disk and process of the lab"
+	@echo "make test                  unit, golden and lab system tests (what CI runs)"
+	@echo "make check                 unit and golden tests only (no VMs)"
+
+$(DEPS_STAMP): lab/packages.host lab/deps.sh
+	@lab/deps.sh
+	@mkdir -p $(BUILD) && rm -f $(BUILD)/.deps-* && touch $@
+
+deps:
+	@lab/deps.sh
+	@mkdir -p $(BUILD) && rm -f $(BUILD)/.deps-* && touch $(DEPS_STAMP)
+
+TOPO_SRC := topology/topo.c topology/topo.h
+$(BUILD)/topogen: topology/topogen.c $(TOPO_SRC) | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -o $@ topology/topogen.c topology/topo.c -lyaml
+
+images: $(DEPS_STAMP)
+	images/build.sh
+
+lab-up: $(DEPS_STAMP) $(BUILD)/topogen
+	lab/lab.sh up
+lab-down:
+	lab/lab.sh down
+lab-status:
+	lab/lab.sh status
+lab-ssh:
+	@lab/lab.sh ssh "$(NODE)" $(if $(CMD),"$(CMD)")
+lab-console:
+	lab/lab.sh console "$(NODE)"
+lab-capture:
+	lab/lab.sh capture "$(LINK)" $(SECONDS)
+
+# ---- tests -------------------------------------------------------------
+test: check test-lab
+check: test-unit test-golden
+
+$(BUILD)/test_topo: tests/unit/test_topo.c $(TOPO_SRC) | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Itopology -o $@ tests/unit/test_topo.c topology/topo.c -lyaml -lcmocka
+
+test-unit: $(BUILD)/test_topo
+	@tests/run-phase.sh unit $(BUILD)/test_topo
+
+test-golden: $(BUILD)/topogen
+	@tests/run-phase.sh golden tests/golden/check.sh $(BUILD)/topogen
+
+golden-update: $(BUILD)/topogen
+	tests/golden/check.sh --update $(BUILD)/topogen
+
+test-lab: $(DEPS_STAMP) $(BUILD)/topogen
+	@tests/run-phase.sh lab tests/system/lab-test.sh
+
+clean:
+	rm -rf $(BUILD)

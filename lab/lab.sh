@@ -1,0 +1,315 @@
+#!/usr/bin/env bash
+# lab.sh — lifecycle of an inclab lab on QEMU/libvirt.
+#
+#   lab/lab.sh up                  build/reuse images, define and boot every node, wait until ready
+#   lab/lab.sh status              one line per node (libvirt state, addresses, readiness)
+#   lab/lab.sh exec NODE CMD       run CMD (sh -c) on NODE through the guest agent; its exit code
+#   lab/lab.sh ssh NODE [CMD]      CMD given: like exec; else the serial console
+#   lab/lab.sh console NODE        serial console (root shell; leave with Ctrl-])
+#   lab/lab.sh capture LINK [SEC]  pcap of the frames on tree edge LINK (e.g. sw1-pku1)
+#   lab/lab.sh down                remove every domain, network, disk, seed and process of the lab
+#
+# The lab is described by $TOPOLOGY (default topology/1-2-4.yaml) and lives in
+# $INCLAB_STATE (default /var/lib/inclab/$INCLAB_PREFIX). This machine never
+# sends to a lab address: nodes are reached through the guest agent
+# (virtio-serial) and the serial console; tree edges are UDP tunnels on
+# 127.0.0.1; the management network is a bridge with no host-side address.
+# Every verb is idempotent and works on a half-built lab.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+: "${TOPOLOGY:=topology/1-2-4.yaml}"
+: "${INCLAB_PREFIX:=inclab}"
+: "${INCLAB_STATE:=/var/lib/inclab/$INCLAB_PREFIX}"
+: "${INCLAB_UDP_BASE:=47000}"
+: "${INCLAB_BUILD:=$top/build}"
+URI=qemu:///system
+prefix=$INCLAB_PREFIX state=$INCLAB_STATE
+gen=$state/gen
+
+log() { printf '[lab %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf 'lab: %s\n' "$*" >&2; exit 1; }
+vsh() { virsh -q -c "$URI" "$@"; }
+
+# ---- daemons -------------------------------------------------------------
+
+# Start virtlogd and libvirtd when they are not running (no systemd here).
+# What we start is recorded, so `down` stops exactly that.
+ensure_daemons() {
+    mkdir -p /run/inclab
+    if ! pgrep -x virtlogd >/dev/null; then
+        log "starting virtlogd"
+        virtlogd --daemon || die "cannot start virtlogd"
+        echo virtlogd >> /run/inclab/started-daemons
+    fi
+    if ! pgrep -x libvirtd >/dev/null; then
+        log "starting libvirtd"
+        libvirtd --daemon || die "cannot start libvirtd"
+        echo libvirtd >> /run/inclab/started-daemons
+    fi
+    local i
+    for i in $(seq 1 50); do
+        virsh -c "$URI" version >/dev/null 2>&1 && return 0
+        sleep 0.2
+    done
+    die "libvirtd does not answer on $URI (see /var/log/libvirt/)"
+}
+
+daemons_up() { pgrep -x libvirtd >/dev/null && virsh -c "$URI" version >/dev/null 2>&1; }
+
+accel() { if [ -w /dev/kvm ]; then echo kvm; else echo tcg; fi; }
+
+# ---- guest agent command runner -------------------------------------------
+
+qga() { vsh qemu-agent-command --timeout "${2:-10}" "$dom" "$1" 2>&1; }
+
+# gexec NODE CMD [TIMEOUT_S] — run CMD under /bin/sh -c on NODE, print its
+# stdout/stderr, return its exit code (124 on timeout, 125 when the agent fails).
+gexec() {
+    local node=$1 cmd=$2 limit=${3:-600} dom=$prefix-$1 req out pid st t0=$SECONDS
+    req=$(jq -cn --arg c "$cmd" '{execute:"guest-exec",arguments:{path:"/bin/sh",arg:["-c",$c],"capture-output":true}}')
+    out=$(qga "$req") || { echo "lab: $node: guest agent: $out" >&2; return 125; }
+    pid=$(jq -r '.return.pid' <<<"$out")
+    req=$(jq -cn --argjson p "$pid" '{execute:"guest-exec-status",arguments:{pid:$p}}')
+    while :; do
+        st=$(qga "$req") || { echo "lab: $node: guest agent: $st" >&2; return 125; }
+        [ "$(jq -r '.return.exited' <<<"$st")" = true ] && break
+        if [ $((SECONDS - t0)) -ge "$limit" ]; then
+            echo "lab: $node: '$cmd' still running after ${limit} s" >&2
+            return 124
+        fi
+        sleep 0.3
+    done
+    jq -r '.return["out-data"] // empty' <<<"$st" | base64 -d
+    jq -r '.return["err-data"] // empty' <<<"$st" | base64 -d >&2
+    return "$(jq -r '.return.exitcode // 125' <<<"$st")"
+}
+
+# gspawn NODE CMD — start CMD on NODE and return at once; prints the guest pid
+# (collect the output later with gwait NODE PID).
+gspawn() {
+    local dom=$prefix-$1 req out
+    req=$(jq -cn --arg c "$2" '{execute:"guest-exec",arguments:{path:"/bin/sh",arg:["-c",$c],"capture-output":true}}')
+    out=$(qga "$req") || { echo "lab: $1: guest agent: $out" >&2; return 125; }
+    jq -r '.return.pid' <<<"$out"
+}
+
+gwait() {
+    local dom=$prefix-$1 req st t0=$SECONDS limit=${3:-120}
+    req=$(jq -cn --argjson p "$2" '{execute:"guest-exec-status",arguments:{pid:$p}}')
+    while :; do
+        st=$(qga "$req") || { echo "lab: $1: guest agent: $st" >&2; return 125; }
+        [ "$(jq -r '.return.exited' <<<"$st")" = true ] && break
+        [ $((SECONDS - t0)) -ge "$limit" ] && { echo "lab: $1: pid $2 still running after ${limit} s" >&2; return 124; }
+        sleep 0.3
+    done
+    jq -r '.return["out-data"] // empty' <<<"$st" | base64 -d
+    jq -r '.return["err-data"] // empty' <<<"$st" | base64 -d >&2
+    return "$(jq -r '.return.exitcode // 125' <<<"$st")"
+}
+
+# ---- inventory ------------------------------------------------------------
+
+nodes() { grep -v '^#' "$gen/inventory.tsv" | cut -f1; }
+need_lab() { [ -e "$gen/inventory.tsv" ] || die "no lab in $state: run 'make lab-up' first"; }
+need_node() {
+    need_lab
+    [ -n "${1:-}" ] || die "which node? NODE=<name>, one of: $(nodes | tr '\n' ' ')"
+    nodes | grep -qx "$1" || die "no node '$1' in this lab; nodes: $(nodes | tr '\n' ' ')"
+}
+dom_state() { vsh domstate "$prefix-$1" 2>/dev/null | head -n 1 || echo absent; }
+
+# ---- up ---------------------------------------------------------------------
+
+cmd_up() {
+    local t0=$SECONDS acc topo_hash roles
+    [ -r "$TOPOLOGY" ] || die "topology file '$TOPOLOGY' not found"
+    "$INCLAB_BUILD/topogen" --check "$TOPOLOGY" >/dev/null || die "invalid topology '$TOPOLOGY' (see above)"
+    topo_hash=$(sha256sum < "$TOPOLOGY" | cut -c1-16)
+    if [ -e "$state/lab.env" ]; then
+        # shellcheck disable=SC1091
+        local LAB_TOPOLOGY="" LAB_HASH=""; . "$state/lab.env"
+        [ "$LAB_HASH" = "$topo_hash" ] ||
+            die "a lab of '$LAB_TOPOLOGY' (other contents) is in $state: 'make lab-down' first"
+    fi
+    acc=$(accel)
+    if [ "$acc" = kvm ]; then log "accelerator: KVM (/dev/kvm)"; else log "accelerator: TCG (no usable /dev/kvm: software emulation, slow)"; fi
+    ensure_daemons
+
+    log "images (cached in ${INCLAB_CACHE:-/var/cache/inclab}/images)"
+    roles=$("$top/images/build.sh" --print ${INCLAB_PAYLOAD:+--payload "$INCLAB_PAYLOAD"}) || die "image build failed"
+    mkdir -p "$state"/{disks,seeds,console}
+    chmod 755 "$state" /var/lib/inclab 2>/dev/null || true
+    "$INCLAB_BUILD/topogen" -o "$gen.new" --prefix "$prefix" --state-dir "$state" --accel "$acc" \
+        --udp-base "$INCLAB_UDP_BASE" $(awk '{printf "--image %s=%s ", $1, $2}' <<<"$roles") "$TOPOLOGY" ||
+        die "topogen failed"
+    rm -rf "$gen"; mv "$gen.new" "$gen"
+    { echo "LAB_TOPOLOGY=$TOPOLOGY"; echo "LAB_HASH=$topo_hash"; echo "LAB_ACCEL=$acc"
+      echo "LAB_ROLES=\"$(tr '\n' ' ' <<<"$roles")\""; } > "$state/lab.env"
+
+    if ! vsh net-info "$prefix-mgmt" >/dev/null 2>&1; then
+        vsh net-define "$gen/network-mgmt.xml" >/dev/null
+    fi
+    if ! vsh net-info "$prefix-mgmt" 2>/dev/null | grep -q '^Active:.*yes'; then
+        vsh net-start "$prefix-mgmt" >/dev/null
+        log "management network $prefix-mgmt started (bridge without host address)"
+    fi
+    # No IPv6 on the host side of the bridge either: the machine stays silent on the lab.
+    sysctl -q -w "net.ipv6.conf.$prefix-mgmt.disable_ipv6=1" 2>/dev/null || true
+
+    local n role image started=0
+    for n in $(nodes); do
+        [ "$(dom_state "$n")" = running ] && continue
+        role=$(awk -v n="$n" '$1 == n {print $2}' "$gen/inventory.tsv")
+        image=$(awk -v r="$role" '$1 == r {print $2}' <<<"$roles")
+        if ! vsh dominfo "$prefix-$n" >/dev/null 2>&1; then
+            check_ports "$n"
+            rm -f "$state/disks/$n.qcow2"
+            qemu-img create -q -f qcow2 -F qcow2 -b "$image/disk.qcow2" "$state/disks/$n.qcow2"
+            cloud-localds -N "$gen/seeds/$n/network-config" "$state/seeds/$n.iso" \
+                "$gen/seeds/$n/user-data" "$gen/seeds/$n/meta-data"
+            vsh define "$gen/domains/$n.xml" >/dev/null
+        fi
+        vsh start "$prefix-$n" >/dev/null || die "cannot start $n (console log: $state/console/$n.log)"
+        started=$((started + 1))
+    done
+    if [ $started -eq 0 ]; then log "every node already running"; else log "started $started node(s)"; fi
+    wait_ready || { cmd_status; die "lab not ready; inspect with 'make lab-console NODE=...' or $state/console/, then 'make lab-down'"; }
+    log "lab '$TOPOLOGY' ready in $((SECONDS - t0)) s"
+    cmd_status
+}
+
+# Refuse to start a node whose loopback UDP ports are taken by someone else.
+check_ports() {
+    local port
+    for port in $(awk -v n="$1" '$2 == n {print $4} $5 == n {print $7}' "$gen/links.tsv"); do
+        if ss -Hulna "sport = :$port" | grep -q .; then
+            die "loopback UDP port $port (for node $1) is in use: set INCLAB_UDP_BASE to a free range"
+        fi
+    done
+}
+
+# Poll every node's inclab-ready until all pass; show progress.
+wait_ready() {
+    local limit=${INCLAB_BOOT_TIMEOUT:-1500} t0=$SECONDS last=-100 n line ready pending
+    [ "$(accel)" = kvm ] && limit=${INCLAB_BOOT_TIMEOUT:-300}
+    declare -A done_at=()
+    log "waiting for $(nodes | wc -l) nodes to be ready (limit ${limit} s)"
+    while :; do
+        pending=""
+        for n in $(nodes); do
+            [ -n "${done_at[$n]:-}" ] && continue
+            if line=$(gexec "$n" /usr/local/sbin/inclab-ready 20 2>/dev/null); then
+                done_at[$n]=$((SECONDS - t0))
+                log "  $n ready after ${done_at[$n]} s: $line"
+            else
+                pending="$pending $n"
+            fi
+        done
+        [ -z "$pending" ] && return 0
+        if [ $((SECONDS - t0)) -ge "$limit" ]; then
+            log "timeout after ${limit} s; not ready:$pending"
+            for n in $pending; do
+                line=$(gexec "$n" /usr/local/sbin/inclab-ready 20 2>&1 || true)
+                log "  $n: ${line:-guest agent not answering} (last console lines below)"
+                tail -n 5 "$state/console/$n.log" 2>/dev/null | sed 's/^/      /' >&2 || true
+            done
+            return 1
+        fi
+        if [ $((SECONDS - last)) -ge 30 ]; then
+            log "  ... $((SECONDS - t0)) s: ${#done_at[@]}/$(nodes | wc -l) ready; waiting for:$pending"
+            last=$SECONDS
+        fi
+        sleep 3
+    done
+}
+
+# ---- status -----------------------------------------------------------------
+
+cmd_status() {
+    if [ ! -e "$gen/inventory.tsv" ]; then
+        echo "no lab (state directory $state is empty)"
+        local left; left=$(daemons_up && vsh list --all --name | grep "^$prefix-" || true)
+        [ -z "$left" ] || echo "but libvirt still has: $left (make lab-down removes them)"
+        return 0
+    fi
+    # shellcheck disable=SC1091
+    . "$state/lab.env"
+    echo "lab: $LAB_TOPOLOGY, accelerator $LAB_ACCEL, state in $state"
+    printf '%-11s %-10s %-4s %-8s %-15s %-16s %s\n' NODE ROLE RANK STATE MGMT DATA READY
+    local n role rank mgmt dif daddr st r
+    while IFS=$'\t' read -r n role rank mgmt dif daddr _; do
+        st=$(daemons_up && dom_state "$n" || echo "no-libvirtd")
+        r="-"
+        if [ "$st" = running ]; then r=$(gexec "$n" /usr/local/sbin/inclab-ready 20 2>/dev/null || true); fi
+        [ "$rank" = -1 ] && rank=-
+        printf '%-11s %-10s %-4s %-8s %-15s %-16s %s\n' "$n" "$role" "$rank" "$st" "$mgmt" "$daddr" "${r:--}"
+    done < <(grep -v '^#' "$gen/inventory.tsv")
+}
+
+# ---- down -------------------------------------------------------------------
+
+cmd_down() {
+    local d pids removed=0
+    if daemons_up; then
+        for d in $(vsh list --all --name | grep "^$prefix-" || true); do
+            vsh destroy "$d" >/dev/null 2>&1 || true
+            vsh undefine "$d" >/dev/null 2>&1 || true
+            removed=$((removed + 1))
+        done
+        if vsh net-info "$prefix-mgmt" >/dev/null 2>&1; then
+            vsh net-destroy "$prefix-mgmt" >/dev/null 2>&1 || true
+            vsh net-undefine "$prefix-mgmt" >/dev/null 2>&1 || true
+            log "removed network $prefix-mgmt"
+        fi
+    fi
+    # QEMU processes that outlived their libvirtd (crash, kill -9).
+    pids=$(pgrep -f "qemu-system.*guest=$prefix-" || true)
+    if [ -n "$pids" ]; then
+        log "killing leftover QEMU processes: $pids"
+        kill $pids 2>/dev/null || true; sleep 1; kill -9 $pids 2>/dev/null || true
+    fi
+    if ip link show "$prefix-mgmt" >/dev/null 2>&1; then ip link del "$prefix-mgmt" || true; fi
+    rm -rf "$state"
+    if [ -e /run/inclab/started-daemons ]; then
+        for d in $(sort -u /run/inclab/started-daemons); do pkill -x "$d" || true; done
+        rm -f /run/inclab/started-daemons
+        log "stopped the daemons lab-up had started"
+    fi
+    log "lab down ($removed domain(s) removed)"
+}
+
+# ---- console, capture -----------------------------------------------------------
+
+cmd_console() {
+    need_node "${1:-}"
+    [ -t 0 ] || die "the console needs a terminal; use 'make lab-ssh NODE=$1 CMD=...' from scripts"
+    echo "console of $1 (root shell; leave with Ctrl-])" >&2
+    exec virsh -c "$URI" console "$prefix-$1"
+}
+
+cmd_capture() {
+    need_lab
+    local link=${1:-} secs=${2:-10} a b row port out
+    [ -n "$link" ] || die "which link? LINK=a-b, one of: $(grep -v '^#' "$gen/links.tsv" | awk '{printf "%s-%s ", $2, $5}')"
+    a=${link%%-*} b=${link#*-}
+    row=$(awk -v a="$a" -v b="$b" '($2 == a && $5 == b) || ($2 == b && $5 == a)' "$gen/links.tsv")
+    [ -n "$row" ] || die "no link '$link' in this lab"
+    port=$(cut -f4 <<<"$row")
+    out=$top/results/captures/$link-$(date +%Y%m%d-%H%M%S).pcap
+    mkdir -p "$(dirname "$out")"
+    log "capturing link $link for $secs s (loopback UDP tunnel port $port/$((port + 1)))"
+    "$INCLAB_BUILD/udpcap" -p "$port" -s "$secs" -o "$out" || die "capture failed"
+    echo "$out"
+}
+
+case "${1:-}" in
+up) cmd_up ;;
+down) cmd_down ;;
+status) cmd_status ;;
+exec) need_node "${2:-}"; [ -n "${3:-}" ] || die "exec NODE CMD"; gexec "$2" "$3" "${4:-600}" ;;
+ssh) need_node "${2:-}"; if [ -n "${3:-}" ]; then gexec "$2" "$3"; else cmd_console "$2"; fi ;;
+console) cmd_console "${2:-}" ;;
+capture) cmd_capture "${2:-}" "${3:-}" ;;
+*) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+esac

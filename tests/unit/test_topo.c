@@ -1,0 +1,226 @@
+/*
+ * test_topo.c — unit tests of the topology library (topology/topo.c), cmocka.
+ *
+ * Checks the facts derived from the shipped topologies (tree parents, bridges,
+ * routes, ranks) against values written out by hand from SPEC.md, and that
+ * each kind of broken file is rejected with a message naming file and line.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "topo.h"
+
+static struct topology *load(const char *path)
+{
+	struct topology *t = topo_load(path, stderr);
+	assert_non_null(t);
+	return t;
+}
+
+static const struct topo_node *node(const struct topology *t, const char *name)
+{
+	int i = topo_find(t, name);
+	assert_true(i >= 0);
+	return &t->nodes[i];
+}
+
+static uint32_t ip(const char *s)
+{
+	unsigned a, b, c, d;
+	assert_int_equal(sscanf(s, "%u.%u.%u.%u", &a, &b, &c, &d), 4);
+	return a << 24 | b << 16 | c << 8 | d;
+}
+
+/* The route of @n to @net (a.b.c.d/p), or fail. */
+static const struct topo_route *route_to(const struct topo_node *n, const char *net, int prefix)
+{
+	for (int r = 0; r < n->nroutes; r++)
+		if (n->routes[r].dest.addr == ip(net) && n->routes[r].dest.prefix == prefix)
+			return &n->routes[r];
+	fail_msg("%s has no route to %s/%d", n->name, net, prefix);
+	return NULL;
+}
+
+static void test_1_2_4_tree(void **state)
+{
+	struct topology *t = load("topology/1-2-4.yaml");
+
+	assert_string_equal(t->name, "1-2-4");
+	assert_int_equal(t->nnodes, 8);
+	assert_int_equal(t->nhosts, 4);
+	assert_int_equal(t->nlinks, 6);
+	assert_int_equal(t->nsegments, 4); /* two uplinks, two host segments */
+	assert_string_equal(t->nodes[t->root].name, "sw0");
+	assert_int_equal(node(t, "sw1")->parent, topo_find(t, "sw0"));
+	assert_int_equal(node(t, "pku3")->parent, topo_find(t, "sw2"));
+	assert_int_equal(node(t, "sw0")->parent, -1);
+	assert_int_equal(node(t, "controller")->parent, -1);
+	/* ranks and addresses of SPEC.md */
+	assert_int_equal(node(t, "pku1")->rank, 0);
+	assert_int_equal(node(t, "pku4")->rank, 3);
+	assert_int_equal(node(t, "pku2")->ports[0].addr.addr, ip("10.1.1.5"));
+	assert_int_equal(node(t, "controller")->mgmt, ip("192.168.0.3"));
+	assert_int_equal(node(t, "sw0")->mgmt, ip("192.168.0.19"));
+	topo_free(t);
+}
+
+static void test_1_2_4_bridges_and_routes(void **state)
+{
+	struct topology *t = load("topology/1-2-4.yaml");
+	const struct topo_node *sw1 = node(t, "sw1"), *pku1 = node(t, "pku1"), *sw0 = node(t, "sw0");
+
+	/* sw1: uplink interface + one bridge over the two host ports */
+	assert_int_equal(sw1->nports, 3);
+	assert_int_equal(sw1->nl3ifs, 2);
+	assert_string_equal(sw1->l3ifs[1].ifname, "br0");
+	assert_true(sw1->l3ifs[1].bridge);
+	assert_int_equal(sw1->l3ifs[1].addr.addr, ip("10.1.1.1"));
+	/* pku1 reaches pku3's subnet through its leaf's bridge address */
+	assert_int_equal(route_to(pku1, "10.2.1.0", 24)->via, ip("10.1.1.1"));
+	/* sw1 reaches it through the root, the root through sw2 */
+	assert_int_equal(route_to(sw1, "10.2.1.0", 24)->via, ip("172.16.0.1"));
+	assert_int_equal(route_to(sw0, "10.2.1.0", 24)->via, ip("10.10.0.7"));
+	assert_int_equal(route_to(sw0, "10.1.1.0", 24)->via, ip("172.16.0.5"));
+	/* a node has routes to exactly the segments it is not on */
+	assert_int_equal(pku1->nroutes, 3);
+	assert_int_equal(sw0->nroutes, 2);
+	topo_free(t);
+}
+
+static void test_other_trees(void **state)
+{
+	struct topology *t = load("topology/1-2.yaml");
+	assert_int_equal(t->nhosts, 2);
+	assert_int_equal(t->nsegments, 1);
+	assert_int_equal(node(t, "pku1")->nroutes, 0);
+	topo_free(t);
+
+	t = load("topology/1-4-16.yaml");
+	assert_int_equal(t->nhosts, 16);
+	assert_int_equal(t->nsegments, 8);
+	for (int r = 0; r < 16; r++) {
+		char name[8], leaf[8];
+		snprintf(name, sizeof(name), "h%d", r + 1);
+		snprintf(leaf, sizeof(leaf), "sw%d", r / 4 + 1);
+		assert_int_equal(node(t, name)->rank, r);
+		/* host h(4L+k) hangs off leaf sw(L+1) */
+		assert_string_equal(t->nodes[node(t, name)->parent].name, leaf);
+	}
+	assert_int_equal(route_to(node(t, "h1"), "10.4.1.0", 24)->via, ip("10.1.1.1"));
+	topo_free(t);
+}
+
+/* Load a topology from text; return the error output (caller frees) or NULL if it loaded. */
+static char *errors_of(const char *text)
+{
+	char path[] = "/tmp/test_topo_XXXXXX";
+	int fd = mkstemp(path);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *err = open_memstream(&buf, &len);
+	struct topology *t;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	t = topo_load(path, err);
+	fclose(err);
+	unlink(path);
+	if (t) {
+		topo_free(t);
+		free(buf);
+		return NULL;
+	}
+	/* drop the temporary path so messages can be compared */
+	char *colon = strchr(buf, ':');
+	assert_non_null(colon);
+	memmove(buf, colon, strlen(colon) + 1);
+	return buf;
+}
+
+#define HEAD "name: t\nroot: sw0\nmanagement: 192.168.0.0/16\nnodes:\n" \
+	     "  - {name: controller, role: controller, mgmt: 192.168.0.3}\n"  \
+	     "  - {name: sw0, role: switch, mgmt: 192.168.0.19}\n"
+/* line numbers: HEAD has 6 lines, the next node is line 7 */
+
+static void test_rejections(void **state)
+{
+	char *e;
+
+	e = errors_of(HEAD "  - {name: h1, role: host, rank: 0, mgmt: 192.168.0.101}\nlinks:\n"
+			   "  - {sw0: 10.1.1.1/24, h1: 10.1.1.2/24}\n");
+	assert_null(e); /* the base case is valid */
+
+	e = errors_of(HEAD "  - {name: h1, role: host, rank: 0, mgmt: 192.168.0.101}\nlinks:\n"
+			   "  - {sw0: 10.1.1.1/24, h1: 10.1.2.2/24}\n");
+	assert_non_null(e);
+	assert_string_equal(e, ":9: the ends of the link sw0-h1 are not in one subnet (10.1.1.1/24, 10.1.2.2/24)\n");
+	free(e);
+
+	e = errors_of(HEAD "  - {name: h1, role: host, rank: 0, mgmt: 10.0.0.1}\nlinks:\n"
+			   "  - {sw0: 10.1.1.1/24, h1: 10.1.1.2/24}\n");
+	assert_string_equal(e, ":7: mgmt address 10.0.0.1 of 'h1' is not a host address of the management subnet\n");
+	free(e);
+
+	e = errors_of(HEAD "  - {name: h1, role: host, rank: 0, mgmt: 192.168.0.101}\nlinks:\n"
+			   "  - {sw0: 192.168.5.1/24, h1: 192.168.5.2/24}\n");
+	assert_non_null(strstr(e, ":9: data address 192.168.5.1/24 overlaps the management subnet 192.168.0.0/16\n"));
+	free(e);
+
+	e = errors_of(HEAD "  - {name: h1, role: host, mgmt: 192.168.0.101}\nlinks: []\n");
+	assert_string_equal(e, ":7: host 'h1' has no rank\n");
+	free(e);
+
+	e = errors_of(HEAD "  - {name: h1, role: host, rank: 0, mgmt: 192.168.0.101}\n"
+			   "  - {name: h2, role: host, rank: 1, mgmt: 192.168.0.102}\nlinks:\n"
+			   "  - {sw0: 10.1.1.1/24, h1: 10.1.1.2/24}\n  - {h1: 10.2.1.1/24, h2: 10.2.1.2/24}\n");
+	assert_non_null(strstr(e, ":11: link joins two hosts 'h1' and 'h2': hosts connect only to switches\n"));
+	free(e);
+
+	e = errors_of(HEAD "  - {name: h1, role: host, rank: 0, mgmt: 192.168.0.101}\n"
+			   "  - {name: h2, role: host, rank: 1, mgmt: 192.168.0.102}\nlinks:\n"
+			   "  - {sw0: 10.1.1.1/24, h1: 10.1.1.2/24}\n  - {sw0: 10.1.1.1/24, h2: 10.1.1.2/24}\n");
+	assert_string_equal(e, ":11: address 10.1.1.2 of 'h2' is also used by 'h1' (line 10)\n");
+	free(e);
+
+	e = errors_of("name: t\nroot: pku1\nmanagement: 192.168.0.0/16\nnodes:\n"
+		      "  - {name: controller, role: controller, mgmt: 192.168.0.3}\n"
+		      "  - {name: pku1, role: host, rank: 0, mgmt: 192.168.0.101}\nlinks: []\n");
+	assert_non_null(strstr(e, ":2: root 'pku1' is not a switch\n"));
+	free(e);
+
+	e = errors_of("- just\n- a list\n");
+	assert_string_equal(e, ":1: a topology file is a mapping with name, root, management, nodes and links\n");
+	free(e);
+}
+
+static void test_missing_file(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *err = open_memstream(&buf, &len);
+
+	assert_null(topo_load("/nonexistent/topology.yaml", err));
+	fclose(err);
+	assert_string_equal(buf, "/nonexistent/topology.yaml: cannot open: No such file or directory\n");
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_1_2_4_tree),
+		cmocka_unit_test(test_1_2_4_bridges_and_routes),
+		cmocka_unit_test(test_other_trees),
+		cmocka_unit_test(test_rejections),
+		cmocka_unit_test(test_missing_file),
+	};
+	return cmocka_run_group_tests_name("topology", tests, NULL, NULL);
+}

@@ -1,0 +1,764 @@
+/*
+ * topo.c — parse and validate a topology file (libyaml), derive the tree.
+ *
+ * Parsing uses libyaml's document API so that every node carries its line:
+ * each complaint names the file and the line of the offending declaration.
+ * Validation collects every error before giving up, so a user fixes a broken
+ * file in one pass. Derived facts (ports, segments, bridges, parents, routes)
+ * are computed only for a file that passed every check.
+ */
+#include "topo.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+struct ctx {
+	struct topology *t;
+	yaml_document_t *doc;
+	FILE *err;
+	int nerr;
+	/* memory defaults per role, from "defaults:" */
+	int def_vcpus;
+	int def_mem[3];
+};
+
+static void errf(struct ctx *c, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void errf(struct ctx *c, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(c->err, "%s:%d: ", c->t->file, line);
+	va_start(ap, fmt);
+	vfprintf(c->err, fmt, ap);
+	va_end(ap);
+	fputc('\n', c->err);
+	c->nerr++;
+}
+
+const char *topo_role_name(enum topo_role r)
+{
+	static const char *const names[] = { "controller", "switch", "host" };
+	return names[r];
+}
+
+uint32_t topo_mask(int prefix)
+{
+	return prefix == 0 ? 0 : 0xffffffffu << (32 - prefix);
+}
+
+const char *topo_ntoa(uint32_t addr, char buf[16])
+{
+	snprintf(buf, 16, "%u.%u.%u.%u", addr >> 24, (addr >> 16) & 255,
+		 (addr >> 8) & 255, addr & 255);
+	return buf;
+}
+
+int topo_find(const struct topology *t, const char *name)
+{
+	for (int i = 0; i < t->nnodes; i++)
+		if (strcmp(t->nodes[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* ---- YAML access helpers ------------------------------------------------ */
+
+static int line_of(const yaml_node_t *n)
+{
+	return (int)n->start_mark.line + 1;
+}
+
+static yaml_node_t *yget(struct ctx *c, int idx)
+{
+	return yaml_document_get_node(c->doc, idx);
+}
+
+/* The text of a scalar node, or NULL (with an error naming @what). */
+static const char *scalar(struct ctx *c, yaml_node_t *n, const char *what)
+{
+	if (n->type != YAML_SCALAR_NODE) {
+		errf(c, line_of(n), "%s must be a plain value", what);
+		return NULL;
+	}
+	return (const char *)n->data.scalar.value;
+}
+
+static int parse_int(struct ctx *c, yaml_node_t *n, const char *what, int lo, int hi, int *out)
+{
+	const char *s = scalar(c, n, what);
+	char *end;
+	long v;
+
+	if (!s)
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi) {
+		errf(c, line_of(n), "%s must be an integer in %d..%d, not '%s'", what, lo, hi, s);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+/*
+ * Parse "a.b.c.d" or "a.b.c.d/p". @want_prefix: 1 requires "/p", 0 forbids it
+ * (the prefix is then 32).
+ */
+static int parse_cidr_text(const char *s, int want_prefix, struct topo_cidr *out)
+{
+	char buf[32];
+	const char *slash = strchr(s, '/');
+	size_t alen = slash ? (size_t)(slash - s) : strlen(s);
+	struct in_addr ia;
+
+	if (alen >= sizeof(buf) || (slash != NULL) != (want_prefix != 0))
+		return -1;
+	memcpy(buf, s, alen);
+	buf[alen] = 0;
+	if (inet_pton(AF_INET, buf, &ia) != 1)
+		return -1;
+	out->addr = ntohl(ia.s_addr);
+	out->prefix = 32;
+	if (slash) {
+		char *end;
+		long p = strtol(slash + 1, &end, 10);
+		if (end == slash + 1 || *end || p < 1 || p > 32)
+			return -1;
+		out->prefix = (int)p;
+	}
+	return 0;
+}
+
+static int parse_cidr(struct ctx *c, yaml_node_t *n, const char *what, int want_prefix,
+		      struct topo_cidr *out)
+{
+	const char *s = scalar(c, n, what);
+
+	if (!s)
+		return -1;
+	if (parse_cidr_text(s, want_prefix, out) < 0) {
+		errf(c, line_of(n), "%s: '%s' is not an IPv4 address%s", what, s,
+		     want_prefix ? " with /prefix (like 10.1.1.21/24)" : " (like 192.168.0.3)");
+		return -1;
+	}
+	return 0;
+}
+
+/* Is @a a usable host address of its subnet (not the network or broadcast)? */
+static int host_address_ok(struct topo_cidr a)
+{
+	uint32_t hostpart = a.addr & ~topo_mask(a.prefix);
+
+	if (a.prefix >= 31)
+		return 1;
+	return hostpart != 0 && hostpart != ~topo_mask(a.prefix);
+}
+
+static int overlaps(struct topo_cidr a, struct topo_cidr b)
+{
+	int p = a.prefix < b.prefix ? a.prefix : b.prefix;
+	return (a.addr & topo_mask(p)) == (b.addr & topo_mask(p));
+}
+
+static const char *cidr_str(struct topo_cidr a, char buf[24])
+{
+	char ip[16];
+	snprintf(buf, 24, "%s/%d", topo_ntoa(a.addr, ip), a.prefix);
+	return buf;
+}
+
+/* ---- sections --------------------------------------------------------- */
+
+static int role_from(const char *s, enum topo_role *r)
+{
+	for (int i = TOPO_CONTROLLER; i <= TOPO_HOST; i++)
+		if (strcmp(s, topo_role_name(i)) == 0) {
+			*r = i;
+			return 0;
+		}
+	return -1;
+}
+
+static void parse_defaults(struct ctx *c, yaml_node_t *m)
+{
+	if (m->type != YAML_MAPPING_NODE) {
+		errf(c, line_of(m), "defaults must be a mapping (vcpus:, memory:)");
+		return;
+	}
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yget(c, p->key), *v = yget(c, p->value);
+		const char *key = scalar(c, k, "a key");
+
+		if (!key)
+			continue;
+		if (strcmp(key, "vcpus") == 0) {
+			parse_int(c, v, "defaults.vcpus", 1, 64, &c->def_vcpus);
+		} else if (strcmp(key, "memory") == 0) {
+			if (v->type != YAML_MAPPING_NODE) {
+				errf(c, line_of(v), "defaults.memory must map roles to MiB");
+				continue;
+			}
+			for (yaml_node_pair_t *q = v->data.mapping.pairs.start; q < v->data.mapping.pairs.top; q++) {
+				yaml_node_t *rk = yget(c, q->key);
+				const char *rs = scalar(c, rk, "a role");
+				enum topo_role r;
+
+				if (!rs)
+					continue;
+				if (role_from(rs, &r) < 0) {
+					errf(c, line_of(rk), "defaults.memory: unknown role '%s' (controller, switch, host)", rs);
+					continue;
+				}
+				parse_int(c, yget(c, q->value), "defaults.memory", 128, 1 << 20, &c->def_mem[r]);
+			}
+		} else {
+			errf(c, line_of(k), "unknown key 'defaults.%s' (known: vcpus, memory)", key);
+		}
+	}
+}
+
+static void parse_node(struct ctx *c, yaml_node_t *m)
+{
+	struct topology *t = c->t;
+	struct topo_node *n;
+	int have_role = 0, have_mgmt = 0;
+
+	if (m->type != YAML_MAPPING_NODE) {
+		errf(c, line_of(m), "a node must be a mapping like {name: pku1, role: host, rank: 0, mgmt: 192.168.0.101}");
+		return;
+	}
+	if (t->nnodes == TOPO_MAX_NODES) {
+		errf(c, line_of(m), "too many nodes (at most %d)", TOPO_MAX_NODES);
+		return;
+	}
+	n = &t->nodes[t->nnodes++];
+	memset(n, 0, sizeof(*n));
+	n->line = line_of(m);
+	n->rank = -1;
+	n->parent = -1;
+	n->vcpus = -1;
+	n->memory_mib = -1;
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yget(c, p->key), *v = yget(c, p->value);
+		const char *key = scalar(c, k, "a key"), *s;
+
+		if (!key)
+			continue;
+		if (strcmp(key, "name") == 0) {
+			if (!(s = scalar(c, v, "name")))
+				continue;
+			size_t len = strlen(s);
+			int ok = len >= 1 && len <= TOPO_NAME_MAX && islower((unsigned char)s[0]);
+			for (size_t i = 0; ok && i < len; i++)
+				ok = islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-';
+			if (!ok)
+				errf(c, line_of(v), "node name '%s' must be 1..%d characters of a-z, 0-9 and '-', starting with a letter",
+				     s, TOPO_NAME_MAX);
+			else
+				strcpy(n->name, s);
+		} else if (strcmp(key, "role") == 0) {
+			if (!(s = scalar(c, v, "role")))
+				continue;
+			if (role_from(s, &n->role) < 0)
+				errf(c, line_of(v), "unknown role '%s' (controller, switch, host)", s);
+			else
+				have_role = 1;
+		} else if (strcmp(key, "rank") == 0) {
+			parse_int(c, v, "rank", 0, TOPO_MAX_NODES - 1, &n->rank);
+		} else if (strcmp(key, "mgmt") == 0) {
+			struct topo_cidr a;
+			if (parse_cidr(c, v, "mgmt", 0, &a) == 0) {
+				n->mgmt = a.addr;
+				have_mgmt = 1;
+			}
+		} else if (strcmp(key, "vcpus") == 0) {
+			parse_int(c, v, "vcpus", 1, 64, &n->vcpus);
+		} else if (strcmp(key, "memory") == 0) {
+			parse_int(c, v, "memory", 128, 1 << 20, &n->memory_mib);
+		} else {
+			errf(c, line_of(k), "unknown node key '%s' (known: name, role, rank, mgmt, vcpus, memory)", key);
+		}
+	}
+	if (!n->name[0])
+		errf(c, n->line, "node without a valid name");
+	if (!have_role)
+		errf(c, n->line, "node '%s' has no valid role", n->name);
+	if (!have_mgmt)
+		errf(c, n->line, "node '%s' has no valid mgmt address", n->name);
+	if (have_role && n->role == TOPO_HOST && n->rank < 0)
+		errf(c, n->line, "host '%s' has no rank", n->name);
+	if (have_role && n->role != TOPO_HOST && n->rank >= 0)
+		errf(c, n->line, "%s '%s' cannot have a rank (only hosts have ranks)", topo_role_name(n->role), n->name);
+}
+
+static void parse_link(struct ctx *c, yaml_node_t *m)
+{
+	struct topology *t = c->t;
+	struct topo_link *l;
+	int end = 0;
+
+	if (m->type != YAML_MAPPING_NODE ||
+	    m->data.mapping.pairs.top - m->data.mapping.pairs.start != 2) {
+		errf(c, line_of(m), "a link must name exactly two nodes with their addresses, like {sw1: 10.1.1.1/24, pku1: 10.1.1.21/24}");
+		return;
+	}
+	if (t->nlinks == TOPO_MAX_LINKS) {
+		errf(c, line_of(m), "too many links (at most %d)", TOPO_MAX_LINKS);
+		return;
+	}
+	l = &t->links[t->nlinks];
+	l->line = line_of(m);
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++, end++) {
+		const char *name = scalar(c, yget(c, p->key), "a link end");
+		char what[64];
+
+		if (!name)
+			return;
+		l->node[end] = topo_find(t, name);
+		if (l->node[end] < 0) {
+			errf(c, l->line, "link names unknown node '%s' (dangling link)", name);
+			return;
+		}
+		snprintf(what, sizeof(what), "address of %s", name);
+		if (parse_cidr(c, yget(c, p->value), what, 1, &l->addr[end]) < 0)
+			return;
+	}
+	t->nlinks++;
+}
+
+/* ---- validation and derivation ------------------------------------------ */
+
+static void check_nodes(struct ctx *c)
+{
+	struct topology *t = c->t;
+	int ncontrollers = 0;
+	int rank_line[TOPO_MAX_NODES] = { 0 };
+	char a[16];
+
+	for (int i = 0; i < t->nnodes; i++) {
+		struct topo_node *n = &t->nodes[i];
+
+		if (n->vcpus < 0)
+			n->vcpus = c->def_vcpus;
+		if (n->memory_mib < 0)
+			n->memory_mib = c->def_mem[n->role];
+		for (int j = 0; j < i; j++) {
+			if (n->name[0] && strcmp(n->name, t->nodes[j].name) == 0)
+				errf(c, n->line, "duplicate node name '%s' (first declared at line %d)", n->name, t->nodes[j].line);
+			if (n->mgmt && n->mgmt == t->nodes[j].mgmt)
+				errf(c, n->line, "mgmt address %s of '%s' is already used by '%s' (line %d)",
+				     topo_ntoa(n->mgmt, a), n->name, t->nodes[j].name, t->nodes[j].line);
+		}
+		if (n->mgmt && (!overlaps((struct topo_cidr){ n->mgmt, 32 }, t->mgmt) ||
+				!host_address_ok((struct topo_cidr){ n->mgmt, t->mgmt.prefix })))
+			errf(c, n->line, "mgmt address %s of '%s' is not a host address of the management subnet",
+			     topo_ntoa(n->mgmt, a), n->name);
+		if (n->role == TOPO_CONTROLLER)
+			ncontrollers++;
+		if (n->role == TOPO_HOST)
+			t->nhosts++;
+	}
+	if (ncontrollers != 1)
+		errf(c, 1, "a topology needs exactly one controller node, found %d", ncontrollers);
+	for (int i = 0; i < t->nnodes; i++) {
+		struct topo_node *n = &t->nodes[i];
+
+		if (n->role != TOPO_HOST || n->rank < 0)
+			continue;
+		if (n->rank >= t->nhosts)
+			errf(c, n->line, "rank %d of '%s' is out of range: %d hosts have ranks 0..%d",
+			     n->rank, n->name, t->nhosts, t->nhosts - 1);
+		else if (rank_line[n->rank])
+			errf(c, n->line, "rank %d of '%s' is already taken (line %d)", n->rank, n->name, rank_line[n->rank]);
+		else
+			rank_line[n->rank] = n->line;
+	}
+}
+
+static int seg_find(int *parent, int i)
+{
+	while (parent[i] != i)
+		i = parent[i] = parent[parent[i]];
+	return i;
+}
+
+/* Check each link on its own, then give every node its ports. */
+static void check_links(struct ctx *c)
+{
+	struct topology *t = c->t;
+	char a[24], b[24];
+
+	for (int i = 0; i < t->nlinks; i++) {
+		struct topo_link *l = &t->links[i];
+		struct topo_node *x = &t->nodes[l->node[0]], *y = &t->nodes[l->node[1]];
+
+		if (l->node[0] == l->node[1]) {
+			errf(c, l->line, "link connects '%s' to itself", x->name);
+			continue;
+		}
+		if (x->role == TOPO_CONTROLLER || y->role == TOPO_CONTROLLER) {
+			errf(c, l->line, "the controller has no data-plane links (it is reached over the management network)");
+			continue;
+		}
+		if (x->role == TOPO_HOST && y->role == TOPO_HOST)
+			errf(c, l->line, "link joins two hosts '%s' and '%s': hosts connect only to switches", x->name, y->name);
+		if (l->addr[0].prefix != l->addr[1].prefix || !overlaps(l->addr[0], l->addr[1]))
+			errf(c, l->line, "the ends of the link %s-%s are not in one subnet (%s, %s)", x->name, y->name,
+			     cidr_str(l->addr[0], a), cidr_str(l->addr[1], b));
+		else if (l->addr[0].addr == l->addr[1].addr)
+			errf(c, l->line, "both ends of the link %s-%s have address %s", x->name, y->name, cidr_str(l->addr[0], a));
+		for (int e = 0; e < 2; e++) {
+			if (!host_address_ok(l->addr[e]))
+				errf(c, l->line, "%s is a network or broadcast address, not a host address",
+				     cidr_str(l->addr[e], a));
+			if (overlaps(l->addr[e], t->mgmt))
+				errf(c, l->line, "data address %s overlaps the management subnet %s",
+				     cidr_str(l->addr[e], a), cidr_str(t->mgmt, b));
+		}
+		for (int j = 0; j < i; j++) {
+			const struct topo_link *m = &t->links[j];
+			if ((m->node[0] == l->node[0] && m->node[1] == l->node[1]) ||
+			    (m->node[0] == l->node[1] && m->node[1] == l->node[0]))
+				errf(c, l->line, "second link between '%s' and '%s' (first at line %d)", x->name, y->name, m->line);
+		}
+	}
+	if (c->nerr)
+		return;
+	for (int i = 0; i < t->nlinks; i++) {
+		for (int e = 0; e < 2; e++) {
+			struct topo_node *n = &t->nodes[t->links[i].node[e]];
+			struct topo_port *p;
+
+			if (n->nports == TOPO_MAX_PORTS) {
+				errf(c, t->links[i].line, "'%s' has more than %d links", n->name, TOPO_MAX_PORTS);
+				return;
+			}
+			p = &n->ports[n->nports++];
+			p->link = i;
+			p->peer = t->links[i].node[!e];
+			p->addr = t->links[i].addr[e];
+			char peer_name[TOPO_NAME_MAX + 1];
+			memcpy(peer_name, t->nodes[p->peer].name, sizeof(peer_name));
+			snprintf(p->ifname, sizeof(p->ifname), "to-%s", peer_name);
+		}
+	}
+	for (int i = 0; i < t->nnodes; i++) {
+		struct topo_node *n = &t->nodes[i];
+		if (n->role == TOPO_HOST && n->nports == 0)
+			errf(c, n->line, "host '%s' is not linked to any switch", n->name);
+		else if (n->role == TOPO_HOST && n->nports > 1)
+			errf(c, n->line, "host '%s' has %d links; a host has exactly one link, to its switch", n->name, n->nports);
+		else if (n->role == TOPO_SWITCH && n->nports == 0)
+			errf(c, n->line, "switch '%s' has no links", n->name);
+	}
+}
+
+/* Links whose shared node uses one address on both form one segment. */
+static void derive_segments(struct ctx *c)
+{
+	struct topology *t = c->t;
+	int parent[TOPO_MAX_LINKS], seg_of_root[TOPO_MAX_LINKS];
+	char a[24], b[24], ip[16];
+
+	for (int i = 0; i < t->nlinks; i++)
+		parent[i] = i;
+	for (int i = 0; i < t->nnodes; i++) {
+		struct topo_node *n = &t->nodes[i];
+		for (int p = 0; p < n->nports; p++)
+			for (int q = 0; q < p; q++)
+				if (n->ports[p].addr.addr == n->ports[q].addr.addr)
+					parent[seg_find(parent, n->ports[p].link)] = seg_find(parent, n->ports[q].link);
+	}
+	for (int i = 0; i < t->nlinks; i++) {
+		int r = seg_find(parent, i);
+		if (r == i) {
+			struct topo_segment *s = &t->segments[t->nsegments];
+			s->net.prefix = t->links[i].addr[0].prefix;
+			s->net.addr = t->links[i].addr[0].addr & topo_mask(s->net.prefix);
+			s->line = t->links[i].line;
+			seg_of_root[i] = t->nsegments++;
+		}
+	}
+	for (int i = 0; i < t->nnodes; i++)
+		for (int p = 0; p < t->nodes[i].nports; p++)
+			t->nodes[i].ports[p].segment = seg_of_root[seg_find(parent, t->nodes[i].ports[p].link)];
+
+	for (int i = 0; i < t->nsegments; i++)
+		for (int j = 0; j < i; j++)
+			if (overlaps(t->segments[i].net, t->segments[j].net))
+				errf(c, t->segments[i].line, "subnet %s overlaps subnet %s of the link at line %d",
+				     cidr_str(t->segments[i].net, a), cidr_str(t->segments[j].net, b), t->segments[j].line);
+	/* Two nodes may not use one address; within a segment this is the only way to clash. */
+	for (int i = 0; i < t->nnodes; i++)
+		for (int p = 0; p < t->nodes[i].nports; p++)
+			for (int j = 0; j < i; j++)
+				for (int q = 0; q < t->nodes[j].nports; q++)
+					if (t->nodes[i].ports[p].addr.addr == t->nodes[j].ports[q].addr.addr)
+						errf(c, t->links[t->nodes[i].ports[p].link].line,
+						     "address %s of '%s' is also used by '%s' (line %d)",
+						     topo_ntoa(t->nodes[i].ports[p].addr.addr, ip), t->nodes[i].name,
+						     t->nodes[j].name, t->links[t->nodes[j].ports[q].link].line);
+}
+
+/* The data plane must be one tree containing the root switch and every switch and host. */
+static void derive_tree(struct ctx *c)
+{
+	struct topology *t = c->t;
+	int queue[TOPO_MAX_NODES], seen[TOPO_MAX_NODES] = { 0 }, head = 0, tail = 0, nreach = 0, nplane = 0;
+
+	queue[tail++] = t->root;
+	seen[t->root] = 1;
+	while (head < tail) {
+		struct topo_node *n = &t->nodes[queue[head++]];
+		nreach++;
+		for (int p = 0; p < n->nports; p++) {
+			int peer = n->ports[p].peer;
+			if (seen[peer])
+				continue;
+			seen[peer] = 1;
+			t->nodes[peer].parent = (int)(n - t->nodes);
+			queue[tail++] = peer;
+		}
+	}
+	for (int i = 0; i < t->nnodes; i++) {
+		if (t->nodes[i].role == TOPO_CONTROLLER)
+			continue;
+		nplane++;
+		if (!seen[i])
+			errf(c, t->nodes[i].line, "'%s' is not connected to the root switch '%s'",
+			     t->nodes[i].name, t->nodes[t->root].name);
+	}
+	if (nreach == nplane && t->nlinks != nplane - 1)
+		errf(c, t->links[t->nlinks - 1].line, "the links form a cycle: %d switches and hosts need exactly %d links for a tree, found %d",
+		     nplane, nplane - 1, t->nlinks);
+}
+
+/* Layer-3 interfaces (bridges where a switch has several ports in one segment) and routes. */
+static void derive_l3(struct topology *t)
+{
+	for (int i = 0; i < t->nnodes; i++) {
+		struct topo_node *n = &t->nodes[i];
+		int nbridges = 0;
+
+		for (int p = 0; p < n->nports; p++) {
+			int k, members = 0;
+			for (k = 0; k < n->nl3ifs; k++)
+				if (n->l3ifs[k].segment == n->ports[p].segment)
+					break;
+			if (k < n->nl3ifs)
+				continue;
+			for (int q = 0; q < n->nports; q++)
+				members += n->ports[q].segment == n->ports[p].segment;
+			struct topo_l3if *l3 = &n->l3ifs[n->nl3ifs++];
+			l3->addr = n->ports[p].addr;
+			l3->segment = n->ports[p].segment;
+			l3->bridge = members > 1;
+			if (l3->bridge)
+				snprintf(l3->ifname, sizeof(l3->ifname), "br%d", nbridges++);
+			else
+				strcpy(l3->ifname, n->ports[p].ifname);
+		}
+	}
+	/* Routes: for each segment a node is not on, the first hop of its tree path. */
+	for (int i = 0; i < t->nnodes; i++) {
+		struct topo_node *n = &t->nodes[i];
+		int first_port[TOPO_MAX_NODES], queue[TOPO_MAX_NODES], head = 0, tail = 0;
+
+		if (n->role == TOPO_CONTROLLER)
+			continue;
+		for (int k = 0; k < t->nnodes; k++)
+			first_port[k] = -2;
+		first_port[i] = -1;
+		queue[tail++] = i;
+		while (head < tail) { /* BFS order = distance order */
+			int u = queue[head++];
+			for (int p = 0; p < t->nodes[u].nports; p++) {
+				int v = t->nodes[u].ports[p].peer;
+				if (first_port[v] != -2)
+					continue;
+				first_port[v] = u == i ? p : first_port[u];
+				queue[tail++] = v;
+			}
+		}
+		for (int s = 0; s < t->nsegments; s++) {
+			int on = 0, hop = -1;
+			for (int k = 0; k < n->nl3ifs; k++)
+				on |= n->l3ifs[k].segment == s;
+			if (on)
+				continue;
+			for (int q = 0; q < tail && hop < 0; q++) { /* nearest node on segment s */
+				const struct topo_node *m = &t->nodes[queue[q]];
+				for (int p = 0; p < m->nports; p++)
+					if (m->ports[p].segment == s) {
+						hop = first_port[queue[q]];
+						break;
+					}
+			}
+			const struct topo_port *out = &n->ports[hop];
+			const struct topo_node *peer = &t->nodes[out->peer];
+			struct topo_route *r = &n->routes[n->nroutes++];
+			r->dest = t->segments[s].net;
+			for (int p = 0; p < peer->nports; p++)
+				if (peer->ports[p].link == out->link)
+					r->via = peer->ports[p].addr.addr;
+			for (int k = 0; k < n->nl3ifs; k++)
+				if (n->l3ifs[k].segment == out->segment)
+					r->l3if = k;
+		}
+	}
+}
+
+static char *read_file(const char *path, FILE *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long len;
+
+	if (!f) {
+		fprintf(err, "%s: cannot open: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && len < (1 << 24) &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len + 1)) &&
+	    fread(buf, 1, (size_t)len, f) == (size_t)len) {
+		buf[len] = 0;
+	} else {
+		fprintf(err, "%s: cannot read (or larger than 16 MiB)\n", path);
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+static void parse_top(struct ctx *c, yaml_node_t *top)
+{
+	struct topology *t = c->t;
+	yaml_node_t *nodes = NULL, *links = NULL, *rootv = NULL;
+	int have_name = 0, have_mgmt = 0;
+
+	for (yaml_node_pair_t *p = top->data.mapping.pairs.start; p < top->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yget(c, p->key), *v = yget(c, p->value);
+		const char *key = scalar(c, k, "a key"), *s;
+
+		if (!key)
+			continue;
+		if (strcmp(key, "name") == 0) {
+			if ((s = scalar(c, v, "name")) && strlen(s) < sizeof(t->name)) {
+				strcpy(t->name, s);
+				have_name = 1;
+			}
+		} else if (strcmp(key, "root") == 0) {
+			rootv = v;
+		} else if (strcmp(key, "management") == 0) {
+			if (parse_cidr(c, v, "management", 1, &t->mgmt) == 0) {
+				have_mgmt = 1;
+				if (t->mgmt.addr & ~topo_mask(t->mgmt.prefix))
+					errf(c, line_of(v), "management must be a network address (like 192.168.0.0/16)");
+			}
+		} else if (strcmp(key, "defaults") == 0) {
+			parse_defaults(c, v);
+		} else if (strcmp(key, "nodes") == 0) {
+			nodes = v;
+		} else if (strcmp(key, "links") == 0) {
+			links = v;
+		} else {
+			errf(c, line_of(k), "unknown key '%s' (known: name, root, management, defaults, nodes, links)", key);
+		}
+	}
+	if (!have_name)
+		errf(c, line_of(top), "missing 'name:'");
+	if (!have_mgmt)
+		errf(c, line_of(top), "missing 'management:' subnet");
+	if (!nodes || nodes->type != YAML_SEQUENCE_NODE) {
+		errf(c, nodes ? line_of(nodes) : line_of(top), "'nodes:' must be a list of nodes");
+		return;
+	}
+	for (yaml_node_item_t *i = nodes->data.sequence.items.start; i < nodes->data.sequence.items.top; i++)
+		parse_node(c, yget(c, *i));
+	if (!links || links->type != YAML_SEQUENCE_NODE) {
+		errf(c, links ? line_of(links) : line_of(top), "'links:' must be a list of links");
+		return;
+	}
+	for (yaml_node_item_t *i = links->data.sequence.items.start; i < links->data.sequence.items.top; i++)
+		parse_link(c, yget(c, *i));
+	t->root = -1;
+	if (!rootv) {
+		errf(c, line_of(top), "missing 'root:' (the name of the root switch)");
+	} else {
+		const char *s = scalar(c, rootv, "root");
+		if (s && (t->root = topo_find(t, s)) < 0)
+			errf(c, line_of(rootv), "root names unknown node '%s'", s);
+		else if (s && t->nodes[t->root].role != TOPO_SWITCH)
+			errf(c, line_of(rootv), "root '%s' is not a switch", s);
+	}
+}
+
+struct topology *topo_load(const char *path, FILE *err)
+{
+	struct topology *t = calloc(1, sizeof(*t));
+	struct ctx c = { .t = t, .err = err, .def_vcpus = 1, .def_mem = { 512, 512, 1024 } };
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	yaml_node_t *top;
+
+	if (!t) {
+		fprintf(err, "%s: out of memory\n", path);
+		return NULL;
+	}
+	snprintf(t->file, sizeof(t->file), "%s", path);
+	if (!(t->source = read_file(path, err))) {
+		topo_free(t);
+		return NULL;
+	}
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)t->source, strlen(t->source));
+	if (!yaml_parser_load(&parser, &doc)) {
+		fprintf(err, "%s:%zu:%zu: YAML error: %s%s%s\n", path, parser.problem_mark.line + 1,
+			parser.problem_mark.column + 1, parser.problem ? parser.problem : "unknown",
+			parser.context ? " " : "", parser.context ? parser.context : "");
+		yaml_parser_delete(&parser);
+		topo_free(t);
+		return NULL;
+	}
+	c.doc = &doc;
+	top = yaml_document_get_root_node(&doc);
+	if (!top || top->type != YAML_MAPPING_NODE) {
+		errf(&c, top ? line_of(top) : 1, "a topology file is a mapping with name, root, management, nodes and links");
+	} else {
+		parse_top(&c, top);
+		if (!c.nerr)
+			check_nodes(&c);
+		if (!c.nerr)
+			check_links(&c);
+		if (!c.nerr)
+			derive_segments(&c);
+		if (!c.nerr)
+			derive_tree(&c);
+		if (!c.nerr)
+			derive_l3(t);
+	}
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	if (c.nerr) {
+		topo_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void topo_free(struct topology *t)
+{
+	if (t) {
+		free(t->source);
+		free(t);
+	}
+}

@@ -1,0 +1,124 @@
+/*
+ * topo.h — the lab topology: what a topology file declares, after validation.
+ *
+ * A topology file (YAML, see 1-2-4.yaml) declares nodes (controller, switches,
+ * hosts with ranks), a management subnet, and point-to-point links between
+ * switches and hosts, each end with its address.  topo_load() parses it with
+ * libyaml and checks it completely; on success the result is a tree rooted at
+ * the declared root switch, with every derived fact the lab generator and the
+ * controller need: interface names, segments (a switch bridges the links on
+ * which it uses the same address), parents, and static routes.
+ */
+#ifndef INCLAB_TOPO_H
+#define INCLAB_TOPO_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define TOPO_MAX_NODES 256
+#define TOPO_MAX_LINKS 256
+#define TOPO_MAX_SEGMENTS TOPO_MAX_LINKS
+#define TOPO_NAME_MAX 12 /* "to-" + name must fit IFNAMSIZ-1 = 15 characters */
+#define TOPO_MAX_PORTS 64 /* data ports of one node */
+
+enum topo_role { TOPO_CONTROLLER, TOPO_SWITCH, TOPO_HOST };
+
+/** An IPv4 address with prefix length; addr in host byte order. */
+struct topo_cidr {
+	uint32_t addr;
+	int prefix;
+};
+
+/** One end of a link: a data port of a node (a virtio NIC in the lab). */
+struct topo_port {
+	int link;             /* index into topology.links */
+	int peer;             /* node at the other end */
+	struct topo_cidr addr;
+	char ifname[16];      /* "to-<peer>" */
+	int segment;          /* index into topology.segments */
+};
+
+/**
+ * A layer-3 interface of a node on one segment: either a single port, or on a
+ * switch a bridge "brN" over all ports on which it uses the same address.
+ */
+struct topo_l3if {
+	char ifname[16];
+	struct topo_cidr addr;
+	int segment;
+	int bridge;           /* 1 when ifname is a bridge over several ports */
+};
+
+struct topo_route {
+	struct topo_cidr dest; /* network address and prefix */
+	uint32_t via;
+	int l3if;              /* index into node.l3ifs of the outgoing interface */
+};
+
+struct topo_node {
+	char name[TOPO_NAME_MAX + 1];
+	enum topo_role role;
+	int rank;             /* hosts: 0..nhosts-1; others: -1 */
+	uint32_t mgmt;        /* management address (prefix: topology.mgmt) */
+	int vcpus, memory_mib;
+	int line;             /* line of the declaration in the file, 1-based */
+	int parent;           /* tree parent (node index); -1 for the root and the controller */
+	int nports;
+	struct topo_port ports[TOPO_MAX_PORTS];
+	int nl3ifs;
+	struct topo_l3if l3ifs[TOPO_MAX_PORTS];
+	int nroutes;
+	struct topo_route routes[TOPO_MAX_SEGMENTS];
+};
+
+struct topo_link {
+	int node[2];
+	struct topo_cidr addr[2];
+	int line;
+};
+
+/** An IP subnet shared by the ends of one or more links (one L2 domain). */
+struct topo_segment {
+	struct topo_cidr net; /* network address and prefix */
+	int line;             /* first link that made it */
+};
+
+struct topology {
+	char file[256];       /* path it was read from, for messages */
+	char name[64];
+	int root;             /* node index of the root switch */
+	struct topo_cidr mgmt;/* management subnet */
+	int nnodes, nlinks, nsegments, nhosts;
+	struct topo_node nodes[TOPO_MAX_NODES];
+	struct topo_link links[TOPO_MAX_LINKS];
+	struct topo_segment segments[TOPO_MAX_SEGMENTS];
+	char *source;         /* the file's text, as read */
+};
+
+/**
+ * topo_load() - read and validate a topology file.
+ * @path: file to read.
+ * @err:  where to print errors, each as "FILE:LINE: message".
+ *
+ * Return: a topology to free with topo_free(), or NULL after printing every
+ * error found (bad YAML, unknown keys, duplicate names, overlapping subnets,
+ * dangling links, hosts without a switch, a graph that is not a tree, ...).
+ */
+struct topology *topo_load(const char *path, FILE *err);
+
+/** topo_free() - release a topology from topo_load(); NULL is allowed. */
+void topo_free(struct topology *t);
+
+/** topo_find() - index of the node called @name, or -1. */
+int topo_find(const struct topology *t, const char *name);
+
+/** topo_role_name() - "controller", "switch" or "host". */
+const char *topo_role_name(enum topo_role r);
+
+/** topo_ntoa() - dotted quad of a host-order address into @buf (16 bytes). */
+const char *topo_ntoa(uint32_t addr, char buf[16]);
+
+/** topo_mask() - netmask of a prefix length, host order. */
+uint32_t topo_mask(int prefix);
+
+#endif
