@@ -15,7 +15,7 @@ DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1
 .PHONY: all help deps images lab-up lab-down lab-status lab-ssh lab-console lab-capture \
         test check test-unit test-golden test-lab golden-update clean
 
-all: $(BUILD)/topogen
+all: $(BUILD)/topogen $(BUILD)/udpcap
 
 help:
 	@echo "make deps                  install the Debian packages inclab needs (idempotent)"
@@ -42,10 +42,14 @@ $(BUILD)/topogen: topology/topogen.c $(TOPO_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ topology/topogen.c topology/topo.c -lyaml
 
+$(BUILD)/udpcap: lab/udpcap.c | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -o $@ lab/udpcap.c -lpcap
+
 images: $(DEPS_STAMP)
 	images/build.sh
 
-lab-up: $(DEPS_STAMP) $(BUILD)/topogen
+lab-up: $(DEPS_STAMP) all
 	lab/lab.sh up
 lab-down:
 	lab/lab.sh down
@@ -55,7 +59,7 @@ lab-ssh:
 	@lab/lab.sh ssh "$(NODE)" $(if $(CMD),"$(CMD)")
 lab-console:
 	lab/lab.sh console "$(NODE)"
-lab-capture:
+lab-capture: $(BUILD)/udpcap
 	lab/lab.sh capture "$(LINK)" $(SECONDS)
 
 # ---- tests -------------------------------------------------------------
@@ -66,8 +70,13 @@ $(BUILD)/test_topo: tests/unit/test_topo.c $(TOPO_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Itopology -o $@ tests/unit/test_topo.c topology/topo.c -lyaml -lcmocka
 
-test-unit: $(BUILD)/test_topo
-	@tests/run-phase.sh unit $(BUILD)/test_topo
+$(BUILD)/test_roce: tests/unit/test_roce.c switch/roce.c switch/roce.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_roce.c switch/roce.c -lpcap -lz -lcmocka
+
+UNIT_TESTS := $(BUILD)/test_topo $(BUILD)/test_roce
+test-unit: $(UNIT_TESTS)
+	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 
 
 test-golden: $(BUILD)/topogen
 	@tests/run-phase.sh golden tests/golden/check.sh $(BUILD)/topogen
@@ -75,7 +84,7 @@ test-golden: $(BUILD)/topogen
 golden-update: $(BUILD)/topogen
 	tests/golden/check.sh --update $(BUILD)/topogen
 
-test-lab: $(DEPS_STAMP) $(BUILD)/topogen
+test-lab: $(DEPS_STAMP) all
 	@tests/run-phase.sh lab tests/system/lab-test.sh
 
 clean:

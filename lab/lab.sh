@@ -48,7 +48,7 @@ ensure_daemons() {
         echo libvirtd >> /run/inclab/started-daemons
     fi
     local i
-    for i in $(seq 1 50); do
+    for i in $(seq 1 150); do
         virsh -c "$URI" version >/dev/null 2>&1 && return 0
         sleep 0.2
     done
@@ -157,6 +157,7 @@ cmd_up() {
     # No IPv6 on the host side of the bridge either: the machine stays silent on the lab.
     sysctl -q -w "net.ipv6.conf.$prefix-mgmt.disable_ipv6=1" 2>/dev/null || true
 
+    tune_host
     local n role image started=0
     for n in $(nodes); do
         [ "$(dom_state "$n")" = running ] && continue
@@ -177,6 +178,33 @@ cmd_up() {
     wait_ready || { cmd_status; die "lab not ready; inspect with 'make lab-console NODE=...' or $state/console/, then 'make lab-down'"; }
     log "lab '$TOPOLOGY' ready in $((SECONDS - t0)) s"
     cmd_status
+}
+
+# QEMU's UDP tunnel sockets take the default receive buffer (208 KiB, about 90
+# frames): under TCG a VM that is not scheduled for a moment overflows it and
+# RDMA falls into retransmission timeouts. Raise the default before QEMU opens
+# its sockets; `down` restores the value found here.
+tune_host() {
+    local want=4194304 cur
+    cur=$(sysctl -n net.core.rmem_default)
+    if [ "$cur" -lt "$want" ]; then
+        mkdir -p /run/inclab
+        [ -e /run/inclab/rmem_default ] || echo "$cur" > /run/inclab/rmem_default
+        sysctl -q -w net.core.rmem_default=$want
+        [ "$(sysctl -n net.core.rmem_max)" -ge $want ] || {
+            [ -e /run/inclab/rmem_max ] || sysctl -n net.core.rmem_max > /run/inclab/rmem_max
+            sysctl -q -w net.core.rmem_max=$want; }
+        log "net.core.rmem_default $cur -> $want for the tunnel sockets (restored by lab-down)"
+    fi
+}
+
+restore_host() {
+    local k
+    for k in rmem_default rmem_max; do
+        if [ -e /run/inclab/$k ]; then
+            sysctl -q -w "net.core.$k=$(cat /run/inclab/$k)" && rm -f /run/inclab/$k
+        fi
+    done
 }
 
 # Refuse to start a node whose loopback UDP ports are taken by someone else.
@@ -271,8 +299,13 @@ cmd_down() {
     fi
     if ip link show "$prefix-mgmt" >/dev/null 2>&1; then ip link del "$prefix-mgmt" || true; fi
     rm -rf "$state"
+    restore_host
     if [ -e /run/inclab/started-daemons ]; then
-        for d in $(sort -u /run/inclab/started-daemons); do pkill -x "$d" || true; done
+        for d in $(sort -u /run/inclab/started-daemons); do
+            pkill -x "$d" || true
+            for _ in $(seq 1 100); do pgrep -x "$d" >/dev/null || break; sleep 0.1; done
+            pgrep -x "$d" >/dev/null && pkill -9 -x "$d"
+        done
         rm -f /run/inclab/started-daemons
         log "stopped the daemons lab-up had started"
     fi

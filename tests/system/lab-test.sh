@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# lab-test.sh — system test of the lab on real QEMU/libvirt/cloud-init/rdma_rxe.
+#
+# Phases (each timed):
+#   1. a half-failed lab-up (boot limit forced to 5 s) fails with an error, and
+#      lab-down then removes everything it left
+#   2. lab-up of $TOPOLOGY until every node is ready; a second lab-up is a no-op
+#   3. node checks through the command runner: hostname, role, lab-status
+#   4. data plane: every tree edge carries traffic (ping across it, NIC
+#      counters move), host-to-host traffic crosses the tree (TTL shows the
+#      hops), ib_send_bw from the first host to the last crosses the tree and its
+#      bandwidth is stored in results/ceiling/ib_send_bw.csv
+#   5. lab-down leaves no domain, network, bridge, process or state; a second
+#      lab-down is a no-op
+# Ends with "N passed, M failed"; exit status 0 only when nothing failed.
+# INCLAB_KEEP=1 leaves the lab up after the test (for debugging).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+: "${TOPOLOGY:=topology/1-2-4.yaml}"
+export TOPOLOGY
+: "${INCLAB_PREFIX:=inclab}"
+state=${INCLAB_STATE:-/var/lib/inclab/$INCLAB_PREFIX}
+lab=lab/lab.sh
+pass=0 fail=0
+tp=$(date +%s)
+
+ok() { pass=$((pass + 1)); echo "ok   $*"; }
+ko() { fail=$((fail + 1)); echo "FAIL $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else ko "$what"; fi; }
+phase() { local now; now=$(date +%s); echo "--- [$((now - tp)) s] $*"; tp=$now; }
+on() { "$lab" exec "$@"; }
+finish() {
+    if [ "${INCLAB_KEEP:-0}" != 1 ]; then "$lab" down >/dev/null 2>&1; fi
+    echo "lab test: $pass passed, $fail failed"
+    echo "$pass passed, $fail failed"
+    [ $fail -eq 0 ]
+    exit
+}
+trap finish EXIT
+trap 'echo "interrupted"; exit 130' INT TERM
+
+inv() { grep -v '^#' "$state/gen/inventory.tsv"; }
+field() { awk -F'\t' -v n="$1" -v c="$2" '$1 == n {print $c}' "$state/gen/inventory.tsv"; }
+
+lab_is_clean() {
+    local left=""
+    left+=$(virsh -q -c qemu:///system list --all --name 2>/dev/null | grep "^$INCLAB_PREFIX-" || true)
+    left+=$(virsh -q -c qemu:///system net-list --all --name 2>/dev/null | grep "^$INCLAB_PREFIX-" || true)
+    left+=$(pgrep -af "qemu-system.*guest=$INCLAB_PREFIX-" || true)
+    ip link show "$INCLAB_PREFIX-mgmt" >/dev/null 2>&1 && left+=" bridge $INCLAB_PREFIX-mgmt"
+    [ -e "$state" ] && left+=" $state"
+    [ -z "$left" ] || echo "  left behind: $left"
+    [ -z "$left" ]
+}
+
+# ---------------------------------------------------------------------------
+phase "1. half-failed lab-up, then lab-down"
+"$lab" down >/dev/null 2>&1
+if INCLAB_BOOT_TIMEOUT=5 "$lab" up > /tmp/inclab-halfup.log 2>&1; then
+    ko "lab-up with a 5 s boot limit should fail"
+else
+    check "half-failed lab-up says why: $(grep -m1 -o 'timeout after 5 s.*' /tmp/inclab-halfup.log | cut -c1-60)" \
+        grep -q 'timeout after 5 s' /tmp/inclab-halfup.log
+fi
+check "lab-down after a half-failed lab-up removes everything" sh -c "'$lab' down >/dev/null 2>&1"
+check "nothing left behind after lab-down" lab_is_clean
+
+# ---------------------------------------------------------------------------
+phase "2. lab-up"
+t0=$(date +%s)
+if ! "$lab" up; then
+    ko "lab-up of $TOPOLOGY"
+    exit 1
+fi
+up_s=$(($(date +%s) - t0))
+ok "lab-up of $TOPOLOGY: every node ready in $up_s s"
+t0=$(date +%s)
+"$lab" up > /tmp/inclab-up2.log 2>&1; rc=$?
+check "second lab-up is a no-op (exit $rc, $(($(date +%s) - t0)) s, starts nothing)" \
+    sh -c "[ $rc = 0 ] && grep -q 'every node already running' /tmp/inclab-up2.log"
+
+# ---------------------------------------------------------------------------
+phase "3. nodes"
+for n in $(inv | cut -f1); do
+    h=$(on "$n" hostname 2>&1)
+    check "$n: hostname is '$h'" [ "$h" = "$n" ]
+    r=$(on "$n" '. /etc/inclab/node.conf; echo $ROLE' 2>&1)
+    check "$n: role from its NoCloud seed is '$r'" [ "$r" = "$(field "$n" 2)" ]
+done
+status=$("$lab" status 2>&1)
+echo "$status"
+check "lab-status shows every node running and ready" \
+    [ "$(grep -c ' running .*ready=yes' <<<"$status")" = "$(inv | wc -l)" ]
+"$lab" exec nosuchnode true >/dev/null 2>&1; rc=$?
+check "exec on an unknown node fails with a message (exit $rc)" [ $rc -ne 0 ]
+on pku1 'exit 7' >/dev/null 2>&1; rc=$?
+check "exec returns the command's exit code (7 -> $rc)" [ $rc = 7 ]
+
+# ---------------------------------------------------------------------------
+phase "4. data plane"
+# Each tree edge: ping from one end to the other end's address on that link,
+# and the receiving NIC's counter must move by at least the pings.
+while IFS=$'\t' read -r idx a ifa porta b ifb portb subnet; do
+    baddr=$(on "$b" "ip -o -4 addr show | awk '/ (to-$a|br[0-9]+) / {print \$4}' | head -n 1" 2>/dev/null)
+    baddr=${baddr%/*}
+    # a bridged host port has no address: ping the address the peer uses on its side
+    [ -n "$baddr" ] || baddr=$(on "$b" "ip -o -4 addr show dev $ifb | awk '{print \$4}'" 2>/dev/null | cut -d/ -f1)
+    rx0=$(on "$b" "cat /sys/class/net/$ifb/statistics/rx_packets" 2>/dev/null)
+    out=$(on "$a" "ping -c 3 -i 0.2 -W 3 $baddr" 2>&1); rc=$?
+    rx1=$(on "$b" "cat /sys/class/net/$ifb/statistics/rx_packets" 2>/dev/null)
+    check "edge $a-$b ($subnet): ping $baddr $(grep -o '[0-9]* received' <<<"$out"), $b:$ifb rx +$((rx1 - rx0)) packets" \
+        sh -c "[ $rc = 0 ] && [ $((rx1 - rx0)) -ge 3 ]"
+done < <(grep -v '^#' "$state/gen/links.tsv")
+
+hosts=$(inv | awk -F'\t' '$2 == "host" {print $3, $1}' | sort -n | cut -d' ' -f2)
+src=$(head -n 1 <<<"$hosts") dst=$(tail -n 1 <<<"$hosts")
+dst_addr=$(field "$dst" 6); dst_addr=${dst_addr%/*}
+src_addr=$(field "$src" 6); src_addr=${src_addr%/*}
+# Hops on the tree path = switches a packet crosses; each forwarding decrements the TTL.
+hops=$(awk -F'\t' -v s="$src" -v d="$dst" '
+    { parent[$1] = $7 }
+    END { n = 0; for (x = parent[s]; x != "-"; x = parent[x]) { up[x] = ++n }
+          m = 0; for (y = parent[d]; y != "-"; y = parent[y]) { m++; if (y in up) { print up[y] + m - 1; exit } } }' \
+    <(inv))
+out=$(on "$src" "ping -c 3 -i 0.2 -W 3 $dst_addr" 2>&1); rc=$?
+ttl=$(grep -o 'ttl=[0-9]*' <<<"$out" | head -n 1 | cut -d= -f2)
+check "$src -> $dst ($dst_addr) crosses $hops switches: ping ok, reply ttl=$ttl (64 - $hops)" \
+    sh -c "[ $rc = 0 ] && [ '$ttl' = $((64 - hops)) ]"
+
+gidx() { on "$1" /usr/local/sbin/inclab-ready 2>/dev/null | grep -o 'gid\[[0-9]*\]' | tr -dc 0-9; }
+sgid=$(gidx "$src") dgid=$(gidx "$dst")
+check "RoCE GIDs found ($src: index $sgid, $dst: index $dgid)" sh -c "[ -n '$sgid' ] && [ -n '$dgid' ]"
+size=65536 iters=${INCLAB_BW_ITERS:-400}
+on "$dst" "pkill ib_send_bw; true" >/dev/null 2>&1
+spid=$("$lab" exec "$dst" "true" >/dev/null 2>&1; lab/lab.sh exec "$dst" "nohup ib_send_bw -d rxe0 -x $dgid -s $size -n $iters -F > /tmp/ib_send_bw.server 2>&1 & echo \$!")
+sleep 2
+for attempt in 1 2 3; do
+    bw_out=$(on "$src" "ib_send_bw -d rxe0 -x $sgid -s $size -n $iters -F $dst_addr" 2>&1); rc=$?
+    [ $rc = 0 ] && break
+    sleep 3
+done
+echo "$bw_out" | tail -n 6
+bw=$(awk -v s=$size '$1 == s && NF >= 4 {print $4}' <<<"$bw_out" | tail -n 1)
+check "ib_send_bw $src -> $dst over RC/rxe across the tree: ${bw:-?} MB/s average" sh -c "[ $rc = 0 ] && [ -n '$bw' ]"
+if [ -n "$bw" ]; then
+    mkdir -p results/ceiling
+    f=results/ceiling/ib_send_bw.csv
+    [ -e "$f" ] || echo "date,commit,topology,accel,src,dst,bytes,iterations,bw_avg_MBps" > "$f"
+    . "$state/lab.env" 2>/dev/null || true
+    echo "$(date -u +%Y-%m-%dT%H:%M:%SZ),$(git rev-parse --short HEAD 2>/dev/null || echo none),$(basename "$TOPOLOGY" .yaml),${LAB_ACCEL:-?},$src,$dst,$size,$iters,$bw" >> "$f"
+    echo "     stored in $f"
+fi
+on "$dst" "pkill ib_send_bw; true" >/dev/null 2>&1
+
+# ---------------------------------------------------------------------------
+phase "5. lab-down"
+[ "${INCLAB_KEEP:-0}" = 1 ] && { echo "INCLAB_KEEP=1: leaving the lab up"; exit; }
+check "lab-down" sh -c "'$lab' down >/dev/null 2>&1"
+check "nothing left behind after lab-down" lab_is_clean
+check "second lab-down is a no-op" sh -c "'$lab' down 2>&1 | grep -q '0 domain(s) removed'"
+phase "done"
