@@ -15,7 +15,7 @@ DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1
 .PHONY: all help deps images lab-up lab-down lab-status lab-ssh lab-console lab-capture \
         test check test-unit test-golden test-lab golden-update clean
 
-all: $(BUILD)/topogen $(BUILD)/udpcap
+all: $(BUILD)/topogen $(BUILD)/udpcap $(BUILD)/rcecho $(BUILD)/rc_probe
 
 help:
 	@echo "make deps                  install the Debian packages inclab needs (idempotent)"
@@ -46,6 +46,15 @@ $(BUILD)/udpcap: lab/udpcap.c | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ lab/udpcap.c -lpcap
 
+SWITCH_CORE := switch/roce.c switch/roce.h switch/rc_conn.c switch/rc_conn.h
+$(BUILD)/rcecho: switch/rcecho.c $(SWITCH_CORE) | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Iswitch -o $@ switch/rcecho.c switch/rc_conn.c switch/roce.c -lpcap -lz
+
+$(BUILD)/rc_probe: hostlib/tools/rc_probe.c | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -o $@ hostlib/tools/rc_probe.c -libverbs
+
 images: $(DEPS_STAMP)
 	images/build.sh
 
@@ -74,7 +83,11 @@ $(BUILD)/test_roce: tests/unit/test_roce.c switch/roce.c switch/roce.h | $(DEPS_
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_roce.c switch/roce.c -lpcap -lz -lcmocka
 
-UNIT_TESTS := $(BUILD)/test_topo $(BUILD)/test_roce
+$(BUILD)/test_rc_conn: tests/unit/test_rc_conn.c switch/rc_conn.c switch/rc_conn.h switch/roce.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_rc_conn.c switch/rc_conn.c -lcmocka
+
+UNIT_TESTS := $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_rc_conn
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 
 

@@ -5,6 +5,7 @@
 #   lab/lab.sh status              one line per node (libvirt state, addresses, readiness)
 #   lab/lab.sh exec NODE CMD       run CMD (sh -c) on NODE through the guest agent; its exit code
 #   lab/lab.sh ssh NODE [CMD]      CMD given: like exec; else the serial console
+#   lab/lab.sh push NODE SRC DST   copy a file into NODE (guest agent), mode 0755
 #   lab/lab.sh console NODE        serial console (root shell; leave with Ctrl-])
 #   lab/lab.sh capture LINK [SEC]  pcap of the frames on tree edge LINK (e.g. sw1-pku1)
 #   lab/lab.sh down                remove every domain, network, disk, seed and process of the lab
@@ -61,7 +62,9 @@ accel() { if [ -w /dev/kvm ]; then echo kvm; else echo tcg; fi; }
 
 # ---- guest agent command runner -------------------------------------------
 
-qga() { vsh qemu-agent-command --timeout "${2:-10}" "$dom" "$1" 2>&1; }
+# An agent that is connected but not yet running makes a call wait its whole
+# timeout: readiness polls use a short one (QGA_TIMEOUT=3).
+qga() { vsh qemu-agent-command --timeout "${2:-${QGA_TIMEOUT:-10}}" "$dom" "$1" 2>&1; }
 
 # gexec NODE CMD [TIMEOUT_S] — run CMD under /bin/sh -c on NODE, print its
 # stdout/stderr, return its exit code (124 on timeout, 125 when the agent fails).
@@ -106,6 +109,25 @@ gwait() {
     jq -r '.return["out-data"] // empty' <<<"$st" | base64 -d
     jq -r '.return["err-data"] // empty' <<<"$st" | base64 -d >&2
     return "$(jq -r '.return.exitcode // 125' <<<"$st")"
+}
+
+# gpush NODE SRC DST [MODE] — copy a file into NODE through the guest agent.
+gpush() {
+    local dom=$prefix-$1 src=$2 dst=$3 mode=${4:-0755} out h chunk
+    [ -r "$src" ] || die "push: cannot read '$src'"
+    out=$(qga "$(jq -cn --arg p "$dst.inclab-tmp" '{execute:"guest-file-open",arguments:{path:$p,mode:"w"}}')") ||
+        die "push: $1: cannot open $dst: $out"
+    h=$(jq -r '.return' <<<"$out")
+    local tmp; tmp=$(mktemp -d)
+    split -b 49152 "$src" "$tmp/c."
+    for chunk in "$tmp"/c.*; do
+        out=$(qga "$(jq -cn --argjson h "$h" --arg b "$(base64 -w0 "$chunk")" \
+            '{execute:"guest-file-write",arguments:{handle:$h,"buf-b64":$b}}')" 30) ||
+            { rm -rf "$tmp"; die "push: $1: write failed: $out"; }
+    done
+    rm -rf "$tmp"
+    qga "$(jq -cn --argjson h "$h" '{execute:"guest-file-close",arguments:{handle:$h}}')" >/dev/null
+    gexec "$1" "chmod $mode '$dst.inclab-tmp' && mv '$dst.inclab-tmp' '$dst'" 30
 }
 
 # ---- inventory ------------------------------------------------------------
@@ -227,7 +249,7 @@ wait_ready() {
         pending=""
         for n in $(nodes); do
             [ -n "${done_at[$n]:-}" ] && continue
-            if line=$(gexec "$n" /usr/local/sbin/inclab-ready 20 2>/dev/null); then
+            if line=$(QGA_TIMEOUT=3 gexec "$n" /usr/local/sbin/inclab-ready 20 2>/dev/null); then
                 done_at[$n]=$((SECONDS - t0))
                 log "  $n ready after ${done_at[$n]} s: $line"
             else
@@ -341,8 +363,9 @@ up) cmd_up ;;
 down) cmd_down ;;
 status) cmd_status ;;
 exec) need_node "${2:-}"; [ -n "${3:-}" ] || die "exec NODE CMD"; gexec "$2" "$3" "${4:-600}" ;;
+push) need_node "${2:-}"; [ -n "${4:-}" ] || die "push NODE SRC DST"; gpush "$2" "$3" "$4" "${5:-0755}" ;;
 ssh) need_node "${2:-}"; if [ -n "${3:-}" ]; then gexec "$2" "$3"; else cmd_console "$2"; fi ;;
 console) cmd_console "${2:-}" ;;
 capture) cmd_capture "${2:-}" "${3:-}" ;;
-*) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+*) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -10,6 +10,8 @@
 #      counters move), host-to-host traffic crosses the tree (TTL shows the
 #      hops), ib_send_bw from the first host to the last crosses the tree and its
 #      bandwidth is stored in results/ceiling/ib_send_bw.csv
+#   4b. the riskiest link: real rdma_rxe on a host accepts the ACKs and SENDs
+#      built by the switch code (tests/system/rc-slice.sh)
 #   5. lab-down leaves no domain, network, bridge, process or state; a second
 #      lab-down is a no-op
 # Ends with "N passed, M failed"; exit status 0 only when nothing failed.
@@ -151,6 +153,15 @@ if [ -n "$bw" ]; then
     echo "     stored in $f"
 fi
 on "$dst" "pkill ib_send_bw; true" >/dev/null 2>&1
+
+# ---------------------------------------------------------------------------
+phase "4b. frames built by the switch code, accepted by real rdma_rxe"
+out=$(tests/system/rc-slice.sh 2>&1); rc=$?
+echo "$out" | grep -v '^ok \|^FAIL \|passed, .* failed$'
+while read -r line; do
+    case "$line" in ok\ *) ok "${line#ok   }" ;; FAIL\ *) ko "${line#FAIL }" ;; esac
+done <<<"$out"
+[ $rc = 0 ] || grep -q '^FAIL' <<<"$out" || ko "rc-slice.sh exited $rc"
 
 # ---------------------------------------------------------------------------
 phase "5. lab-down"
