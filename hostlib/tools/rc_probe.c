@@ -148,7 +148,7 @@ int main(int argc, char **argv)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = my_psn;
-	a.timeout = 12;   /* 4.096 us * 2^12 = 17 ms local ACK timeout */
+	a.timeout = 16;   /* 4.096 us * 2^16 = 268 ms local ACK timeout: TCG guests stall for tens of ms */
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;

@@ -134,10 +134,13 @@ sgid=$(gidx "$src") dgid=$(gidx "$dst")
 check "RoCE GIDs found ($src: index $sgid, $dst: index $dgid)" sh -c "[ -n '$sgid' ] && [ -n '$dgid' ]"
 size=65536 iters=${INCLAB_BW_ITERS:-400}
 on "$dst" "pkill ib_send_bw; true" >/dev/null 2>&1
-spid=$("$lab" exec "$dst" "true" >/dev/null 2>&1; lab/lab.sh exec "$dst" "nohup ib_send_bw -d rxe0 -x $dgid -s $size -n $iters -F > /tmp/ib_send_bw.server 2>&1 & echo \$!")
+# -u 18: local ACK timeout 4.096 us * 2^18 = 1.07 s. perftest's default (67 ms) is
+# shorter than a TCG guest can stall: rxe then retransmits for nothing.
+perf="-d rxe0 -s $size -n $iters -F -u 18"
+"$lab" exec "$dst" "timeout 300 ib_send_bw $perf -x $dgid < /dev/null > /tmp/ib_send_bw.server 2>&1 &" >/dev/null
 sleep 2
 for attempt in 1 2 3; do
-    bw_out=$(on "$src" "ib_send_bw -d rxe0 -x $sgid -s $size -n $iters -F $dst_addr" 2>&1); rc=$?
+    bw_out=$(on "$src" "timeout 240 ib_send_bw $perf -x $sgid $dst_addr" 2>&1); rc=$?
     [ $rc = 0 ] && break
     sleep 3
 done

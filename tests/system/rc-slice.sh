@@ -32,8 +32,8 @@ echo "rc-slice: $host ($haddr, GID index $gidx) <-> $leaf port to-$host ($laddr)
     { ko "copy the probe tools into the lab"; echo "$pass passed, $fail failed"; exit 1; }
 "$lab" exec "$host" "rm -f /tmp/probe.qpn /tmp/probe.go" >/dev/null
 swqpn=0x100 swpsn=$((RANDOM * 256))
-ppid=$("$lab" exec "$host" "nohup rc_probe -d rxe0 -g $gidx -r $laddr -Q $swqpn -S $swpsn -n $messages -b $bytes \
-    -w /tmp/probe.qpn -G /tmp/probe.go > /tmp/probe.out 2>&1 & echo \$!")
+ppid=$("$lab" exec "$host" "rc_probe -d rxe0 -g $gidx -r $laddr -Q $swqpn -S $swpsn -n $messages -b $bytes \
+    -w /tmp/probe.qpn -G /tmp/probe.go < /dev/null > /tmp/probe.out 2>&1 & echo \$!")
 qp=""
 for _ in $(seq 1 50); do
     qp=$("$lab" exec "$host" "cat /tmp/probe.qpn 2>/dev/null") && [ -n "$qp" ] && break
@@ -44,8 +44,8 @@ if [ -z "${hqpn:-}" ]; then
     ko "rc_probe created its QP"; "$lab" exec "$host" "cat /tmp/probe.out"
 else
     ok "rc_probe created QP $hqpn (first PSN $hpsn) on $host"
-    "$lab" exec "$leaf" "nohup rcecho -i to-$host -l $laddr -q $swqpn -s $swpsn -r $haddr -Q $hqpn -S $hpsn \
-        -n $messages -t 90 > /tmp/rcecho.out 2>&1; echo \$? > /tmp/rcecho.rc &" >/dev/null
+    "$lab" exec "$leaf" "rm -f /tmp/rcecho.rc; (rcecho -i to-$host -l $laddr -q $swqpn -s $swpsn -r $haddr -Q $hqpn \
+        -S $hpsn -n $messages -t 90 > /tmp/rcecho.out 2>&1; echo \$? > /tmp/rcecho.rc) < /dev/null > /dev/null 2>&1 &" >/dev/null
     sleep 2   # capture active before the host sends
     "$lab" exec "$host" "touch /tmp/probe.go" >/dev/null
     for _ in $(seq 1 100); do
