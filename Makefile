@@ -12,7 +12,7 @@ export TOPOLOGY
 # target that needs packages depends on its stamp.
 DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1-12)
 
-.PHONY: all help deps images lab-up lab-down lab-status lab-ssh lab-console lab-capture \
+.PHONY: all help deps payload images lab-up lab-down lab-status lab-ssh lab-console lab-capture \
         test check test-unit test-golden test-lab golden-update clean
 
 all: $(BUILD)/topogen $(BUILD)/udpcap $(BUILD)/rcecho $(BUILD)/rc_probe
@@ -55,10 +55,18 @@ $(BUILD)/rc_probe: hostlib/tools/rc_probe.c | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ hostlib/tools/rc_probe.c -libverbs
 
-images: $(DEPS_STAMP)
-	images/build.sh
+# The project's binaries, laid out per role as they are installed in the images.
+PAYLOAD := $(BUILD)/payload
+payload: all
+	@rm -rf $(PAYLOAD) && mkdir -p $(PAYLOAD)/host/usr/local/bin $(PAYLOAD)/switch/usr/local/bin $(PAYLOAD)/controller
+	@install -m 755 $(BUILD)/rc_probe $(PAYLOAD)/host/usr/local/bin/
+	@install -m 755 $(BUILD)/rcecho $(PAYLOAD)/switch/usr/local/bin/
+export INCLAB_PAYLOAD := $(abspath $(PAYLOAD))
 
-lab-up: $(DEPS_STAMP) all
+images: $(DEPS_STAMP) payload
+	images/build.sh --payload $(PAYLOAD)
+
+lab-up: $(DEPS_STAMP) payload
 	lab/lab.sh up
 lab-down:
 	lab/lab.sh down
@@ -97,7 +105,7 @@ test-golden: $(BUILD)/topogen
 golden-update: $(BUILD)/topogen
 	tests/golden/check.sh --update $(BUILD)/topogen
 
-test-lab: $(DEPS_STAMP) all
+test-lab: $(DEPS_STAMP) payload
 	@tests/run-phase.sh lab tests/system/lab-test.sh
 
 clean:

@@ -56,6 +56,19 @@ run_with_progress() {
     fi
 }
 
+# prune PREFIX KEEP — remove cached images PREFIX* other than KEEP that no lab
+# (any /var/lib/inclab/*/lab.env) still boots from.
+prune() {
+    local d
+    for d in "$cache/$1"*; do
+        [ -d "$d" ] && [ "$d" != "$2" ] || continue
+        case "$d" in *.tmp) continue ;; esac
+        if grep -qs -- "$(basename "$d")" /var/lib/inclab/*/lab.env; then continue; fi
+        log "removing superseded image $(basename "$d")"
+        rm -rf "$d" "$d.log"
+    done
+}
+
 for tool in mmdebstrap mkfs.ext4 qemu-img; do
     command -v "$tool" >/dev/null || { echo "images/build.sh: '$tool' not found: run 'make deps'" >&2; exit 1; }
 done
@@ -99,5 +112,7 @@ for role in "${roles[@]}"; do
         log "$role image built in $((SECONDS - t0)) s: $(du -h "$dir/disk.qcow2" | cut -f1) qcow2, $(grep -vc '^inclab-file' "$dir/manifest.txt") packages"
     fi
     [ $print = 1 ] && echo "$role $dir"
+    prune "$role-" "$dir"
 done
+prune base- "$base"
 exit 0
