@@ -95,7 +95,11 @@ $(BUILD)/test_rc_conn: tests/unit/test_rc_conn.c switch/rc_conn.c switch/rc_conn
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_rc_conn.c switch/rc_conn.c -lcmocka
 
-UNIT_TESTS := $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_rc_conn
+$(BUILD)/test_agg: tests/unit/test_agg.c switch/agg.c switch/inc_proto.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_agg.c switch/agg.c -lcmocka -lm
+
+UNIT_TESTS := $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_rc_conn $(BUILD)/test_agg
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 
 

@@ -66,28 +66,6 @@ accel() { if [ -w /dev/kvm ]; then echo kvm; else echo tcg; fi; }
 # timeout: readiness polls use a short one (QGA_TIMEOUT=3).
 qga() { vsh qemu-agent-command --timeout "${2:-${QGA_TIMEOUT:-10}}" "$dom" "$1" 2>&1; }
 
-# gexec NODE CMD [TIMEOUT_S] — run CMD under /bin/sh -c on NODE, print its
-# stdout/stderr, return its exit code (124 on timeout, 125 when the agent fails).
-gexec() {
-    local node=$1 cmd=$2 limit=${3:-600} dom=$prefix-$1 req out pid st t0=$SECONDS
-    req=$(jq -cn --arg c "$cmd" '{execute:"guest-exec",arguments:{path:"/bin/sh",arg:["-c",$c],"capture-output":true}}')
-    out=$(qga "$req") || { echo "lab: $node: guest agent: $out" >&2; return 125; }
-    pid=$(jq -r '.return.pid' <<<"$out")
-    req=$(jq -cn --argjson p "$pid" '{execute:"guest-exec-status",arguments:{pid:$p}}')
-    while :; do
-        st=$(qga "$req") || { echo "lab: $node: guest agent: $st" >&2; return 125; }
-        [ "$(jq -r '.return.exited' <<<"$st")" = true ] && break
-        if [ $((SECONDS - t0)) -ge "$limit" ]; then
-            echo "lab: $node: '$cmd' still running after ${limit} s" >&2
-            return 124
-        fi
-        sleep 0.3
-    done
-    jq -r '.return["out-data"] // empty' <<<"$st" | base64 -d
-    jq -r '.return["err-data"] // empty' <<<"$st" | base64 -d >&2
-    return "$(jq -r '.return.exitcode // 125' <<<"$st")"
-}
-
 # gspawn NODE CMD — start CMD on NODE and return at once; prints the guest pid
 # (collect the output later with gwait NODE PID).
 gspawn() {
@@ -97,6 +75,8 @@ gspawn() {
     jq -r '.return.pid' <<<"$out"
 }
 
+# gwait NODE PID [TIMEOUT_S] — wait for a gspawn'ed command, print its
+# stdout/stderr, return its exit code (124 on timeout, 125 when the agent fails).
 gwait() {
     local dom=$prefix-$1 req st t0=$SECONDS limit=${3:-120}
     req=$(jq -cn --argjson p "$2" '{execute:"guest-exec-status",arguments:{pid:$p}}')
@@ -128,6 +108,13 @@ gpush() {
     rm -rf "$tmp"
     qga "$(jq -cn --argjson h "$h" '{execute:"guest-file-close",arguments:{handle:$h}}')" >/dev/null
     gexec "$1" "chmod $mode '$dst.inclab-tmp' && mv '$dst.inclab-tmp' '$dst'" 30
+}
+
+# gexec NODE CMD [TIMEOUT_S] — run CMD under /bin/sh -c on NODE and wait for it.
+gexec() {
+    local pid
+    pid=$(gspawn "$1" "$2") || return 125
+    gwait "$1" "$pid" "${3:-600}"
 }
 
 # ---- inventory ------------------------------------------------------------

@@ -166,6 +166,21 @@ static void gen_domain(const struct topology *t, const struct opts *o, int i)
 	out_close(f);
 }
 
+/* The netplan "routes:" of layer-3 interface @k of @n, if it has any. */
+static void print_routes(FILE *f, const struct topo_node *n, int k)
+{
+	char a[24], b[16];
+	int first = 1;
+
+	for (int r = 0; r < n->nroutes; r++)
+		if (n->routes[r].l3if == k) {
+			if (first)
+				fprintf(f, "    routes:\n");
+			first = 0;
+			fprintf(f, "      - {to: %s, via: %s}\n", cidr(n->routes[r].dest, a), topo_ntoa(n->routes[r].via, b));
+		}
+}
+
 static void gen_network_config(const struct topology *t, const struct opts *o, int i)
 {
 	const struct topo_node *n = &t->nodes[i];
@@ -190,14 +205,7 @@ static void gen_network_config(const struct topology *t, const struct opts *o, i
 				continue;
 			}
 			fprintf(f, "    addresses: [%s]\n", cidr(l3->addr, a));
-			int first = 1;
-			for (int r = 0; r < n->nroutes; r++)
-				if (n->routes[r].l3if == k) {
-					if (first)
-						fprintf(f, "    routes:\n");
-					first = 0;
-					fprintf(f, "      - {to: %s, via: %s}\n", cidr(n->routes[r].dest, a), topo_ntoa(n->routes[r].via, b));
-				}
+			print_routes(f, n, k);
 		}
 	}
 	if (has_bridge) {
@@ -214,14 +222,7 @@ static void gen_network_config(const struct topology *t, const struct opts *o, i
 					sep = ", ";
 				}
 			fprintf(f, "]\n    parameters: {stp: false, forward-delay: 0}\n    addresses: [%s]\n", cidr(l3->addr, a));
-			int first = 1;
-			for (int r = 0; r < n->nroutes; r++)
-				if (n->routes[r].l3if == k) {
-					if (first)
-						fprintf(f, "    routes:\n");
-					first = 0;
-					fprintf(f, "      - {to: %s, via: %s}\n", cidr(n->routes[r].dest, a), topo_ntoa(n->routes[r].via, b));
-				}
+			print_routes(f, n, k);
 		}
 	}
 	out_close(f);

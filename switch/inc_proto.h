@@ -1,0 +1,57 @@
+/*
+ * inc_proto.h — what an INC collective looks like on the wire, above RoCE.
+ *
+ * Immediate data (32 bits, SPEC.md): dest_rank:16 | primitive:2 | operator:2 |
+ * dtype:4 | reserved:8 (bits 31..16, 15..14, 13..12, 11..8, 7..0).
+ * Payload elements are 32-bit values in network byte order: int32 as two's
+ * complement, float32 as IEEE 754 single bits. 1024-byte packets carry 256.
+ * Hosts, switches and the controller share this header.
+ */
+#ifndef INCLAB_INC_PROTO_H
+#define INCLAB_INC_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum inc_prim { INC_ALLREDUCE = 0, INC_REDUCE = 1, INC_BROADCAST = 2 };
+enum inc_op { INC_OP_BARRIER = 0, INC_OP_SUM = 1, INC_OP_MAX = 2, INC_OP_MIN = 3 };
+enum inc_dtype { INC_INT32 = 0, INC_FLOAT32 = 1 };
+
+#define INC_RANK_ALL 0xffff /* dest_rank of AllReduce / Broadcast: every rank */
+#define INC_ELEM_SIZE 4
+
+struct inc_imm {
+	uint16_t dest_rank;
+	enum inc_prim prim;
+	enum inc_op op;
+	enum inc_dtype dtype;
+};
+
+/** inc_imm_encode() - the 32-bit immediate of @m (host order; the wire is big-endian). */
+static inline uint32_t inc_imm_encode(const struct inc_imm *m)
+{
+	return (uint32_t)m->dest_rank << 16 | ((uint32_t)m->prim & 3) << 14 | ((uint32_t)m->op & 3) << 12 |
+	       ((uint32_t)m->dtype & 15) << 8;
+}
+
+/**
+ * inc_imm_decode() - split an immediate into its fields.
+ * Return: 0, or -1 for values the protocol does not define (primitive 3,
+ * dtype > 1, reserved bits set) so a switch can count and drop them.
+ */
+int inc_imm_decode(uint32_t imm, struct inc_imm *m);
+
+/** inc_op_name(), inc_dtype_name(), inc_prim_name() - for messages and CSV. */
+const char *inc_op_name(enum inc_op op);
+const char *inc_dtype_name(enum inc_dtype t);
+const char *inc_prim_name(enum inc_prim p);
+
+/**
+ * inc_combine() - acc[i] = op(acc[i], in[i]) for @n elements of @dtype, both
+ * in wire format (big-endian). float32 uses float arithmetic (SUM rounds as
+ * IEEE single precision; MAX/MIN follow fmaxf/fminf: a NaN loses to a number).
+ * Barrier carries no data: nothing to combine.
+ */
+void inc_combine(void *acc, const void *in, size_t n, enum inc_op op, enum inc_dtype dtype);
+
+#endif
