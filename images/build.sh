@@ -40,12 +40,13 @@ hash_tree() {
 # with the latest log line every 20 s; fail with the log's tail.
 run_with_progress() {
     local logf=$1; shift
-    local t0=$SECONDS
+    local t0=$SECONDS last=$SECONDS
     "$@" > "$logf" 2>&1 &
     local pid=$!
     while kill -0 $pid 2>/dev/null; do
-        sleep 2
-        if [ $(( (SECONDS - t0) % 20 )) -lt 2 ]; then
+        sleep 1
+        if [ $((SECONDS - last)) -ge 20 ]; then
+            last=$SECONDS
             log "  ... $((SECONDS - t0)) s: $(tail -n 1 "$logf" | cut -c1-100)"
         fi
     done

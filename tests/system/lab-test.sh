@@ -11,7 +11,8 @@
 #      hops), ib_send_bw from the first host to the last crosses the tree and its
 #      bandwidth is stored in results/ceiling/ib_send_bw.csv
 #   4b. the riskiest link: real rdma_rxe on a host accepts the ACKs and SENDs
-#      built by the switch code (tests/system/rc-slice.sh)
+#      built by the switch code (tests/system/rc-slice.sh), captured on the
+#      edge with `lab capture` and decoded by tshark
 #   5. lab-down leaves no domain, network, bridge, process or state; a second
 #      lab-down is a no-op
 # Ends with "N passed, M failed"; exit status 0 only when nothing failed.
@@ -159,12 +160,29 @@ on "$dst" "pkill ib_send_bw; true" >/dev/null 2>&1
 
 # ---------------------------------------------------------------------------
 phase "4b. frames built by the switch code, accepted by real rdma_rxe"
+host0=$(inv | awk -F'\t' '$2 == "host" && $3 == 0 {print $1}')
+leaf0=$(field "$host0" 7)
+"$lab" capture "$leaf0-$host0" 45 > /tmp/inclab-capture.out 2>&1 &
+cap_pid=$!
+sleep 2
 out=$(tests/system/rc-slice.sh 2>&1); rc=$?
 echo "$out" | grep -v '^ok \|^FAIL \|passed, .* failed$'
 while read -r line; do
     case "$line" in ok\ *) ok "${line#ok   }" ;; FAIL\ *) ko "${line#FAIL }" ;; esac
 done <<<"$out"
 [ $rc = 0 ] || grep -q '^FAIL' <<<"$out" || ko "rc-slice.sh exited $rc"
+wait $cap_pid
+pcap=$(tail -n 1 /tmp/inclab-capture.out)
+if [ -s "$pcap" ]; then
+    # tshark's own RoCE dissector: data frames from the host, ACKs and echoes from the switch
+    sends=$(tshark -r "$pcap" -Y 'infiniband.bth.opcode <= 5' 2>/dev/null | wc -l)
+    acks=$(tshark -r "$pcap" -Y 'infiniband.bth.opcode == 17' 2>/dev/null | wc -l)
+    check "lab capture of edge $leaf0-$host0: $(grep -o '[0-9]* frames' /tmp/inclab-capture.out) in $pcap, tshark decodes $sends RC SENDs and $acks ACKs" \
+        sh -c "[ $sends -gt 0 ] && [ $acks -gt 0 ]"
+    rm -f "$pcap"
+else
+    ko "lab capture of edge $leaf0-$host0 produced no pcap: $(cat /tmp/inclab-capture.out)"
+fi
 
 # ---------------------------------------------------------------------------
 phase "5. lab-down"
