@@ -1,0 +1,77 @@
+/*
+ * engine.h — the INC switch's packet engine for one communicator: no I/O.
+ *
+ * Frames go in through sw_engine_rx(); every frame the switch sends goes out
+ * through the caller's tx callback, tagged with the port it leaves on. The
+ * daemon wires this to libpcap; tests wire it to simulated hosts, which makes
+ * the whole switch logic runnable offline and deterministic.
+ *
+ * Protocol (switch/README.md): every data packet is a SEND_ONLY_WITH_IMM of
+ * at most one MTU whose immediate says primitive, operator, dtype and
+ * destination rank; packet k of a communicator has the same PSN on every
+ * child connection and lands in slot (psn % nslots). Ranks that contribute no
+ * data (Broadcast non-roots, Barrier) send zero-length packets, so PSNs stay
+ * aligned. This version is a root switch: its children are connections to
+ * hosts or to leaf switches, and results go back down to them.
+ */
+#ifndef INCLAB_ENGINE_H
+#define INCLAB_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "inc_proto.h"
+#include "rc_conn.h"
+
+#define SW_MAX_CHILDREN 64
+#define SW_MTU 1024
+
+/** One connection of the switch, as the controller configures it. */
+struct sw_conn_cfg {
+	int port;                    /* I/O port index the peer is reached on */
+	uint32_t local_ip, peer_ip;  /* host order */
+	uint8_t local_mac[6], peer_mac[6];
+	uint32_t local_qpn, peer_qpn;
+	uint32_t rq_psn;             /* first PSN the peer sends */
+	uint32_t sq_psn;             /* first PSN we send */
+	uint16_t udp_dst;            /* 4791 towards hosts, 4792 towards switches */
+	uint16_t first_rank, nranks; /* ranks reached through this child */
+};
+
+struct sw_cfg {
+	int nchildren;
+	struct sw_conn_cfg child[SW_MAX_CHILDREN];
+	uint32_t nslots;             /* aggregation slots (power of two not required) */
+	uint64_t retransmit_ns;      /* resend unacknowledged frames after this long */
+	uint8_t rnr_timer;           /* RNR NAK timer code sent when a slot is busy */
+};
+
+struct sw_counters {
+	uint64_t rx_frames, tx_frames;
+	uint64_t drop_parse, drop_icrc, drop_unknown_qp, drop_bad_imm, drop_mismatch, drop_seq;
+	uint64_t acks_tx, naks_tx, rnr_naks_tx, duplicates;
+	uint64_t aggregations, results_tx, retransmits;
+	uint64_t acks_rx, naks_rx, rnr_naks_rx, fatal_naks_rx;
+	uint64_t slots_completed;
+};
+
+typedef void (*sw_tx_fn)(void *ctx, int port, const uint8_t *frame, size_t len);
+
+struct sw_engine;
+
+/** sw_engine_new() - engine for @cfg; NULL (with a message on stderr) if @cfg is invalid. */
+struct sw_engine *sw_engine_new(const struct sw_cfg *cfg, sw_tx_fn tx, void *ctx);
+void sw_engine_free(struct sw_engine *e);
+
+/** sw_engine_rx() - process one received frame (any port) at time @now_ns. */
+void sw_engine_rx(struct sw_engine *e, const uint8_t *frame, size_t len, uint64_t now_ns);
+
+/** sw_engine_tick() - retransmit what has waited too long; call every millisecond or so. */
+void sw_engine_tick(struct sw_engine *e, uint64_t now_ns);
+
+const struct sw_counters *sw_engine_counters(const struct sw_engine *e);
+
+/** sw_engine_busy_slots() - slots holding data not yet delivered and acknowledged. */
+uint32_t sw_engine_busy_slots(const struct sw_engine *e);
+
+#endif
