@@ -15,7 +15,8 @@ DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1
 .PHONY: all help deps payload images lab-up lab-down lab-status lab-ssh lab-console lab-capture \
         test check test-unit test-golden test-lab golden-update clean
 
-all: $(BUILD)/topogen $(BUILD)/udpcap $(BUILD)/rcecho $(BUILD)/rc_probe
+all: $(BUILD)/topogen $(BUILD)/udpcap $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
+     $(BUILD)/libinccl.a $(BUILD)/libinccl.so $(BUILD)/inccl_check
 
 help:
 	@echo "make deps                  install the Debian packages inclab needs (idempotent)"
@@ -51,6 +52,24 @@ $(BUILD)/rcecho: switch/rcecho.c $(SWITCH_CORE) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ switch/rcecho.c switch/rc_conn.c switch/roce.c -lpcap -lz
 
+SWITCH_DAEMON := switch/incswitch.c switch/swconfig.c switch/swconfig.h switch/engine.c switch/engine.h \
+                 switch/agg.c switch/inc_proto.h $(SWITCH_CORE)
+$(BUILD)/incswitch: $(SWITCH_DAEMON) | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Iswitch -o $@ $(filter %.c,$(SWITCH_DAEMON)) -lpcap -lyaml -lz -lm
+
+# libinccl: one public header (hostlib/inccl.h), static and shared.
+INCCL_SRC := hostlib/comm.c
+$(BUILD)/inccl/%.o: hostlib/%.c hostlib/inccl.h switch/inc_proto.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)/inccl
+	$(CC) $(CFLAGS) -fPIC -Ihostlib -c -o $@ $<
+$(BUILD)/libinccl.a: $(INCCL_SRC:hostlib/%.c=$(BUILD)/inccl/%.o)
+	ar rcs $@ $^
+$(BUILD)/libinccl.so: $(INCCL_SRC:hostlib/%.c=$(BUILD)/inccl/%.o)
+	$(CC) -shared -o $@ $^ -libverbs
+$(BUILD)/inccl_check: hostlib/tools/inccl_check.c $(BUILD)/libinccl.a
+	$(CC) $(CFLAGS) -Ihostlib -o $@ $< $(BUILD)/libinccl.a -libverbs -lm
+
 $(BUILD)/rc_probe: hostlib/tools/rc_probe.c | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ hostlib/tools/rc_probe.c -libverbs
@@ -59,8 +78,10 @@ $(BUILD)/rc_probe: hostlib/tools/rc_probe.c | $(DEPS_STAMP)
 PAYLOAD := $(BUILD)/payload
 payload: all
 	@rm -rf $(PAYLOAD) && mkdir -p $(PAYLOAD)/host/usr/local/bin $(PAYLOAD)/switch/usr/local/bin $(PAYLOAD)/controller
-	@install -m 755 $(BUILD)/rc_probe $(PAYLOAD)/host/usr/local/bin/
-	@install -m 755 $(BUILD)/rcecho $(PAYLOAD)/switch/usr/local/bin/
+	@install -m 755 $(BUILD)/rc_probe $(BUILD)/inccl_check $(PAYLOAD)/host/usr/local/bin/
+	@install -D -m 644 $(BUILD)/libinccl.so $(PAYLOAD)/host/usr/local/lib/libinccl.so
+	@install -D -m 644 hostlib/inccl.h $(PAYLOAD)/host/usr/local/include/inccl.h
+	@install -m 755 $(BUILD)/rcecho $(BUILD)/incswitch $(PAYLOAD)/switch/usr/local/bin/
 export INCLAB_PAYLOAD := $(abspath $(PAYLOAD))
 
 images: $(DEPS_STAMP) payload

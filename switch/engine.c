@@ -375,6 +375,9 @@ void sw_engine_rx(struct sw_engine *e, const uint8_t *frame, size_t len, uint64_
 		e->c.drop_unknown_qp++;
 		return;
 	}
+	/* Answer with the addresses the peer used: the controller knows IPs and QPNs, not MACs. */
+	memcpy(e->conn[child].cfg.peer_mac, p.src_mac, 6);
+	memcpy(e->conn[child].cfg.local_mac, p.dst_mac, 6);
 	if (p.opcode == RC_ACK)
 		rx_ack(e, &e->conn[child], &p, now);
 	else

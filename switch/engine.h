@@ -30,7 +30,7 @@
 struct sw_conn_cfg {
 	int port;                    /* I/O port index the peer is reached on */
 	uint32_t local_ip, peer_ip;  /* host order */
-	uint8_t local_mac[6], peer_mac[6];
+	uint8_t local_mac[6], peer_mac[6]; /* learnt from the peer's frames */
 	uint32_t local_qpn, peer_qpn;
 	uint32_t rq_psn;             /* first PSN the peer sends */
 	uint32_t sq_psn;             /* first PSN we send */

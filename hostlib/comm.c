@@ -1,0 +1,333 @@
+/*
+ * comm.c — libinccl communicators and collectives (see inccl.h).
+ *
+ * Data path: a collective of N bytes is cut into ceil(N / 1024) packets; each
+ * is one SEND_WITH_IMM of at most 1 KiB from a registered send slot, its
+ * immediate naming primitive, operator, dtype and destination rank (the
+ * switch aggregates per packet). Ranks without data for a packet (Broadcast
+ * non-roots, Barrier) send it empty so every rank's PSNs stay aligned.
+ * Results come back into registered receive slots and are copied out. At most
+ * `window` packets are in flight: memory does not grow with message size.
+ * Elements travel big-endian; any alignment of user buffers works.
+ */
+#include "inccl.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../switch/inc_proto.h"
+
+#define PKT 1024 /* RoCE path MTU of the lab: one packet per message */
+
+struct inccl_comm {
+	int rank, nranks, window, timeout_ms, gid_index;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	uint8_t *sbuf, *rbuf; /* window slots of PKT bytes */
+	struct ibv_mr *smr, *rmr;
+	char err[256];
+};
+
+static int fail(inccl_comm_t *c, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(inccl_comm_t *c, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+const char *inccl_errmsg(const inccl_comm_t *c)
+{
+	return c ? c->err : "no communicator";
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int post_recv(inccl_comm_t *c, uint32_t slot)
+{
+	struct ibv_sge sge = { (uintptr_t)(c->rbuf + (size_t)slot * PKT), PKT, c->rmr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(c->qp, &wr, &bad);
+}
+
+/* The port's GID holding an IPv4-mapped address (::ffff:a.b.c.d), or -1. */
+static int ipv4_gid_index(struct ibv_context *ctx)
+{
+	struct ibv_port_attr pa;
+
+	if (ibv_query_port(ctx, 1, &pa))
+		return -1;
+	for (int i = 0; i < pa.gid_tbl_len; i++) {
+		union ibv_gid g;
+		static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+		if (ibv_query_gid(ctx, 1, i, &g) == 0 && memcmp(g.raw, prefix, 12) == 0)
+			return i;
+	}
+	return -1;
+}
+
+int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inccl_comm_t **out, uint32_t *qpn)
+{
+	struct inccl_comm_opts d = { "rxe0", -1, 128, 10000 };
+	struct ibv_device **devs;
+	inccl_comm_t *c;
+	int n, rc = INCCL_OK;
+
+	*out = NULL;
+	if (o) {
+		d.device = o->device ? o->device : d.device;
+		d.gid_index = o->gid_index ? o->gid_index : d.gid_index;
+		d.window = o->window ? o->window : d.window;
+		d.timeout_ms = o->timeout_ms ? o->timeout_ms : d.timeout_ms;
+	}
+	if (nranks < 1 || rank < 0 || rank >= nranks || d.window < 1 || d.window > 16384 || d.timeout_ms < 1)
+		return INCCL_EINVAL;
+	if (!(c = calloc(1, sizeof(*c))))
+		return INCCL_ENOMEM;
+	c->rank = rank;
+	c->nranks = nranks;
+	c->window = d.window;
+	c->timeout_ms = d.timeout_ms;
+	devs = ibv_get_device_list(&n);
+	for (int i = 0; devs && i < n && !c->ctx; i++)
+		if (strcmp(ibv_get_device_name(devs[i]), d.device) == 0)
+			c->ctx = ibv_open_device(devs[i]);
+	if (devs)
+		ibv_free_device_list(devs);
+	if (!c->ctx) {
+		rc = INCCL_ENODEV;
+		goto out;
+	}
+	c->gid_index = d.gid_index >= 0 ? d.gid_index : ipv4_gid_index(c->ctx);
+	if (c->gid_index < 0) {
+		rc = INCCL_ENODEV;
+		goto out;
+	}
+	c->sbuf = aligned_alloc(4096, (size_t)c->window * PKT);
+	c->rbuf = aligned_alloc(4096, (size_t)c->window * PKT);
+	if (!c->sbuf || !c->rbuf || !(c->pd = ibv_alloc_pd(c->ctx)) ||
+	    !(c->cq = ibv_create_cq(c->ctx, 2 * c->window + 16, NULL, NULL, 0)) ||
+	    !(c->smr = ibv_reg_mr(c->pd, c->sbuf, (size_t)c->window * PKT, 0)) ||
+	    !(c->rmr = ibv_reg_mr(c->pd, c->rbuf, (size_t)c->window * PKT, IBV_ACCESS_LOCAL_WRITE))) {
+		rc = INCCL_ENOMEM;
+		goto out;
+	}
+	struct ibv_qp_init_attr qa = { .send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = (uint32_t)c->window, .max_recv_wr = (uint32_t)c->window,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
+	if (!(c->qp = ibv_create_qp(c->pd, &qa)) ||
+	    ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+		rc = INCCL_ENOMEM;
+		goto out;
+	}
+	for (int s = 0; s < c->window; s++)
+		if (post_recv(c, (uint32_t)s)) {
+			rc = INCCL_ENOMEM;
+			goto out;
+		}
+	*qpn = c->qp->qp_num;
+	*out = c;
+	return INCCL_OK;
+out:
+	inccl_comm_destroy(c);
+	return rc;
+}
+
+int inccl_comm_connect(inccl_comm_t *c, const char *switch_ip, uint32_t switch_qpn, uint32_t psn)
+{
+	struct in_addr ip;
+	struct ibv_qp_attr a = { 0 };
+
+	if (inet_pton(AF_INET, switch_ip, &ip) != 1 || !switch_qpn)
+		return fail(c, INCCL_EINVAL, "bad switch address '%s' or QPN %u", switch_ip, switch_qpn);
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = switch_qpn;
+	a.rq_psn = psn & 0xffffff;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1; /* 0.01 ms: receives are reposted at once */
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.sgid_index = (uint8_t)c->gid_index;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.dgid.raw[10] = a.ah_attr.grh.dgid.raw[11] = 0xff;
+	memcpy(&a.ah_attr.grh.dgid.raw[12], &ip.s_addr, 4);
+	if (ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return fail(c, INCCL_EIO, "queue pair to RTR: %s", strerror(errno));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = psn & 0xffffff;
+	a.timeout = 18;  /* 4.096 us * 2^18 = 1.07 s: longer than a TCG guest stalls */
+	a.retry_cnt = 7;
+	a.rnr_retry = 7; /* a busy switch slot answers RNR: retry for as long as it takes */
+	a.max_rd_atomic = 1;
+	if (ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
+		return fail(c, INCCL_EIO, "queue pair to RTS: %s", strerror(errno));
+	return INCCL_OK;
+}
+
+/* Copy @n elements to wire order (big-endian); the buffers may be unaligned. */
+static void to_wire(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t v;
+		memcpy(&v, src + 4 * i, 4);
+		v = htonl(v);
+		memcpy(dst + 4 * i, &v, 4);
+	}
+}
+
+static void from_wire(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	to_wire(dst, src, n); /* the swap is its own inverse */
+}
+
+/*
+ * One collective: send every packet (data or empty), receive every result
+ * this rank is due, keep at most `window` in flight.
+ */
+static int run(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, int root,
+	       const uint8_t *send, uint8_t *recv, size_t count)
+{
+	size_t bytes = count * INC_ELEM_SIZE, npk = bytes ? (bytes + PKT - 1) / PKT : 1;
+	int has_data = prim == INC_ALLREDUCE ? op != INC_OP_BARRIER : prim == INC_REDUCE ? 1 : c->rank == root;
+	int expects = prim == INC_ALLREDUCE ? 1 : prim == INC_REDUCE ? c->rank == root : c->rank != root;
+	struct inc_imm m = { prim == INC_ALLREDUCE ? INC_RANK_ALL : (uint16_t)root, prim, op, (enum inc_dtype)dtype };
+	uint32_t imm = htonl(inc_imm_encode(&m));
+	size_t sent = 0, sdone = 0, rdone = 0;
+	uint64_t last = now_ms();
+	struct ibv_wc wc[32];
+
+	if (!c->qp || c->qp->state != IBV_QPS_RTS)
+		return fail(c, INCCL_EINVAL, "communicator is not connected");
+	while (sdone < npk || (expects && rdone < npk)) {
+		while (sent < npk && sent - sdone < (size_t)c->window && (!expects || sent - rdone < (size_t)c->window)) {
+			size_t off = sent * PKT, len = has_data ? (bytes - off < PKT ? bytes - off : PKT) : 0;
+			uint8_t *slot = c->sbuf + (sent % (size_t)c->window) * PKT;
+			struct ibv_sge sge = { (uintptr_t)slot, (uint32_t)len, c->smr->lkey };
+			struct ibv_send_wr wr = { .wr_id = sent, .sg_list = &sge, .num_sge = len ? 1 : 0,
+						  .opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+						  .imm_data = imm }, *bad;
+			if (len)
+				to_wire(slot, send + off, len / INC_ELEM_SIZE);
+			if (ibv_post_send(c->qp, &wr, &bad))
+				return fail(c, INCCL_EIO, "post send %zu: %s", sent, strerror(errno));
+			sent++;
+		}
+		int n = ibv_poll_cq(c->cq, 32, wc);
+		if (n < 0)
+			return fail(c, INCCL_EIO, "poll CQ failed");
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS)
+				return fail(c, INCCL_EIO, "%s of packet %llu failed: %s (the switch or link is gone?)",
+					    wc[i].opcode & IBV_WC_RECV ? "receive" : "send", (unsigned long long)wc[i].wr_id,
+					    ibv_wc_status_str(wc[i].status));
+			if (!(wc[i].opcode & IBV_WC_RECV)) {
+				sdone++;
+				continue;
+			}
+			size_t off = rdone * PKT, want = op == INC_OP_BARRIER ? 0 : (bytes - off < PKT ? bytes - off : PKT);
+			uint32_t slot = (uint32_t)wc[i].wr_id;
+			if (!expects || rdone >= npk || wc[i].byte_len != want || !(wc[i].wc_flags & IBV_WC_WITH_IMM) ||
+			    wc[i].imm_data != imm)
+				return fail(c, INCCL_EIO, "unexpected result %zu: %u bytes (want %zu), immediate 0x%08x",
+					    rdone, wc[i].byte_len, want, ntohl(wc[i].imm_data));
+			if (want)
+				from_wire(recv + off, c->rbuf + (size_t)slot * PKT, want / INC_ELEM_SIZE);
+			if (post_recv(c, slot))
+				return fail(c, INCCL_EIO, "repost receive: %s", strerror(errno));
+			rdone++;
+		}
+		if (n > 0)
+			last = now_ms();
+		else if (now_ms() - last > (uint64_t)c->timeout_ms)
+			return fail(c, INCCL_ETIMEDOUT, "no progress for %d ms (%zu/%zu sent, %zu acknowledged, %zu results)",
+				    c->timeout_ms, sent, npk, sdone, rdone);
+	}
+	c->err[0] = 0;
+	return INCCL_OK;
+}
+
+static int check(inccl_comm_t *c, size_t count, int dtype, int op, int root)
+{
+	if (!c)
+		return INCCL_EINVAL;
+	if (count == 0 || count > SIZE_MAX / INC_ELEM_SIZE)
+		return fail(c, INCCL_EINVAL, "count must be at least 1");
+	if (dtype != INCCL_INT32 && dtype != INCCL_FLOAT32)
+		return fail(c, INCCL_EINVAL, "unknown dtype %d", dtype);
+	if (op < INCCL_SUM || op > INCCL_MIN)
+		return fail(c, INCCL_EINVAL, "unknown operator %d", op);
+	if (root < 0 || root >= c->nranks)
+		return fail(c, INCCL_EINVAL, "root %d is not a rank of 0..%d", root, c->nranks - 1);
+	return INCCL_OK;
+}
+
+int inccl_allreduce(inccl_comm_t *c, const void *send, void *recv, size_t count, enum inccl_dtype dtype,
+		    enum inccl_op op)
+{
+	int rc = check(c, count, dtype, op, 0);
+	return rc ? rc : run(c, INC_ALLREDUCE, (enum inc_op)op, dtype, 0, send, recv, count);
+}
+
+int inccl_reduce(inccl_comm_t *c, const void *send, void *recv, size_t count, enum inccl_dtype dtype,
+		 enum inccl_op op, int root)
+{
+	int rc = check(c, count, dtype, op, root);
+	return rc ? rc : run(c, INC_REDUCE, (enum inc_op)op, dtype, root, send, recv, count);
+}
+
+int inccl_broadcast(inccl_comm_t *c, void *buf, size_t count, enum inccl_dtype dtype, int root)
+{
+	int rc = check(c, count, dtype, INCCL_SUM, root);
+	return rc ? rc : run(c, INC_BROADCAST, INC_OP_SUM, dtype, root, buf, buf, count);
+}
+
+int inccl_barrier(inccl_comm_t *c)
+{
+	if (!c)
+		return INCCL_EINVAL;
+	return run(c, INC_ALLREDUCE, INC_OP_BARRIER, INCCL_INT32, 0, NULL, NULL, 0);
+}
+
+void inccl_comm_destroy(inccl_comm_t *c)
+{
+	if (!c)
+		return;
+	if (c->qp)
+		ibv_destroy_qp(c->qp);
+	if (c->smr)
+		ibv_dereg_mr(c->smr);
+	if (c->rmr)
+		ibv_dereg_mr(c->rmr);
+	if (c->cq)
+		ibv_destroy_cq(c->cq);
+	if (c->pd)
+		ibv_dealloc_pd(c->pd);
+	if (c->ctx)
+		ibv_close_device(c->ctx);
+	free(c->sbuf);
+	free(c->rbuf);
+	free(c);
+}

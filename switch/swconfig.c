@@ -1,0 +1,230 @@
+/*
+ * swconfig.c — the switch's rules for one communicator, from YAML (libyaml).
+ *
+ * The controller sends this document (switch/README.md); the daemon also
+ * reads it from a file. Example:
+ *
+ *   switch: sw1
+ *   nslots: 1024            # aggregation slots (>= the hosts' window)
+ *   retransmit_us: 20000    # resend unacknowledged results after this long
+ *   rnr_timer: 1            # RNR NAK timer code for a busy slot (IBTA table 45)
+ *   children:
+ *     - {port: to-pku1, local_ip: 10.1.1.1, peer_ip: 10.1.1.21, local_qpn: 256,
+ *        peer_qpn: 17, rq_psn: 0, sq_psn: 0, first_rank: 0, nranks: 1}
+ *
+ * Every error names the line; nothing is half-applied.
+ */
+#include "swconfig.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+struct ld {
+	yaml_document_t doc;
+	const char *name;
+	FILE *err;
+	int nerr;
+};
+
+static void bad(struct ld *l, const yaml_node_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void bad(struct ld *l, const yaml_node_t *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(l->err, "%s:%zu: ", l->name, n ? n->start_mark.line + 1 : 1);
+	va_start(ap, fmt);
+	vfprintf(l->err, fmt, ap);
+	va_end(ap);
+	fputc('\n', l->err);
+	l->nerr++;
+}
+
+static const char *text(struct ld *l, yaml_node_t *n, const char *key)
+{
+	if (n->type != YAML_SCALAR_NODE) {
+		bad(l, n, "'%s' must be a plain value", key);
+		return NULL;
+	}
+	return (const char *)n->data.scalar.value;
+}
+
+static int num(struct ld *l, yaml_node_t *n, const char *key, unsigned long max, unsigned long *out)
+{
+	const char *s = text(l, n, key);
+	char *end;
+
+	if (!s)
+		return -1;
+	errno = 0;
+	*out = strtoul(s, &end, 0);
+	if (errno || end == s || *end || *out > max || s[0] == '-') {
+		bad(l, n, "'%s' must be a number in 0..%lu, not '%s'", key, max, s);
+		return -1;
+	}
+	return 0;
+}
+
+static int ip(struct ld *l, yaml_node_t *n, const char *key, uint32_t *out)
+{
+	const char *s = text(l, n, key);
+	struct in_addr a;
+
+	if (!s)
+		return -1;
+	if (inet_pton(AF_INET, s, &a) != 1) {
+		bad(l, n, "'%s' must be an IPv4 address, not '%s'", key, s);
+		return -1;
+	}
+	*out = ntohl(a.s_addr);
+	return 0;
+}
+
+static void child(struct ld *l, yaml_node_t *m, struct sw_rules *r)
+{
+	struct sw_conn_cfg *c;
+	unsigned long v;
+	int have = 0;
+	enum { PORT = 1, LIP = 2, PIP = 4, LQPN = 8, PQPN = 16, RANKS = 32 };
+
+	if (m->type != YAML_MAPPING_NODE) {
+		bad(l, m, "a child must be a mapping (port, local_ip, peer_ip, local_qpn, peer_qpn, ...)");
+		return;
+	}
+	if (r->cfg.nchildren == SW_MAX_CHILDREN) {
+		bad(l, m, "more than %d children", SW_MAX_CHILDREN);
+		return;
+	}
+	c = &r->cfg.child[r->cfg.nchildren];
+	memset(c, 0, sizeof(*c));
+	c->udp_dst = 4791;
+	c->nranks = 1;
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(&l->doc, p->key), *vn = yaml_document_get_node(&l->doc, p->value);
+		const char *key = text(l, k, "key");
+		if (!key)
+			continue;
+		if (!strcmp(key, "port")) {
+			const char *s = text(l, vn, key);
+			int i;
+			if (!s || strlen(s) >= SW_PORT_NAME_MAX) {
+				bad(l, vn, "'port' must be an interface name");
+				continue;
+			}
+			for (i = 0; i < r->nports && strcmp(r->port[i], s); i++)
+				;
+			if (i == r->nports) {
+				if (r->nports == SW_MAX_CHILDREN) {
+					bad(l, vn, "too many ports");
+					continue;
+				}
+				strcpy(r->port[r->nports++], s);
+			}
+			c->port = i;
+			have |= PORT;
+		} else if (!strcmp(key, "local_ip")) {
+			if (!ip(l, vn, key, &c->local_ip))
+				have |= LIP;
+		} else if (!strcmp(key, "peer_ip")) {
+			if (!ip(l, vn, key, &c->peer_ip))
+				have |= PIP;
+		} else if (!strcmp(key, "local_qpn")) {
+			if (!num(l, vn, key, 0xffffff, &v) && v) {
+				c->local_qpn = (uint32_t)v;
+				have |= LQPN;
+			}
+		} else if (!strcmp(key, "peer_qpn")) {
+			if (!num(l, vn, key, 0xffffff, &v) && v) {
+				c->peer_qpn = (uint32_t)v;
+				have |= PQPN;
+			}
+		} else if (!strcmp(key, "rq_psn")) {
+			if (!num(l, vn, key, 0xffffff, &v))
+				c->rq_psn = (uint32_t)v;
+		} else if (!strcmp(key, "sq_psn")) {
+			if (!num(l, vn, key, 0xffffff, &v))
+				c->sq_psn = (uint32_t)v;
+		} else if (!strcmp(key, "udp")) {
+			if (!num(l, vn, key, 65535, &v))
+				c->udp_dst = (uint16_t)v;
+		} else if (!strcmp(key, "first_rank")) {
+			if (!num(l, vn, key, 0xfffe, &v)) {
+				c->first_rank = (uint16_t)v;
+				have |= RANKS;
+			}
+		} else if (!strcmp(key, "nranks")) {
+			if (!num(l, vn, key, 0xfffe, &v) && v)
+				c->nranks = (uint16_t)v;
+		} else {
+			bad(l, k, "unknown child key '%s'", key);
+		}
+	}
+	if (have != (PORT | LIP | PIP | LQPN | PQPN | RANKS))
+		bad(l, m, "a child needs port, local_ip, peer_ip, local_qpn, peer_qpn (non-zero) and first_rank");
+	r->cfg.nchildren++;
+}
+
+int sw_rules_parse(const char *yaml, size_t len, const char *name, struct sw_rules *r, FILE *err)
+{
+	struct ld l = { .name = name, .err = err };
+	yaml_parser_t parser;
+	yaml_node_t *top;
+	unsigned long v;
+
+	memset(r, 0, sizeof(*r));
+	r->cfg.nslots = 1024;
+	r->cfg.retransmit_ns = 20000000;
+	r->cfg.rnr_timer = 1;
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
+	if (!yaml_parser_load(&parser, &l.doc)) {
+		fprintf(err, "%s:%zu: YAML error: %s\n", name, parser.problem_mark.line + 1,
+			parser.problem ? parser.problem : "unknown");
+		yaml_parser_delete(&parser);
+		return -1;
+	}
+	yaml_parser_delete(&parser);
+	top = yaml_document_get_root_node(&l.doc);
+	if (!top || top->type != YAML_MAPPING_NODE) {
+		bad(&l, top, "switch rules must be a mapping with 'children:'");
+		goto out;
+	}
+	for (yaml_node_pair_t *p = top->data.mapping.pairs.start; p < top->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(&l.doc, p->key), *vn = yaml_document_get_node(&l.doc, p->value);
+		const char *key = text(&l, k, "key");
+		if (!key)
+			continue;
+		if (!strcmp(key, "switch")) {
+			const char *s = text(&l, vn, key);
+			if (s)
+				snprintf(r->name, sizeof(r->name), "%s", s);
+		} else if (!strcmp(key, "nslots")) {
+			if (!num(&l, vn, key, 1u << 22, &v))
+				r->cfg.nslots = (uint32_t)v;
+		} else if (!strcmp(key, "retransmit_us")) {
+			if (!num(&l, vn, key, 10000000, &v))
+				r->cfg.retransmit_ns = v * 1000;
+		} else if (!strcmp(key, "rnr_timer")) {
+			if (!num(&l, vn, key, 31, &v))
+				r->cfg.rnr_timer = (uint8_t)v;
+		} else if (!strcmp(key, "children")) {
+			if (vn->type != YAML_SEQUENCE_NODE) {
+				bad(&l, vn, "'children' must be a list");
+				continue;
+			}
+			for (yaml_node_item_t *i = vn->data.sequence.items.start; i < vn->data.sequence.items.top; i++)
+				child(&l, yaml_document_get_node(&l.doc, *i), r);
+		} else {
+			bad(&l, k, "unknown key '%s' (switch, nslots, retransmit_us, rnr_timer, children)", key);
+		}
+	}
+	if (!l.nerr && r->cfg.nchildren == 0)
+		bad(&l, top, "no children");
+out:
+	yaml_document_delete(&l.doc);
+	return l.nerr ? -1 : 0;
+}
