@@ -124,7 +124,7 @@ need_lab() { [ -e "$gen/inventory.tsv" ] || die "no lab in $state: run 'make lab
 need_node() {
     need_lab
     [ -n "${1:-}" ] || die "which node? NODE=<name>, one of: $(nodes | tr '\n' ' ')"
-    nodes | grep -qx "$1" || die "no node '$1' in this lab; nodes: $(nodes | tr '\n' ' ')"
+    grep -qx "$1" <<<"$(nodes)" || die "no node '$1' in this lab; nodes: $(nodes | tr '\n' ' ')"
 }
 dom_state() { vsh domstate "$prefix-$1" 2>/dev/null | head -n 1 || echo absent; }
 
@@ -159,7 +159,9 @@ cmd_up() {
     if ! vsh net-info "$prefix-mgmt" >/dev/null 2>&1; then
         vsh net-define "$gen/network-mgmt.xml" >/dev/null
     fi
-    if ! vsh net-info "$prefix-mgmt" 2>/dev/null | grep -q '^Active:.*yes'; then
+    # (no `| grep -q` under pipefail: grep's early exit would fail the pipeline)
+    local netinfo; netinfo=$(vsh net-info "$prefix-mgmt" 2>/dev/null || true)
+    if ! grep -q '^Active:.*yes' <<<"$netinfo"; then
         vsh net-start "$prefix-mgmt" >/dev/null
         log "management network $prefix-mgmt started (bridge without host address)"
     fi
@@ -220,7 +222,7 @@ restore_host() {
 check_ports() {
     local port
     for port in $(awk -v n="$1" '$2 == n {print $4} $5 == n {print $7}' "$gen/links.tsv"); do
-        if ss -Hulna "sport = :$port" | grep -q .; then
+        if [ -n "$(ss -Hulna "sport = :$port")" ]; then
             die "loopback UDP port $port (for node $1) is in use: set INCLAB_UDP_BASE to a free range"
         fi
     done

@@ -19,7 +19,7 @@ inv=$state/gen/inventory.tsv
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $*"; }
 ko() { fail=$((fail + 1)); echo "FAIL $*"; }
-done_() { echo "$pass passed, $fail failed"; [ $fail -eq 0 ]; exit; }
+done_() { echo "$pass passed, $fail failed"; exit $((fail > 0 ? 1 : 0)); }
 
 [ -r "$inv" ] || { echo "inc-slice: no lab (make lab-up)"; exit 1; }
 leaf=$(awk -F'\t' '$2 == "host" && $3 == 0 {print $7}' "$inv")
