@@ -125,7 +125,12 @@ $(BUILD)/test_engine: tests/unit/test_engine.c $(SWITCH_ENGINE) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_engine.c switch/engine.c switch/rc_conn.c switch/roce.c switch/agg.c -lcmocka -lz -lm
 
-UNIT_TESTS := $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine
+$(BUILD)/test_swconfig: tests/unit/test_swconfig.c switch/swconfig.c switch/swconfig.h switch/engine.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_swconfig.c switch/swconfig.c -lyaml -lcmocka
+
+UNIT_TESTS := $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
+              $(BUILD)/test_swconfig
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 
 

@@ -13,6 +13,8 @@
 #   4b. the riskiest link: real rdma_rxe on a host accepts the ACKs and SENDs
 #      built by the switch code (tests/system/rc-slice.sh), captured on the
 #      edge with `lab capture` and decoded by tshark
+#   4c. in-network AllReduce/Reduce/Broadcast/Barrier of the ranks under one
+#      leaf, every result verified on every rank (tests/system/inc-slice.sh)
 #   5. lab-down leaves no domain, network, bridge, process or state; a second
 #      lab-down is a no-op
 # Ends with "N passed, M failed"; exit status 0 only when nothing failed.
@@ -186,6 +188,15 @@ if [ -s "$pcap" ]; then
 else
     ko "lab capture of edge $leaf0-$host0 produced no pcap: $(cat /tmp/inclab-capture.out)"
 fi
+
+# ---------------------------------------------------------------------------
+phase "4c. in-network collectives under one leaf switch (libinccl + incswitch)"
+out=$(tests/system/inc-slice.sh 2>&1); rc=$?
+echo "$out" | grep -v '^ok \|^FAIL \|passed, .* failed$'
+while read -r line; do
+    case "$line" in ok\ *) ok "${line#ok   }" ;; FAIL\ *) ko "${line#FAIL }" ;; esac
+done <<<"$out"
+[ $rc = 0 ] || grep -q '^FAIL' <<<"$out" || ko "inc-slice.sh exited $rc"
 
 # ---------------------------------------------------------------------------
 phase "5. lab-down"
