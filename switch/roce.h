@@ -100,7 +100,7 @@ enum roce_parse_err roce_parse(const uint8_t *frame, size_t len, struct roce_pkt
 /**
  * roce_icrc() - invariant CRC of a RoCEv2 frame (IBTA A17.8.1).
  *
- * zlib crc32 over 8 bytes of 0xff (the masked LRH of IB), then the IPv4
+ * CRC-32 (gzip/zlib polynomial) over 8 bytes of 0xff (the masked LRH of IB), then the IPv4
  * header with TOS, TTL and checksum masked to ones, the UDP header with its
  * checksum masked to ones, the BTH with its reserved byte 4 masked to ones,
  * then everything up to the ICRC. @len includes the 4 ICRC bytes.
