@@ -267,8 +267,10 @@ static void rx_send(struct sw_engine *e, int child, const struct roce_pkt *p, co
 			return;
 		}
 		if (sl->busy && (sl->psn != p->psn || (sl->arrived >> child & 1))) {
-			/* the slot still serves an older round: ask the child to retry shortly */
+			/* the slot still serves an older round: ask the child to retry shortly;
+			 * the packets it already pipelined behind this one are dropped silently */
 			send_aeth(e, k, p->psn, AETH_TYPE_RNR_NAK | (e->cfg.rnr_timer & 0x1f));
+			k->rc.nak_sent = 1;
 			return;
 		}
 		if (!sl->busy) {

@@ -40,7 +40,7 @@ for i in "${!hosts[@]}"; do
 done
 rules="switch: $leaf
 nslots: 1024
-retransmit_us: 50000
+retransmit_us: 200000
 children:"
 for i in "${!hosts[@]}"; do
     h=${hosts[$i]}

@@ -262,6 +262,10 @@ static void test_busy_slot_gets_rnr_then_succeeds(void **state)
 	host_send(0, imm(INC_ALLREDUCE, INC_OP_SUM, INC_INT32, INC_RANK_ALL), &one, 4, -1, 0);
 	assert_int_equal(qn, held + 1);
 	assert_int_equal(sw_engine_counters(eng)->rnr_naks_tx, 1);
+	/* what the host pipelined behind it is dropped without a sequence NAK */
+	host_send(0, imm(INC_ALLREDUCE, INC_OP_SUM, INC_INT32, INC_RANK_ALL), &one, 4, -1, 0);
+	assert_int_equal(qn, held + 1);
+	h[0].spsn = (h[0].spsn - 1) & ROCE_PSN_MASK;
 	pump(0); /* hosts take results 0 and 1 and ACK them: slots free */
 	assert_int_equal(h[0].nrnr, 1);
 	assert_int_equal(sw_engine_busy_slots(eng), 0);
