@@ -140,8 +140,12 @@ $(BUILD)/test_swconfig: tests/unit/test_swconfig.c switch/swconfig.c switch/swco
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_swconfig.c switch/swconfig.c -lyaml -lcmocka
 
+$(BUILD)/test_tree: tests/unit/test_tree.c $(SWITCH_ENGINE) | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_tree.c switch/engine.c switch/rc_conn.c switch/roce.c switch/agg.c -lcmocka -l:libdeflate.a -lm
+
 UNIT_TESTS := $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
-              $(BUILD)/test_swconfig
+              $(BUILD)/test_tree $(BUILD)/test_swconfig
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 
 

@@ -3,7 +3,9 @@
  * (see engine.h for the protocol). Per frame:
  *
  *   rx SEND  -> which connection? in sequence? slot free or ours? -> combine,
- *               ACK; when every child has arrived, send the result down.
+ *               ACK; when every child has arrived, send the result down (root)
+ *               or the aggregate up (leaf).
+ *   rx SEND from the parent -> the result of the oldest slot sent up: fan out.
  *   rx ACK   -> free what the child acknowledged; a slot is free once every
  *               result frame made from it was acknowledged.
  *   tick     -> resend unacknowledged frames of connections that stalled.
@@ -19,6 +21,7 @@
 #include "roce.h"
 
 #define FRAME_MAX (ROCE_HDRS_LEN + ROCE_IMM_LEN + SW_MTU + ROCE_ICRC_LEN)
+#define RNR_RETRY_NS 1000000ull /* resend 1 ms after an RNR NAK */
 
 struct sent_frame {
 	uint32_t slot;
@@ -43,16 +46,20 @@ struct slot {
 	int narrived;
 	int have_data;
 	uint16_t len;
-	int pending;              /* result frames sent, not yet acknowledged */
+	int pending;              /* frames sent from this slot, not yet acknowledged */
+	int awaiting;             /* sent up, the parent's result still to come */
 	uint8_t data[SW_MTU];
 };
 
 struct sw_engine {
 	struct sw_cfg cfg;
-	struct conn conn[SW_MAX_CHILDREN];
+	struct conn conn[SW_MAX_CHILDREN + 1]; /* children, then the parent */
+	struct conn *parent;
+	int nconns;
 	struct slot *slots;
 	uint32_t busy_slots;
-	int nranks;
+	uint32_t *downq, downq_head, downq_len; /* slots sent up awaiting results, oldest first */
+	int first_rank, nranks, total_ranks;
 	sw_tx_fn tx;
 	void *ctx;
 	struct sw_counters c;
@@ -66,13 +73,14 @@ static uint32_t ring_index(const struct sw_engine *e, const struct conn *k, uint
 struct sw_engine *sw_engine_new(const struct sw_cfg *cfg, sw_tx_fn tx, void *ctx)
 {
 	struct sw_engine *e;
-	int next_rank = 0;
+	int next_rank;
 
 	if (cfg->nchildren < 1 || cfg->nchildren > SW_MAX_CHILDREN || cfg->nslots < 1 || cfg->nslots > (1u << 22)) {
 		fprintf(stderr, "switch: need 1..%d children and 1..%u slots (got %d, %u)\n", SW_MAX_CHILDREN,
 			1u << 22, cfg->nchildren, cfg->nslots);
 		return NULL;
 	}
+	next_rank = cfg->child[0].first_rank;
 	for (int i = 0; i < cfg->nchildren; i++) {
 		if (cfg->child[i].first_rank != next_rank || cfg->child[i].nranks < 1) {
 			fprintf(stderr, "switch: child %d must cover ranks from %d on (got %u+%u)\n", i, next_rank,
@@ -87,12 +95,28 @@ struct sw_engine *sw_engine_new(const struct sw_cfg *cfg, sw_tx_fn tx, void *ctx
 		return NULL;
 	}
 	e->cfg = *cfg;
-	e->nranks = next_rank;
+	e->first_rank = cfg->child[0].first_rank;
+	e->nranks = next_rank - e->first_rank;
+	e->total_ranks = cfg->total_ranks ? cfg->total_ranks : next_rank;
+	if (e->first_rank + e->nranks > e->total_ranks || (!cfg->has_parent && e->first_rank != 0)) {
+		fprintf(stderr, "switch: children cover ranks %d..%d, outside the communicator's %d\n", e->first_rank,
+			next_rank - 1, e->total_ranks);
+		sw_engine_free(e);
+		return NULL;
+	}
 	e->tx = tx;
 	e->ctx = ctx;
-	for (int i = 0; i < cfg->nchildren; i++) {
+	e->nconns = cfg->nchildren + (cfg->has_parent ? 1 : 0);
+	if (cfg->has_parent) {
+		e->parent = &e->conn[cfg->nchildren];
+		if (!(e->downq = calloc(cfg->nslots, sizeof(*e->downq)))) {
+			sw_engine_free(e);
+			return NULL;
+		}
+	}
+	for (int i = 0; i < e->nconns; i++) {
 		struct conn *k = &e->conn[i];
-		k->cfg = cfg->child[i];
+		k->cfg = i < cfg->nchildren ? cfg->child[i] : cfg->parent;
 		rc_conn_init(&k->rc, k->cfg.rq_psn, k->cfg.sq_psn);
 		if (!(k->ring = calloc(cfg->nslots, sizeof(*k->ring)))) {
 			sw_engine_free(e);
@@ -107,8 +131,9 @@ void sw_engine_free(struct sw_engine *e)
 {
 	if (!e)
 		return;
-	for (int i = 0; i < e->cfg.nchildren; i++)
+	for (int i = 0; i < SW_MAX_CHILDREN + 1; i++)
 		free(e->conn[i].ring);
+	free(e->downq);
 	free(e->slots);
 	free(e);
 }
@@ -156,8 +181,9 @@ static void send_aeth(struct sw_engine *e, struct conn *k, uint32_t psn, uint8_t
 	emit(e, k, f, roce_build_frame(f, sizeof(f), &b));
 }
 
-/* Send the result of slot @s to child @k and keep the frame until acknowledged. */
-static void send_result(struct sw_engine *e, struct conn *k, uint32_t s, uint64_t now)
+/* Send slot @s's data to connection @k (a child's result, or up to the parent);
+ * keep the frame until acknowledged. */
+static void send_slot(struct sw_engine *e, struct conn *k, uint32_t s, uint64_t now)
 {
 	struct slot *sl = &e->slots[s];
 	struct roce_build b = frame_to(k);
@@ -176,7 +202,10 @@ static void send_result(struct sw_engine *e, struct conn *k, uint32_t s, uint64_
 	if (rc_conn_unacked(&k->rc) == 1)
 		k->last_progress_ns = now;
 	sl->pending++;
-	e->c.results_tx++;
+	if (k == e->parent)
+		e->c.sent_up++;
+	else
+		e->c.results_tx++;
 	emit(e, k, sf->data, sf->len);
 }
 
@@ -195,23 +224,90 @@ static int child_wants(const struct conn *k, const struct inc_imm *m)
 	}
 }
 
-static void slot_complete(struct sw_engine *e, uint32_t s, uint64_t now)
+static void slot_free_if_done(struct sw_engine *e, struct slot *sl)
 {
-	e->c.slots_completed++;
-	for (int i = 0; i < e->cfg.nchildren; i++)
-		if (child_wants(&e->conn[i], &e->slots[s].m))
-			send_result(e, &e->conn[i], s, now);
-	if (e->slots[s].pending == 0) { /* nobody to deliver to (cannot happen with valid ranks) */
-		e->slots[s].busy = 0;
+	if (sl->busy && sl->pending == 0 && !sl->awaiting) {
+		sl->busy = 0;
 		e->busy_slots--;
 	}
+}
+
+/* The result of slot @s is known: send it to every child that wants it. */
+static void deliver_down(struct sw_engine *e, uint32_t s, uint64_t now)
+{
+	for (int i = 0; i < e->cfg.nchildren; i++)
+		if (child_wants(&e->conn[i], &e->slots[s].m))
+			send_slot(e, &e->conn[i], s, now);
+	slot_free_if_done(e, &e->slots[s]);
+}
+
+/* Does any child of this switch want the result (so a leaf must wait for it)? */
+static int subtree_wants(const struct sw_engine *e, const struct inc_imm *m)
+{
+	for (int i = 0; i < e->cfg.nchildren; i++)
+		if (child_wants(&e->conn[i], m))
+			return 1;
+	return 0;
+}
+
+static void slot_complete(struct sw_engine *e, uint32_t s, uint64_t now)
+{
+	struct slot *sl = &e->slots[s];
+
+	e->c.slots_completed++;
+	if (!e->parent) {
+		deliver_down(e, s, now);
+		return;
+	}
+	if (subtree_wants(e, &sl->m)) {
+		sl->awaiting = 1;
+		e->downq[(e->downq_head + e->downq_len++) % e->cfg.nslots] = s;
+	}
+	send_slot(e, e->parent, s, now);
 }
 
 static int imm_valid(const struct sw_engine *e, const struct inc_imm *m)
 {
 	if (m->prim == INC_ALLREDUCE)
 		return m->dest_rank == INC_RANK_ALL;
-	return m->dest_rank < e->nranks;
+	return m->dest_rank < e->total_ranks;
+}
+
+/* A SEND from the parent: the result of the oldest slot awaiting one. */
+static void rx_from_parent(struct sw_engine *e, const struct roce_pkt *p, const uint8_t *frame, uint64_t now)
+{
+	struct conn *k = e->parent;
+	enum rc_rx_verdict v;
+	uint32_t apsn, amsn;
+	uint8_t syn;
+
+	if (roce_psn_diff(p->psn, k->rc.epsn) == 0) {
+		struct slot *sl = e->downq_len ? &e->slots[e->downq[e->downq_head]] : NULL;
+		if (!sl || p->opcode != RC_SEND_ONLY_WITH_IMM || p->imm != sl->imm || p->payload_len > SW_MTU) {
+			e->c.drop_mismatch++;
+			send_aeth(e, k, k->rc.epsn, AETH_TYPE_NAK | AETH_NAK_INVALID_REQ);
+			return;
+		}
+		v = rc_conn_rx(&k->rc, p);
+		memcpy(sl->data, frame + p->payload_off, p->payload_len);
+		sl->len = (uint16_t)p->payload_len;
+		sl->have_data = p->payload_len > 0;
+		sl->awaiting = 0;
+		e->downq_head = (e->downq_head + 1) % e->cfg.nslots;
+		e->downq_len--;
+		e->c.results_from_parent++;
+		if (rc_conn_ack_fields(&k->rc, p, v, &apsn, &syn, &amsn))
+			send_aeth(e, k, apsn, syn);
+		deliver_down(e, (uint32_t)(sl - e->slots), now);
+		return;
+	}
+	v = rc_conn_rx(&k->rc, p);
+	if (v == RC_RX_DUPLICATE)
+		e->c.duplicates++;
+	else
+		e->c.drop_seq++;
+	if (rc_conn_ack_fields(&k->rc, p, v, &apsn, &syn, &amsn))
+		send_aeth(e, k, apsn, syn);
 }
 
 /* Fold a child's accepted packet into its slot. Return 0, or -1 if it does not match the slot. */
@@ -305,10 +401,8 @@ static void release(struct sw_engine *e, struct conn *k, uint32_t from)
 {
 	for (uint32_t psn = from; psn != k->rc.una; psn = (psn + 1) & ROCE_PSN_MASK) {
 		struct slot *sl = &e->slots[k->ring[ring_index(e, k, psn)].slot];
-		if (--sl->pending == 0) {
-			sl->busy = 0;
-			e->busy_slots--;
-		}
+		sl->pending--;
+		slot_free_if_done(e, sl);
 	}
 }
 
@@ -335,8 +429,10 @@ static void rx_ack(struct sw_engine *e, struct conn *k, const struct roce_pkt *p
 		break;
 	case RC_ACK_RETRY:
 		if ((p->syndrome & AETH_TYPE_MASK) == AETH_TYPE_RNR_NAK) {
-			/* resend when the retransmit timer next fires: the host posts receives meanwhile */
+			/* the peer has no room yet (host: no receive posted; parent: slot busy):
+			 * resend RNR_RETRY_NS from now, through the retransmit timer */
 			e->c.rnr_naks_rx++;
+			k->last_progress_ns = now + RNR_RETRY_NS - e->cfg.retransmit_ns;
 		} else {
 			e->c.naks_rx++;
 			resend(e, k, now);
@@ -367,7 +463,7 @@ void sw_engine_rx(struct sw_engine *e, const uint8_t *frame, size_t len, uint64_
 		e->c.drop_icrc++;
 		return;
 	}
-	for (int i = 0; i < e->cfg.nchildren; i++)
+	for (int i = 0; i < e->nconns; i++)
 		if (e->conn[i].cfg.local_qpn == p.dest_qp && e->conn[i].cfg.peer_ip == p.src_ip &&
 		    e->conn[i].cfg.local_ip == p.dst_ip) {
 			child = i;
@@ -382,13 +478,15 @@ void sw_engine_rx(struct sw_engine *e, const uint8_t *frame, size_t len, uint64_
 	memcpy(e->conn[child].cfg.local_mac, p.dst_mac, 6);
 	if (p.opcode == RC_ACK)
 		rx_ack(e, &e->conn[child], &p, now);
+	else if (&e->conn[child] == e->parent)
+		rx_from_parent(e, &p, frame, now);
 	else
 		rx_send(e, child, &p, frame, now);
 }
 
 void sw_engine_tick(struct sw_engine *e, uint64_t now)
 {
-	for (int i = 0; i < e->cfg.nchildren; i++) {
+	for (int i = 0; i < e->nconns; i++) {
 		struct conn *k = &e->conn[i];
 		if (rc_conn_unacked(&k->rc) && now - k->last_progress_ns >= e->cfg.retransmit_ns)
 			resend(e, k, now);

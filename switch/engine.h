@@ -11,8 +11,12 @@
  * destination rank; packet k of a communicator has the same PSN on every
  * child connection and lands in slot (psn % nslots). Ranks that contribute no
  * data (Broadcast non-roots, Barrier) send zero-length packets, so PSNs stay
- * aligned. This version is a root switch: its children are connections to
- * hosts or to leaf switches, and results go back down to them.
+ * aligned. A root switch sends each completed slot's result down to the
+ * children that want it; a leaf sends it up to its parent (UDP 4792, the
+ * same RC framing) and fans out the parent's result when it comes back.
+ * Results come back in slot order on every level (each child sends in PSN
+ * order, so slots complete in PSN order), which lets a leaf match them with
+ * a FIFO of slots awaiting a result.
  */
 #ifndef INCLAB_ENGINE_H
 #define INCLAB_ENGINE_H
@@ -40,7 +44,10 @@ struct sw_conn_cfg {
 
 struct sw_cfg {
 	int nchildren;
-	struct sw_conn_cfg child[SW_MAX_CHILDREN];
+	struct sw_conn_cfg child[SW_MAX_CHILDREN]; /* ranks contiguous, in child order */
+	int has_parent;              /* a leaf: results come from the parent */
+	struct sw_conn_cfg parent;   /* first_rank/nranks unused */
+	uint16_t total_ranks;        /* ranks of the communicator; 0: the children's (a root) */
 	uint32_t nslots;             /* aggregation slots (power of two not required) */
 	uint64_t retransmit_ns;      /* resend unacknowledged frames after this long */
 	uint8_t rnr_timer;           /* RNR NAK timer code sent when a slot is busy */
@@ -52,7 +59,7 @@ struct sw_counters {
 	uint64_t acks_tx, naks_tx, rnr_naks_tx, duplicates;
 	uint64_t aggregations, results_tx, retransmits;
 	uint64_t acks_rx, naks_rx, rnr_naks_rx, fatal_naks_rx;
-	uint64_t slots_completed;
+	uint64_t slots_completed, sent_up, results_from_parent;
 };
 
 typedef void (*sw_tx_fn)(void *ctx, int port, const uint8_t *frame, size_t len);

@@ -80,13 +80,14 @@ static void print_counters(const struct daemon *d, FILE *f)
 			capture_drops += st.ps_drop + st.ps_ifdrop;
 	}
 	fprintf(f,
-		"incswitch %s: rx_frames=%llu tx_frames=%llu aggregations=%llu slots_completed=%llu results_tx=%llu "
+		"incswitch %s: rx_frames=%llu tx_frames=%llu aggregations=%llu slots_completed=%llu sent_up=%llu "
+		"results_from_parent=%llu results_tx=%llu "
 		"retransmits=%llu acks_tx=%llu naks_tx=%llu rnr_naks_tx=%llu duplicates=%llu acks_rx=%llu naks_rx=%llu "
 		"rnr_naks_rx=%llu fatal_naks_rx=%llu drop_parse=%llu drop_icrc=%llu drop_unknown_qp=%llu "
 		"drop_bad_imm=%llu drop_mismatch=%llu drop_seq=%llu inject_errors=%llu capture_drops=%llu busy_slots=%u\n",
 		d->rules.name, (unsigned long long)c->rx_frames, (unsigned long long)c->tx_frames,
 		(unsigned long long)c->aggregations, (unsigned long long)c->slots_completed,
-		(unsigned long long)c->results_tx, (unsigned long long)c->retransmits, (unsigned long long)c->acks_tx,
+		(unsigned long long)c->sent_up, (unsigned long long)c->results_from_parent, (unsigned long long)c->results_tx, (unsigned long long)c->retransmits, (unsigned long long)c->acks_tx,
 		(unsigned long long)c->naks_tx, (unsigned long long)c->rnr_naks_tx, (unsigned long long)c->duplicates,
 		(unsigned long long)c->acks_rx, (unsigned long long)c->naks_rx, (unsigned long long)c->rnr_naks_rx,
 		(unsigned long long)c->fatal_naks_rx, (unsigned long long)c->drop_parse,
@@ -190,10 +191,16 @@ int main(int argc, char **argv)
 			return 1;
 		pfd[i] = (struct pollfd){ .fd = pcap_get_selectable_fd(d.pc[i]), .events = POLLIN };
 	}
-	for (int i = 0; i < d.rules.cfg.nchildren; i++) {
-		const struct sw_conn_cfg *c = &d.rules.cfg.child[i];
+	/* every (address, port) the switch is reached on: children, then the parent */
+	struct sw_conn_cfg all[SW_MAX_CHILDREN + 1];
+	int nall = d.rules.cfg.nchildren;
+	memcpy(all, d.rules.cfg.child, sizeof(all[0]) * (size_t)nall);
+	if (d.rules.cfg.has_parent)
+		all[nall++] = d.rules.cfg.parent;
+	for (int i = 0; i < nall; i++) {
+		const struct sw_conn_cfg *c = &all[i];
 		int j;
-		for (j = 0; j < i && (d.rules.cfg.child[j].local_ip != c->local_ip || d.rules.cfg.child[j].udp_dst != c->udp_dst); j++)
+		for (j = 0; j < i && (all[j].local_ip != c->local_ip || all[j].udp_dst != c->udp_dst); j++)
 			;
 		if (j == i && hold_port(c->local_ip, c->udp_dst) < 0) {
 			fprintf(stderr, "incswitch: cannot hold UDP %u on the switch address: %s\n", c->udp_dst, strerror(errno));
@@ -203,8 +210,8 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGUSR1, on_signal);
-	printf("incswitch %s: %d children on %d ports, %u slots, ready\n", d.rules.name, d.rules.cfg.nchildren,
-	       d.rules.nports, d.rules.cfg.nslots);
+	printf("incswitch %s: %s, %d children on %d ports, %u slots, ready\n", d.rules.name,
+	       d.rules.cfg.has_parent ? "leaf" : "root", d.rules.cfg.nchildren, d.rules.nports, d.rules.cfg.nslots);
 	fflush(stdout);
 	uint64_t end = seconds ? now_ns() + seconds * 1000000000ull : 0;
 	while (!stop && (!end || now_ns() < end)) {

@@ -8,6 +8,9 @@
  *   nslots: 1024            # aggregation slots (>= the hosts' window)
  *   retransmit_us: 20000    # resend unacknowledged results after this long
  *   rnr_timer: 1            # RNR NAK timer code for a busy slot (IBTA table 45)
+ *   ranks: 4                # ranks of the communicator (a leaf; default: the children's)
+ *   parent: {port: to-sw0, local_ip: 172.16.0.5, peer_ip: 172.16.0.1,
+ *            local_qpn: 512, peer_qpn: 768, rq_psn: 0, sq_psn: 0}   # a leaf only
  *   children:
  *     - {port: to-pku1, local_ip: 10.1.1.1, peer_ip: 10.1.1.21, local_qpn: 256,
  *        peer_qpn: 17, rq_psn: 0, sq_psn: 0, first_rank: 0, nranks: 1}
@@ -84,24 +87,28 @@ static int ip(struct ld *l, yaml_node_t *n, const char *key, uint32_t *out)
 	return 0;
 }
 
-static void child(struct ld *l, yaml_node_t *m, struct sw_rules *r)
+/* A connection: a child, or (@is_parent) the parent, which has no ranks and uses UDP 4792. */
+static void conn(struct ld *l, yaml_node_t *m, struct sw_rules *r, int is_parent)
 {
 	struct sw_conn_cfg *c;
 	unsigned long v;
 	int have = 0;
 	enum { PORT = 1, LIP = 2, PIP = 4, LQPN = 8, PQPN = 16, RANKS = 32 };
+	const char *what = is_parent ? "the parent" : "a child";
 
 	if (m->type != YAML_MAPPING_NODE) {
-		bad(l, m, "a child must be a mapping (port, local_ip, peer_ip, local_qpn, peer_qpn, ...)");
+		bad(l, m, "%s must be a mapping (port, local_ip, peer_ip, local_qpn, peer_qpn, ...)", what);
 		return;
 	}
-	if (r->cfg.nchildren == SW_MAX_CHILDREN) {
+	if (!is_parent && r->cfg.nchildren == SW_MAX_CHILDREN) {
 		bad(l, m, "more than %d children", SW_MAX_CHILDREN);
 		return;
 	}
-	c = &r->cfg.child[r->cfg.nchildren];
+	c = is_parent ? &r->cfg.parent : &r->cfg.child[r->cfg.nchildren];
 	memset(c, 0, sizeof(*c));
-	c->udp_dst = 4791;
+	c->udp_dst = is_parent ? 4792 : 4791;
+	if (is_parent)
+		have |= RANKS;
 	c->nranks = 1;
 	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = yaml_document_get_node(&l->doc, p->key), *vn = yaml_document_get_node(&l->doc, p->value);
@@ -164,8 +171,12 @@ static void child(struct ld *l, yaml_node_t *m, struct sw_rules *r)
 		}
 	}
 	if (have != (PORT | LIP | PIP | LQPN | PQPN | RANKS))
-		bad(l, m, "a child needs port, local_ip, peer_ip, local_qpn, peer_qpn (non-zero) and first_rank");
-	r->cfg.nchildren++;
+		bad(l, m, "%s needs port, local_ip, peer_ip, local_qpn, peer_qpn (non-zero)%s", what,
+		    is_parent ? "" : " and first_rank");
+	if (is_parent)
+		r->cfg.has_parent = 1;
+	else
+		r->cfg.nchildren++;
 }
 
 int sw_rules_parse(const char *yaml, size_t len, const char *name, struct sw_rules *r, FILE *err)
@@ -217,9 +228,14 @@ int sw_rules_parse(const char *yaml, size_t len, const char *name, struct sw_rul
 				continue;
 			}
 			for (yaml_node_item_t *i = vn->data.sequence.items.start; i < vn->data.sequence.items.top; i++)
-				child(&l, yaml_document_get_node(&l.doc, *i), r);
+				conn(&l, yaml_document_get_node(&l.doc, *i), r, 0);
+		} else if (!strcmp(key, "parent")) {
+			conn(&l, vn, r, 1);
+		} else if (!strcmp(key, "ranks")) {
+			if (!num(&l, vn, key, 0xfffe, &v))
+				r->cfg.total_ranks = (uint16_t)v;
 		} else {
-			bad(&l, k, "unknown key '%s' (switch, nslots, retransmit_us, rnr_timer, children)", key);
+			bad(&l, k, "unknown key '%s' (switch, nslots, retransmit_us, rnr_timer, ranks, children, parent)", key);
 		}
 	}
 	if (!l.nerr && r->cfg.nchildren == 0)

@@ -55,6 +55,18 @@ static void test_valid_rules(void **state)
 	assert_int_equal(r.cfg.child[0].udp_dst, 4791);
 	assert_int_equal(r.cfg.child[2].udp_dst, 4792);
 	assert_int_equal(r.cfg.child[1].first_rank, 1);
+	assert_false(r.cfg.has_parent);
+
+	const char *leaf = "ranks: 4\nparent: {port: to-sw0, local_ip: 172.16.0.5, peer_ip: 172.16.0.1, local_qpn: 512,"
+			   " peer_qpn: 768, sq_psn: 9}\nchildren:\n"
+			   "  - {port: to-pku3, local_ip: 10.2.1.1, peer_ip: 10.2.1.7, local_qpn: 256, peer_qpn: 17, first_rank: 2}\n";
+	assert_null(errors(leaf, &r));
+	assert_true(r.cfg.has_parent);
+	assert_int_equal(r.cfg.total_ranks, 4);
+	assert_int_equal(r.cfg.parent.udp_dst, 4792);
+	assert_int_equal(r.cfg.parent.sq_psn, 9);
+	assert_string_equal(r.port[r.cfg.parent.port], "to-sw0");
+	assert_int_equal(r.nports, 2);
 }
 
 static void test_bad_rules_name_the_line(void **state)
@@ -67,6 +79,9 @@ static void test_bad_rules_name_the_line(void **state)
 	free(e);
 	e = errors("children:\n  - {port: p, local_ip: 10.1.1.1, peer_ip: 10.1.1.3, local_qpn: 1, first_rank: 0}\n", &r);
 	assert_non_null(strstr(e, "rules:2: a child needs port, local_ip, peer_ip, local_qpn, peer_qpn (non-zero) and first_rank"));
+	free(e);
+	e = errors("parent: {port: p, local_ip: 1.2.3.4}\nchildren:\n  - {port: p, local_ip: 10.1.1.1, peer_ip: 10.1.1.3, local_qpn: 1, peer_qpn: 2, first_rank: 0}\n", &r);
+	assert_non_null(strstr(e, "rules:1: the parent needs port, local_ip, peer_ip, local_qpn, peer_qpn (non-zero)"));
 	free(e);
 	e = errors("nslots: -5\nchildren: []\n", &r);
 	assert_non_null(strstr(e, "rules:1: 'nslots' must be a number"));
