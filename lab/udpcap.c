@@ -17,6 +17,7 @@
 
 #include <arpa/inet.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,9 +61,11 @@ int main(int argc, char **argv)
 	if (port < 1 || port > 65534 || seconds < 1 || !outpath)
 		goto usage;
 
+	/* Immediate mode ignores the read timeout: read non-blocking and poll() with
+	 * a timeout of our own, so an idle link cannot keep us past SECONDS. */
 	in = pcap_create("lo", errbuf);
-	if (!in || pcap_set_snaplen(in, 65535) || pcap_set_timeout(in, 100) || pcap_set_immediate_mode(in, 1) ||
-	    pcap_activate(in) < 0) {
+	if (!in || pcap_set_snaplen(in, 65535) || pcap_set_immediate_mode(in, 1) || pcap_activate(in) < 0 ||
+	    pcap_setnonblock(in, 1, errbuf) < 0) {
 		fprintf(stderr, "udpcap: cannot capture on lo: %s\n", in ? pcap_geterr(in) : errbuf);
 		return 1;
 	}
@@ -85,8 +88,11 @@ int main(int argc, char **argv)
 		const unsigned char *data;
 		int rc = pcap_next_ex(in, &h, &data);
 
-		if (rc == 0)
+		if (rc == 0) {
+			struct pollfd p = { .fd = pcap_get_selectable_fd(in), .events = POLLIN };
+			poll(&p, 1, 100);
 			continue;
+		}
 		if (rc < 0) {
 			fprintf(stderr, "udpcap: capture error: %s\n", pcap_geterr(in));
 			break;

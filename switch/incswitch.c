@@ -12,6 +12,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <pcap/pcap.h>
@@ -131,6 +132,76 @@ static int hold_port(uint32_t ip, uint16_t port)
 	return s;
 }
 
+/* MAC of the interface that owns @ip (the bridge for bridged host ports), from sysfs. */
+static int local_mac(uint32_t ip, uint8_t mac[6])
+{
+	struct ifaddrs *ifs, *a;
+	int rc = -1;
+
+	if (getifaddrs(&ifs) < 0)
+		return -1;
+	for (a = ifs; a; a = a->ifa_next)
+		if (a->ifa_addr && a->ifa_addr->sa_family == AF_INET &&
+		    ntohl(((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr) == ip) {
+			char path[128];
+			snprintf(path, sizeof(path), "/sys/class/net/%s/address", a->ifa_name);
+			FILE *f = fopen(path, "r");
+			if (f && fscanf(f, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4],
+					&mac[5]) == 6)
+				rc = 0;
+			if (f)
+				fclose(f);
+			break;
+		}
+	freeifaddrs(ifs);
+	return rc;
+}
+
+/* The peer's MAC from the neighbour table, prompting ARP with one datagram to
+ * the discard port when it is not there yet; waits up to 3 s. */
+static int peer_mac(uint32_t local, uint32_t peer, uint8_t mac[6])
+{
+	char want[INET_ADDRSTRLEN], line[256], ip[64], hw[64];
+	struct in_addr a = { htonl(peer) };
+
+	inet_ntop(AF_INET, &a, want, sizeof(want));
+	for (int tries = 0; tries < 30; tries++) {
+		FILE *f = fopen("/proc/net/arp", "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "%63s %*s %*s %63s", ip, hw) == 2 && strcmp(ip, want) == 0 &&
+			    strcmp(hw, "00:00:00:00:00:00") != 0 &&
+			    sscanf(hw, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4], &mac[5]) == 6) {
+				fclose(f);
+				return 0;
+			}
+		if (f)
+			fclose(f);
+		if (tries % 10 == 0) {
+			struct sockaddr_in from = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(local) };
+			struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9), .sin_addr.s_addr = htonl(peer) };
+			int s = socket(AF_INET, SOCK_DGRAM, 0);
+			if (s >= 0) {
+				bind(s, (struct sockaddr *)&from, sizeof(from));
+				sendto(s, "", 0, 0, (struct sockaddr *)&to, sizeof(to));
+				close(s);
+			}
+		}
+		usleep(100000);
+	}
+	return -1;
+}
+
+/* Fill in the MACs of a connection; a child's are also learnt from its first frame. */
+static void resolve_macs(struct sw_conn_cfg *c, const char *what)
+{
+	char ip[INET_ADDRSTRLEN];
+	struct in_addr a = { htonl(c->peer_ip) };
+
+	if (local_mac(c->local_ip, c->local_mac) < 0 || peer_mac(c->local_ip, c->peer_ip, c->peer_mac) < 0)
+		fprintf(stderr, "incswitch: warning: no MAC address for %s %s yet; learning it from its frames\n", what,
+			inet_ntop(AF_INET, &a, ip, sizeof(ip)));
+}
+
 static int open_port(struct daemon *d, int i)
 {
 	char err[PCAP_ERRBUF_SIZE];
@@ -184,6 +255,10 @@ int main(int argc, char **argv)
 	if (sw_rules_parse(text, len, rules_path, &d.rules, stderr) < 0)
 		return 1;
 	free(text);
+	for (int i = 0; i < d.rules.cfg.nchildren; i++)
+		resolve_macs(&d.rules.cfg.child[i], "child");
+	if (d.rules.cfg.has_parent)
+		resolve_macs(&d.rules.cfg.parent, "parent");
 	if (!(d.eng = sw_engine_new(&d.rules.cfg, tx, &d)))
 		return 1;
 	for (int i = 0; i < d.rules.nports; i++) {

@@ -15,6 +15,7 @@
 #      edge with `lab capture` and decoded by tshark
 #   4c. in-network AllReduce/Reduce/Broadcast/Barrier of the ranks under one
 #      leaf, every result verified on every rank (tests/system/inc-slice.sh)
+#   4d. the same for every rank across the whole tree
 #   5. lab-down leaves no domain, network, bridge, process or state; a second
 #      lab-down is a no-op
 # Ends with "N passed, M failed"; exit status 0 only when nothing failed.
@@ -197,6 +198,15 @@ while read -r line; do
     case "$line" in ok\ *) ok "${line#ok   }" ;; FAIL\ *) ko "${line#FAIL }" ;; esac
 done <<<"$out"
 [ $rc = 0 ] || grep -q '^FAIL' <<<"$out" || ko "inc-slice.sh exited $rc"
+
+# ---------------------------------------------------------------------------
+phase "4d. in-network collectives across the whole tree (leaves forward to the root)"
+out=$(INC_SLICE_SCOPE=tree INC_SLICE_COUNTS=${INC_TREE_COUNTS:-1,257,65539} tests/system/inc-slice.sh 2>&1); rc=$?
+echo "$out" | grep -v '^ok \|^FAIL \|passed, .* failed$'
+while read -r line; do
+    case "$line" in ok\ *) ok "${line#ok   }" ;; FAIL\ *) ko "${line#FAIL }" ;; esac
+done <<<"$out"
+[ $rc = 0 ] || grep -q '^FAIL' <<<"$out" || ko "inc-slice.sh (tree) exited $rc"
 
 # ---------------------------------------------------------------------------
 phase "5. lab-down"
