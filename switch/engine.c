@@ -273,6 +273,21 @@ static int imm_valid(const struct sw_engine *e, const struct inc_imm *m)
 	return m->dest_rank < e->total_ranks;
 }
 
+/* A SEND that is not the next one expected: re-ACK a duplicate, NAK a gap once. */
+static void rx_not_next(struct sw_engine *e, struct conn *k, const struct roce_pkt *p)
+{
+	enum rc_rx_verdict v = rc_conn_rx(&k->rc, p);
+	uint32_t apsn, amsn;
+	uint8_t syn;
+
+	if (v == RC_RX_DUPLICATE)
+		e->c.duplicates++;
+	else
+		e->c.drop_seq++;
+	if (rc_conn_ack_fields(&k->rc, p, v, &apsn, &syn, &amsn))
+		send_aeth(e, k, apsn, syn);
+}
+
 /* A SEND from the parent: the result of the oldest slot awaiting one. */
 static void rx_from_parent(struct sw_engine *e, const struct roce_pkt *p, const uint8_t *frame, uint64_t now)
 {
@@ -301,13 +316,7 @@ static void rx_from_parent(struct sw_engine *e, const struct roce_pkt *p, const 
 		deliver_down(e, (uint32_t)(sl - e->slots), now);
 		return;
 	}
-	v = rc_conn_rx(&k->rc, p);
-	if (v == RC_RX_DUPLICATE)
-		e->c.duplicates++;
-	else
-		e->c.drop_seq++;
-	if (rc_conn_ack_fields(&k->rc, p, v, &apsn, &syn, &amsn))
-		send_aeth(e, k, apsn, syn);
+	rx_not_next(e, k, p);
 }
 
 /* Fold a child's accepted packet into its slot. Return 0, or -1 if it does not match the slot. */
@@ -387,13 +396,7 @@ static void rx_send(struct sw_engine *e, int child, const struct roce_pkt *p, co
 			slot_complete(e, s, now);
 		return;
 	}
-	v = rc_conn_rx(&k->rc, p);
-	if (v == RC_RX_DUPLICATE)
-		e->c.duplicates++;
-	else
-		e->c.drop_seq++;
-	if (rc_conn_ack_fields(&k->rc, p, v, &apsn, &syn, &amsn))
-		send_aeth(e, k, apsn, syn);
+	rx_not_next(e, k, p);
 }
 
 /* Release the slots of frames @from .. una-1 that child @k has now acknowledged. */

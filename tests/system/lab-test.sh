@@ -45,6 +45,18 @@ trap finish EXIT
 trap 'echo "interrupted"; exit 130' INT TERM
 
 inv() { grep -v '^#' "$state/gen/inventory.tsv"; }
+
+# sub_test SCRIPT — run a test script of the same format; count its ok/FAIL lines
+# as ours, show its other output, fail if it failed without saying why.
+sub_test() {
+    local out rc line
+    out=$("$1" 2>&1); rc=$?
+    grep -v '^ok \|^FAIL \|passed, .* failed$' <<<"$out"
+    while read -r line; do
+        case "$line" in ok\ *) ok "${line#ok   }" ;; FAIL\ *) ko "${line#FAIL }" ;; esac
+    done <<<"$out"
+    [ $rc = 0 ] || grep -q '^FAIL' <<<"$out" || ko "$1 exited $rc"
+}
 field() { awk -F'\t' -v n="$1" -v c="$2" '$1 == n {print $c}' "$state/gen/inventory.tsv"; }
 
 lab_is_clean() {
@@ -171,12 +183,7 @@ leaf0=$(field "$host0" 7)
 "$lab" capture "$leaf0-$host0" 45 > /tmp/inclab-capture.out 2>&1 &
 cap_pid=$!
 sleep 2
-out=$(tests/system/rc-slice.sh 2>&1); rc=$?
-echo "$out" | grep -v '^ok \|^FAIL \|passed, .* failed$'
-while read -r line; do
-    case "$line" in ok\ *) ok "${line#ok   }" ;; FAIL\ *) ko "${line#FAIL }" ;; esac
-done <<<"$out"
-[ $rc = 0 ] || grep -q '^FAIL' <<<"$out" || ko "rc-slice.sh exited $rc"
+sub_test tests/system/rc-slice.sh
 wait $cap_pid
 pcap=$(tail -n 1 /tmp/inclab-capture.out)
 if [ -s "$pcap" ]; then
@@ -192,21 +199,11 @@ fi
 
 # ---------------------------------------------------------------------------
 phase "4c. in-network collectives under one leaf switch (libinccl + incswitch)"
-out=$(tests/system/inc-slice.sh 2>&1); rc=$?
-echo "$out" | grep -v '^ok \|^FAIL \|passed, .* failed$'
-while read -r line; do
-    case "$line" in ok\ *) ok "${line#ok   }" ;; FAIL\ *) ko "${line#FAIL }" ;; esac
-done <<<"$out"
-[ $rc = 0 ] || grep -q '^FAIL' <<<"$out" || ko "inc-slice.sh exited $rc"
+sub_test tests/system/inc-slice.sh
 
 # ---------------------------------------------------------------------------
 phase "4d. in-network collectives across the whole tree (leaves forward to the root)"
-out=$(INC_SLICE_SCOPE=tree INC_SLICE_COUNTS=${INC_TREE_COUNTS:-1,257,65539} tests/system/inc-slice.sh 2>&1); rc=$?
-echo "$out" | grep -v '^ok \|^FAIL \|passed, .* failed$'
-while read -r line; do
-    case "$line" in ok\ *) ok "${line#ok   }" ;; FAIL\ *) ko "${line#FAIL }" ;; esac
-done <<<"$out"
-[ $rc = 0 ] || grep -q '^FAIL' <<<"$out" || ko "inc-slice.sh (tree) exited $rc"
+INC_SLICE_SCOPE=tree INC_SLICE_COUNTS=${INC_TREE_COUNTS:-1,257,65539} sub_test tests/system/inc-slice.sh
 
 # ---------------------------------------------------------------------------
 phase "5. lab-down"
