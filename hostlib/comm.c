@@ -33,6 +33,7 @@ struct inccl_comm {
 	struct ibv_qp *qp;
 	uint8_t *sbuf, *rbuf; /* window slots of PKT bytes */
 	struct ibv_mr *smr, *rmr;
+	int broken;           /* a timeout or failed completion left the queue pair out of step */
 	char err[256];
 };
 
@@ -86,7 +87,7 @@ static int ipv4_gid_index(struct ibv_context *ctx)
 
 int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inccl_comm_t **out, uint32_t *qpn)
 {
-	struct inccl_comm_opts d = { "rxe0", -1, 128, 10000 };
+	struct inccl_comm_opts d = { "rxe0", -1, 128, 60000 };
 	struct ibv_device **devs;
 	inccl_comm_t *c;
 	int n, rc = INCCL_OK;
@@ -207,8 +208,32 @@ static void from_wire(uint8_t *dst, const uint8_t *src, size_t n)
  * One collective: send every packet (data or empty), receive every result
  * this rank is due, keep at most `window` in flight.
  */
+static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, int root,
+		    const uint8_t *send, uint8_t *recv, size_t count);
+
+/*
+ * A collective that timed out or failed leaves packets and results in flight
+ * that no later call could tell from its own: the communicator is broken from
+ * then on, and every later call says so at once.
+ */
 static int run(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, int root,
 	       const uint8_t *send, uint8_t *recv, size_t count)
+{
+	int rc = run_once(c, prim, op, dtype, root, send, recv, count);
+
+	if (rc == INCCL_EIO || rc == INCCL_ETIMEDOUT) {
+		if (!c->broken) {
+			char why[sizeof(c->err)];
+			snprintf(why, sizeof(why), "%s", c->err);
+			snprintf(c->err, sizeof(c->err), "communicator broken: %.200s", why);
+		}
+		c->broken = 1;
+	}
+	return rc;
+}
+
+static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, int root,
+		    const uint8_t *send, uint8_t *recv, size_t count)
 {
 	size_t bytes = count * INC_ELEM_SIZE, npk = bytes ? (bytes + PKT - 1) / PKT : 1;
 	int has_data = prim == INC_ALLREDUCE ? op != INC_OP_BARRIER : prim == INC_REDUCE ? 1 : c->rank == root;
@@ -221,6 +246,8 @@ static int run(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_d
 
 	if (!c->qp || c->qp->state != IBV_QPS_RTS)
 		return fail(c, INCCL_EINVAL, "communicator is not connected");
+	if (c->broken)
+		return INCCL_EIO; /* the message of the error that broke it stays in c->err */
 	while (sdone < npk || (expects && rdone < npk)) {
 		while (sent < npk && sent - sdone < (size_t)c->window && (!expects || sent - rdone < (size_t)c->window)) {
 			size_t off = sent * PKT, len = has_data ? (bytes - off < PKT ? bytes - off : PKT) : 0;

@@ -13,7 +13,10 @@
  *
  * Every call returns INCCL_OK or a negative inccl_status; inccl_errmsg()
  * says what went wrong. Nothing calls exit(); a dead switch gives
- * INCCL_ETIMEDOUT after the communicator's timeout, never a hang.
+ * INCCL_ETIMEDOUT after the communicator's timeout, never a hang. After
+ * INCCL_ETIMEDOUT or INCCL_EIO the communicator is broken (packets of the
+ * failed call may still arrive): every later collective returns INCCL_EIO at
+ * once with the original reason; destroy it and create a new one.
  */
 #ifndef INCCL_H
 #define INCCL_H
@@ -44,7 +47,8 @@ struct inccl_comm_opts {
 	const char *device;   /* RDMA device, default "rxe0" */
 	int gid_index;        /* -1 (default): the IPv4-mapped GID of the port */
 	int window;           /* messages in flight (1 KiB each), default 128 */
-	int timeout_ms;       /* give up after this long without progress, default 10000 */
+	int timeout_ms;       /* give up after this long without progress, default 60000:
+			       * a collective waits for the slowest rank */
 };
 
 /**

@@ -110,7 +110,8 @@ RULES
 (incswitch -r /tmp/rules.yaml -t 1800 > /tmp/incswitch.out 2>&1; echo \$? > /tmp/incswitch.rc) < /dev/null > /dev/null 2>&1 &
 sleep 1; head -n 3 /tmp/incswitch.out" | sed 's/^/  /'
 done
-for h in "${hosts[@]}"; do "$lab" exec "$h" "touch /tmp/inccl.go" >/dev/null; done
+for h in "${hosts[@]}"; do "$lab" exec "$h" "touch /tmp/inccl.go" >/dev/null & done  # release all ranks together
+wait
 t0=$(date +%s)
 for h in "${hosts[@]}"; do
     for _ in $(seq 1 1500); do "$lab" exec "$h" "test -e /tmp/inccl.rc" >/dev/null 2>&1 && break; sleep 1; done
