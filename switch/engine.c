@@ -462,7 +462,7 @@ void sw_engine_rx(struct sw_engine *e, const uint8_t *frame, size_t len, uint64_
 		e->c.drop_parse++;
 		return;
 	}
-	if (!roce_icrc_ok(frame, len)) {
+	if (!roce_pkt_icrc_ok(frame, &p)) {
 		e->c.drop_icrc++;
 		return;
 	}

@@ -131,7 +131,7 @@ static void on_frame(struct echo *e, const uint8_t *f, size_t len)
 		e->parse_err[err]++;
 		return;
 	}
-	if (!roce_icrc_ok(f, len)) {
+	if (!roce_pkt_icrc_ok(f, &p)) {
 		e->bad_icrc++;
 		return;
 	}

@@ -110,6 +110,15 @@ uint32_t roce_icrc(const uint8_t *frame, size_t len);
 /** roce_icrc_ok() - does the frame's trailing ICRC match its contents? */
 int roce_icrc_ok(const uint8_t *frame, size_t len);
 
+/**
+ * roce_pkt_icrc_ok() - the same for a frame roce_parse() accepted: uses the
+ * ICRC and frame length it found (Ethernet padding after the IP packet excluded).
+ */
+static inline int roce_pkt_icrc_ok(const uint8_t *frame, const struct roce_pkt *p)
+{
+	return roce_icrc(frame, p->frame_len) == p->icrc;
+}
+
 /** Parameters of a frame to build. */
 struct roce_build {
 	const uint8_t *src_mac, *dst_mac;

@@ -58,6 +58,7 @@ static void test_every_roce_frame_parses_with_valid_icrc(void **state)
 			continue; /* ARP, IPv6, TCP of perftest's QP exchange */
 		assert_int_equal(e, ROCE_OK);
 		assert_true(roce_icrc_ok(fr(n), fl(n)));
+		assert_true(roce_pkt_icrc_ok(fr(n), &p));
 		assert_int_equal(roce_icrc(fr(n), fl(n)), p.icrc);
 		roce++;
 	}
