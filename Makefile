@@ -12,10 +12,10 @@ export TOPOLOGY
 # target that needs packages depends on its stamp.
 DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1-12)
 
-.PHONY: all help deps payload images bench-switch lab-up lab-down lab-status lab-ssh lab-console lab-capture \
+.PHONY: all help deps payload images bench-switch lab-up lab-down lab-status lab-ssh lab-console lab-capture lab-sync \
         test check test-unit test-golden test-lab golden-update clean
 
-all: $(BUILD)/topogen $(BUILD)/udpcap $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
+all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
      $(BUILD)/libinccl.a $(BUILD)/libinccl.so $(BUILD)/inccl_check
 
 help:
@@ -26,6 +26,7 @@ help:
 	@echo "make lab-ssh NODE=pku1 [CMD='...']   run a command on a node (no CMD: serial console)"
 	@echo "make lab-console NODE=sw1  serial console of a node (leave with Ctrl-])"
 	@echo "make lab-capture LINK=sw1-pku1 [SECONDS=10]  pcap of a tree edge into results/captures/"
+	@echo "make lab-sync              copy freshly built binaries into the running lab, restart its daemons"
 	@echo "make lab-down              remove every domain, network, disk and process of the lab"
 	@echo "make test                  unit, golden and lab system tests (what CI runs)"
 	@echo "make check                 unit and golden tests only (no VMs)"
@@ -43,6 +44,13 @@ $(BUILD)/topogen: topology/topogen.c $(TOPO_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ topology/topogen.c topology/topo.c -lyaml
 
+# the controller: topology + plan + control protocol (ctlmsg, shared with the switch and libinccl)
+CTLMSG := controller/ctlmsg.c controller/ctlmsg.h
+CONTROLLER_SRC := controller/incctl.c controller/plan.c controller/plan.h $(CTLMSG) $(TOPO_SRC)
+$(BUILD)/incctl: $(CONTROLLER_SRC) | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -o $@ $(filter %.c,$(CONTROLLER_SRC)) -lyaml
+
 $(BUILD)/udpcap: lab/udpcap.c | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ lab/udpcap.c -lpcap
@@ -53,22 +61,26 @@ $(BUILD)/rcecho: switch/rcecho.c $(SWITCH_CORE) | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -Iswitch -o $@ switch/rcecho.c switch/rc_conn.c switch/roce.c -lpcap -l:libdeflate.a
 
 SWITCH_DAEMON := switch/incswitch.c switch/swconfig.c switch/swconfig.h switch/engine.c switch/engine.h \
-                 switch/agg.c switch/inc_proto.h $(SWITCH_CORE)
+                 switch/agg.c switch/inc_proto.h $(CTLMSG) $(SWITCH_CORE)
 $(BUILD)/incswitch: $(SWITCH_DAEMON) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ $(filter %.c,$(SWITCH_DAEMON)) -lpcap -lyaml -l:libdeflate.a -lm
 
 # libinccl: one public header (hostlib/inccl.h), static and shared.
-INCCL_SRC := hostlib/comm.c
-$(BUILD)/inccl/%.o: hostlib/%.c hostlib/inccl.h switch/inc_proto.h | $(DEPS_STAMP)
+# Users link the static library with -libverbs -lyaml.
+INCCL_OBJ := $(BUILD)/inccl/comm.o $(BUILD)/inccl/group.o $(BUILD)/inccl/ctlmsg.o
+$(BUILD)/inccl/%.o: hostlib/%.c hostlib/inccl.h hostlib/internal.h switch/inc_proto.h controller/ctlmsg.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)/inccl
-	$(CC) $(CFLAGS) -fPIC -Ihostlib -c -o $@ $<
-$(BUILD)/libinccl.a: $(INCCL_SRC:hostlib/%.c=$(BUILD)/inccl/%.o)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -DINCCL_BUILD -Ihostlib -c -o $@ $<
+$(BUILD)/inccl/ctlmsg.o: controller/ctlmsg.c controller/ctlmsg.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)/inccl
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+$(BUILD)/libinccl.a: $(INCCL_OBJ)
 	ar rcs $@ $^
-$(BUILD)/libinccl.so: $(INCCL_SRC:hostlib/%.c=$(BUILD)/inccl/%.o)
-	$(CC) -shared -o $@ $^ -libverbs
+$(BUILD)/libinccl.so: $(INCCL_OBJ)
+	$(CC) -shared -o $@ $^ -libverbs -lyaml
 $(BUILD)/inccl_check: hostlib/tools/inccl_check.c $(BUILD)/libinccl.a
-	$(CC) $(CFLAGS) -Ihostlib -o $@ $< $(BUILD)/libinccl.a -libverbs -lm
+	$(CC) $(CFLAGS) -Ihostlib -o $@ $< $(BUILD)/libinccl.a -libverbs -lyaml -lm
 
 $(BUILD)/rc_probe: hostlib/tools/rc_probe.c | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
@@ -82,6 +94,7 @@ payload: all
 	@install -D -m 644 $(BUILD)/libinccl.so $(PAYLOAD)/host/usr/local/lib/libinccl.so
 	@install -D -m 644 hostlib/inccl.h $(PAYLOAD)/host/usr/local/include/inccl.h
 	@install -m 755 $(BUILD)/rcecho $(BUILD)/incswitch $(PAYLOAD)/switch/usr/local/bin/
+	@install -D -m 755 $(BUILD)/incctl $(PAYLOAD)/controller/usr/local/bin/incctl
 export INCLAB_PAYLOAD := $(abspath $(PAYLOAD))
 
 images: $(DEPS_STAMP) payload
@@ -97,6 +110,8 @@ lab-ssh:
 	@lab/lab.sh ssh "$(NODE)" $(if $(CMD),"$(CMD)")
 lab-console:
 	lab/lab.sh console "$(NODE)"
+lab-sync: payload
+	lab/lab.sh sync
 lab-capture: $(BUILD)/udpcap
 	lab/lab.sh capture "$(LINK)" $(SECONDS)
 
@@ -144,7 +159,11 @@ $(BUILD)/test_tree: tests/unit/test_tree.c $(SWITCH_ENGINE) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_tree.c switch/engine.c switch/rc_conn.c switch/roce.c switch/agg.c -lcmocka -l:libdeflate.a -lm
 
-UNIT_TESTS := $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
+# the controller as a real process on loopback, fake switches, libinccl's group bootstrap
+$(BUILD)/test_ctl: tests/unit/test_ctl.c $(BUILD)/incctl $(BUILD)/libinccl.a switch/swconfig.c switch/swconfig.h | $(DEPS_STAMP)
+	$(CC) $(CFLAGS) -o $@ tests/unit/test_ctl.c switch/swconfig.c $(BUILD)/libinccl.a -libverbs -lyaml -lcmocka -lpthread
+
+UNIT_TESTS := $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
               $(BUILD)/test_tree $(BUILD)/test_swconfig
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 

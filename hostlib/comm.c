@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "../switch/inc_proto.h"
+#include "internal.h"
 
 #define PKT 1024 /* RoCE path MTU of the lab: one packet per message */
 
@@ -35,6 +36,8 @@ struct inccl_comm {
 	struct ibv_mr *smr, *rmr;
 	int broken;           /* a timeout or failed completion left the queue pair out of step */
 	char err[256];
+	inccl_group_t *group; /* set by inccl_comm_init(): rank 0 releases the communicator */
+	unsigned comm_id;     /* the controller's id of it */
 };
 
 static int fail(inccl_comm_t *c, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -99,8 +102,11 @@ int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inc
 		d.window = o->window ? o->window : d.window;
 		d.timeout_ms = o->timeout_ms ? o->timeout_ms : d.timeout_ms;
 	}
-	if (nranks < 1 || rank < 0 || rank >= nranks || d.window < 1 || d.window > 16384 || d.timeout_ms < 1)
+	if (nranks < 1 || rank < 0 || rank >= nranks || d.window < 1 || d.window > 16384 || d.timeout_ms < 1) {
+		inccl__set_last_error("bad arguments: rank %d of %d, window %d (1..16384), timeout %d ms", rank, nranks,
+				      d.window, d.timeout_ms);
 		return INCCL_EINVAL;
+	}
 	if (!(c = calloc(1, sizeof(*c))))
 		return INCCL_ENOMEM;
 	c->rank = rank;
@@ -114,11 +120,13 @@ int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inc
 	if (devs)
 		ibv_free_device_list(devs);
 	if (!c->ctx) {
+		inccl__set_last_error("rank %d: no RDMA device '%s' (is rdma_rxe bound? 'rdma link')", rank, d.device);
 		rc = INCCL_ENODEV;
 		goto out;
 	}
 	c->gid_index = d.gid_index >= 0 ? d.gid_index : ipv4_gid_index(c->ctx);
 	if (c->gid_index < 0) {
+		inccl__set_last_error("rank %d: device '%s' has no IPv4 GID (no address on its netdev?)", rank, d.device);
 		rc = INCCL_ENODEV;
 		goto out;
 	}
@@ -128,6 +136,8 @@ int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inc
 	    !(c->cq = ibv_create_cq(c->ctx, 2 * c->window + 16, NULL, NULL, 0)) ||
 	    !(c->smr = ibv_reg_mr(c->pd, c->sbuf, (size_t)c->window * PKT, 0)) ||
 	    !(c->rmr = ibv_reg_mr(c->pd, c->rbuf, (size_t)c->window * PKT, IBV_ACCESS_LOCAL_WRITE))) {
+		inccl__set_last_error("rank %d: cannot allocate or register the %d-slot window: %s", rank, d.window,
+				      strerror(errno));
 		rc = INCCL_ENOMEM;
 		goto out;
 	}
@@ -137,6 +147,7 @@ int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inc
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
 	if (!(c->qp = ibv_create_qp(c->pd, &qa)) ||
 	    ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+		inccl__set_last_error("rank %d: cannot create the queue pair: %s", rank, strerror(errno));
 		rc = INCCL_ENOMEM;
 		goto out;
 	}
@@ -338,10 +349,38 @@ int inccl_barrier(inccl_comm_t *c)
 	return run(c, INC_ALLREDUCE, INC_OP_BARRIER, INCCL_INT32, 0, NULL, NULL, 0);
 }
 
+int inccl_comm_rank(const inccl_comm_t *c)
+{
+	return c ? c->rank : -1;
+}
+
+int inccl_comm_size(const inccl_comm_t *c)
+{
+	return c ? c->nranks : -1;
+}
+
+int inccl__comm_local_ipv4(inccl_comm_t *c, uint32_t *ip_be)
+{
+	union ibv_gid g;
+
+	if (ibv_query_gid(c->ctx, 1, c->gid_index, &g))
+		return -1;
+	memcpy(ip_be, &g.raw[12], 4);
+	return 0;
+}
+
+void inccl__comm_attach(inccl_comm_t *c, inccl_group_t *g, unsigned comm_id)
+{
+	c->group = g;
+	c->comm_id = comm_id;
+}
+
 void inccl_comm_destroy(inccl_comm_t *c)
 {
 	if (!c)
 		return;
+	if (c->group && c->rank == 0)
+		inccl__group_release(c->group, c->comm_id);
 	if (c->qp)
 		ibv_destroy_qp(c->qp);
 	if (c->smr)

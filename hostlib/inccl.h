@@ -5,11 +5,24 @@
  * switches aggregate what every rank sends and return the result, so a rank
  * sends and receives each byte once whatever the number of ranks.
  *
- * Bootstrap, today: inccl_comm_create() makes the queue pair and tells its
- * number; whoever configures the switch (the test harness now, the
- * controller later) passes it on; inccl_comm_connect() then connects to the
- * switch. The group API (ranks meeting at rank 0, TCP 52223; rank 0 asking
- * the controller, TCP 52200) will be built on these two calls.
+ * Bootstrap (the usual way): every rank calls inccl_group_create() with the
+ * same nranks; the ranks meet at rank 0 (TCP 52223), which registers the
+ * group with the controller (TCP 52200). inccl_comm_init() then makes each
+ * rank's queue pair; rank 0 gathers the queue pair numbers and addresses,
+ * asks the controller for the communicator (the controller computes the
+ * aggregation tree and pushes the rules to the switches), hands every rank
+ * its switch's address, queue pair number and PSN, and releases all ranks
+ * together once every queue pair is connected.
+ *
+ *   inccl_group_t *g;  inccl_comm_t *c;
+ *   if (inccl_group_create(NULL, rank, nranks, &g) ||
+ *       inccl_comm_init(g, NULL, &c))
+ *           fprintf(stderr, "%s\n", inccl_last_error());
+ *   inccl_allreduce(c, in, out, n, INCCL_FLOAT32, INCCL_SUM);
+ *   inccl_comm_destroy(c);  inccl_group_destroy(g);
+ *
+ * The low-level pair inccl_comm_create() / inccl_comm_connect() builds a
+ * communicator by hand when something else configures the switches.
  *
  * Every call returns INCCL_OK or a negative inccl_status; inccl_errmsg()
  * says what went wrong. Nothing calls exit(); a dead switch gives
@@ -28,6 +41,13 @@
 extern "C" {
 #endif
 
+/* The shared library exports these calls only. */
+#if defined(INCCL_BUILD) && defined(__GNUC__)
+#define INCCL_API __attribute__((visibility("default")))
+#else
+#define INCCL_API
+#endif
+
 typedef struct inccl_comm inccl_comm_t;
 
 enum inccl_dtype { INCCL_INT32 = 0, INCCL_FLOAT32 = 1 };
@@ -40,7 +60,40 @@ enum inccl_status {
 	INCCL_ENOMEM = -3,    /* allocation or memory registration failed */
 	INCCL_EIO = -4,       /* a work completion failed: the connection is broken */
 	INCCL_ETIMEDOUT = -5, /* no progress within the communicator's timeout */
+	INCCL_ECONN = -6,     /* a peer rank, rank 0 or the controller cannot be reached or went away */
+	INCCL_EREFUSED = -7,  /* the controller or rank 0 refused the request (the message says why) */
 };
+
+typedef struct inccl_group inccl_group_t;
+
+/** Options of inccl_group_create(); zero fields take the defaults shown. */
+struct inccl_group_opts {
+	const char *master;     /* rank 0 as "host[:port]", port 52223 by default; default:
+				 * $INCCL_MASTER, else MASTER= in /etc/inclab/node.conf */
+	const char *controller; /* used by rank 0: "host[:port]", port 52200 by default;
+				 * default: $INCCL_CONTROLLER, else CONTROLLER= in node.conf */
+	int timeout_ms;         /* every rank must join (and each bootstrap step finish)
+				 * within this, default 120000 */
+};
+
+/**
+ * inccl_group_create() - join the group of @nranks ranks as rank @rank.
+ * Rank 0 listens on the master port until every rank has joined, then
+ * registers the group with the controller; the others connect to rank 0
+ * (retrying until the timeout). Every rank must pass the same @nranks.
+ * Return: INCCL_OK and *@out, or an error (*@out NULL; inccl_last_error()
+ * says why: rank 0 unreachable, a duplicate rank, the controller down, ...).
+ */
+INCCL_API int inccl_group_create(const struct inccl_group_opts *opts, int rank, int nranks, inccl_group_t **out);
+
+/** inccl_group_id() - the id the controller gave the group. */
+INCCL_API int inccl_group_id(const inccl_group_t *g);
+
+/** inccl_group_destroy() - leave the group; the controller forgets it. NULL is allowed. */
+INCCL_API void inccl_group_destroy(inccl_group_t *g);
+
+/** inccl_last_error() - why the calling thread's last failed create/init call failed. */
+INCCL_API const char *inccl_last_error(void);
 
 /** Options of inccl_comm_create(); zero fields take the defaults shown. */
 struct inccl_comm_opts {
@@ -52,12 +105,26 @@ struct inccl_comm_opts {
 };
 
 /**
+ * inccl_comm_init() - create a communicator over every rank of group @g
+ * (collective: every rank calls it). Each rank's queue pair is connected to
+ * its leaf switch as the controller decided; all ranks return together.
+ * Return: INCCL_OK and *@out, or an error on every rank (*@out NULL;
+ * inccl_last_error() says why, e.g. "controller: switch sw2 is not
+ * registered"). Destroy the communicators before their group.
+ */
+INCCL_API int inccl_comm_init(inccl_group_t *g, const struct inccl_comm_opts *opts, inccl_comm_t **out);
+
+/** inccl_comm_rank(), inccl_comm_size() - this rank, and the number of ranks. */
+INCCL_API int inccl_comm_rank(const inccl_comm_t *comm);
+INCCL_API int inccl_comm_size(const inccl_comm_t *comm);
+
+/**
  * inccl_comm_create() - open the device, register the window, create the
  * queue pair of rank @rank of @nranks, and post the receives.
  * @qpn: the queue pair number the switch must be told.
  * Return: INCCL_OK and *@out, or an error (then *@out is NULL).
  */
-int inccl_comm_create(const struct inccl_comm_opts *opts, int rank, int nranks, inccl_comm_t **out,
+INCCL_API int inccl_comm_create(const struct inccl_comm_opts *opts, int rank, int nranks, inccl_comm_t **out,
 		      uint32_t *qpn);
 
 /**
@@ -65,27 +132,28 @@ int inccl_comm_create(const struct inccl_comm_opts *opts, int rank, int nranks, 
  * quad) whose end of this connection is queue pair @switch_qpn. Both
  * directions start at PSN @psn, the same on every rank of the communicator.
  */
-int inccl_comm_connect(inccl_comm_t *comm, const char *switch_ip, uint32_t switch_qpn, uint32_t psn);
+INCCL_API int inccl_comm_connect(inccl_comm_t *comm, const char *switch_ip, uint32_t switch_qpn, uint32_t psn);
 
 /** inccl_allreduce() - @recv = op over all ranks of @send (@count elements). @send may equal @recv. */
-int inccl_allreduce(inccl_comm_t *comm, const void *send, void *recv, size_t count, enum inccl_dtype dtype,
+INCCL_API int inccl_allreduce(inccl_comm_t *comm, const void *send, void *recv, size_t count, enum inccl_dtype dtype,
 		    enum inccl_op op);
 
 /** inccl_reduce() - like allreduce, but only rank @root receives; @recv is unused elsewhere. */
-int inccl_reduce(inccl_comm_t *comm, const void *send, void *recv, size_t count, enum inccl_dtype dtype,
+INCCL_API int inccl_reduce(inccl_comm_t *comm, const void *send, void *recv, size_t count, enum inccl_dtype dtype,
 		 enum inccl_op op, int root);
 
 /** inccl_broadcast() - every rank's @buf becomes rank @root's @buf. */
-int inccl_broadcast(inccl_comm_t *comm, void *buf, size_t count, enum inccl_dtype dtype, int root);
+INCCL_API int inccl_broadcast(inccl_comm_t *comm, void *buf, size_t count, enum inccl_dtype dtype, int root);
 
 /** inccl_barrier() - return once every rank has entered the barrier. */
-int inccl_barrier(inccl_comm_t *comm);
+INCCL_API int inccl_barrier(inccl_comm_t *comm);
 
 /** inccl_errmsg() - what the last failing call on @comm said ("" if none). */
-const char *inccl_errmsg(const inccl_comm_t *comm);
+INCCL_API const char *inccl_errmsg(const inccl_comm_t *comm);
 
-/** inccl_comm_destroy() - release everything; NULL is allowed. */
-void inccl_comm_destroy(inccl_comm_t *comm);
+/** inccl_comm_destroy() - release everything (rank 0 also tells the controller,
+ * which removes the switches' rules); NULL is allowed. */
+INCCL_API void inccl_comm_destroy(inccl_comm_t *comm);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 #   lab/lab.sh push NODE SRC DST   copy a file into NODE (guest agent), mode 0755
 #   lab/lab.sh console NODE        serial console (root shell; leave with Ctrl-])
 #   lab/lab.sh capture LINK [SEC]  pcap of the frames on tree edge LINK (e.g. sw1-pku1)
+#   lab/lab.sh sync                copy the freshly built binaries (build/payload) and service
+#                                  units into the running nodes and restart the services
 #   lab/lab.sh down                remove every domain, network, disk, seed and process of the lab
 #
 # The lab is described by $TOPOLOGY (default topology/1-2-4.yaml) and lives in
@@ -347,8 +349,36 @@ cmd_capture() {
     echo "$out"
 }
 
+# ---- sync -------------------------------------------------------------------
+
+# Push the payload of each node's role (binaries built since the images were
+# made) and the role's service units, then restart the control plane: the
+# controller first, so that the switches register with the new one.
+cmd_sync() {
+    need_lab
+    local payload=${INCLAB_PAYLOAD:-$INCLAB_BUILD/payload} n role f
+    [ -d "$payload" ] || die "no payload in $payload: run 'make payload' first"
+    for role in controller switch host; do
+        for n in $(awk -F'\t' -v r="$role" '!/^#/ && $2 == r {print $1}' "$gen/inventory.tsv"); do
+            while IFS= read -r f; do
+                gpush "$n" "$payload/$role/$f" "/$f" "$(stat -c %a "$payload/$role/$f")" >/dev/null
+            done < <(cd "$payload/$role" 2>/dev/null && find . -type f | sed 's|^\./||')
+            while IFS= read -r f; do
+                gpush "$n" "$top/images/roles/$role/$f" "/$f" 0644 >/dev/null
+            done < <(cd "$top/images/roles/$role" && find . -type f -path './etc/systemd/*' | sed 's|^\./||')
+            case $role in
+            controller) gexec "$n" "systemctl daemon-reload && systemctl restart incctl.service" 60 ;;
+            switch) gexec "$n" "systemctl daemon-reload && systemctl restart incswitch.service" 60 ;;
+            host) gexec "$n" "ldconfig" 60 ;;
+            esac || die "sync: restarting the services of $n failed"
+            log "synced $n ($role)"
+        done
+    done
+}
+
 case "${1:-}" in
 up) cmd_up ;;
+sync) cmd_sync ;;
 down) cmd_down ;;
 status) cmd_status ;;
 exec) need_node "${2:-}"; [ -n "${3:-}" ] || die "exec NODE CMD"; gexec "$2" "$3" "${4:-600}" ;;
@@ -356,5 +386,5 @@ push) need_node "${2:-}"; [ -n "${4:-}" ] || die "push NODE SRC DST"; gpush "$2"
 ssh) need_node "${2:-}"; if [ -n "${3:-}" ]; then gexec "$2" "$3"; else cmd_console "$2"; fi ;;
 console) cmd_console "${2:-}" ;;
 capture) cmd_capture "${2:-}" "${3:-}" ;;
-*) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+*) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

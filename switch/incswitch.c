@@ -1,14 +1,19 @@
 /*
  * incswitch — the INC switch daemon: the engine (engine.c) on real ports.
  *
- *   incswitch -r RULES.yaml [-t SECONDS]
+ *   incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS]
  *
- * Captures RoCEv2 frames arriving on each port named by the rules with
- * libpcap, feeds them to the engine, and sends what the engine emits with
- * pcap_inject on the port it names. Holds UDP 4791/4792 on its addresses so
- * the kernel does not answer the hosts' frames with ICMP port unreachable.
- * Counters: printed on SIGUSR1 and at exit (SIGINT/SIGTERM, or -t SECONDS),
- * one "name=value" line; nothing is printed per packet.
+ * Registers with the controller (TCP 52311, controller/ctlmsg.h) as switch
+ * NAME of the topology and serves the rules the controller pushes: one
+ * communicator at a time, replaced by the next rules, removed on "release".
+ * While it serves rules it captures the RoCEv2 frames arriving on each port
+ * they name with libpcap, feeds them to the engine, and sends what the engine
+ * emits with pcap_inject on the port it names. It holds UDP 4791/4792 on its
+ * addresses so the kernel does not answer the hosts' frames with ICMP port
+ * unreachable. If the controller goes away the switch keeps serving its
+ * rules and reconnects. Counters: on the controller's request, on SIGUSR1
+ * and whenever rules end (a "name=value" line on stdout); nothing is logged
+ * per packet.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,8 +30,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../controller/ctlmsg.h"
 #include "engine.h"
 #include "swconfig.h"
+
+#define CTL_TIMEOUT_MS 5000      /* to send one control message */
+#define RECONNECT_MS 2000        /* between attempts to reach the controller */
+#define CONNECT_TIMEOUT_MS 300   /* one attempt: short, the data path waits meanwhile */
 
 static volatile sig_atomic_t stop, report;
 
@@ -46,8 +56,14 @@ static uint64_t now_ns(void)
 }
 
 struct daemon {
+	const char *name, *controller;
+	int ctl;                   /* connection to the controller, -1 while there is none */
+	struct ctl_buf in;
+	uint64_t next_connect_ms;
+	int active;                /* serving rules */
 	struct sw_rules rules;
 	pcap_t *pc[SW_MAX_CHILDREN];
+	int held[SW_MAX_CHILDREN + 1], nheld;
 	struct sw_engine *eng;
 	uint64_t inject_errors;
 };
@@ -71,63 +87,59 @@ static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *b
 	sw_engine_rx(d->eng, bytes, h->caplen, now_ns());
 }
 
-static void print_counters(const struct daemon *d, FILE *f)
+/* The counters of the current rules as "name" / value pairs; returns how many. */
+static int counters(const struct daemon *d, const char **name, unsigned long long *val)
 {
 	const struct sw_counters *c = sw_engine_counters(d->eng);
 	unsigned long long capture_drops = 0;
+	int n = 0;
+
 	for (int i = 0; i < d->rules.nports; i++) {
 		struct pcap_stat st;
 		if (pcap_stats(d->pc[i], &st) == 0)
 			capture_drops += st.ps_drop + st.ps_ifdrop;
 	}
-	fprintf(f,
-		"incswitch %s: rx_frames=%llu tx_frames=%llu aggregations=%llu slots_completed=%llu sent_up=%llu "
-		"results_from_parent=%llu results_tx=%llu "
-		"retransmits=%llu acks_tx=%llu naks_tx=%llu rnr_naks_tx=%llu duplicates=%llu acks_rx=%llu naks_rx=%llu "
-		"rnr_naks_rx=%llu fatal_naks_rx=%llu drop_parse=%llu drop_icrc=%llu drop_unknown_qp=%llu "
-		"drop_bad_imm=%llu drop_mismatch=%llu drop_seq=%llu inject_errors=%llu capture_drops=%llu busy_slots=%u\n",
-		d->rules.name, (unsigned long long)c->rx_frames, (unsigned long long)c->tx_frames,
-		(unsigned long long)c->aggregations, (unsigned long long)c->slots_completed,
-		(unsigned long long)c->sent_up, (unsigned long long)c->results_from_parent, (unsigned long long)c->results_tx, (unsigned long long)c->retransmits, (unsigned long long)c->acks_tx,
-		(unsigned long long)c->naks_tx, (unsigned long long)c->rnr_naks_tx, (unsigned long long)c->duplicates,
-		(unsigned long long)c->acks_rx, (unsigned long long)c->naks_rx, (unsigned long long)c->rnr_naks_rx,
-		(unsigned long long)c->fatal_naks_rx, (unsigned long long)c->drop_parse,
-		(unsigned long long)c->drop_icrc, (unsigned long long)c->drop_unknown_qp,
-		(unsigned long long)c->drop_bad_imm, (unsigned long long)c->drop_mismatch,
-		(unsigned long long)c->drop_seq, (unsigned long long)d->inject_errors, capture_drops,
-		sw_engine_busy_slots(d->eng));
-	fflush(f);
+#define C(field) (name[n] = #field, val[n++] = c->field)
+	C(rx_frames), C(tx_frames), C(aggregations), C(slots_completed), C(sent_up), C(results_from_parent);
+	C(results_tx), C(retransmits), C(acks_tx), C(naks_tx), C(rnr_naks_tx), C(duplicates), C(acks_rx);
+	C(naks_rx), C(rnr_naks_rx), C(fatal_naks_rx), C(drop_parse), C(drop_icrc), C(drop_unknown_qp);
+	C(drop_bad_imm), C(drop_mismatch), C(drop_seq);
+#undef C
+	name[n] = "inject_errors", val[n++] = d->inject_errors;
+	name[n] = "capture_drops", val[n++] = capture_drops;
+	name[n] = "busy_slots", val[n++] = sw_engine_busy_slots(d->eng);
+	return n;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
+#define MAX_COUNTERS 32
 
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < (1 << 20) && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
-		buf[n] = 0;
-		*len = (size_t)n;
-	} else {
-		free(buf);
-		buf = NULL;
-		errno = EIO;
-	}
-	fclose(f);
-	return buf;
+static void print_counters(const struct daemon *d, FILE *f)
+{
+	const char *name[MAX_COUNTERS];
+	unsigned long long val[MAX_COUNTERS];
+	int n = counters(d, name, val);
+
+	fprintf(f, "incswitch %s comm %u:", d->rules.name, d->rules.comm);
+	for (int i = 0; i < n; i++)
+		fprintf(f, " %s=%llu", name[i], val[i]);
+	fprintf(f, "\n");
+	fflush(f);
 }
 
 /* Hold UDP @port on @ip: an open socket keeps the kernel from sending port-unreachable. */
 static int hold_port(uint32_t ip, uint16_t port)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(ip) };
-	int s = socket(AF_INET, SOCK_DGRAM, 0), small = 4096;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), small = 4096;
 
-	if (s < 0 || bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+	if (s < 0)
 		return -1;
+	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+		close(s);
+		errno = e;
+		return -1;
+	}
 	setsockopt(s, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)); /* nobody reads it */
 	return s;
 }
@@ -202,21 +214,24 @@ static void resolve_macs(struct sw_conn_cfg *c, const char *what)
 			inet_ntop(AF_INET, &a, ip, sizeof(ip)));
 }
 
-static int open_port(struct daemon *d, int i)
+static int open_port(struct daemon *d, int i, char *err, size_t errlen)
 {
-	char err[PCAP_ERRBUF_SIZE];
+	char perr[PCAP_ERRBUF_SIZE];
 	struct bpf_program prog;
 	const char *name = d->rules.port[i];
-	pcap_t *pc = pcap_create(name, err);
+	pcap_t *pc = pcap_create(name, perr);
 
 	if (!pc || pcap_set_snaplen(pc, 2048) || pcap_set_immediate_mode(pc, 1) || pcap_set_buffer_size(pc, 8 << 20) ||
 	    pcap_activate(pc) < 0) {
-		fprintf(stderr, "incswitch: cannot capture on port '%s': %s\n", name, pc ? pcap_geterr(pc) : err);
+		snprintf(err, errlen, "cannot capture on port '%s': %s", name, pc ? pcap_geterr(pc) : perr);
+		if (pc)
+			pcap_close(pc);
 		return -1;
 	}
 	if (pcap_compile(pc, &prog, "ip and udp and (dst port 4791 or dst port 4792)", 1, PCAP_NETMASK_UNKNOWN) < 0 ||
-	    pcap_setfilter(pc, &prog) < 0 || pcap_setdirection(pc, PCAP_D_IN) < 0 || pcap_setnonblock(pc, 1, err) < 0) {
-		fprintf(stderr, "incswitch: port '%s': %s\n", name, pcap_geterr(pc));
+	    pcap_setfilter(pc, &prog) < 0 || pcap_setdirection(pc, PCAP_D_IN) < 0 || pcap_setnonblock(pc, 1, perr) < 0) {
+		snprintf(err, errlen, "port '%s': %s", name, pcap_geterr(pc));
+		pcap_close(pc);
 		return -1;
 	}
 	pcap_freecode(&prog);
@@ -229,85 +244,277 @@ static int open_port(struct daemon *d, int i)
 	return 0;
 }
 
+/* Stop serving the current rules: report their counters, close everything. */
+static void teardown(struct daemon *d)
+{
+	if (!d->active)
+		return;
+	print_counters(d, stdout);
+	sw_engine_free(d->eng);
+	d->eng = NULL;
+	for (int i = 0; i < d->rules.nports; i++)
+		if (d->pc[i])
+			pcap_close(d->pc[i]);
+	memset(d->pc, 0, sizeof(d->pc));
+	for (int i = 0; i < d->nheld; i++)
+		close(d->held[i]);
+	d->nheld = 0;
+	d->active = 0;
+}
+
+/* Hold every (address, UDP port) the switch is reached on: children, then the parent. */
+static int hold_ports(struct daemon *d, char *err, size_t errlen)
+{
+	struct sw_conn_cfg all[SW_MAX_CHILDREN + 1];
+	int nall = d->rules.cfg.nchildren;
+
+	memcpy(all, d->rules.cfg.child, sizeof(all[0]) * (size_t)nall);
+	if (d->rules.cfg.has_parent)
+		all[nall++] = d->rules.cfg.parent;
+	for (int i = 0; i < nall; i++) {
+		int j;
+		for (j = 0; j < i && (all[j].local_ip != all[i].local_ip || all[j].udp_dst != all[i].udp_dst); j++)
+			;
+		if (j < i)
+			continue;
+		if ((d->held[d->nheld] = hold_port(all[i].local_ip, all[i].udp_dst)) < 0) {
+			struct in_addr a = { htonl(all[i].local_ip) };
+			snprintf(err, errlen, "cannot hold UDP %u on %s: %s (is it an address of this switch?)",
+				 all[i].udp_dst, inet_ntoa(a), strerror(errno));
+			return -1;
+		}
+		d->nheld++;
+	}
+	return 0;
+}
+
+/*
+ * Serve the rules in @text instead of the current ones. Rules that do not
+ * parse leave the current ones untouched; rules that parse but cannot be set
+ * up (a missing port, an address that is not ours) leave none.
+ * Return 0, or -1 with the reason in @err.
+ */
+static int apply_rules(struct daemon *d, const char *text, char *err, size_t errlen)
+{
+	static struct sw_rules next;
+	char *msgs = NULL;
+	size_t mlen = 0;
+	FILE *f = open_memstream(&msgs, &mlen);
+	int rc = f ? sw_rules_parse(text, strlen(text), "rules", &next, f) : -1;
+
+	if (f)
+		fclose(f);
+	if (rc < 0) {
+		char *nl = msgs ? strchr(msgs, '\n') : NULL;
+		if (nl)
+			*nl = 0;
+		snprintf(err, errlen, "%s", msgs && *msgs ? msgs : "cannot parse the rules");
+		free(msgs);
+		return -1;
+	}
+	free(msgs);
+	if (strcmp(next.name, d->name)) {
+		snprintf(err, errlen, "rules are for switch '%s', this is '%s'", next.name, d->name);
+		return -1;
+	}
+	teardown(d);
+	d->rules = next;
+	for (int i = 0; i < d->rules.cfg.nchildren; i++)
+		resolve_macs(&d->rules.cfg.child[i], "child");
+	if (d->rules.cfg.has_parent)
+		resolve_macs(&d->rules.cfg.parent, "parent");
+	if (!(d->eng = sw_engine_new(&d->rules.cfg, tx, d))) {
+		snprintf(err, errlen, "the engine rejected the rules (see the switch log)");
+		return -1;
+	}
+	d->active = 1;
+	for (int i = 0; i < d->rules.nports; i++)
+		if (open_port(d, i, err, errlen) < 0) {
+			teardown(d);
+			return -1;
+		}
+	if (hold_ports(d, err, errlen) < 0) {
+		teardown(d);
+		return -1;
+	}
+	printf("incswitch %s: serving communicator %u: %s, %d children on %d ports, %u slots\n", d->name, d->rules.comm,
+	       d->rules.cfg.has_parent ? "leaf" : "root", d->rules.cfg.nchildren, d->rules.nports, d->rules.cfg.nslots);
+	fflush(stdout);
+	return 0;
+}
+
+static void reply_error(struct daemon *d, unsigned comm, const char *why)
+{
+	char q[600];
+	ctl_sendf(d->ctl, CTL_TIMEOUT_MS, "msg: error\ncomm: %u\nerror: %s\n", comm, ctl_quote(why, q, sizeof(q)));
+}
+
+static void send_counters(struct daemon *d)
+{
+	const char *name[MAX_COUNTERS];
+	unsigned long long val[MAX_COUNTERS];
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return;
+	fprintf(f, "msg: counters\nswitch: %s\n", d->name);
+	if (d->active) {
+		int n = counters(d, name, val);
+		fprintf(f, "comm: %u\ncounters: {", d->rules.comm);
+		for (int i = 0; i < n; i++)
+			fprintf(f, "%s%s: %llu", i ? ", " : "", name[i], val[i]);
+		fprintf(f, "}\n");
+	}
+	if (fclose(f) == 0)
+		ctl_send(d->ctl, text, CTL_TIMEOUT_MS);
+	free(text);
+}
+
+/* One message from the controller. */
+static void on_control(struct daemon *d, const char *text)
+{
+	struct ctl_doc m;
+	char err[512];
+	unsigned long comm = 0;
+
+	if (ctl_parse(text, &m, err, sizeof(err)) < 0) {
+		char why[600];
+		snprintf(why, sizeof(why), "bad message: %s", err);
+		reply_error(d, 0, why);
+		return;
+	}
+	ctl_uint(&m, NULL, "comm", 0xffffffff, &comm, err, sizeof(err));
+	if (!strcmp(m.kind, "ok")) {
+		printf("incswitch %s: registered with the controller %s\n", d->name, d->controller);
+	} else if (!strcmp(m.kind, "error")) {
+		const char *why = ctl_str(&m, NULL, "error");
+		printf("incswitch %s: the controller says: %s\n", d->name, why ? why : "(no reason)");
+	} else if (!strcmp(m.kind, "rules")) {
+		if (apply_rules(d, text, err, sizeof(err)) < 0)
+			reply_error(d, (unsigned)comm, err);
+		else
+			ctl_sendf(d->ctl, CTL_TIMEOUT_MS, "msg: ok\ncomm: %lu\n", comm);
+	} else if (!strcmp(m.kind, "release")) {
+		if (d->active && d->rules.comm == comm)
+			teardown(d);
+		ctl_sendf(d->ctl, CTL_TIMEOUT_MS, "msg: ok\ncomm: %lu\n", comm);
+	} else if (!strcmp(m.kind, "counters")) {
+		send_counters(d);
+	} else {
+		snprintf(err, sizeof(err), "unknown message '%.40s' (rules, release, counters)", m.kind);
+		reply_error(d, (unsigned)comm, err);
+	}
+	fflush(stdout);
+	ctl_doc_free(&m);
+}
+
+static void ctl_close(struct daemon *d, const char *why)
+{
+	printf("incswitch %s: lost the controller (%s); %s, reconnecting\n", d->name, why,
+	       d->active ? "still serving the current rules" : "no rules");
+	fflush(stdout);
+	close(d->ctl);
+	d->ctl = -1;
+	ctl_buf_free(&d->in);
+	d->next_connect_ms = ctl_now_ms() + RECONNECT_MS;
+}
+
+/* Reach the controller and register, at most every RECONNECT_MS. */
+static void ctl_reconnect(struct daemon *d)
+{
+	static int said;
+
+	if (d->ctl >= 0 || ctl_now_ms() < d->next_connect_ms)
+		return;
+	d->next_connect_ms = ctl_now_ms() + RECONNECT_MS;
+	if ((d->ctl = ctl_connect(d->controller, CTL_PORT_SWITCH, CONNECT_TIMEOUT_MS)) < 0) {
+		if (!said++)
+			printf("incswitch %s: cannot reach the controller %s yet (%s); retrying every %d ms\n", d->name,
+			       d->controller, strerror(errno), RECONNECT_MS);
+		fflush(stdout);
+		return;
+	}
+	said = 0;
+	if (ctl_sendf(d->ctl, CTL_TIMEOUT_MS, "msg: register\nswitch: %s\n", d->name) < 0)
+		ctl_close(d, "cannot send the registration");
+}
+
+static void on_controller_readable(struct daemon *d)
+{
+	int rc = ctl_feed(&d->in, d->ctl);
+	char *msg;
+
+	if (rc < 0) {
+		ctl_close(d, ctl_strerror(rc));
+		return;
+	}
+	while (d->ctl >= 0 && (msg = ctl_next(&d->in, &rc))) {
+		on_control(d, msg);
+		free(msg);
+	}
+	if (rc < 0 && d->ctl >= 0)
+		ctl_close(d, ctl_strerror(rc));
+}
+
 int main(int argc, char **argv)
 {
-	static struct daemon d;
-	const char *rules_path = NULL;
+	static struct daemon d = { .ctl = -1 };
 	unsigned long seconds = 0;
-	struct pollfd pfd[SW_MAX_CHILDREN];
-	char *text;
-	size_t len;
-	int opt;
+	struct pollfd pfd[SW_MAX_CHILDREN + 1];
+	uint32_t ignored_addr;
+	int opt, ignored_port;
 
-	while ((opt = getopt(argc, argv, "r:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:n:t:")) != -1) {
 		switch (opt) {
-		case 'r': rules_path = optarg; break;
+		case 'c': d.controller = optarg; break;
+		case 'n': d.name = optarg; break;
 		case 't': seconds = strtoul(optarg, NULL, 10); break;
 		default: goto usage;
 		}
 	}
-	if (!rules_path)
+	if (!d.controller || !d.name || optind != argc)
 		goto usage;
-	if (!(text = slurp(rules_path, &len))) {
-		fprintf(stderr, "incswitch: cannot read %s: %s\n", rules_path, strerror(errno));
-		return 1;
-	}
-	if (sw_rules_parse(text, len, rules_path, &d.rules, stderr) < 0)
-		return 1;
-	free(text);
-	for (int i = 0; i < d.rules.cfg.nchildren; i++)
-		resolve_macs(&d.rules.cfg.child[i], "child");
-	if (d.rules.cfg.has_parent)
-		resolve_macs(&d.rules.cfg.parent, "parent");
-	if (!(d.eng = sw_engine_new(&d.rules.cfg, tx, &d)))
-		return 1;
-	for (int i = 0; i < d.rules.nports; i++) {
-		if (open_port(&d, i) < 0)
-			return 1;
-		pfd[i] = (struct pollfd){ .fd = pcap_get_selectable_fd(d.pc[i]), .events = POLLIN };
-	}
-	/* every (address, port) the switch is reached on: children, then the parent */
-	struct sw_conn_cfg all[SW_MAX_CHILDREN + 1];
-	int nall = d.rules.cfg.nchildren;
-	memcpy(all, d.rules.cfg.child, sizeof(all[0]) * (size_t)nall);
-	if (d.rules.cfg.has_parent)
-		all[nall++] = d.rules.cfg.parent;
-	for (int i = 0; i < nall; i++) {
-		const struct sw_conn_cfg *c = &all[i];
-		int j;
-		for (j = 0; j < i && (all[j].local_ip != c->local_ip || all[j].udp_dst != c->udp_dst); j++)
-			;
-		if (j == i && hold_port(c->local_ip, c->udp_dst) < 0) {
-			fprintf(stderr, "incswitch: cannot hold UDP %u on the switch address: %s\n", c->udp_dst, strerror(errno));
-			return 1;
-		}
+	if (ctl_parse_addr(d.controller, CTL_PORT_SWITCH, &ignored_addr, &ignored_port) < 0) {
+		fprintf(stderr, "incswitch: bad controller address '%s' (want A.B.C.D[:PORT])\n", d.controller);
+		return 2;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGUSR1, on_signal);
-	printf("incswitch %s: %s, %d children on %d ports, %u slots, ready\n", d.rules.name,
-	       d.rules.cfg.has_parent ? "leaf" : "root", d.rules.cfg.nchildren, d.rules.nports, d.rules.cfg.nslots);
+	signal(SIGPIPE, SIG_IGN);
+	printf("incswitch %s: started; controller %s\n", d.name, d.controller);
 	fflush(stdout);
 	uint64_t end = seconds ? now_ns() + seconds * 1000000000ull : 0;
 	while (!stop && (!end || now_ns() < end)) {
-		int n = poll(pfd, (nfds_t)d.rules.nports, 1);
+		int nports = d.active ? d.rules.nports : 0, nfd = 0;
+		ctl_reconnect(&d);
+		for (int i = 0; i < nports; i++)
+			pfd[nfd++] = (struct pollfd){ .fd = pcap_get_selectable_fd(d.pc[i]), .events = POLLIN };
+		if (d.ctl >= 0)
+			pfd[nfd++] = (struct pollfd){ .fd = d.ctl, .events = POLLIN };
+		int n = poll(pfd, (nfds_t)nfd, d.active ? 1 : 100);
 		if (n < 0 && errno != EINTR) {
 			perror("incswitch: poll");
 			break;
 		}
-		for (int i = 0; n > 0 && i < d.rules.nports; i++)
+		for (int i = 0; n > 0 && i < nports; i++)
 			if (pfd[i].revents & POLLIN)
 				pcap_dispatch(d.pc[i], -1, on_packet, (u_char *)&d);
-		sw_engine_tick(d.eng, now_ns());
+		if (d.active)
+			sw_engine_tick(d.eng, now_ns());
+		if (n > 0 && d.ctl >= 0 && (pfd[nfd - 1].revents & (POLLIN | POLLHUP | POLLERR)))
+			on_controller_readable(&d);
 		if (report) {
 			report = 0;
-			print_counters(&d, stdout);
+			if (d.active)
+				print_counters(&d, stdout);
 		}
 	}
-	print_counters(&d, stdout);
-	sw_engine_free(d.eng);
+	teardown(&d);
 	return 0;
 usage:
-	fprintf(stderr, "usage: incswitch -r RULES.yaml [-t SECONDS]\n");
+	fprintf(stderr, "usage: incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS]\n");
 	return 2;
 }

@@ -4,6 +4,8 @@
  * The controller sends this document (switch/README.md); the daemon also
  * reads it from a file. Example:
  *
+ *   msg: rules              # when it comes from the controller (TCP 52311)
+ *   comm: 3                 # the communicator these rules serve
  *   switch: sw1
  *   nslots: 1024            # aggregation slots (>= the hosts' window)
  *   retransmit_us: 20000    # resend unacknowledged results after this long
@@ -234,8 +236,17 @@ int sw_rules_parse(const char *yaml, size_t len, const char *name, struct sw_rul
 		} else if (!strcmp(key, "ranks")) {
 			if (!num(&l, vn, key, 0xfffe, &v))
 				r->cfg.total_ranks = (uint16_t)v;
+		} else if (!strcmp(key, "comm")) {
+			if (!num(&l, vn, key, 0xffffffff, &v))
+				r->comm = (unsigned)v;
+		} else if (!strcmp(key, "msg")) {
+			/* the controller's message kind; a rules file may carry it too */
+			const char *s = text(&l, vn, key);
+			if (s && strcmp(s, "rules"))
+				bad(&l, vn, "'msg' of switch rules must be 'rules', not '%s'", s);
 		} else {
-			bad(&l, k, "unknown key '%s' (switch, nslots, retransmit_us, rnr_timer, ranks, children, parent)", key);
+			bad(&l, k, "unknown key '%s' (switch, comm, nslots, retransmit_us, rnr_timer, ranks, children, parent)",
+			    key);
 		}
 	}
 	if (!l.nerr && r->cfg.nchildren == 0)

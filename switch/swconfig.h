@@ -12,6 +12,7 @@
 
 struct sw_rules {
 	char name[64];
+	unsigned comm;                     /* communicator id given by the controller */
 	struct sw_cfg cfg;                 /* child[i].port indexes port[] */
 	int nports;
 	char port[SW_MAX_CHILDREN][SW_PORT_NAME_MAX];

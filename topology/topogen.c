@@ -250,6 +250,14 @@ static void gen_user_data(const struct topology *t, const struct opts *o, int i)
 	for (int p = 0; p < n->nports; p++)
 		fprintf(f, "%s%s", p ? " " : "", n->ports[p].ifname);
 	fprintf(f, "\"\n");
+	/* Where the control plane is: the controller (switch registrations on TCP
+	 * 52311, group requests on 52200) and rank 0 of the default group (52223). */
+	for (int k = 0; k < t->nnodes; k++)
+		if (t->nodes[k].role == TOPO_CONTROLLER)
+			fprintf(f, "      CONTROLLER=%s\n", topo_ntoa(t->nodes[k].mgmt, b));
+	for (int k = 0; k < t->nnodes; k++)
+		if (n->role == TOPO_HOST && t->nodes[k].role == TOPO_HOST && t->nodes[k].rank == 0)
+			fprintf(f, "      MASTER=%s\n", topo_ntoa(t->nodes[k].mgmt, b));
 	if (n->role == TOPO_HOST)
 		fprintf(f, "      RXE_NETDEV=%s\n      RXE_ADDR=%s\n", n->l3ifs[0].ifname, topo_ntoa(n->l3ifs[0].addr.addr, b));
 	if (n->role == TOPO_CONTROLLER) {

@@ -1,8 +1,8 @@
 /*
  * inccl_check — run every collective of libinccl on one rank and verify it.
  *
- *   inccl_check -r RANK -n NRANKS -s SWITCH_IP -Q SWITCH_QPN -P PSN \
- *               -w QPN_FILE -G GO_FILE [-c COUNT,COUNT,...]
+ *   inccl_check -r RANK -n NRANKS [-m MASTER] [-C CONTROLLER] [-T TIMEOUT_MS]
+ *               [-c COUNT,COUNT,...]
  *
  * All ranks run the same sequence: AllReduce and Reduce for int32/float32 ×
  * SUM/MAX/MIN, Broadcast for both dtypes, Barrier; for each COUNT, with user
@@ -12,7 +12,8 @@
  * sum is exact in any order. Ranks not due a result must find their buffer
  * untouched. Prints one line per collective and "N passed, M failed".
  *
- * Bootstrap as rc_probe: writes "QPN" to QPN_FILE, waits for GO_FILE.
+ * Bootstrap: inccl_group_create() + inccl_comm_init() (rank 0 at MASTER,
+ * the controller at CONTROLLER; default: the lab node's /etc/inclab/node.conf).
  */
 #include <math.h>
 #include <stdio.h>
@@ -86,45 +87,34 @@ static void report(const char *what, size_t count, int rc, inccl_comm_t *c, size
 int main(int argc, char **argv)
 {
 	int rank = -1, nranks = 0, opt;
-	unsigned long sqpn = 0, psn = 0;
-	const char *sip = NULL, *qfile = NULL, *gofile = NULL, *counts = "1,255,256,257,1031,65539";
+	const char *counts = "1,255,256,257,1031,65539";
+	struct inccl_group_opts go = { 0 };
+	inccl_group_t *g;
 	inccl_comm_t *c;
-	uint32_t qpn;
 
-	while ((opt = getopt(argc, argv, "r:n:s:Q:P:w:G:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:m:C:T:c:")) != -1) {
 		switch (opt) {
 		case 'r': rank = atoi(optarg); break;
 		case 'n': nranks = atoi(optarg); break;
-		case 's': sip = optarg; break;
-		case 'Q': sqpn = strtoul(optarg, NULL, 0); break;
-		case 'P': psn = strtoul(optarg, NULL, 0); break;
-		case 'w': qfile = optarg; break;
-		case 'G': gofile = optarg; break;
+		case 'm': go.master = optarg; break;
+		case 'C': go.controller = optarg; break;
+		case 'T': go.timeout_ms = atoi(optarg); break;
 		case 'c': counts = optarg; break;
 		default: goto usage;
 		}
 	}
-	if (rank < 0 || nranks < 1 || rank >= nranks || !sip || !sqpn || !qfile || !gofile)
+	if (rank < 0 || nranks < 1 || rank >= nranks)
 		goto usage;
-	int rc = inccl_comm_create(NULL, rank, nranks, &c, &qpn);
+	double tb = now_s();
+	int rc = inccl_group_create(&go, rank, nranks, &g);
+	if (rc == INCCL_OK && (rc = inccl_comm_init(g, NULL, &c)) != INCCL_OK)
+		inccl_group_destroy(g);
 	if (rc) {
-		fprintf(stderr, "inccl_check: rank %d: cannot create the communicator: error %d\n", rank, rc);
+		fprintf(stderr, "inccl_check: rank %d: bootstrap failed (error %d): %s\n", rank, rc, inccl_last_error());
+		printf("rank %d: bootstrap failed: %s\n", rank, inccl_last_error());
 		return 1;
 	}
-	FILE *f = fopen(qfile, "w");
-	if (!f || fprintf(f, "%u\n", qpn) < 0 || fclose(f)) {
-		perror(qfile);
-		return 1;
-	}
-	for (double end = now_s() + 120; access(gofile, F_OK); usleep(20000))
-		if (now_s() > end) {
-			fprintf(stderr, "inccl_check: %s did not appear within 120 s\n", gofile);
-			return 1;
-		}
-	if ((rc = inccl_comm_connect(c, sip, (uint32_t)sqpn, (uint32_t)psn))) {
-		fprintf(stderr, "inccl_check: connect: %s\n", inccl_errmsg(c));
-		return 1;
-	}
+	printf("rank %d of %d: group %d, communicator ready in %.1f s\n", rank, nranks, inccl_group_id(g), now_s() - tb);
 	char list[256];
 	snprintf(list, sizeof(list), "%s", counts);
 	int k = 0;
@@ -193,9 +183,10 @@ int main(int argc, char **argv)
 	}
 	printf("rank %d: %d passed, %d failed\n", rank, pass, failed);
 	inccl_comm_destroy(c);
+	inccl_group_destroy(g);
 	return failed ? 1 : 0;
 usage:
-	fprintf(stderr, "usage: inccl_check -r RANK -n NRANKS -s SWITCH_IP -Q SWITCH_QPN -P PSN -w QPN_FILE -G GO_FILE "
+	fprintf(stderr, "usage: inccl_check -r RANK -n NRANKS [-m MASTER[:PORT]] [-C CONTROLLER[:PORT]] [-T TIMEOUT_MS] "
 			"[-c COUNT,...]\n");
 	return 2;
 }

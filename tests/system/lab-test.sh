@@ -14,7 +14,8 @@
 #      built by the switch code (tests/system/rc-slice.sh), captured on the
 #      edge with `lab capture` and decoded by tshark
 #   4c. in-network AllReduce/Reduce/Broadcast/Barrier of the ranks under one
-#      leaf, every result verified on every rank (tests/system/inc-slice.sh)
+#      leaf, bootstrapped through the controller and the switch daemons running
+#      as services, every result verified on every rank (tests/system/inc-collectives.sh)
 #   4d. the same for every rank across the whole tree
 #   5. lab-down leaves no domain, network, bridge, process or state; a second
 #      lab-down is a no-op
@@ -199,11 +200,11 @@ fi
 
 # ---------------------------------------------------------------------------
 phase "4c. in-network collectives under one leaf switch (libinccl + incswitch)"
-sub_test tests/system/inc-slice.sh
+sub_test tests/system/inc-collectives.sh
 
 # ---------------------------------------------------------------------------
 phase "4d. in-network collectives across the whole tree (leaves forward to the root)"
-INC_SLICE_SCOPE=tree INC_SLICE_COUNTS=${INC_TREE_COUNTS:-1,257,65539} sub_test tests/system/inc-slice.sh
+INC_SCOPE=tree INC_COUNTS=${INC_TREE_COUNTS:-1,257,65539} sub_test tests/system/inc-collectives.sh
 
 # ---------------------------------------------------------------------------
 phase "5. lab-down"

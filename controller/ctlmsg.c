@@ -1,0 +1,377 @@
+/*
+ * ctlmsg.c — framing, deadlines and parsing of inclab control messages
+ * (see ctlmsg.h). Shared by incctl, incswitch and libinccl.
+ *
+ * Sockets are used with poll() and explicit deadlines so no control step can
+ * hang; writes use MSG_NOSIGNAL so a peer that went away is an error, not a
+ * SIGPIPE that kills the process.
+ */
+#include "ctlmsg.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define END_MARK "\n...\n"
+
+uint64_t ctl_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int left_ms(uint64_t deadline)
+{
+	uint64_t now = ctl_now_ms();
+	return now >= deadline ? 0 : (int)(deadline - now);
+}
+
+int ctl_parse_addr(const char *text, int default_port, uint32_t *addr_be, int *port)
+{
+	char host[64];
+	const char *colon = text ? strchr(text, ':') : NULL;
+	size_t n = colon ? (size_t)(colon - text) : (text ? strlen(text) : 0);
+	struct in_addr a;
+
+	if (!text || n == 0 || n >= sizeof(host))
+		return -1;
+	memcpy(host, text, n);
+	host[n] = 0;
+	if (inet_pton(AF_INET, host, &a) != 1)
+		return -1;
+	*addr_be = a.s_addr;
+	*port = default_port;
+	if (colon) {
+		char *end;
+		long p = strtol(colon + 1, &end, 10);
+		if (end == colon + 1 || *end || p < 1 || p > 65535)
+			return -1;
+		*port = (int)p;
+	}
+	return 0;
+}
+
+int ctl_connect(const char *hostport, int default_port, int timeout_ms)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int port, fd, one = 1;
+
+	if (ctl_parse_addr(hostport, default_port, &sa.sin_addr.s_addr, &port) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	sa.sin_port = htons((uint16_t)port);
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
+		return -1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS)
+		goto fail;
+	struct pollfd p = { fd, POLLOUT, 0 };
+	int n = poll(&p, 1, timeout_ms);
+	if (n == 0) {
+		errno = ETIMEDOUT;
+		goto fail;
+	}
+	int err = 0;
+	socklen_t len = sizeof(err);
+	if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		goto fail;
+	if (err) {
+		errno = err;
+		goto fail;
+	}
+	return fd;
+fail:
+	n = errno;
+	close(fd);
+	errno = n;
+	return -1;
+}
+
+int ctl_listen(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static int send_all(int fd, const char *p, size_t n, uint64_t deadline)
+{
+	while (n > 0) {
+		ssize_t k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k > 0) {
+			p += k;
+			n -= (size_t)k;
+			continue;
+		}
+		if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return CTL_EIO;
+		struct pollfd pf = { fd, POLLOUT, 0 };
+		int t = left_ms(deadline);
+		if (t == 0 || poll(&pf, 1, t) == 0)
+			return CTL_ETIMEDOUT;
+	}
+	return CTL_OK;
+}
+
+int ctl_send(int fd, const char *text, int timeout_ms)
+{
+	uint64_t deadline = ctl_now_ms() + (uint64_t)timeout_ms;
+	size_t n = strlen(text);
+	int rc = send_all(fd, text, n, deadline);
+
+	if (rc == CTL_OK)
+		rc = n && text[n - 1] == '\n' ? send_all(fd, END_MARK + 1, 4, deadline) : send_all(fd, END_MARK, 5, deadline);
+	return rc;
+}
+
+int ctl_sendf(int fd, int timeout_ms, const char *fmt, ...)
+{
+	va_list ap;
+	char *text = NULL;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (rc < 0) {
+		errno = ENOMEM;
+		return CTL_EIO;
+	}
+	rc = ctl_send(fd, text, timeout_ms);
+	free(text);
+	return rc;
+}
+
+int ctl_feed(struct ctl_buf *b, int fd)
+{
+	if (b->cap - b->len < 4096) {
+		size_t cap = b->cap ? b->cap * 2 : 8192;
+		if (cap > CTL_MSG_MAX + 8192)
+			cap = CTL_MSG_MAX + 8192;
+		if (cap - b->len == 0)
+			return 0; /* full: ctl_next() reports it */
+		char *d = realloc(b->data, cap);
+		if (!d) {
+			errno = ENOMEM;
+			return CTL_EIO;
+		}
+		b->data = d;
+		b->cap = cap;
+	}
+	ssize_t k = recv(fd, b->data + b->len, b->cap - b->len, MSG_DONTWAIT);
+	if (k == 0)
+		return CTL_EOF;
+	if (k < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : CTL_EIO;
+	b->len += (size_t)k;
+	return (int)k;
+}
+
+/* Offset just past the end marker of the first message in @b, or 0. */
+static size_t message_end(const struct ctl_buf *b)
+{
+	for (size_t i = 0; i + 4 <= b->len; i++) {
+		if ((i == 0 || b->data[i - 1] == '\n') && memcmp(b->data + i, "...", 3) == 0) {
+			size_t j = i + 3;
+			while (j < b->len && (b->data[j] == ' ' || b->data[j] == '\r'))
+				j++;
+			if (j < b->len && b->data[j] == '\n')
+				return j + 1;
+		}
+	}
+	return 0;
+}
+
+char *ctl_next(struct ctl_buf *b, int *rc)
+{
+	size_t end = message_end(b);
+	char *msg;
+
+	*rc = CTL_OK;
+	if (!end) {
+		if (b->len >= CTL_MSG_MAX)
+			*rc = CTL_ETOOBIG;
+		return NULL;
+	}
+	if (!(msg = malloc(end + 1))) {
+		*rc = CTL_EIO;
+		return NULL;
+	}
+	memcpy(msg, b->data, end);
+	msg[end] = 0;
+	memmove(b->data, b->data + end, b->len - end);
+	b->len -= end;
+	return msg;
+}
+
+int ctl_recv(int fd, struct ctl_buf *b, int timeout_ms, char **msg)
+{
+	uint64_t deadline = ctl_now_ms() + (uint64_t)timeout_ms;
+	int rc;
+
+	for (;;) {
+		if ((*msg = ctl_next(b, &rc)))
+			return CTL_OK;
+		if (rc)
+			return rc;
+		struct pollfd p = { fd, POLLIN, 0 };
+		int t = left_ms(deadline), n = poll(&p, 1, t);
+		if (n < 0 && errno != EINTR)
+			return CTL_EIO;
+		if (n == 0)
+			return CTL_ETIMEDOUT;
+		if (n > 0 && (rc = ctl_feed(b, fd)) < 0)
+			return rc;
+	}
+}
+
+void ctl_buf_free(struct ctl_buf *b)
+{
+	free(b->data);
+	*b = (struct ctl_buf){ 0 };
+}
+
+int ctl_parse(const char *text, struct ctl_doc *d, char *err, size_t errlen)
+{
+	yaml_parser_t p;
+
+	memset(d, 0, sizeof(*d));
+	if (!yaml_parser_initialize(&p)) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, strlen(text));
+	if (!yaml_parser_load(&p, &d->doc)) {
+		snprintf(err, errlen, "line %zu: %s", p.problem_mark.line + 1, p.problem ? p.problem : "bad YAML");
+		yaml_parser_delete(&p);
+		memset(d, 0, sizeof(*d));
+		return -1;
+	}
+	yaml_parser_delete(&p);
+	d->root = yaml_document_get_root_node(&d->doc);
+	if (!d->root || d->root->type != YAML_MAPPING_NODE) {
+		snprintf(err, errlen, "a message must be a YAML mapping");
+		goto bad;
+	}
+	if (!(d->kind = ctl_str(d, NULL, "msg"))) {
+		snprintf(err, errlen, "a message needs 'msg: KIND'");
+		goto bad;
+	}
+	return 0;
+bad:
+	ctl_doc_free(d);
+	return -1;
+}
+
+void ctl_doc_free(struct ctl_doc *d)
+{
+	if (d->root || d->doc.nodes.start)
+		yaml_document_delete(&d->doc);
+	memset(d, 0, sizeof(*d));
+}
+
+yaml_node_t *ctl_get(struct ctl_doc *d, yaml_node_t *map, const char *key)
+{
+	if (!map)
+		map = d->root;
+	if (!map || map->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(&d->doc, pr->key);
+		if (k && k->type == YAML_SCALAR_NODE && strcmp((const char *)k->data.scalar.value, key) == 0)
+			return yaml_document_get_node(&d->doc, pr->value);
+	}
+	return NULL;
+}
+
+const char *ctl_str(struct ctl_doc *d, yaml_node_t *map, const char *key)
+{
+	yaml_node_t *v = ctl_get(d, map, key);
+	return v && v->type == YAML_SCALAR_NODE ? (const char *)v->data.scalar.value : NULL;
+}
+
+int ctl_uint(struct ctl_doc *d, yaml_node_t *map, const char *key, unsigned long max, unsigned long *out, char *err,
+	     size_t errlen)
+{
+	const char *s = ctl_str(d, map, key);
+	char *end;
+
+	if (!s) {
+		snprintf(err, errlen, "'%s' is missing", key);
+		return -1;
+	}
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || *out > max) {
+		snprintf(err, errlen, "'%s' must be a number in 0..%lu, not '%.40s'", key, max, s);
+		return -1;
+	}
+	return 0;
+}
+
+yaml_node_t *ctl_item(struct ctl_doc *d, yaml_node_t *seq, int i)
+{
+	if (!seq || seq->type != YAML_SEQUENCE_NODE || i < 0 ||
+	    i >= seq->data.sequence.items.top - seq->data.sequence.items.start)
+		return NULL;
+	return yaml_document_get_node(&d->doc, seq->data.sequence.items.start[i]);
+}
+
+char *ctl_quote(const char *s, char *out, size_t outlen)
+{
+	size_t o = 0;
+
+	if (outlen < 3) {
+		if (outlen)
+			out[0] = 0;
+		return out;
+	}
+	out[o++] = '"';
+	for (; s && *s && o + 5 < outlen; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)c;
+		} else if (c < 0x20) {
+			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	out[o++] = '"';
+	out[o] = 0;
+	return out;
+}
+
+const char *ctl_strerror(int rc)
+{
+	switch (rc) {
+	case CTL_OK: return "success";
+	case CTL_EOF: return "connection closed by the peer";
+	case CTL_ETIMEDOUT: return "timed out";
+	case CTL_ETOOBIG: return "message too long (no end marker)";
+	default: return strerror(errno);
+	}
+}

@@ -1,0 +1,133 @@
+/*
+ * ctlmsg.h — the inclab control protocol: YAML messages over TCP.
+ *
+ * Every control connection (switch -> controller on 52311, rank 0 ->
+ * controller on 52200, rank -> rank 0 on 52223) carries messages, each one
+ * YAML mapping whose key "msg" names its kind, ended by a line "..." (YAML's
+ * own end-of-document marker, so a message stays a valid YAML stream and can
+ * be typed by hand with socat). controller/README.md lists the messages.
+ *
+ * This module frames, sends, receives (with deadlines, never blocking
+ * forever) and parses messages (libyaml); it is shared by the controller, the
+ * switch daemon and libinccl.
+ */
+#ifndef INCLAB_CTLMSG_H
+#define INCLAB_CTLMSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <yaml.h>
+
+#define CTL_PORT_SWITCH 52311 /* switches register with the controller */
+#define CTL_PORT_GROUP 52200  /* rank 0 asks the controller for groups and communicators */
+#define CTL_PORT_MASTER 52223 /* ranks meet at rank 0 */
+#define CTL_MSG_MAX (1u << 20) /* longest message accepted: far above any real one */
+
+enum ctl_rc {
+	CTL_OK = 0,
+	CTL_EOF = -1,      /* the peer closed the connection */
+	CTL_ETIMEDOUT = -2,
+	CTL_EIO = -3,      /* socket error (errno set) */
+	CTL_ETOOBIG = -4,  /* no end marker within CTL_MSG_MAX bytes */
+};
+
+/** Bytes received on a connection and not yet returned as messages. */
+struct ctl_buf {
+	char *data;
+	size_t len, cap;
+};
+
+/** A parsed message. */
+struct ctl_doc {
+	yaml_document_t doc;
+	yaml_node_t *root; /* the top mapping */
+	const char *kind;  /* value of "msg" */
+};
+
+/** ctl_now_ms() - a monotonic clock in milliseconds. */
+uint64_t ctl_now_ms(void);
+
+/**
+ * ctl_parse_addr() - split "host[:port]" (host: dotted quad) into an address
+ * (network order) and port (@default_port when absent). Return 0 or -1.
+ */
+int ctl_parse_addr(const char *text, int default_port, uint32_t *addr_be, int *port);
+
+/**
+ * ctl_connect() - TCP connection to "host[:port]" within @timeout_ms.
+ * Return: a socket, or -1 with errno set (ETIMEDOUT, ECONNREFUSED, EINVAL
+ * for a bad address, ...).
+ */
+int ctl_connect(const char *hostport, int default_port, int timeout_ms);
+
+/** ctl_listen() - a listening TCP socket on @port of every address; -1 with errno. */
+int ctl_listen(int port);
+
+/**
+ * ctl_send() - send @text (a YAML mapping with "msg: KIND", without the end
+ * marker) followed by the end marker, within @timeout_ms.
+ * Return: CTL_OK or a negative enum ctl_rc.
+ */
+int ctl_send(int fd, const char *text, int timeout_ms);
+
+/** ctl_sendf() - ctl_send() of a printf-formatted text. */
+int ctl_sendf(int fd, int timeout_ms, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/**
+ * ctl_feed() - read what the socket has (one read, without blocking if
+ * @fd is non-blocking) into @b. Return: bytes read (> 0), CTL_EOF or CTL_EIO;
+ * 0 when nothing was ready.
+ */
+int ctl_feed(struct ctl_buf *b, int fd);
+
+/**
+ * ctl_next() - take the next complete message out of @b.
+ * Return: a NUL-terminated copy to free(), NULL when none is complete yet;
+ * *@rc is CTL_ETOOBIG when the buffer is full without an end marker.
+ */
+char *ctl_next(struct ctl_buf *b, int *rc);
+
+/**
+ * ctl_recv() - wait up to @timeout_ms for the next message on @fd.
+ * Return: CTL_OK and *@msg (free() it), or a negative enum ctl_rc.
+ */
+int ctl_recv(int fd, struct ctl_buf *b, int timeout_ms, char **msg);
+
+/** ctl_buf_free() - release a receive buffer (it can be reused after). */
+void ctl_buf_free(struct ctl_buf *b);
+
+/**
+ * ctl_parse() - parse @text as one message: a YAML mapping with a scalar
+ * "msg". Return 0, or -1 with a one-line reason (with the line number) in @err.
+ */
+int ctl_parse(const char *text, struct ctl_doc *d, char *err, size_t errlen);
+
+/** ctl_doc_free() - release a parsed message. */
+void ctl_doc_free(struct ctl_doc *d);
+
+/** ctl_get() - the value of @key in mapping @map (NULL: the top one), or NULL. */
+yaml_node_t *ctl_get(struct ctl_doc *d, yaml_node_t *map, const char *key);
+
+/** ctl_str() - the scalar value of @key in @map, or NULL (absent or not a scalar). */
+const char *ctl_str(struct ctl_doc *d, yaml_node_t *map, const char *key);
+
+/**
+ * ctl_uint() - the value of @key in @map as an unsigned number <= @max.
+ * Return 0, or -1 with "KEY: ..." (missing, not a number, too large) in @err.
+ */
+int ctl_uint(struct ctl_doc *d, yaml_node_t *map, const char *key, unsigned long max, unsigned long *out, char *err,
+	     size_t errlen);
+
+/** ctl_item() - element @i of sequence @seq, or NULL past its end. */
+yaml_node_t *ctl_item(struct ctl_doc *d, yaml_node_t *seq, int i);
+
+/**
+ * ctl_quote() - @s as a YAML double-quoted scalar into @out (escaping quotes,
+ * backslashes and control characters; truncated to fit). Return @out.
+ */
+char *ctl_quote(const char *s, char *out, size_t outlen);
+
+/** ctl_strerror() - words for a negative enum ctl_rc (CTL_EIO: from errno). */
+const char *ctl_strerror(int rc);
+
+#endif

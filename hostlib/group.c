@@ -1,0 +1,568 @@
+/*
+ * group.c — libinccl's bootstrap: groups and communicators (see inccl.h).
+ *
+ * Ranks meet at rank 0 over TCP (CTL_PORT_MASTER) and speak the control
+ * protocol of controller/ctlmsg.h:
+ *
+ *   rank r -> rank 0   msg: join      rank, nranks
+ *   rank 0 -> rank r   msg: group     group            (or msg: error)
+ *   rank r -> rank 0   msg: qp        rank, ip, qpn    (or msg: error)
+ *   rank 0 -> rank r   msg: config    comm, psn, switch_ip, switch_qpn
+ *   rank r -> rank 0   msg: ready                      (or msg: error)
+ *   rank 0 -> rank r   msg: go                         (or msg: error)
+ *
+ * Rank 0 also holds the group's connection to the controller
+ * (CTL_PORT_GROUP): "group" registers it, "communicator" asks for the
+ * switch rules, "release" drops them; closing it ends the group. Any rank
+ * that fails tells rank 0, and rank 0 tells every rank, so all ranks return
+ * an error with the same reason instead of some of them waiting; every wait
+ * has a deadline.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../controller/ctlmsg.h"
+#include "inccl.h"
+#include "internal.h"
+
+#define NODE_CONF "/etc/inclab/node.conf" /* the lab's per-node facts (topogen) */
+#define RETRY_MS 200                      /* between attempts to reach rank 0 */
+#define RELEASE_MS 5000                   /* the controller drops a communicator's rules */
+
+struct peer {
+	int fd;
+	struct ctl_buf in;
+};
+
+struct inccl_group {
+	int rank, nranks, id, timeout_ms;
+	struct peer *peer; /* rank 0: one per rank (peer[0] unused); others: peer[0] is rank 0 */
+	struct peer ctl;   /* rank 0: the controller */
+	char controller[64];
+};
+
+static _Thread_local char last_error[512];
+
+void inccl__set_last_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+}
+
+const char *inccl_last_error(void)
+{
+	return last_error;
+}
+
+int inccl_group_id(const inccl_group_t *g)
+{
+	return g ? g->id : -1;
+}
+
+/* KEY's value in the lab's node.conf (KEY=VALUE lines), into @out; 0 or -1. */
+static int node_conf(const char *key, char *out, size_t outlen)
+{
+	FILE *f = fopen(NODE_CONF, "r");
+	char line[512];
+	size_t klen = strlen(key);
+	int rc = -1;
+
+	while (f && rc < 0 && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == '=') {
+			char *v = line + klen + 1;
+			v[strcspn(v, "\r\n")] = 0;
+			if (*v == '"' && v[strlen(v) - 1] == '"' && strlen(v) >= 2) {
+				v[strlen(v) - 1] = 0;
+				v++;
+			}
+			snprintf(out, outlen, "%s", v);
+			rc = 0;
+		}
+	if (f)
+		fclose(f);
+	return rc;
+}
+
+/* Where to find @what: the option, else $ENV, else KEY of node.conf. */
+static int locate(const char *opt, const char *env, const char *key, const char *what, char *out, size_t outlen)
+{
+	const char *e = getenv(env);
+
+	if (opt && *opt)
+		snprintf(out, outlen, "%s", opt);
+	else if (e && *e)
+		snprintf(out, outlen, "%s", e);
+	else if (node_conf(key, out, outlen) < 0) {
+		inccl__set_last_error("where is %s? pass it in the options, set %s, or run on a lab node (%s)", what, env,
+				      NODE_CONF);
+		return INCCL_EINVAL;
+	}
+	return INCCL_OK;
+}
+
+static int left(uint64_t deadline)
+{
+	uint64_t now = ctl_now_ms();
+	return now >= deadline ? 0 : (int)(deadline - now);
+}
+
+static void peer_close(struct peer *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	ctl_buf_free(&p->in);
+}
+
+/*
+ * Receive the next message from @p within the deadline into @m, and check
+ * its kind is @want; "msg: error" from the other side becomes INCCL_EREFUSED
+ * with its reason. @who names the other side in messages.
+ */
+static int expect(struct peer *p, uint64_t deadline, const char *want, const char *who, struct ctl_doc *m)
+{
+	char *text, err[256];
+	int rc = ctl_recv(p->fd, &p->in, left(deadline), &text);
+
+	if (rc < 0) {
+		inccl__set_last_error("%s: %s", who, rc == CTL_ETIMEDOUT ? "no answer in time" : ctl_strerror(rc));
+		return rc == CTL_ETIMEDOUT ? INCCL_ETIMEDOUT : INCCL_ECONN;
+	}
+	rc = ctl_parse(text, m, err, sizeof(err));
+	free(text);
+	if (rc < 0) {
+		inccl__set_last_error("%s sent a bad message: %s", who, err);
+		return INCCL_ECONN;
+	}
+	if (!strcmp(m->kind, "error")) {
+		const char *why = ctl_str(m, NULL, "error");
+		inccl__set_last_error("%s: %s", who, why ? why : "refused (no reason given)");
+		ctl_doc_free(m);
+		return INCCL_EREFUSED;
+	}
+	if (strcmp(m->kind, want)) {
+		inccl__set_last_error("%s sent '%s' where '%s' was due", who, m->kind, want);
+		ctl_doc_free(m);
+		return INCCL_ECONN;
+	}
+	return INCCL_OK;
+}
+
+/* Rank 0: tell every rank that the current step failed, with inccl_last_error(). */
+static void fail_all(inccl_group_t *g)
+{
+	char q[1100];
+
+	ctl_quote(last_error, q, sizeof(q));
+	for (int r = 1; r < g->nranks; r++)
+		if (g->peer[r].fd >= 0)
+			ctl_sendf(g->peer[r].fd, 2000, "msg: error\nerror: %s\n", q);
+}
+
+/* Rank r != 0: tell rank 0 this step failed here. */
+static void fail_to_master(inccl_group_t *g)
+{
+	char q[1100];
+	ctl_sendf(g->peer[0].fd, 2000, "msg: error\nerror: %s\n", ctl_quote(last_error, q, sizeof(q)));
+}
+
+void inccl_group_destroy(inccl_group_t *g)
+{
+	if (!g)
+		return;
+	for (int r = 0; g->peer && r < (g->rank == 0 ? g->nranks : 1); r++)
+		peer_close(&g->peer[r]);
+	peer_close(&g->ctl);
+	free(g->peer);
+	free(g);
+}
+
+/* Rank 0: accept one connection and its join; 1 when a rank joined, 0 when not (retry), <0 on error. */
+static int accept_join(inccl_group_t *g, int lfd, uint64_t deadline)
+{
+	struct pollfd p = { lfd, POLLIN, 0 };
+	struct peer np = { -1, { 0 } };
+	struct ctl_doc m;
+	char err[256];
+	unsigned long r, n;
+
+	if (poll(&p, 1, left(deadline)) <= 0)
+		return 0;
+	if ((np.fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0)
+		return 0;
+	int rc = expect(&np, deadline < ctl_now_ms() + 10000 ? deadline : ctl_now_ms() + 10000, "join", "a joining rank", &m);
+	if (rc) {
+		peer_close(&np);
+		return 0;
+	}
+	if (ctl_uint(&m, NULL, "rank", 0xffff, &r, err, sizeof(err)) < 0 ||
+	    ctl_uint(&m, NULL, "nranks", 0xffff, &n, err, sizeof(err)) < 0)
+		ctl_sendf(np.fd, 2000, "msg: error\nerror: \"join: %s\"\n", err);
+	else if ((int)n != g->nranks)
+		ctl_sendf(np.fd, 2000, "msg: error\nerror: \"rank %lu says %lu ranks, rank 0 says %d\"\n", r, n, g->nranks);
+	else if (r == 0 || (int)r >= g->nranks)
+		ctl_sendf(np.fd, 2000, "msg: error\nerror: \"rank %lu is not one of 1..%d\"\n", r, g->nranks - 1);
+	else if (g->peer[r].fd >= 0)
+		ctl_sendf(np.fd, 2000, "msg: error\nerror: \"rank %lu has joined already\"\n", r);
+	else {
+		ctl_doc_free(&m);
+		g->peer[r] = np;
+		return 1;
+	}
+	ctl_doc_free(&m);
+	peer_close(&np);
+	return 0;
+}
+
+static int create_rank0(inccl_group_t *g, int port, uint64_t deadline)
+{
+	int lfd = ctl_listen(port), joined = 1, rc;
+	struct ctl_doc m;
+	unsigned long id;
+	char err[256];
+
+	if (lfd < 0) {
+		inccl__set_last_error("rank 0 cannot listen on TCP %d: %s", port, strerror(errno));
+		return INCCL_ECONN;
+	}
+	while (joined < g->nranks && left(deadline) > 0)
+		joined += accept_join(g, lfd, deadline);
+	close(lfd);
+	if (joined < g->nranks) {
+		char missing[256] = "";
+		for (int r = 1, o = 0; r < g->nranks && o < (int)sizeof(missing) - 8; r++)
+			if (g->peer[r].fd < 0)
+				o += snprintf(missing + o, sizeof(missing) - (size_t)o, " %d", r);
+		inccl__set_last_error("rank 0: %d of %d ranks joined within %d ms; missing:%s", joined, g->nranks,
+				      g->timeout_ms, missing);
+		fail_all(g);
+		return INCCL_ETIMEDOUT;
+	}
+	if ((g->ctl.fd = ctl_connect(g->controller, CTL_PORT_GROUP, left(deadline))) < 0) {
+		inccl__set_last_error("cannot reach the controller at %s: %s", g->controller, strerror(errno));
+		fail_all(g);
+		return INCCL_ECONN;
+	}
+	if (ctl_sendf(g->ctl.fd, left(deadline), "msg: group\nnranks: %d\n", g->nranks) < 0) {
+		inccl__set_last_error("controller %s: cannot send: %s", g->controller, strerror(errno));
+		fail_all(g);
+		return INCCL_ECONN;
+	}
+	if ((rc = expect(&g->ctl, deadline, "ok", "controller", &m))) {
+		fail_all(g);
+		return rc;
+	}
+	rc = ctl_uint(&m, NULL, "group", 0x7fffffff, &id, err, sizeof(err));
+	ctl_doc_free(&m);
+	if (rc < 0) {
+		inccl__set_last_error("controller: bad answer to 'group': %s", err);
+		fail_all(g);
+		return INCCL_ECONN;
+	}
+	g->id = (int)id;
+	for (int r = 1; r < g->nranks; r++)
+		if (ctl_sendf(g->peer[r].fd, left(deadline), "msg: group\ngroup: %d\n", g->id) < 0) {
+			inccl__set_last_error("rank 0: rank %d went away while the group formed", r);
+			fail_all(g);
+			return INCCL_ECONN;
+		}
+	return INCCL_OK;
+}
+
+static int create_member(inccl_group_t *g, const char *master, uint64_t deadline)
+{
+	struct ctl_doc m;
+	unsigned long id;
+	char err[256];
+	int rc, last_errno = 0;
+
+	while ((g->peer[0].fd = ctl_connect(master, CTL_PORT_MASTER, left(deadline) < 1000 ? left(deadline) : 1000)) < 0) {
+		last_errno = errno;
+		if (errno == EINVAL || left(deadline) <= RETRY_MS) {
+			inccl__set_last_error("rank %d cannot reach rank 0 at %s within %d ms: %s", g->rank, master,
+					      g->timeout_ms, strerror(last_errno));
+			return errno == EINVAL ? INCCL_EINVAL : INCCL_ECONN;
+		}
+		usleep(RETRY_MS * 1000);
+	}
+	if (ctl_sendf(g->peer[0].fd, left(deadline), "msg: join\nrank: %d\nnranks: %d\n", g->rank, g->nranks) < 0) {
+		inccl__set_last_error("rank %d: rank 0 at %s went away", g->rank, master);
+		return INCCL_ECONN;
+	}
+	if ((rc = expect(&g->peer[0], deadline, "group", "rank 0", &m)))
+		return rc;
+	rc = ctl_uint(&m, NULL, "group", 0x7fffffff, &id, err, sizeof(err));
+	ctl_doc_free(&m);
+	if (rc < 0) {
+		inccl__set_last_error("rank 0: bad 'group' message: %s", err);
+		return INCCL_ECONN;
+	}
+	g->id = (int)id;
+	return INCCL_OK;
+}
+
+int inccl_group_create(const struct inccl_group_opts *o, int rank, int nranks, inccl_group_t **out)
+{
+	char master[64];
+	uint32_t addr;
+	int port, rc;
+	inccl_group_t *g;
+
+	*out = NULL;
+	last_error[0] = 0;
+	if (nranks < 1 || nranks > 0xfffe || rank < 0 || rank >= nranks) {
+		inccl__set_last_error("rank %d of %d ranks: want 0 <= rank < nranks <= 65534", rank, nranks);
+		return INCCL_EINVAL;
+	}
+	if (!(g = calloc(1, sizeof(*g))) || !(g->peer = calloc((size_t)nranks, sizeof(*g->peer)))) {
+		free(g);
+		inccl__set_last_error("out of memory");
+		return INCCL_ENOMEM;
+	}
+	g->rank = rank;
+	g->nranks = nranks;
+	g->timeout_ms = o && o->timeout_ms > 0 ? o->timeout_ms : 120000;
+	g->ctl.fd = -1;
+	for (int r = 0; r < nranks; r++)
+		g->peer[r].fd = -1;
+	if ((rc = locate(o ? o->master : NULL, "INCCL_MASTER", "MASTER", "rank 0 (the master)", master, sizeof(master))) ||
+	    (rank == 0 &&
+	     (rc = locate(o ? o->controller : NULL, "INCCL_CONTROLLER", "CONTROLLER", "the controller", g->controller,
+			  sizeof(g->controller)))))
+		goto fail;
+	const char *bad = ctl_parse_addr(master, CTL_PORT_MASTER, &addr, &port) < 0 ? master
+			  : rank == 0 && ctl_parse_addr(g->controller, CTL_PORT_GROUP, &addr, &rc) < 0 ? g->controller
+			  : NULL;
+	if (bad) {
+		inccl__set_last_error("bad address '%s' (want A.B.C.D[:PORT])", bad);
+		rc = INCCL_EINVAL;
+		goto fail;
+	}
+	uint64_t deadline = ctl_now_ms() + (uint64_t)g->timeout_ms;
+	rc = rank == 0 ? create_rank0(g, port, deadline) : create_member(g, master, deadline);
+	if (rc)
+		goto fail;
+	*out = g;
+	return INCCL_OK;
+fail:
+	inccl_group_destroy(g);
+	return rc;
+}
+
+/* ---- communicators ------------------------------------------------------- */
+
+struct rank_cfg {
+	unsigned comm, psn, qpn;
+	char ip[16];
+};
+
+/* Rank 0: collect every rank's queue pair; ask the controller; hand out the configs. */
+static int init_rank0(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64_t deadline, struct rank_cfg *mine)
+{
+	char *req = NULL, a[16], who[32], err[256];
+	size_t len = 0;
+	FILE *f = open_memstream(&req, &len);
+	struct ctl_doc m;
+	int rc = INCCL_OK;
+
+	if (!f) {
+		inccl__set_last_error("out of memory");
+		return INCCL_ENOMEM;
+	}
+	fprintf(f, "msg: communicator\ngroup: %d\nranks:\n  - {rank: 0, ip: %s, qpn: %u}\n", g->id,
+		inet_ntop(AF_INET, &my_ip, a, sizeof(a)), my_qpn);
+	for (int r = 1; r < g->nranks && rc == INCCL_OK; r++) {
+		unsigned long qpn;
+		const char *ip;
+		snprintf(who, sizeof(who), "rank %d", r);
+		if ((rc = expect(&g->peer[r], deadline, "qp", who, &m)))
+			break;
+		ip = ctl_str(&m, NULL, "ip");
+		if (!ip || ctl_uint(&m, NULL, "qpn", 0xffffff, &qpn, err, sizeof(err)) < 0) {
+			inccl__set_last_error("rank %d sent a bad 'qp' message", r);
+			rc = INCCL_ECONN;
+		} else {
+			fprintf(f, "  - {rank: %d, ip: %s, qpn: %lu}\n", r, ip, qpn);
+		}
+		ctl_doc_free(&m);
+	}
+	fclose(f);
+	if (rc == INCCL_OK && ctl_send(g->ctl.fd, req, left(deadline)) < 0) {
+		inccl__set_last_error("the controller went away");
+		rc = INCCL_ECONN;
+	}
+	free(req);
+	if (rc == INCCL_OK)
+		rc = expect(&g->ctl, deadline, "ok", "controller", &m);
+	if (rc) {
+		fail_all(g);
+		return rc;
+	}
+	unsigned long comm, psn, qpn;
+	yaml_node_t *ranks = ctl_get(&m, NULL, "ranks");
+	if (ctl_uint(&m, NULL, "comm", 0x7fffffff, &comm, err, sizeof(err)) < 0 ||
+	    ctl_uint(&m, NULL, "psn", 0xffffff, &psn, err, sizeof(err)) < 0)
+		goto bad;
+	for (int r = 0; r < g->nranks; r++) {
+		yaml_node_t *it = ctl_item(&m, ranks, r);
+		const char *ip = it ? ctl_str(&m, it, "switch_ip") : NULL;
+		unsigned long rr;
+		if (!ip || ctl_uint(&m, it, "rank", 0xffff, &rr, err, sizeof(err)) < 0 || (int)rr != r ||
+		    ctl_uint(&m, it, "switch_qpn", 0xffffff, &qpn, err, sizeof(err)) < 0) {
+			snprintf(err, sizeof(err), "ranks[%d] is not {rank: %d, switch_ip, switch_qpn}", r, r);
+			goto bad;
+		}
+		if (r == 0) {
+			*mine = (struct rank_cfg){ (unsigned)comm, (unsigned)psn, (unsigned)qpn, "" };
+			snprintf(mine->ip, sizeof(mine->ip), "%s", ip);
+		} else if (ctl_sendf(g->peer[r].fd, left(deadline), "msg: config\ncomm: %lu\npsn: %lu\nswitch_ip: %s\nswitch_qpn: %lu\n",
+				     comm, psn, ip, qpn) < 0) {
+			ctl_doc_free(&m);
+			inccl__set_last_error("rank %d went away", r);
+			fail_all(g);
+			inccl__group_release(g, (unsigned)comm);
+			return INCCL_ECONN;
+		}
+	}
+	ctl_doc_free(&m);
+	return INCCL_OK;
+bad:
+	ctl_doc_free(&m);
+	inccl__set_last_error("controller: bad answer to 'communicator': %s", err);
+	fail_all(g);
+	return INCCL_ECONN;
+}
+
+/* Rank r != 0: send the queue pair, get the config. */
+static int init_member(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64_t deadline, struct rank_cfg *mine)
+{
+	char a[16], err[256];
+	struct ctl_doc m;
+	unsigned long comm, psn, qpn;
+	int rc;
+
+	if (ctl_sendf(g->peer[0].fd, left(deadline), "msg: qp\nrank: %d\nip: %s\nqpn: %u\n", g->rank,
+		      inet_ntop(AF_INET, &my_ip, a, sizeof(a)), my_qpn) < 0) {
+		inccl__set_last_error("rank 0 went away");
+		return INCCL_ECONN;
+	}
+	if ((rc = expect(&g->peer[0], deadline, "config", "rank 0", &m)))
+		return rc;
+	const char *ip = ctl_str(&m, NULL, "switch_ip");
+	if (!ip || ctl_uint(&m, NULL, "comm", 0x7fffffff, &comm, err, sizeof(err)) < 0 ||
+	    ctl_uint(&m, NULL, "psn", 0xffffff, &psn, err, sizeof(err)) < 0 ||
+	    ctl_uint(&m, NULL, "switch_qpn", 0xffffff, &qpn, err, sizeof(err)) < 0) {
+		ctl_doc_free(&m);
+		inccl__set_last_error("rank 0 sent a bad 'config' message");
+		return INCCL_ECONN;
+	}
+	*mine = (struct rank_cfg){ (unsigned)comm, (unsigned)psn, (unsigned)qpn, "" };
+	snprintf(mine->ip, sizeof(mine->ip), "%s", ip);
+	ctl_doc_free(&m);
+	return INCCL_OK;
+}
+
+/* Every rank connected: ranks say "ready" (or why not), rank 0 answers "go" to all (or the failure). */
+static int init_release(inccl_group_t *g, int my_rc, uint64_t deadline)
+{
+	struct ctl_doc m;
+	char who[32];
+	int rc = my_rc;
+
+	if (g->rank != 0) {
+		if (my_rc) {
+			fail_to_master(g);
+			return my_rc;
+		}
+		if (ctl_sendf(g->peer[0].fd, left(deadline), "msg: ready\n") < 0) {
+			inccl__set_last_error("rank 0 went away");
+			return INCCL_ECONN;
+		}
+		if ((rc = expect(&g->peer[0], deadline, "go", "rank 0", &m)) == INCCL_OK)
+			ctl_doc_free(&m);
+		return rc;
+	}
+	for (int r = 1; r < g->nranks; r++) {
+		snprintf(who, sizeof(who), "rank %d", r);
+		int k = expect(&g->peer[r], deadline, "ready", who, &m);
+		if (k == INCCL_OK)
+			ctl_doc_free(&m);
+		else if (rc == INCCL_OK)
+			rc = k; /* the first failure is the reason everyone gets */
+	}
+	if (rc) {
+		fail_all(g);
+		return rc;
+	}
+	for (int r = 1; r < g->nranks; r++)
+		ctl_sendf(g->peer[r].fd, left(deadline), "msg: go\n");
+	return INCCL_OK;
+}
+
+int inccl_comm_init(inccl_group_t *g, const struct inccl_comm_opts *opts, inccl_comm_t **out)
+{
+	inccl_comm_t *c = NULL;
+	uint32_t qpn = 0, ip = 0;
+	struct rank_cfg mine = { 0 };
+	int rc;
+
+	*out = NULL;
+	last_error[0] = 0;
+	if (!g) {
+		inccl__set_last_error("no group");
+		return INCCL_EINVAL;
+	}
+	uint64_t deadline = ctl_now_ms() + (uint64_t)g->timeout_ms;
+	rc = inccl_comm_create(opts, g->rank, g->nranks, &c, &qpn);
+	if (rc == INCCL_OK && inccl__comm_local_ipv4(c, &ip) < 0) {
+		inccl__set_last_error("rank %d: cannot read the address of the RDMA port", g->rank);
+		rc = INCCL_ENODEV;
+	}
+	if (rc) {
+		if (!last_error[0])
+			inccl__set_last_error("rank %d: cannot create the queue pair (error %d)", g->rank, rc);
+		if (g->rank == 0)
+			fail_all(g);
+		else
+			fail_to_master(g);
+		return rc;
+	}
+	rc = g->rank == 0 ? init_rank0(g, ip, qpn, deadline, &mine) : init_member(g, ip, qpn, deadline, &mine);
+	if (rc) { /* rank 0 told everyone already; a member that lost rank 0 has nobody to tell */
+		inccl_comm_destroy(c);
+		return rc;
+	}
+	int crc = inccl_comm_connect(c, mine.ip, mine.qpn, mine.psn);
+	if (crc)
+		inccl__set_last_error("rank %d: %s", g->rank, inccl_errmsg(c));
+	if ((rc = init_release(g, crc, deadline))) {
+		if (g->rank == 0)
+			inccl__group_release(g, mine.comm);
+		inccl_comm_destroy(c);
+		return rc;
+	}
+	inccl__comm_attach(c, g, mine.comm);
+	*out = c;
+	return INCCL_OK;
+}
+
+void inccl__group_release(inccl_group_t *g, unsigned comm_id)
+{
+	struct ctl_doc m;
+
+	if (!g || g->rank != 0 || g->ctl.fd < 0)
+		return;
+	if (ctl_sendf(g->ctl.fd, RELEASE_MS, "msg: release\ncomm: %u\n", comm_id) == CTL_OK &&
+	    expect(&g->ctl, ctl_now_ms() + RELEASE_MS, "ok", "controller", &m) == INCCL_OK)
+		ctl_doc_free(&m);
+}

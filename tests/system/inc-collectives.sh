@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# inc-collectives.sh — in-network collectives on the running lab, bootstrapped
+# the real way: the controller (incctl on the controller node) and the switch
+# daemons (incswitch on every switch, registered with it) run as services;
+# the ranks meet at rank 0, which asks the controller for the communicator;
+# the controller pushes the rules to the switches.
+#
+# INC_SCOPE=leaf (default): the hosts under rank 0's leaf switch (pku1, pku2
+#   in 1-2-4), aggregated on that one switch.
+# INC_SCOPE=tree: every host; leaves forward to their parents (UDP 4792),
+#   the top switch sends the results down.
+# INC_COUNTS: element counts (default 1,255,256,257,1031,65539).
+#
+# Hosts run inccl_check: every collective × dtype × op verified on every rank
+# against an expectation the rank computes itself. Prints "N passed, M failed".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+lab=lab/lab.sh
+state=${INCLAB_STATE:-/var/lib/inclab/${INCLAB_PREFIX:-inclab}}
+counts=${INC_COUNTS:-1,255,256,257,1031,65539}
+scope=${INC_SCOPE:-leaf}
+limit=${INC_LIMIT:-1500}   # seconds for all ranks to finish
+inv=$state/gen/inventory.tsv
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $*"; }
+ko() { fail=$((fail + 1)); echo "FAIL $*"; }
+done_() { echo "$pass passed, $fail failed"; exit $((fail > 0 ? 1 : 0)); }
+col() { awk -F'\t' -v n="$1" -v c="$2" '$1 == n {print $c}' "$inv"; }
+
+[ -r "$inv" ] || { echo "inc-collectives: no lab (make lab-up)"; exit 1; }
+ctl=$(awk -F'\t' '$2 == "controller" {print $1}' "$inv")
+ctl_addr=$(col "$ctl" 4)
+leaf0=$(awk -F'\t' '$2 == "host" && $3 == 0 {print $7}' "$inv")
+case "$scope" in
+leaf) mapfile -t hosts < <(awk -F'\t' -v l="$leaf0" '$2 == "host" && $7 == l {print $3 "\t" $1}' "$inv" | sort -n | cut -f2) ;;
+tree) mapfile -t hosts < <(awk -F'\t' '$2 == "host" {print $3 "\t" $1}' "$inv" | sort -n | cut -f2) ;;
+*) echo "inc-collectives: INC_SCOPE must be leaf or tree"; exit 2 ;;
+esac
+n=${#hosts[@]}
+master=$(col "${hosts[0]}" 4)
+echo "inc-collectives ($scope): ranks ${hosts[*]}; rank 0 at $master; controller $ctl_addr; counts $counts"
+
+# The control plane is up: every switch registered with the controller.
+nsw=$(awk -F'\t' '$2 == "switch"' "$inv" | wc -l)
+for _ in $(seq 1 60); do
+    reg=$("$lab" exec "$ctl" "incctl -Q 127.0.0.1 2>/dev/null | grep -c '^  [a-z0-9-]*: {'" 2>/dev/null)
+    [ "${reg:-0}" -ge "$nsw" ] && break
+    sleep 1
+done
+if [ "${reg:-0}" -ge "$nsw" ]; then ok "controller: all $nsw switches registered"
+else ko "controller: ${reg:-0} of $nsw switches registered: $("$lab" exec "$ctl" "tail -n 5 /var/log/inclab/incctl.log")"; done_; fi
+
+for i in "${!hosts[@]}"; do
+    "$lab" exec "${hosts[$i]}" "pkill -x inccl_check; rm -f /tmp/inccl.*; (inccl_check -r $i -n $n -m $master -c $counts \
+        > /tmp/inccl.out 2>&1; echo \$? > /tmp/inccl.rc) < /dev/null > /dev/null 2>&1 &" >/dev/null
+done
+t0=$(date +%s)
+for h in "${hosts[@]}"; do
+    while [ $(($(date +%s) - t0)) -lt "$limit" ]; do
+        "$lab" exec "$h" "test -e /tmp/inccl.rc" >/dev/null 2>&1 && break
+        sleep 2
+    done
+done
+secs=$(($(date +%s) - t0))
+"$lab" exec "$ctl" "incctl -Q 127.0.0.1 | sed -n 's/^  \([a-z0-9-]*\): {comm: \([0-9]*\), rx_frames: \([0-9]*\), tx_frames: \([0-9]*\).*retransmits: \([0-9]*\).*drop_seq: \([0-9]*\).*/  \1: rx \3, tx \4, retransmits \5, out-of-sequence drops \6/p'" 2>/dev/null
+for i in "${!hosts[@]}"; do
+    h=${hosts[$i]}
+    out=$("$lab" exec "$h" "cat /tmp/inccl.out")
+    grep '^FAIL' <<<"$out" | head -n 5 | sed "s/^/  $h: /"
+    rc=$("$lab" exec "$h" "cat /tmp/inccl.rc" 2>/dev/null)
+    if [ "$rc" = 0 ]; then ok "rank $i ($h): $(tail -n 1 <<<"$out")"
+    else ko "rank $i ($h) exit '${rc:-none: still running after $limit s}': $(tail -n 1 <<<"$out")"; fi
+    "$lab" exec "$h" "pkill -x inccl_check; true" >/dev/null 2>&1
+done
+echo "  (all ranks done in $secs s)"
+done_
