@@ -7,10 +7,28 @@
  *               or the aggregate up (leaf).
  *   rx SEND from the parent -> the result of the oldest slot sent up: fan out.
  *   rx ACK   -> free what the child acknowledged; a slot is free once every
- *               result frame made from it was acknowledged.
- *   tick     -> resend unacknowledged frames of connections that stalled.
+ *               result frame made from it was acknowledged; send what the
+ *               window now allows, go back on a NAK.
+ *   tick     -> probe connections whose retransmit timer expired; retry after
+ *               an RNR NAK's delay.
  *
  * A busy slot answers with an RNR NAK (retry soon) instead of a silent drop.
+ *
+ * Each connection's send sequence, in PSN order:
+ *
+ *   rc.una         snd_nxt          rc.spsn           npsn
+ *     | in flight     | to resend      | never sent yet  |
+ *
+ * Frames are built once, when their slot hands them over, and kept in the
+ * ring until acknowledged; xmit() puts them on the wire from snd_nxt while
+ * fewer than `win` are in flight. A go-back moves snd_nxt back to una.
+ *
+ * Switch links (UDP 4792) have our engine on both ends, which both keep to
+ * RC framing and cumulative ACKs but do better than go-back-N: the receiver
+ * holds SENDs that arrive after a gap (up to a window of them) and takes them
+ * when the gap is filled; the sender answers a NAK by resending the NAKed
+ * frame alone. Towards hosts (real rxe, which drops what follows a gap) the
+ * switch stays a plain RC requester: go-back-N.
  */
 #include "engine.h"
 
@@ -22,18 +40,42 @@
 
 #define FRAME_MAX (ROCE_HDRS_LEN + ROCE_IMM_LEN + SW_MTU + ROCE_ICRC_LEN)
 #define RNR_RETRY_NS 1000000ull /* resend 1 ms after an RNR NAK */
+#define RTO_MIN_NS 2000000ull   /* two ticks of the daemon's 1 ms poll loop: no finer timer
+                                 * (cfg.min_rto_ns raises it: the daemon's default is 50 ms) */
+#define RTO_MAX_BACKOFF 16      /* doublings of the timeout; cfg.retransmit_ns caps it first */
 
 struct sent_frame {
 	uint32_t slot;
 	uint16_t len;
+	uint8_t resent;           /* sent more than once: no RTT sample from its ACK (Karn) */
+	uint64_t sent_ns;         /* first sent */
+	uint8_t data[FRAME_MAX];
+};
+
+/* A SEND that arrived ahead of a gap on a switch link, kept until the gap is filled. */
+struct held_frame {
+	struct roce_pkt pkt;
+	uint16_t len;                /* 0: free */
 	uint8_t data[FRAME_MAX];
 };
 
 struct conn {
 	struct sw_conn_cfg cfg;
-	struct rc_conn rc;
-	struct sent_frame *ring;  /* unacknowledged frames, at (psn - sq_psn) % nslots */
-	uint64_t last_progress_ns;
+	struct rc_conn rc;           /* rc.una: oldest unacknowledged; rc.spsn: next never sent */
+	struct sent_frame *ring;     /* frames una..npsn-1, at (psn - sq_psn) & ring_mask */
+	uint32_t snd_nxt;            /* next PSN to put on the wire */
+	uint32_t npsn;               /* next PSN to give a frame */
+	uint32_t wmax;               /* the window: cfg.window to a switch, no bound to a host */
+	uint32_t win;                /* frames allowed in flight: wmax, 1 while probing */
+	uint64_t timer_ns;           /* retransmit timer start: last progress or send from una */
+	uint64_t hold_until_ns;      /* after an RNR NAK: send nothing before */
+	uint64_t srtt_ns, rttvar_ns; /* smoothed RTT and its variation; srtt 0: no sample yet */
+	int backoff;                 /* timeouts since the last progress */
+	uint32_t gb_psn, gb_end;     /* the last go-back resent gb_psn..gb_end-1 ... */
+	uint64_t gb_ns;              /* ... at this time */
+	int to_switch;               /* the peer is a switch (UDP 4792): it holds frames past a gap */
+	struct held_frame *held;     /* switch links: frames past a gap, at psn & held_mask */
+	uint32_t held_mask, nheld;
 	uint16_t ip_id;
 };
 
@@ -56,6 +98,8 @@ struct sw_engine {
 	struct conn conn[SW_MAX_CHILDREN + 1]; /* children, then the parent */
 	struct conn *parent;
 	int nconns;
+	uint32_t ring_mask;       /* send rings hold the power of two >= nslots frames */
+	uint32_t window;
 	struct slot *slots;
 	uint32_t busy_slots;
 	uint32_t *downq, downq_head, downq_len; /* slots sent up awaiting results, oldest first */
@@ -65,9 +109,21 @@ struct sw_engine {
 	struct sw_counters c;
 };
 
+/* Where the frame of @psn lives in @k's ring. A power-of-two ring divides the
+ * 2^24 PSN space, so the index stays contiguous when PSNs wrap. */
 static uint32_t ring_index(const struct sw_engine *e, const struct conn *k, uint32_t psn)
 {
-	return ((psn - k->cfg.sq_psn) & ROCE_PSN_MASK) % e->cfg.nslots;
+	return (psn - k->cfg.sq_psn) & e->ring_mask;
+}
+
+/* pow2_at_least() - the smallest power of two >= @n (n <= 2^31). */
+static uint32_t pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
 }
 
 struct sw_engine *sw_engine_new(const struct sw_cfg *cfg, sw_tx_fn tx, void *ctx)
@@ -106,6 +162,8 @@ struct sw_engine *sw_engine_new(const struct sw_cfg *cfg, sw_tx_fn tx, void *ctx
 	}
 	e->tx = tx;
 	e->ctx = ctx;
+	e->window = cfg->window ? cfg->window : SW_WINDOW;
+	e->ring_mask = pow2_at_least(cfg->nslots) - 1;
 	e->nconns = cfg->nchildren + (cfg->has_parent ? 1 : 0);
 	if (cfg->has_parent) {
 		e->parent = &e->conn[cfg->nchildren];
@@ -118,7 +176,16 @@ struct sw_engine *sw_engine_new(const struct sw_cfg *cfg, sw_tx_fn tx, void *ctx
 		struct conn *k = &e->conn[i];
 		k->cfg = i < cfg->nchildren ? cfg->child[i] : cfg->parent;
 		rc_conn_init(&k->rc, k->cfg.rq_psn, k->cfg.sq_psn);
-		if (!(k->ring = calloc(cfg->nslots, sizeof(*k->ring)))) {
+		k->snd_nxt = k->npsn = k->rc.spsn;
+		k->to_switch = k->cfg.udp_dst == ROCE_PORT_SWITCH;
+		/* a host bounds what it has outstanding itself (libinccl's window) */
+		k->win = k->wmax = k->to_switch ? e->window : e->ring_mask + 1;
+		if (k->to_switch) { /* the peer sends at most a window past our expected PSN */
+			k->held_mask = pow2_at_least(e->window) - 1;
+			k->held = calloc(k->held_mask + 1ull, sizeof(*k->held));
+		}
+		k->ring = calloc(e->ring_mask + 1ull, sizeof(*k->ring));
+		if (!k->ring || (k->to_switch && !k->held)) {
 			sw_engine_free(e);
 			fprintf(stderr, "switch: out of memory for the send rings\n");
 			return NULL;
@@ -131,8 +198,10 @@ void sw_engine_free(struct sw_engine *e)
 {
 	if (!e)
 		return;
-	for (int i = 0; i < SW_MAX_CHILDREN + 1; i++)
+	for (int i = 0; i < SW_MAX_CHILDREN + 1; i++) {
 		free(e->conn[i].ring);
+		free(e->conn[i].held);
+	}
 	free(e->downq);
 	free(e->slots);
 	free(e);
@@ -181,8 +250,105 @@ static void send_aeth(struct sw_engine *e, struct conn *k, uint32_t psn, uint8_t
 	emit(e, k, f, roce_build_frame(f, sizeof(f), &b));
 }
 
-/* Send slot @s's data to connection @k (a child's result, or up to the parent);
- * keep the frame until acknowledged. */
+/*
+ * xmit() - put @k's frames on the wire from snd_nxt while fewer than k->win
+ * are in flight and no RNR delay holds the connection. The first send of a
+ * PSN takes it from the RC sequence (so ACKs are checked against what was
+ * really sent) and is timed for the RTT; a later one is a retransmit.
+ */
+static inline void xmit(struct sw_engine *e, struct conn *k, uint64_t now)
+{
+	while (k->snd_nxt != k->npsn && ((k->snd_nxt - k->rc.una) & ROCE_PSN_MASK) < k->win &&
+	       now >= k->hold_until_ns) {
+		struct sent_frame *sf = &k->ring[ring_index(e, k, k->snd_nxt)];
+
+		if (k->snd_nxt == k->rc.spsn) {
+			rc_conn_next_psn(&k->rc);
+			sf->sent_ns = now;
+		} else {
+			sf->resent = 1;
+			e->c.retransmits++;
+		}
+		if (k->snd_nxt == k->rc.una)
+			k->timer_ns = now; /* the timer runs for the oldest frame in flight */
+		emit(e, k, sf->data, sf->len);
+		k->snd_nxt = (k->snd_nxt + 1) & ROCE_PSN_MASK;
+	}
+}
+
+/*
+ * go_back() - resend from una (go-back-N) with @win frames in flight: the
+ * window after a sequence NAK, 1 (a probe) after an RNR NAK or a timeout.
+ * Remembers what it resent for the NAK guard.
+ */
+static void go_back(struct sw_engine *e, struct conn *k, uint32_t win, uint64_t now)
+{
+	k->snd_nxt = k->rc.una;
+	k->win = win;
+	xmit(e, k, now);
+	k->gb_psn = k->rc.una;
+	k->gb_end = k->snd_nxt;
+	k->gb_ns = now;
+}
+
+/*
+ * resend_gap() - a switch peer needs una again (its NAK, our timeout): it kept
+ * what followed the gap, so resend only the gap, without going back. The gap
+ * is one frame, or twice the last one if it starts where the last ended:
+ * frames lost together (a full socket buffer, a stalled peer) come back in
+ * log2(n) round trips, not n. Remembered for the NAK guard.
+ */
+static void resend_gap(struct sw_engine *e, struct conn *k, uint64_t now)
+{
+	uint32_t n = 1, sent = (k->snd_nxt - k->rc.una) & ROCE_PSN_MASK;
+
+	if (k->rc.una == k->gb_end)
+		n = 2 * ((k->gb_end - k->gb_psn) & ROCE_PSN_MASK);
+	if (n > e->window)
+		n = e->window;
+	if (sent && n > sent)
+		n = sent;
+	k->gb_psn = k->rc.una;
+	k->gb_end = (k->rc.una + n) & ROCE_PSN_MASK;
+	k->gb_ns = now;
+	k->timer_ns = now;
+	for (uint32_t i = 0; i < n && i < sent; i++) {
+		struct sent_frame *sf = &k->ring[ring_index(e, k, (k->rc.una + i) & ROCE_PSN_MASK)];
+
+		sf->resent = 1;
+		emit(e, k, sf->data, sf->len);
+		e->c.retransmits++;
+	}
+	xmit(e, k, now); /* what a go-back left unsent */
+}
+
+/* rtt_update() - fold one RTT sample into srtt and rttvar (RFC 6298, gains 1/8 and 1/4). */
+static void rtt_update(struct conn *k, uint64_t rtt)
+{
+	if (!k->srtt_ns) {
+		k->srtt_ns = rtt ? rtt : 1;
+		k->rttvar_ns = rtt / 2;
+		return;
+	}
+	uint64_t err = rtt > k->srtt_ns ? rtt - k->srtt_ns : k->srtt_ns - rtt;
+	k->rttvar_ns = (3 * k->rttvar_ns + err) / 4;
+	k->srtt_ns = (7 * k->srtt_ns + rtt) / 8;
+}
+
+/* rto() - @k's retransmit timeout: srtt + 4 rttvar (cfg.retransmit_ns before a
+ * sample), at least RTO_MIN_NS, doubled per timeout, at most cfg.retransmit_ns. */
+static uint64_t rto(const struct sw_engine *e, const struct conn *k)
+{
+	uint64_t t = k->srtt_ns ? k->srtt_ns + 4 * k->rttvar_ns : e->cfg.retransmit_ns;
+
+	uint64_t floor = e->cfg.min_rto_ns > RTO_MIN_NS ? e->cfg.min_rto_ns : RTO_MIN_NS;
+	t = (t > floor ? t : floor) << k->backoff;
+	return t < e->cfg.retransmit_ns ? t : e->cfg.retransmit_ns;
+}
+
+/* Send slot @s's data to connection @k (a child's result, or up to the parent):
+ * the frame takes the next PSN, waits for the window if need be, and is kept
+ * until acknowledged. */
 static void send_slot(struct sw_engine *e, struct conn *k, uint32_t s, uint64_t now)
 {
 	struct slot *sl = &e->slots[s];
@@ -195,18 +361,18 @@ static void send_slot(struct sw_engine *e, struct conn *k, uint32_t s, uint64_t 
 	b.imm = sl->imm;
 	b.payload = sl->data;
 	b.payload_len = sl->have_data ? sl->len : 0;
-	b.psn = rc_conn_next_psn(&k->rc);
+	b.psn = k->npsn;
+	k->npsn = (k->npsn + 1) & ROCE_PSN_MASK;
 	sf = &k->ring[ring_index(e, k, b.psn)];
 	sf->slot = s;
+	sf->resent = 0;
 	sf->len = (uint16_t)roce_build_frame(sf->data, sizeof(sf->data), &b);
-	if (rc_conn_unacked(&k->rc) == 1)
-		k->last_progress_ns = now;
 	sl->pending++;
 	if (k == e->parent)
 		e->c.sent_up++;
 	else
 		e->c.results_tx++;
-	emit(e, k, sf->data, sf->len);
+	xmit(e, k, now);
 }
 
 /* Does child @k take the result of an operation with immediate @m? */
@@ -288,35 +454,29 @@ static void rx_not_next(struct sw_engine *e, struct conn *k, const struct roce_p
 		send_aeth(e, k, apsn, syn);
 }
 
-/* A SEND from the parent: the result of the oldest slot awaiting one. */
-static void rx_from_parent(struct sw_engine *e, const struct roce_pkt *p, const uint8_t *frame, uint64_t now)
+/* The next SEND from the parent (PSN as expected): the result of the oldest
+ * slot awaiting one. ACK it if @ack, and fan it out; or NAK a mismatch. */
+static void take_from_parent(struct sw_engine *e, const struct roce_pkt *p, const uint8_t *frame, int ack, uint64_t now)
 {
 	struct conn *k = e->parent;
-	enum rc_rx_verdict v;
-	uint32_t apsn, amsn;
-	uint8_t syn;
+	struct slot *sl = e->downq_len ? &e->slots[e->downq[e->downq_head]] : NULL;
 
-	if (roce_psn_diff(p->psn, k->rc.epsn) == 0) {
-		struct slot *sl = e->downq_len ? &e->slots[e->downq[e->downq_head]] : NULL;
-		if (!sl || p->opcode != RC_SEND_ONLY_WITH_IMM || p->imm != sl->imm || p->payload_len > SW_MTU) {
-			e->c.drop_mismatch++;
-			send_aeth(e, k, k->rc.epsn, AETH_TYPE_NAK | AETH_NAK_INVALID_REQ);
-			return;
-		}
-		v = rc_conn_rx(&k->rc, p);
-		memcpy(sl->data, frame + p->payload_off, p->payload_len);
-		sl->len = (uint16_t)p->payload_len;
-		sl->have_data = p->payload_len > 0;
-		sl->awaiting = 0;
-		e->downq_head = (e->downq_head + 1) % e->cfg.nslots;
-		e->downq_len--;
-		e->c.results_from_parent++;
-		if (rc_conn_ack_fields(&k->rc, p, v, &apsn, &syn, &amsn))
-			send_aeth(e, k, apsn, syn);
-		deliver_down(e, (uint32_t)(sl - e->slots), now);
+	if (!sl || p->opcode != RC_SEND_ONLY_WITH_IMM || p->imm != sl->imm || p->payload_len > SW_MTU) {
+		e->c.drop_mismatch++;
+		send_aeth(e, k, k->rc.epsn, AETH_TYPE_NAK | AETH_NAK_INVALID_REQ);
 		return;
 	}
-	rx_not_next(e, k, p);
+	rc_conn_accept_only(&k->rc); /* the expected PSN, a SEND_ONLY_WITH_IMM */
+	memcpy(sl->data, frame + p->payload_off, p->payload_len);
+	sl->len = (uint16_t)p->payload_len;
+	sl->have_data = p->payload_len > 0;
+	sl->awaiting = 0;
+	e->downq_head = (e->downq_head + 1) % e->cfg.nslots;
+	e->downq_len--;
+	e->c.results_from_parent++;
+	if (ack && p->ack_req)
+		send_aeth(e, k, p->psn, AETH_TYPE_ACK | AETH_ACK_UNLIMITED);
+	deliver_down(e, (uint32_t)(sl - e->slots), now);
 }
 
 /* Fold a child's accepted packet into its slot. Return 0, or -1 if it does not match the slot. */
@@ -352,104 +512,216 @@ static int fold(struct sw_engine *e, struct slot *sl, int child, const struct ro
 	return 0;
 }
 
-static void rx_send(struct sw_engine *e, int child, const struct roce_pkt *p, const uint8_t *frame, uint64_t now)
+/* The next SEND from child @child (PSN as expected): check it can be taken
+ * before the connection advances, fold it into its slot and ACK it if @ack;
+ * or answer a busy slot with an RNR NAK and bad input with a NAK. */
+static void take_from_child(struct sw_engine *e, int child, const struct roce_pkt *p, const uint8_t *frame, int ack,
+			    uint64_t now)
 {
 	struct conn *k = &e->conn[child];
+	uint32_t s = p->psn % e->cfg.nslots;
+	struct slot *sl = &e->slots[s];
+	struct inc_imm m;
+
+	/* an immediate equal to its busy slot's was checked when the slot opened */
+	if (p->opcode != RC_SEND_ONLY_WITH_IMM || p->payload_len > SW_MTU ||
+	    (!(sl->busy && p->imm == sl->imm) && (inc_imm_decode(p->imm, &m) < 0 || !imm_valid(e, &m)))) {
+		e->c.drop_bad_imm++;
+		send_aeth(e, k, k->rc.epsn, AETH_TYPE_NAK | AETH_NAK_INVALID_REQ);
+		return;
+	}
+	if (sl->busy && (sl->psn != p->psn || (sl->arrived >> child & 1))) {
+		/* the slot still serves an older round: ask the child to retry shortly;
+		 * the packets it already pipelined behind this one are dropped silently */
+		send_aeth(e, k, p->psn, AETH_TYPE_RNR_NAK | (e->cfg.rnr_timer & 0x1f));
+		k->rc.nak_sent = 1;
+		return;
+	}
+	if (!sl->busy) {
+		memset(sl, 0, offsetof(struct slot, data));
+		sl->busy = 1;
+		sl->psn = p->psn;
+		e->busy_slots++;
+	}
+	if (fold(e, sl, child, p, frame + p->payload_off) < 0) {
+		e->c.drop_mismatch++;
+		send_aeth(e, k, k->rc.epsn, AETH_TYPE_NAK | AETH_NAK_INVALID_REQ);
+		return;
+	}
+	rc_conn_accept_only(&k->rc); /* the expected PSN, a SEND_ONLY_WITH_IMM */
+	if (ack && p->ack_req)
+		send_aeth(e, k, p->psn, AETH_TYPE_ACK | AETH_ACK_UNLIMITED);
+	if (sl->narrived == e->cfg.nchildren)
+		slot_complete(e, s, now);
+}
+
+/* The next SEND on connection @ci, from a child or from the parent. */
+static void take(struct sw_engine *e, int ci, const struct roce_pkt *p, const uint8_t *frame, int ack, uint64_t now)
+{
+	if (&e->conn[ci] == e->parent)
+		take_from_parent(e, p, frame, ack, now);
+	else
+		take_from_child(e, ci, p, frame, ack, now);
+}
+
+/* Keep a SEND that arrived ahead of a gap on a switch link; NAK the gap once. */
+static void hold(struct sw_engine *e, struct conn *k, const struct roce_pkt *p, const uint8_t *frame)
+{
+	struct held_frame *hf = &k->held[p->psn & k->held_mask];
 	enum rc_rx_verdict v;
 	uint32_t apsn, amsn;
 	uint8_t syn;
 
-	if (roce_psn_diff(p->psn, k->rc.epsn) == 0) {
-		/* New packet: check it can be taken before the connection advances. */
-		uint32_t s = p->psn % e->cfg.nslots;
-		struct slot *sl = &e->slots[s];
-		struct inc_imm m;
-
-		if (p->opcode != RC_SEND_ONLY_WITH_IMM || inc_imm_decode(p->imm, &m) < 0 || !imm_valid(e, &m) ||
-		    p->payload_len > SW_MTU) {
-			e->c.drop_bad_imm++;
-			send_aeth(e, k, k->rc.epsn, AETH_TYPE_NAK | AETH_NAK_INVALID_REQ);
-			return;
-		}
-		if (sl->busy && (sl->psn != p->psn || (sl->arrived >> child & 1))) {
-			/* the slot still serves an older round: ask the child to retry shortly;
-			 * the packets it already pipelined behind this one are dropped silently */
-			send_aeth(e, k, p->psn, AETH_TYPE_RNR_NAK | (e->cfg.rnr_timer & 0x1f));
-			k->rc.nak_sent = 1;
-			return;
-		}
-		if (!sl->busy) {
-			memset(sl, 0, offsetof(struct slot, data));
-			sl->busy = 1;
-			sl->psn = p->psn;
-			e->busy_slots++;
-		}
-		if (fold(e, sl, child, p, frame + p->payload_off) < 0) {
-			e->c.drop_mismatch++;
-			send_aeth(e, k, k->rc.epsn, AETH_TYPE_NAK | AETH_NAK_INVALID_REQ);
-			return;
-		}
-		v = rc_conn_rx(&k->rc, p);
-		if (rc_conn_ack_fields(&k->rc, p, v, &apsn, &syn, &amsn))
-			send_aeth(e, k, apsn, syn);
-		if (sl->narrived == e->cfg.nchildren)
-			slot_complete(e, s, now);
+	if (hf->len) { /* the only PSN that maps here in the window: a duplicate */
+		e->c.duplicates++;
 		return;
 	}
-	rx_not_next(e, k, p);
+	hf->pkt = *p;
+	hf->len = (uint16_t)p->frame_len;
+	memcpy(hf->data, frame, p->frame_len);
+	k->nheld++;
+	e->c.ooo_held++;
+	v = rc_conn_rx(&k->rc, p); /* RC_RX_NAK_SEQ for the first frame past the gap */
+	if (rc_conn_ack_fields(&k->rc, p, v, &apsn, &syn, &amsn))
+		send_aeth(e, k, apsn, syn);
 }
 
-/* Release the slots of frames @from .. una-1 that child @k has now acknowledged. */
-static void release(struct sw_engine *e, struct conn *k, uint32_t from)
+/*
+ * drain() - after a SEND filled a gap on switch link @ci, take the held frames
+ * that now follow in sequence and acknowledge them all with one ACK; or, if
+ * some stay held behind a new gap, NAK that gap at once (which acknowledges
+ * what precedes it): the peer resends that one frame. A held frame that is
+ * refused (RNR NAK, NAK) was answered by take(); the peer resends it.
+ */
+static void drain(struct sw_engine *e, int ci, uint64_t now)
 {
+	struct conn *k = &e->conn[ci];
+	struct held_frame *hf;
+
+	while ((hf = &k->held[k->rc.epsn & k->held_mask])->len) {
+		uint32_t psn = k->rc.epsn;
+
+		hf->len = 0;
+		k->nheld--;
+		take(e, ci, &hf->pkt, hf->data, 0, now);
+		if (k->rc.epsn == psn)
+			return;
+	}
+	if (k->nheld) {
+		k->rc.nak_sent = 1;
+		send_aeth(e, k, k->rc.epsn, AETH_TYPE_NAK | AETH_NAK_PSN_SEQ);
+	} else {
+		send_aeth(e, k, (k->rc.epsn - 1) & ROCE_PSN_MASK, AETH_TYPE_ACK | AETH_ACK_UNLIMITED);
+	}
+}
+
+/*
+ * rx_data() - a SEND on connection @ci: take it if it is the next one; on a
+ * switch link keep one that is ahead (within the window) for after the gap,
+ * and answer a duplicate while frames are held with a NAK of the gap (the
+ * first NAK may have been lost: the duplicate is the peer's timeout probe);
+ * otherwise re-ACK a duplicate or NAK the gap once, as rxe does.
+ */
+static void rx_data(struct sw_engine *e, int ci, const struct roce_pkt *p, const uint8_t *frame, uint64_t now)
+{
+	struct conn *k = &e->conn[ci];
+	int32_t d = roce_psn_diff(p->psn, k->rc.epsn);
+
+	if (d == 0) {
+		take(e, ci, p, frame, !k->nheld, now);
+		if (k->nheld && k->rc.epsn != p->psn)
+			drain(e, ci, now);
+	} else if (d > 0 && (uint32_t)d <= k->held_mask && p->frame_len <= FRAME_MAX) {
+		hold(e, k, p, frame);
+	} else if (d < 0 && k->nheld) {
+		e->c.duplicates++;
+		send_aeth(e, k, k->rc.epsn, AETH_TYPE_NAK | AETH_NAK_PSN_SEQ);
+	} else {
+		rx_not_next(e, k, p);
+	}
+}
+
+/* Release the slots of frames @from .. una-1 that @k's peer has now
+ * acknowledged. Return whether any of them was sent more than once. */
+static int release(struct sw_engine *e, struct conn *k, uint32_t from)
+{
+	int resent = 0;
+
 	for (uint32_t psn = from; psn != k->rc.una; psn = (psn + 1) & ROCE_PSN_MASK) {
-		struct slot *sl = &e->slots[k->ring[ring_index(e, k, psn)].slot];
+		struct sent_frame *sf = &k->ring[ring_index(e, k, psn)];
+		struct slot *sl = &e->slots[sf->slot];
+
+		resent |= sf->resent;
 		sl->pending--;
 		slot_free_if_done(e, sl);
 	}
+	return resent;
 }
 
-static void resend(struct sw_engine *e, struct conn *k, uint64_t now)
+/* Is a sequence NAK of @psn stale: a PSN the last go-back resent less than an
+ * RTT ago? Then frames sent before the resend caused it (reordered, or in
+ * flight when the first NAK left), and the resent ones are on their way. */
+static int nak_stale(const struct conn *k, uint32_t psn, uint64_t now)
 {
-	for (uint32_t psn = k->rc.una; psn != k->rc.spsn; psn = (psn + 1) & ROCE_PSN_MASK) {
-		struct sent_frame *sf = &k->ring[ring_index(e, k, psn)];
-		emit(e, k, sf->data, sf->len);
-		e->c.retransmits++;
-	}
-	k->last_progress_ns = now;
+	return roce_psn_diff(psn, k->gb_psn) >= 0 && roce_psn_diff(psn, k->gb_end) < 0 &&
+	       now - k->gb_ns < k->srtt_ns;
 }
 
+/*
+ * retry() - the peer asks for frames again from @p's PSN, now una. After an
+ * RNR NAK (host: no receive posted; parent: slot busy) probe with the refused
+ * frame once RNR_RETRY_NS are over. A sequence NAK for what the last resend
+ * covered is stale; otherwise resend the gap to a switch, which kept what
+ * followed it, and go back to a host, which dropped it.
+ */
+static void retry(struct sw_engine *e, struct conn *k, const struct roce_pkt *p, uint64_t now)
+{
+	if ((p->syndrome & AETH_TYPE_MASK) == AETH_TYPE_RNR_NAK) {
+		e->c.rnr_naks_rx++;
+		k->hold_until_ns = now + RNR_RETRY_NS;
+		go_back(e, k, 1, now);
+		return;
+	}
+	e->c.naks_rx++;
+	if (nak_stale(k, p->psn, now))
+		e->c.naks_ignored++;
+	else if (k->to_switch)
+		resend_gap(e, k, now);
+	else
+		go_back(e, k, k->wmax, now);
+}
+
+/*
+ * rx_ack() - an ACK or NAK from @k's peer: free what it acknowledges (a NAK
+ * acknowledges what precedes its PSN), measure the RTT, reopen the window,
+ * go back on a NAK, and send what the window now allows.
+ */
 static void rx_ack(struct sw_engine *e, struct conn *k, const struct roce_pkt *p, uint64_t now)
 {
 	uint32_t una = k->rc.una;
 	enum rc_ack_verdict v = rc_conn_ack(&k->rc, p);
 
 	e->c.acks_rx++;
-	release(e, k, una);
-	switch (v) {
-	case RC_ACK_PROGRESS:
-		k->last_progress_ns = now;
-		break;
-	case RC_ACK_RETRY:
-		if ((p->syndrome & AETH_TYPE_MASK) == AETH_TYPE_RNR_NAK) {
-			/* the peer has no room yet (host: no receive posted; parent: slot busy):
-			 * resend RNR_RETRY_NS from now, through the retransmit timer */
-			e->c.rnr_naks_rx++;
-			k->last_progress_ns = now + RNR_RETRY_NS - e->cfg.retransmit_ns;
-		} else {
-			e->c.naks_rx++;
-			resend(e, k, now);
-		}
-		break;
-	case RC_ACK_FATAL:
-		e->c.fatal_naks_rx++;
-		break;
-	case RC_ACK_STALE:
-		break;
-	case RC_ACK_BOGUS:
-		e->c.drop_seq++;
-		break;
+	if (k->rc.una != una) {
+		/* Every ACK times the RTT by the newest frame it acknowledges,
+		 * unless it covers a resent frame (Karn): it may answer the resend,
+		 * or have waited at the peer for the resend to fill a gap. */
+		if (!release(e, k, una))
+			rtt_update(k, now - k->ring[ring_index(e, k, (k->rc.una - 1) & ROCE_PSN_MASK)].sent_ns);
+		k->backoff = 0;
+		k->win = k->wmax;
+		k->timer_ns = now;
+		if (roce_psn_diff(k->snd_nxt, k->rc.una) < 0)
+			k->snd_nxt = k->rc.una; /* acknowledged before we resent it */
 	}
+	if (v == RC_ACK_RETRY)
+		retry(e, k, p, now);
+	else if (v == RC_ACK_FATAL)
+		e->c.fatal_naks_rx++;
+	else if (v == RC_ACK_BOGUS)
+		e->c.drop_seq++;
+	if (k->snd_nxt != k->npsn)
+		xmit(e, k, now);
 }
 
 void sw_engine_rx(struct sw_engine *e, const uint8_t *frame, size_t len, uint64_t now)
@@ -467,7 +739,7 @@ void sw_engine_rx(struct sw_engine *e, const uint8_t *frame, size_t len, uint64_
 		return;
 	}
 	for (int i = 0; i < e->nconns; i++)
-		if (e->conn[i].cfg.local_qpn == p.dest_qp && e->conn[i].cfg.peer_ip == p.src_ip &&
+		if (e->conn[i].cfg.peer_ip == p.src_ip && e->conn[i].cfg.local_qpn == p.dest_qp &&
 		    e->conn[i].cfg.local_ip == p.dst_ip) {
 			child = i;
 			break;
@@ -481,17 +753,34 @@ void sw_engine_rx(struct sw_engine *e, const uint8_t *frame, size_t len, uint64_
 	memcpy(e->conn[child].cfg.local_mac, p.dst_mac, 6);
 	if (p.opcode == RC_ACK)
 		rx_ack(e, &e->conn[child], &p, now);
-	else if (&e->conn[child] == e->parent)
-		rx_from_parent(e, &p, frame, now);
 	else
-		rx_send(e, child, &p, frame, now);
+		rx_data(e, child, &p, frame, now);
 }
 
 void sw_engine_tick(struct sw_engine *e, uint64_t now)
 {
 	for (int i = 0; i < e->nconns; i++) {
 		struct conn *k = &e->conn[i];
-		if (rc_conn_unacked(&k->rc) && now - k->last_progress_ns >= e->cfg.retransmit_ns)
-			resend(e, k, now);
+
+		if (now < k->hold_until_ns)
+			continue;
+		if (k->hold_until_ns) { /* the RNR delay is over: send the probe */
+			k->hold_until_ns = 0;
+			xmit(e, k, now);
+		}
+		if (rc_conn_unacked(&k->rc) && now - k->timer_ns >= rto(e, k)) {
+			/* nothing acknowledged for a whole timeout: the tail, a NAK or an
+			 * ACK was lost, or the peer stalls. Probe with the oldest frame:
+			 * a host dropped what followed a gap, so the rest follows when
+			 * the probe is acknowledged; a switch kept it, and its ACK of
+			 * the probe covers all of it. */
+			e->c.timeouts++;
+			if (k->backoff < RTO_MAX_BACKOFF)
+				k->backoff++;
+			if (k->to_switch)
+				resend_gap(e, k, now);
+			else
+				go_back(e, k, 1, now);
+		}
 	}
 }

@@ -17,6 +17,19 @@
  * Results come back in slot order on every level (each child sends in PSN
  * order, so slots complete in PSN order), which lets a leaf match them with
  * a FIFO of slots awaiting a result.
+ *
+ * Reliability. Towards hosts (real rdma_rxe) the switch is a plain RC
+ * requester and responder: go-back-N from the NAKed PSN at once, one NAK per
+ * gap, duplicates re-ACKed. Switch<->switch links (UDP 4792) have this
+ * engine on both ends and keep the RC framing and cumulative ACKs, but: at
+ * most cfg.window frames in flight, the rest queued; the receiver holds
+ * SENDs that arrive past a gap and takes them when it is filled; the sender
+ * resends only the gap. On every connection a NAK for what was resent less
+ * than an RTT ago is ignored, the retransmit timeout follows the measured RTT
+ * (srtt + 4 rttvar, RFC 6298 without its 1 s floor), doubles on each timeout
+ * without progress and never exceeds cfg.retransmit_ns, and a timeout or an
+ * RNR NAK resends the oldest frame as a probe, not the whole window
+ * (switch/README.md).
  */
 #ifndef INCLAB_ENGINE_H
 #define INCLAB_ENGINE_H
@@ -29,6 +42,12 @@
 
 #define SW_MAX_CHILDREN 64
 #define SW_MTU 1024
+/* Frames in flight on a switch<->switch link unless cfg.window says otherwise:
+ * 64 KiB, several times the bandwidth-delay product of a lab link (a few MB/s
+ * x a few ms, even with tens of ms of TCG stall it keeps ~3 MB/s going), yet
+ * a burst the peer's UDP socket buffer takes (rmem_default 208 KiB holds ~90
+ * such frames at ~2.3 KiB of truesize each). */
+#define SW_WINDOW 64
 
 /** One connection of the switch, as the controller configures it. */
 struct sw_conn_cfg {
@@ -49,8 +68,10 @@ struct sw_cfg {
 	struct sw_conn_cfg parent;   /* first_rank/nranks unused */
 	uint16_t total_ranks;        /* ranks of the communicator; 0: the children's (a root) */
 	uint32_t nslots;             /* aggregation slots (power of two not required) */
-	uint64_t retransmit_ns;      /* resend unacknowledged frames after this long */
+	uint64_t retransmit_ns;      /* first and longest retransmit timeout (adaptive in between) */
 	uint8_t rnr_timer;           /* RNR NAK timer code sent when a slot is busy */
+	uint32_t window;             /* frames in flight per switch<->switch link; 0: SW_WINDOW */
+	uint64_t min_rto_ns;         /* the adaptive timeout's floor; 0: 2 ms (the tick) */
 };
 
 struct sw_counters {
@@ -59,6 +80,9 @@ struct sw_counters {
 	uint64_t acks_tx, naks_tx, rnr_naks_tx, duplicates;
 	uint64_t aggregations, results_tx, retransmits;
 	uint64_t acks_rx, naks_rx, rnr_naks_rx, fatal_naks_rx;
+	uint64_t naks_ignored;       /* sequence NAKs for PSNs resent less than an RTT ago */
+	uint64_t timeouts;           /* retransmit timer expiries (each resends from una: a probe) */
+	uint64_t ooo_held;           /* SENDs kept on a switch link until the gap before them filled */
 	uint64_t slots_completed, sent_up, results_from_parent;
 };
 
@@ -73,7 +97,11 @@ void sw_engine_free(struct sw_engine *e);
 /** sw_engine_rx() - process one received frame (any port) at time @now_ns. */
 void sw_engine_rx(struct sw_engine *e, const uint8_t *frame, size_t len, uint64_t now_ns);
 
-/** sw_engine_tick() - retransmit what has waited too long; call every millisecond or so. */
+/**
+ * sw_engine_tick() - time-driven sending at @now_ns: a probe after an expired
+ * retransmit timer, the retry after an RNR NAK's delay. Call every millisecond
+ * or so; the timer cannot be finer than the calls.
+ */
 void sw_engine_tick(struct sw_engine *e, uint64_t now_ns);
 
 const struct sw_counters *sw_engine_counters(const struct sw_engine *e);

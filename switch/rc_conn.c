@@ -86,16 +86,18 @@ uint32_t rc_conn_next_psn(struct rc_conn *c)
 enum rc_ack_verdict rc_conn_ack(struct rc_conn *c, const struct roce_pkt *p)
 {
 	uint8_t type = p->syndrome & AETH_TYPE_MASK;
-	/* the ACK's PSN must lie in [una - 1, spsn - 1]: something we sent */
+	/* the ACK's PSN must be something we sent: at most spsn - 1 */
 	int32_t ahead = roce_psn_diff(p->psn, (c->spsn - 1) & ROCE_PSN_MASK);
 	int32_t from_una = roce_psn_diff(p->psn, c->una);
 
-	if (ahead > 0 || from_una < -1)
+	if (ahead > 0)
 		return RC_ACK_BOGUS;
+	/* An ACK of una - 1 or older, or a NAK of a PSN acknowledged since, is
+	 * late (reordered or duplicated on the way): ignored, as rxe_comp.c does. */
+	if (from_una < 0)
+		return RC_ACK_STALE;
 	switch (type) {
 	case AETH_TYPE_ACK:
-		if (from_una < 0)
-			return RC_ACK_STALE;
 		c->una = (p->psn + 1) & ROCE_PSN_MASK;
 		return RC_ACK_PROGRESS;
 	case AETH_TYPE_RNR_NAK:

@@ -46,6 +46,18 @@ void rc_conn_init(struct rc_conn *c, uint32_t rq_psn, uint32_t sq_psn);
 enum rc_rx_verdict rc_conn_rx(struct rc_conn *c, const struct roce_pkt *p);
 
 /**
+ * rc_conn_accept_only() - what rc_conn_rx() does with the expected packet when
+ * it is a SEND_ONLY (the switch's data packets, outside any message): advance
+ * the expected PSN and the MSN. The caller checked PSN and opcode.
+ */
+static inline void rc_conn_accept_only(struct rc_conn *c)
+{
+	c->nak_sent = 0;
+	c->epsn = (c->epsn + 1) & ROCE_PSN_MASK;
+	c->msn = (c->msn + 1) & AETH_MSN_MASK;
+}
+
+/**
  * rc_conn_ack_fields() - AETH and PSN of the answer to a classified packet:
  * ACK (PSN of the packet, or of the last accepted one for duplicates) with the
  * current MSN, or a NAK with the expected PSN. Returns 0 when nothing is sent.
@@ -59,7 +71,7 @@ uint32_t rc_conn_next_psn(struct rc_conn *c);
 /** What an ACK from the host means for our sends. */
 enum rc_ack_verdict {
 	RC_ACK_PROGRESS,   /* una advanced */
-	RC_ACK_STALE,      /* nothing new acknowledged */
+	RC_ACK_STALE,      /* nothing new acknowledged, or a late answer about an acknowledged PSN */
 	RC_ACK_RETRY,      /* NAK seq / RNR NAK: resend from una (after the RNR delay) */
 	RC_ACK_FATAL,      /* NAK invalid request / access / operational: connection broken */
 	RC_ACK_BOGUS,      /* acknowledges a PSN we never sent */

@@ -5,7 +5,9 @@
  * output frames are parsed and ICRC-checked like a NIC would, and every result
  * is compared with an expectation computed here, independently, from the
  * hosts' inputs. Covers AllReduce/Reduce/Broadcast/Barrier, slot reuse with
- * RNR back-pressure, lost frames in both directions, and bad input.
+ * RNR back-pressure, lost frames in both directions, the switch as an RC
+ * requester towards hosts (go-back-N from a NAKed PSN, stale NAKs, timeout
+ * probes with backoff, RNR retries), and bad input.
  */
 #include <arpa/inet.h>
 #include <setjmp.h>
@@ -55,9 +57,9 @@ static struct host h[HOSTS];
 static struct sw_engine *eng;
 static uint8_t mac_sw[6] = { 2, 0, 0, 0, 0, 0x10 }, mac_h[6] = { 2, 0, 0, 0, 0, 0x20 };
 
-static void setup_engine(uint32_t nslots)
+static void setup_engine_rto(uint32_t nslots, uint64_t retransmit_ns)
 {
-	struct sw_cfg cfg = { .nchildren = HOSTS, .nslots = nslots, .retransmit_ns = 1000000, .rnr_timer = 1 };
+	struct sw_cfg cfg = { .nchildren = HOSTS, .nslots = nslots, .retransmit_ns = retransmit_ns, .rnr_timer = 1 };
 
 	qn = 0;
 	drop_next_to = 0;
@@ -76,6 +78,11 @@ static void setup_engine(uint32_t nslots)
 	assert_non_null(eng);
 }
 
+static void setup_engine(uint32_t nslots)
+{
+	setup_engine_rto(nslots, 1000000);
+}
+
 /* Host @i sends one packet with @imm and @len bytes of @data at its next PSN (or @psn if >= 0). */
 static void host_send(int i, uint32_t imm, const void *data, size_t len, long psn, uint64_t now)
 {
@@ -91,13 +98,19 @@ static void host_send(int i, uint32_t imm, const void *data, size_t len, long ps
 	sw_engine_rx(eng, f, n, now);
 }
 
-static void host_ack(int i, uint32_t psn, uint64_t now)
+/* Host @i answers the switch's SENDs with @syndrome (an ACK, NAK or RNR NAK) for @psn. */
+static void host_aeth(int i, uint32_t psn, uint8_t syndrome, uint64_t now)
 {
 	uint8_t f[128];
 	struct roce_build b = { .src_mac = mac_h, .dst_mac = mac_sw, .src_ip = h[i].ip, .dst_ip = SW_IP,
 				.src_port = 50000, .dst_port = ROCE_PORT_HOST, .opcode = RC_ACK, .dest_qp = SW_QPN,
-				.psn = psn, .has_aeth = 1, .syndrome = AETH_TYPE_ACK | AETH_ACK_UNLIMITED, .msn = h[i].msn };
+				.psn = psn, .has_aeth = 1, .syndrome = syndrome, .msn = h[i].msn };
 	sw_engine_rx(eng, f, roce_build_frame(f, sizeof(f), &b), now);
+}
+
+static void host_ack(int i, uint32_t psn, uint64_t now)
+{
+	host_aeth(i, psn, AETH_TYPE_ACK | AETH_ACK_UNLIMITED, now);
 }
 
 /* Deliver everything the switch sent to the hosts, who ACK each result like rxe. */
@@ -321,6 +334,142 @@ static void test_lost_frames_recovered(void **state)
 	sw_engine_free(eng);
 }
 
+/* The PSNs of the result frames queued for host @i since the last call, in order; the queue is emptied. */
+static int results_to(int i, uint32_t *psn, int max)
+{
+	int n = 0;
+
+	for (int k = 0; k < qn; k++) {
+		struct roce_pkt p;
+		assert_int_equal(roce_parse(q[k].d, q[k].len, &p), ROCE_OK);
+		if (q[k].port == i && p.opcode != RC_ACK && n < max)
+			psn[n++] = p.psn;
+	}
+	qn = 0;
+	return n;
+}
+
+/* @n AllReduce packets from every host at time @now: n results for each host, not yet acknowledged. */
+static void results_out(int n, uint64_t now)
+{
+	uint32_t one = htonl(1);
+
+	for (int k = 0; k < n; k++)
+		for (int i = 0; i < HOSTS; i++)
+			host_send(i, imm(INC_ALLREDUCE, INC_OP_SUM, INC_INT32, INC_RANK_ALL), &one, 4, -1, now);
+}
+
+static void test_host_nak_goes_back_from_the_naked_psn(void **state)
+{
+	uint32_t psn[16];
+
+	setup_engine_rto(16, 100000000);
+	results_out(1, 0);
+	qn = 0;
+	host_ack(0, BASE_PSN, 1000000); /* an RTT sample: 1 ms */
+	results_out(5, 2000000);        /* results 1..5 to every host */
+	assert_int_equal(results_to(0, psn, 16), 5);
+	/* host 0 lost result 2 and NAKs it (acknowledging 1): 2..5 again, at once, in order */
+	host_aeth(0, (BASE_PSN + 2) & ROCE_PSN_MASK, AETH_TYPE_NAK | AETH_NAK_PSN_SEQ, 2500000);
+	assert_int_equal(results_to(0, psn, 16), 4);
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(psn[k], (BASE_PSN + 2 + k) & ROCE_PSN_MASK);
+	assert_int_equal(sw_engine_counters(eng)->retransmits, 4);
+	/* the same NAK again, sooner than an RTT after the resend (a duplicate, or the
+	 * host NAKing what was in flight before): the resent frames are on their way */
+	host_aeth(0, (BASE_PSN + 2) & ROCE_PSN_MASK, AETH_TYPE_NAK | AETH_NAK_PSN_SEQ, 2600000);
+	host_aeth(0, (BASE_PSN + 3) & ROCE_PSN_MASK, AETH_TYPE_NAK | AETH_NAK_PSN_SEQ, 2700000);
+	assert_int_equal(results_to(0, psn, 16), 0);
+	assert_int_equal(sw_engine_counters(eng)->naks_ignored, 2);
+	/* a NAK of an acknowledged PSN comes late: ignored */
+	host_aeth(0, (BASE_PSN + 2) & ROCE_PSN_MASK, AETH_TYPE_NAK | AETH_NAK_PSN_SEQ, 5000000);
+	assert_int_equal(results_to(0, psn, 16), 0);
+	/* later than an RTT, the NAK of the next missing one is new: go back again */
+	host_aeth(0, (BASE_PSN + 3) & ROCE_PSN_MASK, AETH_TYPE_NAK | AETH_NAK_PSN_SEQ, 5100000);
+	assert_int_equal(results_to(0, psn, 16), 3);
+	assert_int_equal(psn[0], (BASE_PSN + 3) & ROCE_PSN_MASK);
+	host_ack(0, (BASE_PSN + 5) & ROCE_PSN_MASK, 6000000);
+	assert_int_equal(sw_engine_counters(eng)->naks_rx, 4); /* the late one is not a NAK to act on */
+	assert_int_equal(sw_engine_counters(eng)->retransmits, 7);
+	for (int i = 1; i < HOSTS; i++)
+		for (int k = 0; k <= 5; k++)
+			host_ack(i, (BASE_PSN + (uint32_t)k) & ROCE_PSN_MASK, 6000000);
+	assert_int_equal(sw_engine_busy_slots(eng), 0);
+	sw_engine_free(eng);
+}
+
+static void test_timeout_probes_with_backoff(void **state)
+{
+	uint32_t psn[16];
+	const struct sw_counters *c;
+
+	setup_engine_rto(16, 100000000);
+	c = sw_engine_counters(eng);
+	results_out(1, 0);
+	qn = 0;
+	host_ack(0, BASE_PSN, 1000000); /* srtt 1 ms, rttvar 0.5 ms: the timeout is 3 ms */
+	results_out(4, 10000000);       /* results 1..4, then host 0 stalls */
+	for (int i = 1; i < HOSTS; i++)
+		host_ack(i, (BASE_PSN + 4) & ROCE_PSN_MASK, 10000000);
+	qn = 0;
+	sw_engine_tick(eng, 12900000);
+	assert_int_equal(results_to(0, psn, 16), 0);
+	sw_engine_tick(eng, 13000000); /* one probe: the oldest frame only */
+	assert_int_equal(results_to(0, psn, 16), 1);
+	assert_int_equal(psn[0], (BASE_PSN + 1) & ROCE_PSN_MASK);
+	assert_int_equal(c->timeouts, 1);
+	sw_engine_tick(eng, 18900000); /* backed off: 6 ms now */
+	assert_int_equal(results_to(0, psn, 16), 0);
+	sw_engine_tick(eng, 19000000);
+	assert_int_equal(results_to(0, psn, 16), 1);
+	sw_engine_tick(eng, 31000000); /* 12 ms */
+	assert_int_equal(results_to(0, psn, 16), 1);
+	assert_int_equal(c->timeouts, 3);
+	/* the host wakes up and acknowledges the probe: the rest follows at once */
+	host_ack(0, (BASE_PSN + 1) & ROCE_PSN_MASK, 32000000);
+	assert_int_equal(results_to(0, psn, 16), 3);
+	assert_int_equal(psn[0], (BASE_PSN + 2) & ROCE_PSN_MASK);
+	assert_int_equal(psn[2], (BASE_PSN + 4) & ROCE_PSN_MASK);
+	/* progress resets the backoff: the next timeout is 3 ms after the resend again */
+	sw_engine_tick(eng, 35000000);
+	assert_int_equal(results_to(0, psn, 16), 1);
+	assert_int_equal(c->timeouts, 4);
+	/* the timeout never exceeds cfg.retransmit_ns however often it doubles */
+	for (uint64_t t = 36000000; t < 600000000; t += 1000000)
+		sw_engine_tick(eng, t);
+	assert_int_equal(c->timeouts, 4 + 8); /* after 6, 12, 24, 48, 96, then 100, 100, 100 ms */
+	host_ack(0, (BASE_PSN + 4) & ROCE_PSN_MASK, 600000000);
+	assert_int_equal(sw_engine_busy_slots(eng), 0);
+	sw_engine_free(eng);
+}
+
+static void test_host_rnr_nak_retries_after_the_delay(void **state)
+{
+	uint32_t psn[16];
+
+	setup_engine_rto(16, 100000000);
+	results_out(3, 0);
+	qn = 0;
+	/* host 0 had no receive posted for result 1 (acknowledging 0) */
+	host_aeth(0, (BASE_PSN + 1) & ROCE_PSN_MASK, AETH_TYPE_RNR_NAK | 1, 100000);
+	assert_int_equal(sw_engine_counters(eng)->rnr_naks_rx, 1);
+	assert_int_equal(results_to(0, psn, 16), 0);
+	sw_engine_tick(eng, 1000000); /* RNR_RETRY_NS (1 ms) not over yet */
+	assert_int_equal(results_to(0, psn, 16), 0);
+	sw_engine_tick(eng, 1100000); /* the refused frame alone */
+	assert_int_equal(results_to(0, psn, 16), 1);
+	assert_int_equal(psn[0], (BASE_PSN + 1) & ROCE_PSN_MASK);
+	host_ack(0, (BASE_PSN + 1) & ROCE_PSN_MASK, 1200000); /* taken: the rest follows */
+	assert_int_equal(results_to(0, psn, 16), 1);
+	assert_int_equal(psn[0], (BASE_PSN + 2) & ROCE_PSN_MASK);
+	host_ack(0, (BASE_PSN + 2) & ROCE_PSN_MASK, 1300000);
+	for (int i = 1; i < HOSTS; i++)
+		host_ack(i, (BASE_PSN + 2) & ROCE_PSN_MASK, 1300000);
+	assert_int_equal(sw_engine_busy_slots(eng), 0);
+	assert_int_equal(sw_engine_counters(eng)->retransmits, 2);
+	sw_engine_free(eng);
+}
+
 static void test_bad_input_is_counted_not_crashing(void **state)
 {
 	uint8_t f[1200];
@@ -365,6 +514,9 @@ int main(void)
 		cmocka_unit_test(test_broadcast_and_barrier),
 		cmocka_unit_test(test_busy_slot_gets_rnr_then_succeeds),
 		cmocka_unit_test(test_lost_frames_recovered),
+		cmocka_unit_test(test_host_nak_goes_back_from_the_naked_psn),
+		cmocka_unit_test(test_timeout_probes_with_backoff),
+		cmocka_unit_test(test_host_rnr_nak_retries_after_the_delay),
 		cmocka_unit_test(test_bad_input_is_counted_not_crashing),
 	};
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);

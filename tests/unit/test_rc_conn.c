@@ -136,6 +136,46 @@ static void test_acks_of_our_sends(void **state)
 	assert_int_equal(rc_conn_unacked(&c), 0);
 }
 
+static void test_late_answers_are_stale(void **state)
+{
+	struct rc_conn c;
+	struct roce_pkt a;
+
+	rc_conn_init(&c, 0, 100);
+	for (int i = 0; i < 10; i++)
+		rc_conn_next_psn(&c); /* sent 100 .. 109 */
+	a = ack(AETH_TYPE_ACK | AETH_ACK_UNLIMITED, 105);
+	assert_int_equal(rc_conn_ack(&c, &a), RC_ACK_PROGRESS);
+	/* reordered or duplicated on a lossy link: older answers come late */
+	a = ack(AETH_TYPE_ACK | AETH_ACK_UNLIMITED, 102);
+	assert_int_equal(rc_conn_ack(&c, &a), RC_ACK_STALE);
+	a = ack(AETH_TYPE_NAK | AETH_NAK_PSN_SEQ, 103);
+	assert_int_equal(rc_conn_ack(&c, &a), RC_ACK_STALE);
+	a = ack(AETH_TYPE_RNR_NAK | 1, 104);
+	assert_int_equal(rc_conn_ack(&c, &a), RC_ACK_STALE);
+	assert_int_equal(c.una, 106);
+	/* a NAK of una itself is not late: resend from there */
+	a = ack(AETH_TYPE_NAK | AETH_NAK_PSN_SEQ, 106);
+	assert_int_equal(rc_conn_ack(&c, &a), RC_ACK_RETRY);
+	assert_int_equal(c.una, 106);
+}
+
+static void test_accept_only_is_rc_conn_rx(void **state)
+{
+	struct rc_conn a, b;
+	struct roce_pkt p;
+
+	rc_conn_init(&a, 0xfffffe, 0);
+	rc_conn_init(&b, 0xfffffe, 0);
+	a.nak_sent = b.nak_sent = 1; /* after a gap was NAKed */
+	for (uint32_t i = 0; i < 4; i++) {
+		p = pkt(RC_SEND_ONLY_WITH_IMM, 0xfffffe + i, 1);
+		assert_int_equal(rc_conn_rx(&a, &p), RC_RX_ACCEPT);
+		rc_conn_accept_only(&b);
+		assert_memory_equal(&a, &b, sizeof(a));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -144,6 +184,8 @@ int main(void)
 		cmocka_unit_test(test_gap_naks_once_then_recovers),
 		cmocka_unit_test(test_illegal_opcode_sequence),
 		cmocka_unit_test(test_acks_of_our_sends),
+		cmocka_unit_test(test_late_answers_are_stale),
+		cmocka_unit_test(test_accept_only_is_rc_conn_rx),
 	};
 	return cmocka_run_group_tests_name("rc_conn", tests, NULL, NULL);
 }
