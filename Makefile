@@ -16,7 +16,7 @@ DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1
         test check test-unit test-golden test-lab golden-update clean
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
-     $(BUILD)/libinccl.a $(BUILD)/libinccl.so $(BUILD)/inccl_check
+     $(BUILD)/libinccl.a $(BUILD)/libinccl.so $(BUILD)/inccl_check $(BUILD)/inccl_perf
 
 help:
 	@echo "make deps                  install the Debian packages inclab needs (idempotent)"
@@ -81,6 +81,9 @@ $(BUILD)/libinccl.so: $(INCCL_OBJ)
 	$(CC) -shared -o $@ $^ -libverbs -lyaml
 $(BUILD)/inccl_check: hostlib/tools/inccl_check.c $(BUILD)/libinccl.a
 	$(CC) $(CFLAGS) -Ihostlib -o $@ $< $(BUILD)/libinccl.a -libverbs -lyaml -lm
+PERF_SRC := hostlib/tools/inccl_perf.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h
+$(BUILD)/inccl_perf: $(PERF_SRC) $(BUILD)/libinccl.a
+	$(CC) $(CFLAGS) -Ihostlib -o $@ $(filter %.c,$(PERF_SRC)) $(BUILD)/libinccl.a -libverbs -lyaml -lm
 
 $(BUILD)/rc_probe: hostlib/tools/rc_probe.c | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
@@ -90,7 +93,7 @@ $(BUILD)/rc_probe: hostlib/tools/rc_probe.c | $(DEPS_STAMP)
 PAYLOAD := $(BUILD)/payload
 payload: all
 	@rm -rf $(PAYLOAD) && mkdir -p $(PAYLOAD)/host/usr/local/bin $(PAYLOAD)/switch/usr/local/bin $(PAYLOAD)/controller
-	@install -m 755 $(BUILD)/rc_probe $(BUILD)/inccl_check $(PAYLOAD)/host/usr/local/bin/
+	@install -m 755 $(BUILD)/rc_probe $(BUILD)/inccl_check $(BUILD)/inccl_perf $(PAYLOAD)/host/usr/local/bin/
 	@install -D -m 644 $(BUILD)/libinccl.so $(PAYLOAD)/host/usr/local/lib/libinccl.so
 	@install -D -m 644 hostlib/inccl.h $(PAYLOAD)/host/usr/local/include/inccl.h
 	@install -m 755 $(BUILD)/rcecho $(BUILD)/incswitch $(PAYLOAD)/switch/usr/local/bin/
@@ -159,12 +162,16 @@ $(BUILD)/test_tree: tests/unit/test_tree.c $(SWITCH_ENGINE) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_tree.c switch/engine.c switch/rc_conn.c switch/roce.c switch/agg.c -lcmocka -l:libdeflate.a -lm
 
+$(BUILD)/test_perf_opts: tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h hostlib/inccl.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Ihostlib -Ihostlib/tools -o $@ tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c -lcmocka -lm
+
 # the controller as a real process on loopback, fake switches, libinccl's group bootstrap
 $(BUILD)/test_ctl: tests/unit/test_ctl.c $(BUILD)/incctl $(BUILD)/libinccl.a switch/swconfig.c switch/swconfig.h | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_ctl.c switch/swconfig.c $(BUILD)/libinccl.a -libverbs -lyaml -lcmocka -lpthread
 
 UNIT_TESTS := $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
-              $(BUILD)/test_tree $(BUILD)/test_swconfig
+              $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 
 

@@ -1,0 +1,313 @@
+/*
+ * inccl_perf — time a libinccl collective over a range of sizes and verify
+ * every result, in the spirit of nccl-tests' all_reduce_perf.
+ *
+ *   inccl_perf -C allreduce -d float32 -b 1K -e 512M -f 2 -r RANK -N NRANKS
+ *   inccl_perf -h          (every option; the parsing lives in perf_opts.c)
+ *
+ * Every rank runs the same sweep. For each size: -w warm-up iterations, then
+ * -n timed ones. Before each iteration the buffer (send = receive buffer: in
+ * place, so 2 GiB fit a host with 3 GiB) is refilled with this rank's input
+ * and the ranks meet at a barrier; only the collective itself is timed.
+ * After the last iteration each rank checks its buffer against what it
+ * computes itself from the deterministic inputs of all ranks (reduce
+ * non-roots: still their own input), and one more inccl_allreduce (int32
+ * SUM, see perf_tally_*) adds up every rank's wrong count — the library
+ * offers nothing else to combine numbers across ranks. Rank 0 (every rank
+ * with -v) reports one line per size.
+ *
+ * Exit status: 0 if every call succeeded and no element was wrong on any
+ * rank, 1 otherwise, 2 for bad arguments.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "inccl.h"
+#include "perf_opts.h"
+
+#define PROGRESS_BYTES ((size_t)64 << 20) /* sizes from here up print their progress on stderr */
+#define NOT_A_RANK (-1)                   /* broadcast non-roots start with this "rank's" input */
+
+/** One run of the tool: options, library handles, the buffer and the report. */
+struct bench {
+	const struct perf_opts *o;
+	inccl_group_t *group;
+	inccl_comm_t *comm;
+	void *buf;   /* holds the largest size; NULL for barrier */
+	FILE *out;   /* the report; NULL on a quiet rank */
+	int talk;    /* rank 0, or -v: report and show progress */
+};
+
+/** Monotonic time in microseconds. */
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/** The name of a libinccl status. */
+static const char *status_name(int rc)
+{
+	switch (rc) {
+	case INCCL_EINVAL: return "EINVAL";
+	case INCCL_ENODEV: return "ENODEV";
+	case INCCL_ENOMEM: return "ENOMEM";
+	case INCCL_EIO: return "EIO";
+	case INCCL_ETIMEDOUT: return "ETIMEDOUT";
+	case INCCL_ECONN: return "ECONN";
+	case INCCL_EREFUSED: return "EREFUSED";
+	default: return "unknown status";
+	}
+}
+
+/** Say on stderr that library call @what returned @rc, and why. Return -1. */
+static int call_failed(const struct bench *b, const char *what, int rc, const char *why)
+{
+	fprintf(stderr, "inccl_perf: rank %d: %s failed: %d (%s): %s\n", b->o->rank, what, rc, status_name(rc),
+		why && *why ? why : "no reason given");
+	return -1;
+}
+
+/** Say on stderr that the collective on @bytes failed with @rc. Return -1. */
+static int collective_failed(const struct bench *b, size_t bytes, int rc)
+{
+	char what[96], size[32];
+
+	snprintf(what, sizeof(what), "%s of %s", perf_coll_name(b->o->coll), perf_format_size(bytes, size, sizeof(size)));
+	return call_failed(b, what, rc, inccl_errmsg(b->comm));
+}
+
+/** Allocate the buffer for the largest size and open the report (talking ranks only). */
+static int prepare(struct bench *b, size_t largest)
+{
+	const struct perf_opts *o = b->o;
+	char size[32];
+
+	if (o->coll != PERF_BARRIER && !(b->buf = malloc(largest))) {
+		fprintf(stderr, "inccl_perf: rank %d: cannot allocate %s for the largest size\n", o->rank,
+			perf_format_size(largest, size, sizeof(size)));
+		return -1;
+	}
+	if (!b->talk)
+		return 0;
+	b->out = o->out_path ? fopen(o->out_path, "w") : stdout;
+	if (!b->out) {
+		fprintf(stderr, "inccl_perf: rank %d: cannot write %s: ", o->rank, o->out_path);
+		perror(NULL);
+		return -1;
+	}
+	return 0;
+}
+
+/** Join the group and build the communicator; check it agrees on rank and size. */
+static int bootstrap(struct bench *b)
+{
+	const struct perf_opts *o = b->o;
+	struct inccl_group_opts gopts = { .master = o->master, .controller = o->controller, .timeout_ms = o->timeout_ms };
+	struct inccl_comm_opts copts = { .timeout_ms = o->comm_timeout_ms };
+	int rc;
+
+	if ((rc = inccl_group_create(&gopts, o->rank, o->nranks, &b->group)))
+		return call_failed(b, "inccl_group_create", rc, inccl_last_error());
+	if ((rc = inccl_comm_init(b->group, &copts, &b->comm)))
+		return call_failed(b, "inccl_comm_init", rc, inccl_last_error());
+	if (inccl_comm_rank(b->comm) != o->rank || inccl_comm_size(b->comm) != o->nranks) {
+		fprintf(stderr, "inccl_perf: rank %d: the communicator is rank %d of %d, not %d of %d\n", o->rank,
+			inccl_comm_rank(b->comm), inccl_comm_size(b->comm), o->rank, o->nranks);
+		return -1;
+	}
+	if (o->verbose)
+		fprintf(stderr, "inccl_perf: rank %d of %d: group %d, communicator ready\n", o->rank, o->nranks,
+			inccl_group_id(b->group));
+	return 0;
+}
+
+/** Release the communicator, the group and the buffer; close the report. Return -1 if it was not written. */
+static int cleanup(struct bench *b)
+{
+	int bad = 0;
+
+	inccl_comm_destroy(b->comm);
+	inccl_group_destroy(b->group);
+	free(b->buf);
+	if (b->out) {
+		bad = ferror(b->out);
+		bad |= b->out == stdout ? fflush(b->out) : fclose(b->out);
+		if (bad)
+			fprintf(stderr, "inccl_perf: rank %d: cannot write the report to %s\n", b->o->rank,
+				b->o->out_path ? b->o->out_path : "stdout");
+	}
+	return bad ? -1 : 0;
+}
+
+/** On a talking rank, show on stderr how far a slow size got ("size 512 MiB: iteration 3/5"). */
+static void progress(const struct bench *b, size_t bytes, const char *phase, int k, int n)
+{
+	char size[32];
+
+	if (!b->talk || bytes < PROGRESS_BYTES)
+		return;
+	if (n)
+		fprintf(stderr, "size %s: %s %d/%d\n", perf_format_size(bytes, size, sizeof(size)), phase, k, n);
+	else
+		fprintf(stderr, "size %s: %s\n", perf_format_size(bytes, size, sizeof(size)), phase);
+}
+
+/** Put this rank's input of @count elements into the buffer (broadcast non-roots: data to be overwritten). */
+static void refill(struct bench *b, size_t count)
+{
+	const struct perf_opts *o = b->o;
+
+	if (o->coll == PERF_BARRIER)
+		return;
+	perf_fill(b->buf, count, o->dtype, o->coll == PERF_BROADCAST && o->rank != o->root ? NOT_A_RANK : o->rank);
+}
+
+/** One call of the collective on @count elements, in place. */
+static int collective(struct bench *b, size_t count)
+{
+	const struct perf_opts *o = b->o;
+
+	switch (o->coll) {
+	case PERF_ALLREDUCE: return inccl_allreduce(b->comm, b->buf, b->buf, count, o->dtype, o->op);
+	case PERF_REDUCE: return inccl_reduce(b->comm, b->buf, b->buf, count, o->dtype, o->op, o->root);
+	case PERF_BROADCAST: return inccl_broadcast(b->comm, b->buf, count, o->dtype, o->root);
+	default: return inccl_barrier(b->comm);
+	}
+}
+
+/** One iteration on @bytes: refill, barrier, then the timed collective, whose time is added to *@elapsed_us. */
+static int iterate(struct bench *b, size_t bytes, double *elapsed_us)
+{
+	int rc;
+
+	refill(b, bytes / PERF_ELEM_SIZE);
+	if ((rc = inccl_barrier(b->comm)))
+		return call_failed(b, "the barrier before an iteration", rc, inccl_errmsg(b->comm));
+	double t0 = now_us();
+	rc = collective(b, bytes / PERF_ELEM_SIZE);
+	*elapsed_us += now_us() - t0;
+	return rc ? collective_failed(b, bytes, rc) : 0;
+}
+
+/** Wrong elements in this rank's buffer after an iteration on @count elements. */
+static size_t count_wrong(const struct bench *b, size_t count)
+{
+	const struct perf_opts *o = b->o;
+
+	switch (o->coll) {
+	case PERF_ALLREDUCE:
+		return perf_count_wrong_reduced(b->buf, count, o->dtype, o->op, o->nranks);
+	case PERF_REDUCE: /* non-roots receive nothing: their buffer must still hold their input */
+		return o->rank == o->root ? perf_count_wrong_reduced(b->buf, count, o->dtype, o->op, o->nranks)
+					  : perf_count_wrong_input(b->buf, count, o->dtype, o->rank);
+	case PERF_BROADCAST:
+		return perf_count_wrong_input(b->buf, count, o->dtype, o->root);
+	default:
+		return 0;
+	}
+}
+
+/** Sum every rank's @local wrong count into *@total: one int32 allreduce, checked for consistency. */
+static int tally(struct bench *b, size_t local, uint64_t *total)
+{
+	int32_t v[PERF_TALLY_LEN];
+	int rc;
+
+	perf_tally_encode(local, b->o->rank, v);
+	if ((rc = inccl_allreduce(b->comm, v, v, PERF_TALLY_LEN, INCCL_INT32, INCCL_SUM)))
+		return call_failed(b, "the allreduce of the wrong counts", rc, inccl_errmsg(b->comm));
+	if (perf_tally_decode(v, b->o->nranks, total)) {
+		fprintf(stderr,
+			"inccl_perf: rank %d: the allreduce of the wrong counts is inconsistent "
+			"(%d %d %d ranks %d rank sum %d): the number of wrong elements is unknown\n",
+			b->o->rank, v[0], v[1], v[2], v[3], v[4]);
+		return -1;
+	}
+	return 0;
+}
+
+/** Run one size: warm-up, timed iterations, check, tally; fill @row. */
+static int run_size(struct bench *b, size_t bytes, struct perf_row *row)
+{
+	const struct perf_opts *o = b->o;
+	double elapsed_us = 0, warmup_us = 0;
+	uint64_t total;
+
+	for (int k = 1; k <= o->warmup; k++) {
+		progress(b, bytes, "warm-up", k, o->warmup);
+		if (iterate(b, bytes, &warmup_us))
+			return -1;
+	}
+	for (int k = 1; k <= o->iters; k++) {
+		progress(b, bytes, "iteration", k, o->iters);
+		if (iterate(b, bytes, &elapsed_us))
+			return -1;
+	}
+	progress(b, bytes, "checking", 0, 0);
+	size_t count = bytes / PERF_ELEM_SIZE, local = count_wrong(b, count);
+	if (local)
+		fprintf(stderr, "inccl_perf: rank %d: %s of %zu bytes: %zu of %zu elements wrong\n", o->rank,
+			perf_coll_name(o->coll), bytes, local, count);
+	if (tally(b, local, &total))
+		return -1;
+	*row = (struct perf_row){ .bytes = bytes, .elements = count, .iters = o->iters,
+				  .time_us = elapsed_us / o->iters, .wrong = total };
+	return 0;
+}
+
+/** Bootstrap, run every size of @sizes, report. Return the exit status. */
+static int run(struct bench *b, const size_t *sizes, size_t nsizes)
+{
+	struct perf_report rep;
+	uint64_t wrong = 0;
+	size_t k;
+
+	if (prepare(b, sizes[nsizes - 1]) || bootstrap(b))
+		return 1;
+	if (b->out)
+		perf_report_begin(&rep, b->out, b->o);
+	for (k = 0; k < nsizes; k++) {
+		struct perf_row row;
+		if (run_size(b, sizes[k], &row))
+			break;
+		if (b->out)
+			perf_report_row(&rep, &row);
+		wrong += row.wrong;
+	}
+	if (b->out)
+		perf_report_end(&rep, k == nsizes);
+	if (wrong && b->talk)
+		fprintf(stderr, "inccl_perf: %llu wrong elements over all ranks\n", (unsigned long long)wrong);
+	return k == nsizes && !wrong ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct perf_opts o;
+	char err[256];
+	size_t sizes[PERF_MAX_SIZES];
+
+	switch (perf_parse_args(argc, argv, &o, err, sizeof(err))) {
+	case PERF_PARSE_HELP:
+		printf("%s\n%s", perf_usage, perf_help);
+		return 0;
+	case PERF_PARSE_ERROR:
+		fprintf(stderr, "inccl_perf: %s\n%s", err, perf_usage);
+		return 2;
+	default:
+		break;
+	}
+	signal(SIGPIPE, SIG_IGN); /* a closed pipe or socket is an error to report, not a crash */
+	size_t nsizes = perf_sweep(&o, sizes);
+	struct bench b = { .o = &o, .talk = o.rank == 0 || o.verbose };
+	int status = run(&b, sizes, nsizes);
+	if (cleanup(&b))
+		status = 1;
+	return status;
+}

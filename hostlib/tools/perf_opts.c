@@ -1,0 +1,675 @@
+/*
+ * perf_opts.c — the network-free parts of inccl_perf (see perf_opts.h): the
+ * command line, sizes and the sweep, bandwidth formulas, the report in text,
+ * CSV or JSON, the input pattern and its verification, and the wrong-count
+ * tally. Unit tested by tests/unit/test_perf_opts.c.
+ */
+#include "perf_opts.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char perf_usage[] =
+	"usage: inccl_perf [-C allreduce|reduce|broadcast|barrier] [-b MIN] [-e MAX] [-f FACTOR]\n"
+	"                  [-d int32|float32] [-o sum|max|min] [-R ROOT] [-n ITERS] [-w WARMUP]\n"
+	"                  [-r RANK] [-N NRANKS] [-m HOST[:PORT]] [-c HOST[:PORT]] [-t SECONDS]\n"
+	"                  [-T SECONDS] [-F text|csv|json] [-O FILE] [-v] [-h]\n";
+
+const char perf_help[] =
+	"Times a libinccl collective over a range of sizes on every rank and checks every result.\n"
+	"\n"
+	"  -C COLL     allreduce (default), reduce, broadcast or barrier (one row, sizes ignored)\n"
+	"  -b MIN      smallest size in bytes, K/M/G = 2^10/2^20/2^30 (default 1K)\n"
+	"  -e MAX      largest size (default 16M); sizes are rounded down to whole\n"
+	"              4-byte elements, at least one\n"
+	"  -f FACTOR   multiply the size by this integer (>= 2 unless MIN = MAX; default 2)\n"
+	"  -d DTYPE    int32 or float32 (default)\n"
+	"  -o OP       sum (default), max or min (allreduce, reduce)\n"
+	"  -R ROOT     root rank of reduce and broadcast (default 0)\n"
+	"  -n ITERS    timed iterations per size (default 5)\n"
+	"  -w WARMUP   untimed iterations before them (default 1)\n"
+	"  -r RANK     this rank (default $INCCL_RANK)\n"
+	"  -N NRANKS   number of ranks (default $INCCL_NRANKS)\n"
+	"  -m MASTER   rank 0 as host[:port] (default $INCCL_MASTER, else node.conf)\n"
+	"  -c CTRL     the controller as host[:port], used by rank 0 (default $INCCL_CONTROLLER,\n"
+	"              else node.conf)\n"
+	"  -t SECONDS  bootstrap timeout: every rank must join within it (default 120)\n"
+	"  -T SECONDS  a collective fails after this long without progress (default 60);\n"
+	"              raise it if checking the largest size on the slowest rank (the\n"
+	"              root of reduce: nranks inputs per element) takes longer\n"
+	"  -F FORMAT   text (default), csv or json\n"
+	"  -O FILE     write the report to FILE instead of stdout\n"
+	"  -v          every rank reports (not only rank 0)\n"
+	"  -h          this help\n"
+	"\n"
+	"Each iteration refills the buffer (in place: send = receive buffer), meets the\n"
+	"other ranks at a barrier, then times the collective; neither refill nor barrier\n"
+	"is timed. time_us is the reporting rank's average over the timed iterations,\n"
+	"algbw = bytes / time, busbw as in nccl-tests (allreduce: algbw * 2(n-1)/n;\n"
+	"reduce, broadcast: algbw). Every rank checks its result of the last iteration;\n"
+	"'wrong' counts the wrong elements of all ranks, summed by one extra int32\n"
+	"allreduce per size. Sizes of 64 MiB and more show their progress on stderr.\n"
+	"Exit status: 0 all correct, 1 a wrong element or a failed call, 2 bad arguments.\n";
+
+/* ---- names --------------------------------------------------------------- */
+
+static const char *const coll_names[] = { "allreduce", "reduce", "broadcast", "barrier" };
+static const char *const dtype_names[] = { "int32", "float32" };
+static const char *const op_names[] = { "sum", "max", "min" };
+static const char *const format_names[] = { "text", "csv", "json" };
+
+/** Index of @s in @names, or -1. */
+static int find_name(const char *s, const char *const names[], int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
+const char *perf_coll_name(enum perf_coll coll)
+{
+	return (unsigned)coll < 4 ? coll_names[coll] : "?";
+}
+
+const char *perf_dtype_name(enum inccl_dtype dtype)
+{
+	return (unsigned)dtype < 2 ? dtype_names[dtype] : "?";
+}
+
+const char *perf_op_name(enum inccl_op op)
+{
+	return op >= INCCL_SUM && op <= INCCL_MIN ? op_names[op - INCCL_SUM] : "?";
+}
+
+/* ---- sizes and numbers ----------------------------------------------------- */
+
+int perf_parse_size(const char *s, size_t *bytes)
+{
+	char *end;
+	unsigned long long v, unit = 1;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case 'K': case 'k': unit = 1ull << 10; end++; break;
+	case 'M': case 'm': unit = 1ull << 20; end++; break;
+	case 'G': case 'g': unit = 1ull << 30; end++; break;
+	default: break;
+	}
+	if (*end || v > SIZE_MAX / unit)
+		return -1;
+	*bytes = (size_t)(v * unit);
+	return 0;
+}
+
+size_t perf_round_bytes(size_t bytes)
+{
+	return bytes < PERF_ELEM_SIZE ? PERF_ELEM_SIZE : bytes - bytes % PERF_ELEM_SIZE;
+}
+
+/** Parse a whole decimal int of [@min, @max] into *@out. Return 0 or -1. */
+static int parse_int(const char *s, long min, long max, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+size_t perf_sweep(const struct perf_opts *o, size_t sizes[PERF_MAX_SIZES])
+{
+	size_t n = 0;
+
+	if (o->coll == PERF_BARRIER) {
+		sizes[n++] = 0;
+		return n;
+	}
+	for (size_t raw = o->min_bytes; raw <= o->max_bytes && n < PERF_MAX_SIZES; raw *= o->factor) {
+		size_t bytes = perf_round_bytes(raw);
+		if (n == 0 || bytes != sizes[n - 1])
+			sizes[n++] = bytes;
+		if (o->factor < 2 || raw > o->max_bytes / o->factor)
+			break; /* the next size is past MAX (or would overflow) */
+	}
+	return n;
+}
+
+double perf_algbw_MBps(size_t bytes, double time_us)
+{
+	return time_us > 0 ? (double)bytes / time_us : 0; /* bytes per microsecond = MB/s */
+}
+
+double perf_busbw_MBps(enum perf_coll coll, int nranks, double algbw)
+{
+	switch (coll) {
+	case PERF_ALLREDUCE: return nranks > 0 ? algbw * 2.0 * (nranks - 1) / nranks : 0;
+	case PERF_REDUCE:
+	case PERF_BROADCAST: return algbw;
+	default: return 0;
+	}
+}
+
+const char *perf_format_size(size_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+	double v = (double)bytes;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (v == (double)(size_t)v)
+		snprintf(buf, len, "%zu %s", (size_t)v, units[u]);
+	else
+		snprintf(buf, len, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+/* ---- command line ----------------------------------------------------------- */
+
+static enum perf_parse_result fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/** Write the reason into @err; return PERF_PARSE_ERROR. */
+static enum perf_parse_result fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return PERF_PARSE_ERROR;
+}
+
+/** The defaults: allreduce float32 sum, 1K..16M by 2, 5 iterations after 1 warm-up. */
+static void set_defaults(struct perf_opts *o)
+{
+	*o = (struct perf_opts){
+		.coll = PERF_ALLREDUCE, .dtype = INCCL_FLOAT32, .op = INCCL_SUM, .root = 0,
+		.min_bytes = 1 << 10, .max_bytes = 16 << 20, .factor = 2, .iters = 5, .warmup = 1,
+		.rank = -1, .nranks = -1, .format = PERF_TEXT,
+	};
+}
+
+/** Apply option -@flag with @val to @o. */
+static enum perf_parse_result set_option(struct perf_opts *o, char flag, const char *val, char *err, size_t errlen)
+{
+	int i;
+
+	switch (flag) {
+	case 'C':
+		if ((i = find_name(val, coll_names, 4)) < 0)
+			return fail(err, errlen, "unknown collective '%s' (allreduce, reduce, broadcast, barrier)", val);
+		o->coll = (enum perf_coll)i;
+		return PERF_PARSE_OK;
+	case 'd':
+		if ((i = find_name(val, dtype_names, 2)) < 0)
+			return fail(err, errlen, "unknown dtype '%s' (int32, float32)", val);
+		o->dtype = (enum inccl_dtype)i;
+		return PERF_PARSE_OK;
+	case 'o':
+		if ((i = find_name(val, op_names, 3)) < 0)
+			return fail(err, errlen, "unknown op '%s' (sum, max, min)", val);
+		o->op = (enum inccl_op)(INCCL_SUM + i);
+		return PERF_PARSE_OK;
+	case 'F':
+		if ((i = find_name(val, format_names, 3)) < 0)
+			return fail(err, errlen, "unknown format '%s' (text, csv, json)", val);
+		o->format = (enum perf_format)i;
+		return PERF_PARSE_OK;
+	case 'b':
+	case 'e': {
+		size_t bytes;
+		if (perf_parse_size(val, &bytes) || bytes == 0)
+			return fail(err, errlen, "-%c: bad size '%s' (a positive number of bytes, optionally with K, M or G)",
+				    flag, val);
+		*(flag == 'b' ? &o->min_bytes : &o->max_bytes) = bytes;
+		return PERF_PARSE_OK;
+	}
+	case 'f':
+		if (parse_int(val, 1, 1 << 20, &i))
+			return fail(err, errlen, "-f: bad factor '%s' (an integer >= 1)", val);
+		o->factor = (size_t)i;
+		return PERF_PARSE_OK;
+	case 'R':
+		if (parse_int(val, 0, PERF_MAX_NRANKS - 1, &o->root))
+			return fail(err, errlen, "-R: bad root '%s'", val);
+		return PERF_PARSE_OK;
+	case 'n':
+		if (parse_int(val, 1, 1000000, &o->iters))
+			return fail(err, errlen, "-n: bad iteration count '%s' (1..1000000)", val);
+		return PERF_PARSE_OK;
+	case 'w':
+		if (parse_int(val, 0, 1000000, &o->warmup))
+			return fail(err, errlen, "-w: bad warm-up count '%s' (0..1000000)", val);
+		return PERF_PARSE_OK;
+	case 'r':
+		if (parse_int(val, 0, PERF_MAX_NRANKS - 1, &o->rank))
+			return fail(err, errlen, "-r: bad rank '%s'", val);
+		return PERF_PARSE_OK;
+	case 'N':
+		if (parse_int(val, 1, PERF_MAX_NRANKS, &o->nranks))
+			return fail(err, errlen, "-N: bad number of ranks '%s' (1..%d)", val, PERF_MAX_NRANKS);
+		return PERF_PARSE_OK;
+	case 't':
+	case 'T':
+		if (parse_int(val, 1, 86400, &i))
+			return fail(err, errlen, "-%c: bad timeout '%s' (1..86400 seconds)", flag, val);
+		*(flag == 't' ? &o->timeout_ms : &o->comm_timeout_ms) = i * 1000;
+		return PERF_PARSE_OK;
+	case 'm':
+	case 'c':
+	case 'O':
+		if (!*val)
+			return fail(err, errlen, "-%c: empty value", flag);
+		*(flag == 'm' ? &o->master : flag == 'c' ? &o->controller : &o->out_path) = val;
+		return PERF_PARSE_OK;
+	default:
+		return fail(err, errlen, "unknown option -%c", flag);
+	}
+}
+
+/**
+ * Fill *@v, if the command line left it unset (-1), from environment variable
+ * @name; @what and @flag name it in the error.
+ */
+static enum perf_parse_result from_env(int *v, const char *name, const char *what, char flag, long min, long max,
+				       char *err, size_t errlen)
+{
+	const char *s = getenv(name);
+
+	if (*v >= 0)
+		return PERF_PARSE_OK;
+	if (!s)
+		return fail(err, errlen, "%s unknown: give -%c or set %s", what, flag, name);
+	if (parse_int(s, min, max, v))
+		return fail(err, errlen, "bad %s='%s' (%ld..%ld)", name, s, min, max);
+	return PERF_PARSE_OK;
+}
+
+/** Check the options against each other. */
+static enum perf_parse_result validate(const struct perf_opts *o, char *err, size_t errlen)
+{
+	char a[32], b[32];
+
+	if (o->rank >= o->nranks)
+		return fail(err, errlen, "rank %d is not a rank of 0..%d", o->rank, o->nranks - 1);
+	if (o->root >= o->nranks)
+		return fail(err, errlen, "root %d is not a rank of 0..%d", o->root, o->nranks - 1);
+	if (o->coll == PERF_BARRIER)
+		return PERF_PARSE_OK; /* moves no data: sizes do not matter */
+	if (o->min_bytes > o->max_bytes)
+		return fail(err, errlen, "MIN (%s) is larger than MAX (%s)", perf_format_size(o->min_bytes, a, sizeof(a)),
+			    perf_format_size(o->max_bytes, b, sizeof(b)));
+	if (o->factor < 2 && o->min_bytes != o->max_bytes)
+		return fail(err, errlen, "factor %zu would never reach MAX: give -f 2 or more", o->factor);
+	return PERF_PARSE_OK;
+}
+
+/* Options that take a value; -v and -h take none. */
+#define VALUE_FLAGS "CbefdoRnwrNmctTFO"
+
+enum perf_parse_result perf_parse_args(int argc, char *const argv[], struct perf_opts *o, char *err, size_t errlen)
+{
+	set_defaults(o);
+	snprintf(err, errlen, "%s", "");
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help"))
+			return PERF_PARSE_HELP;
+		if (!strcmp(arg, "-v")) {
+			o->verbose = 1;
+			continue;
+		}
+		if (arg[0] != '-' || !arg[1] || !strchr(VALUE_FLAGS, arg[1]))
+			return fail(err, errlen, arg[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'", arg);
+		const char *val = arg[2] ? arg + 2 : i + 1 < argc ? argv[++i] : NULL;
+		if (!val)
+			return fail(err, errlen, "option %s needs a value", arg);
+		if (set_option(o, arg[1], val, err, errlen))
+			return PERF_PARSE_ERROR;
+	}
+	if (from_env(&o->rank, "INCCL_RANK", "rank", 'r', 0, PERF_MAX_NRANKS - 1, err, errlen) ||
+	    from_env(&o->nranks, "INCCL_NRANKS", "number of ranks", 'N', 1, PERF_MAX_NRANKS, err, errlen))
+		return PERF_PARSE_ERROR;
+	return validate(o, err, errlen);
+}
+
+/* ---- report ------------------------------------------------------------------ */
+
+/* Fields that do not apply (root of allreduce, op of broadcast, ...) are "-"
+ * in text, empty in CSV and null in JSON. */
+static int has_root(const struct perf_opts *o) { return o->coll == PERF_REDUCE || o->coll == PERF_BROADCAST; }
+static int has_op(const struct perf_opts *o) { return o->coll == PERF_ALLREDUCE || o->coll == PERF_REDUCE; }
+static int has_data(const struct perf_opts *o) { return o->coll != PERF_BARRIER; }
+
+/** Print "-" / "" / null (by format) when !@applies, else the string @s. */
+static void put_str(struct perf_report *rep, int applies, const char *s)
+{
+	if (applies)
+		fprintf(rep->f, rep->o->format == PERF_JSON ? "\"%s\"" : "%s", s);
+	else
+		fputs(rep->o->format == PERF_JSON ? "null" : rep->o->format == PERF_TEXT ? "-" : "", rep->f);
+}
+
+/** Like put_str() for a number printed with two decimals. */
+static void put_num(struct perf_report *rep, int applies, double v)
+{
+	if (applies)
+		fprintf(rep->f, "%.2f", v);
+	else
+		put_str(rep, 0, NULL);
+}
+
+/** Like put_str() for the root rank. */
+static void put_root(struct perf_report *rep)
+{
+	if (has_root(rep->o))
+		fprintf(rep->f, "%d", rep->o->root);
+	else
+		put_str(rep, 0, NULL);
+}
+
+void perf_report_begin(struct perf_report *rep, FILE *f, const struct perf_opts *o)
+{
+	*rep = (struct perf_report){ .f = f, .o = o };
+	switch (o->format) {
+	case PERF_TEXT:
+		fprintf(f, "# inccl_perf: collective %s, dtype ", perf_coll_name(o->coll));
+		put_str(rep, has_data(o), perf_dtype_name(o->dtype));
+		fputs(", op ", f);
+		put_str(rep, has_op(o), perf_op_name(o->op));
+		fputs(", root ", f);
+		put_root(rep);
+		fprintf(f, ", nranks %d, iterations %d, warm-up %d (rank %d)\n", o->nranks, o->iters, o->warmup, o->rank);
+		fprintf(f, "# %12s %12s %12s %12s %12s %10s\n", "bytes", "elements", "time_us", "algbw_MB/s", "busbw_MB/s",
+			"wrong");
+		break;
+	case PERF_CSV:
+		fputs("collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong\n", f);
+		break;
+	case PERF_JSON:
+		fputs("[\n", f);
+		break;
+	}
+	fflush(f);
+}
+
+/** The text line of @row. */
+static void row_text(struct perf_report *rep, const struct perf_row *row, double algbw, double busbw)
+{
+	const char *na = "-";
+
+	fprintf(rep->f, "  %12zu %12zu %12.2f ", row->bytes, row->elements, row->time_us);
+	if (has_data(rep->o))
+		fprintf(rep->f, "%12.2f %12.2f ", algbw, busbw);
+	else
+		fprintf(rep->f, "%12s %12s ", na, na);
+	fprintf(rep->f, "%10llu\n", (unsigned long long)row->wrong);
+}
+
+/** Start field @key of a CSV record or JSON object: the separator, then the key in JSON. */
+static void put_key(struct perf_report *rep, const char *key, int first)
+{
+	int json = rep->o->format == PERF_JSON;
+
+	if (!first)
+		fputs(json ? ", " : ",", rep->f);
+	if (json)
+		fprintf(rep->f, "\"%s\": ", key);
+}
+
+/** The CSV record or the JSON object of @row, fields in the order of the CSV header. */
+static void row_record(struct perf_report *rep, const struct perf_row *row, double algbw, double busbw)
+{
+	const struct perf_opts *o = rep->o;
+	int json = o->format == PERF_JSON;
+
+	if (json)
+		fprintf(rep->f, "%s  {", rep->rows ? ",\n" : "");
+	put_key(rep, "collective", 1);
+	put_str(rep, 1, perf_coll_name(o->coll));
+	put_key(rep, "dtype", 0);
+	put_str(rep, has_data(o), perf_dtype_name(o->dtype));
+	put_key(rep, "op", 0);
+	put_str(rep, has_op(o), perf_op_name(o->op));
+	put_key(rep, "root", 0);
+	put_root(rep);
+	put_key(rep, "nranks", 0);
+	fprintf(rep->f, "%d", o->nranks);
+	put_key(rep, "bytes", 0);
+	fprintf(rep->f, "%zu", row->bytes);
+	put_key(rep, "elements", 0);
+	fprintf(rep->f, "%zu", row->elements);
+	put_key(rep, "iters", 0);
+	fprintf(rep->f, "%d", row->iters);
+	put_key(rep, "time_us", 0);
+	fprintf(rep->f, "%.2f", row->time_us);
+	put_key(rep, "algbw_MBps", 0);
+	put_num(rep, has_data(o), algbw);
+	put_key(rep, "busbw_MBps", 0);
+	put_num(rep, has_data(o), busbw);
+	put_key(rep, "wrong", 0);
+	fprintf(rep->f, "%llu%s", (unsigned long long)row->wrong, json ? "}" : "\n");
+}
+
+void perf_report_row(struct perf_report *rep, const struct perf_row *row)
+{
+	double algbw = perf_algbw_MBps(row->bytes, row->time_us);
+	double busbw = perf_busbw_MBps(rep->o->coll, rep->o->nranks, algbw);
+
+	if (rep->o->format == PERF_TEXT)
+		row_text(rep, row, algbw, busbw);
+	else
+		row_record(rep, row, algbw, busbw);
+	rep->rows++;
+	rep->wrong += row->wrong;
+	rep->busbw_sum += busbw;
+	fflush(rep->f);
+}
+
+void perf_report_end(struct perf_report *rep, int complete)
+{
+	switch (rep->o->format) {
+	case PERF_TEXT:
+		if (!complete)
+			fputs("# incomplete: a call failed (see the errors)\n", rep->f);
+		fprintf(rep->f, "# wrong elements: %llu%s\n", (unsigned long long)rep->wrong, rep->wrong ? "  FAILED" : "");
+		if (has_data(rep->o) && rep->rows)
+			fprintf(rep->f, "# average busbw: %.2f MB/s\n", rep->busbw_sum / rep->rows);
+		break;
+	case PERF_CSV:
+		break;
+	case PERF_JSON:
+		fputs(rep->rows ? "\n]\n" : "]\n", rep->f);
+		break;
+	}
+	fflush(rep->f);
+}
+
+/* ---- input pattern and verification ----------------------------------------- */
+
+/*
+ * A hash of (rank, element index): which rank holds the largest value changes
+ * from element to element, so MAX/MIN results that come from one rank only,
+ * or from the wrong element, are caught.
+ */
+static inline uint32_t mix(int rank, size_t i)
+{
+	uint64_t i64 = (uint64_t)i;
+	uint32_t x = (uint32_t)i64 ^ (uint32_t)(i64 >> 32) * 0x27d4eb2fu;
+
+	x = x * 0x9e3779b1u ^ ((uint32_t)rank + 0x632be5abu) * 0x85ebca77u;
+	x ^= x >> 15;
+	x *= 0x2c1b3c6du;
+	x ^= x >> 12;
+	return x;
+}
+
+/*
+ * Inputs are small integers taken from the hash: int32 elements in
+ * [-2^19, 2^19), so sums of PERF_MAX_NRANKS ranks fit an int32; float32
+ * elements are the integers of [-2048, 2048) divided by 8, so every partial
+ * sum of up to 8192 ranks is exact and the order of additions in the
+ * switches does not matter. Expectations are computed on these integers.
+ */
+#define I32_SHIFT 12
+#define I32_BIAS (1 << 19)
+#define F32_SHIFT 20
+#define F32_BIAS 2048
+
+/** The integer behind element @i of rank @rank's input (of dtype @dtype). */
+static inline int32_t raw_input(enum inccl_dtype dtype, int rank, size_t i)
+{
+	return dtype == INCCL_INT32 ? (int32_t)(mix(rank, i) >> I32_SHIFT) - I32_BIAS
+				    : (int32_t)(mix(rank, i) >> F32_SHIFT) - F32_BIAS;
+}
+
+int32_t perf_input_i32(int rank, size_t i)
+{
+	return raw_input(INCCL_INT32, rank, i);
+}
+
+float perf_input_f32(int rank, size_t i)
+{
+	return (float)raw_input(INCCL_FLOAT32, rank, i) / 8.0f;
+}
+
+void perf_fill(void *buf, size_t count, enum inccl_dtype dtype, int rank)
+{
+	uint8_t *p = buf;
+
+	for (size_t i = 0; i < count; i++, p += PERF_ELEM_SIZE) {
+		if (dtype == INCCL_INT32) {
+			int32_t v = perf_input_i32(rank, i);
+			memcpy(p, &v, sizeof(v));
+		} else {
+			float v = perf_input_f32(rank, i);
+			memcpy(p, &v, sizeof(v));
+		}
+	}
+}
+
+/** SUM of the integers behind element @i of ranks 0..@nranks-1 (no overflow, see above). */
+static inline int64_t raw_sum(enum inccl_dtype dtype, int nranks, size_t i)
+{
+	int64_t sum = 0;
+
+	for (int r = 0; r < nranks; r++)
+		sum += raw_input(dtype, r, i);
+	return sum;
+}
+
+/** MAX (@want_max) or MIN of the integers behind element @i of ranks 0..@nranks-1. */
+static inline int32_t raw_extreme(enum inccl_dtype dtype, int want_max, int nranks, size_t i)
+{
+	int32_t best = raw_input(dtype, 0, i);
+
+	for (int r = 1; r < nranks; r++) {
+		int32_t v = raw_input(dtype, r, i);
+		best = want_max ? (v > best ? v : best) : (v < best ? v : best);
+	}
+	return best;
+}
+
+/** Whether the 4 bytes at @p are the element whose integer is @raw. */
+static inline int matches(const uint8_t *p, enum inccl_dtype dtype, int64_t raw)
+{
+	if (dtype == INCCL_INT32) {
+		int32_t got;
+		memcpy(&got, p, sizeof(got));
+		return got == raw;
+	}
+	float got;
+	memcpy(&got, p, sizeof(got));
+	return got == (float)raw / 8.0f; /* -0 equals 0; NaN never matches */
+}
+
+/*
+ * One loop per dtype and operator (the constant arguments of the inline
+ * helpers fold away): the check of 2 GiB must not take much longer than
+ * moving it.
+ */
+#define COUNT_WRONG(dtype, expr)                                               \
+	for (size_t i = 0; i < count; i++)                                     \
+		wrong += !matches(p + i * PERF_ELEM_SIZE, dtype, (expr))
+
+size_t perf_count_wrong_reduced(const void *buf, size_t count, enum inccl_dtype dtype, enum inccl_op op,
+				int nranks)
+{
+	const uint8_t *p = buf;
+	size_t wrong = 0;
+
+	if (dtype == INCCL_INT32) {
+		if (op == INCCL_SUM) /* wraps modulo 2^32 like the switch (never happens within PERF_MAX_NRANKS) */
+			COUNT_WRONG(INCCL_INT32, (int32_t)(uint32_t)raw_sum(INCCL_INT32, nranks, i));
+		else
+			COUNT_WRONG(INCCL_INT32, raw_extreme(INCCL_INT32, op == INCCL_MAX, nranks, i));
+	} else {
+		if (op == INCCL_SUM)
+			COUNT_WRONG(INCCL_FLOAT32, raw_sum(INCCL_FLOAT32, nranks, i));
+		else
+			COUNT_WRONG(INCCL_FLOAT32, raw_extreme(INCCL_FLOAT32, op == INCCL_MAX, nranks, i));
+	}
+	return wrong;
+}
+
+size_t perf_count_wrong_input(const void *buf, size_t count, enum inccl_dtype dtype, int rank)
+{
+	const uint8_t *p = buf;
+	size_t wrong = 0;
+
+	if (dtype == INCCL_INT32)
+		COUNT_WRONG(INCCL_INT32, raw_input(INCCL_INT32, rank, i));
+	else
+		COUNT_WRONG(INCCL_FLOAT32, raw_input(INCCL_FLOAT32, rank, i));
+	return wrong;
+}
+
+#undef COUNT_WRONG
+
+/* ---- tally of wrong counts --------------------------------------------------- */
+
+#define TALLY_BITS 15
+#define TALLY_MASK ((1u << TALLY_BITS) - 1)
+
+void perf_tally_encode(uint64_t wrong, int rank, int32_t v[PERF_TALLY_LEN])
+{
+	const uint64_t max = (1ull << (3 * TALLY_BITS)) - 1;
+
+	if (wrong > max)
+		wrong = max;
+	for (int k = 0; k < 3; k++)
+		v[k] = (int32_t)((wrong >> (k * TALLY_BITS)) & TALLY_MASK);
+	v[3] = 1;
+	v[4] = rank;
+}
+
+int perf_tally_decode(const int32_t v[PERF_TALLY_LEN], int nranks, uint64_t *total)
+{
+	uint64_t sum = 0;
+
+	if (nranks < 1 || nranks > PERF_MAX_NRANKS || v[3] != nranks ||
+	    (int64_t)v[4] != (int64_t)nranks * (nranks - 1) / 2)
+		return -1;
+	for (int k = 0; k < 3; k++) {
+		if (v[k] < 0 || (int64_t)v[k] > (int64_t)nranks * TALLY_MASK)
+			return -1;
+		sum += (uint64_t)v[k] << (k * TALLY_BITS);
+	}
+	*total = sum;
+	return 0;
+}

@@ -1,0 +1,151 @@
+/*
+ * perf_opts.h — the parts of inccl_perf that need no network, kept apart so
+ * tests/unit/test_perf_opts.c can check them: the command line, sizes with
+ * K/M/G suffixes, the size sweep, the bandwidth formulas, the report (text,
+ * CSV, JSON), the deterministic input pattern with its verification, and the
+ * tally that sums every rank's wrong-element count through one allreduce.
+ */
+#ifndef PERF_OPTS_H
+#define PERF_OPTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "inccl.h"
+
+enum perf_coll { PERF_ALLREDUCE, PERF_REDUCE, PERF_BROADCAST, PERF_BARRIER };
+enum perf_format { PERF_TEXT, PERF_CSV, PERF_JSON };
+
+#define PERF_ELEM_SIZE 4     /* int32 and float32 */
+#define PERF_MAX_SIZES 64    /* a sweep with factor >= 2 has at most 64 sizes */
+#define PERF_MAX_NRANKS 4096 /* keeps every int32 sum of the input pattern exact */
+
+/** Everything the command line (and INCCL_RANK / INCCL_NRANKS) decide. */
+struct perf_opts {
+	enum perf_coll coll;      /* -C */
+	enum inccl_dtype dtype;   /* -d */
+	enum inccl_op op;         /* -o */
+	int root;                 /* -R: for reduce and broadcast */
+	size_t min_bytes;         /* -b, as given (perf_sweep() rounds) */
+	size_t max_bytes;         /* -e */
+	size_t factor;            /* -f */
+	int iters;                /* -n: timed iterations per size */
+	int warmup;               /* -w: untimed iterations before them */
+	int rank, nranks;         /* -r, -N */
+	const char *master;       /* -m host[:port], NULL: library default */
+	const char *controller;   /* -c host[:port], NULL: library default */
+	int timeout_ms;           /* -t (given in seconds): bootstrap, 0: library default */
+	int comm_timeout_ms;      /* -T (given in seconds): collectives, 0: library default */
+	enum perf_format format;  /* -F */
+	const char *out_path;     /* -O, NULL: stdout */
+	int verbose;              /* -v */
+};
+
+/** What perf_parse_args() found. */
+enum perf_parse_result { PERF_PARSE_OK = 0, PERF_PARSE_HELP = 1, PERF_PARSE_ERROR = -1 };
+
+/** The one-line synopsis (printed with every argument error) and the full help. */
+extern const char perf_usage[];
+extern const char perf_help[];
+
+/**
+ * perf_parse_args() - fill @o from @argv (argv[0] is the program name) and,
+ * for -r / -N not given, from $INCCL_RANK / $INCCL_NRANKS; check the result.
+ * Return: PERF_PARSE_OK, PERF_PARSE_HELP (-h), or PERF_PARSE_ERROR with a
+ * one-line reason in @err.
+ */
+enum perf_parse_result perf_parse_args(int argc, char *const argv[], struct perf_opts *o, char *err, size_t errlen);
+
+/** perf_parse_size() - "4096", "1K", "512M", "2G" (powers of 1024) into *@bytes. Return 0 or -1. */
+int perf_parse_size(const char *s, size_t *bytes);
+
+/** perf_round_bytes() - @bytes rounded down to whole elements, at least one element. */
+size_t perf_round_bytes(size_t bytes);
+
+/**
+ * perf_sweep() - the sizes to run in bytes, rounded, increasing, without
+ * repeats: MIN, MIN*FACTOR, ... up to MAX (one size of 0 bytes for barrier).
+ * Return: how many were written to @sizes.
+ */
+size_t perf_sweep(const struct perf_opts *o, size_t sizes[PERF_MAX_SIZES]);
+
+/** perf_algbw_MBps() - algorithm bandwidth: @bytes per @time_us, in MB/s (10^6 bytes). */
+double perf_algbw_MBps(size_t bytes, double time_us);
+
+/**
+ * perf_busbw_MBps() - bus bandwidth as nccl-tests defines it: allreduce
+ * algbw * 2(n-1)/n; reduce and broadcast algbw; barrier 0 (has none).
+ */
+double perf_busbw_MBps(enum perf_coll coll, int nranks, double algbw);
+
+/** Names as the command line and the report spell them. */
+const char *perf_coll_name(enum perf_coll coll);
+const char *perf_dtype_name(enum inccl_dtype dtype);
+const char *perf_op_name(enum inccl_op op);
+
+/** perf_format_size() - @bytes for people: "512 MiB", "1.5 KiB", "100 B". Return @buf. */
+const char *perf_format_size(size_t bytes, char *buf, size_t len);
+
+/** One measured size, as the report shows it. */
+struct perf_row {
+	size_t bytes, elements;
+	int iters;
+	double time_us;  /* average of one iteration */
+	uint64_t wrong;  /* over all ranks */
+};
+
+/** A report being written; fields are private to perf_report_*(). */
+struct perf_report {
+	FILE *f;
+	const struct perf_opts *o;
+	int rows;
+	uint64_t wrong;
+	double busbw_sum;
+};
+
+/** perf_report_begin() - start the report of @o on @f (text header, CSV header or "["). */
+void perf_report_begin(struct perf_report *rep, FILE *f, const struct perf_opts *o);
+
+/** perf_report_row() - add one size. */
+void perf_report_row(struct perf_report *rep, const struct perf_row *row);
+
+/**
+ * perf_report_end() - finish the report (text summary, "]"); @complete 0
+ * says a call failed before every size was run.
+ */
+void perf_report_end(struct perf_report *rep, int complete);
+
+/** perf_input_i32(), perf_input_f32() - element @i of rank @rank's input (any int @rank). */
+int32_t perf_input_i32(int rank, size_t i);
+float perf_input_f32(int rank, size_t i);
+
+/** perf_fill() - write rank @rank's input into @buf (@count elements). */
+void perf_fill(void *buf, size_t count, enum inccl_dtype dtype, int rank);
+
+/**
+ * perf_count_wrong_reduced() - elements of @buf that differ from @op over
+ * the inputs of ranks 0..@nranks-1 (computed here, element by element).
+ */
+size_t perf_count_wrong_reduced(const void *buf, size_t count, enum inccl_dtype dtype, enum inccl_op op,
+				int nranks);
+
+/** perf_count_wrong_input() - elements of @buf that differ from rank @rank's input. */
+size_t perf_count_wrong_input(const void *buf, size_t count, enum inccl_dtype dtype, int rank);
+
+/*
+ * The tally: each rank encodes its wrong count into PERF_TALLY_LEN int32
+ * values, one inccl_allreduce (int32 SUM) adds them, and every rank decodes
+ * the total. The count travels as three 15-bit parts so no sum can overflow;
+ * a 1 and the rank travel along, so the sum is checked to come from exactly
+ * ranks 0..n-1 once each.
+ */
+#define PERF_TALLY_LEN 5
+
+/** perf_tally_encode() - this rank's contribution: @wrong (saturated at 2^45 - 1) and @rank. */
+void perf_tally_encode(uint64_t wrong, int rank, int32_t v[PERF_TALLY_LEN]);
+
+/** perf_tally_decode() - the total of the summed tally of @nranks ranks. Return 0, or -1 if inconsistent. */
+int perf_tally_decode(const int32_t v[PERF_TALLY_LEN], int nranks, uint64_t *total);
+
+#endif

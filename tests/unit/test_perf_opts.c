@@ -1,0 +1,513 @@
+/*
+ * test_perf_opts.c — the network-free parts of inccl_perf (hostlib/tools/
+ * perf_opts.c), cmocka: command line, sizes and the sweep, bandwidth
+ * formulas, the report in text/CSV/JSON, the input pattern and its checks,
+ * and the wrong-count tally. Collectives are simulated here in plain C.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "perf_opts.h"
+
+#define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/** Parse @argv (without environment defaults unless the test set them). */
+static enum perf_parse_result parse(int argc, char *const argv[], struct perf_opts *o, char *err)
+{
+	return perf_parse_args(argc, argv, o, err, 256);
+}
+
+static int setup_env(void **state)
+{
+	unsetenv("INCCL_RANK");
+	unsetenv("INCCL_NRANKS");
+	return 0;
+}
+
+static void test_parse_size(void **state)
+{
+	static const char *const bad[] = { "", "K", "-1", "+1", " 1", "1X", "1KB", "1.5K", "1 K", "0x10",
+					   "99999999999999999999", "17179869184G" };
+	size_t v;
+
+	assert_int_equal(perf_parse_size("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(perf_parse_size("1K", &v), 0);
+	assert_int_equal(v, 1024);
+	assert_int_equal(perf_parse_size("1k", &v), 0);
+	assert_int_equal(v, 1024);
+	assert_int_equal(perf_parse_size("512M", &v), 0);
+	assert_int_equal(v, (size_t)512 << 20);
+	assert_int_equal(perf_parse_size("2G", &v), 0);
+	assert_int_equal(v, (size_t)2 << 30);
+	assert_int_equal(perf_parse_size("0", &v), 0); /* the option refuses it, the parser not */
+	assert_int_equal(v, 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(perf_parse_size(bad[i], &v), -1);
+	assert_int_equal(perf_parse_size(NULL, &v), -1);
+}
+
+static void test_round_bytes(void **state)
+{
+	assert_int_equal(perf_round_bytes(0), 4);
+	assert_int_equal(perf_round_bytes(1), 4);
+	assert_int_equal(perf_round_bytes(3), 4);
+	assert_int_equal(perf_round_bytes(4), 4);
+	assert_int_equal(perf_round_bytes(7), 4);
+	assert_int_equal(perf_round_bytes(8), 8);
+	assert_int_equal(perf_round_bytes(1023), 1020);
+	assert_int_equal(perf_round_bytes((size_t)2 << 30), (size_t)2 << 30);
+}
+
+/** The sweep of MIN..MAX by FACTOR for allreduce. */
+static size_t sweep(size_t min, size_t max, size_t factor, size_t sizes[PERF_MAX_SIZES])
+{
+	struct perf_opts o = { .coll = PERF_ALLREDUCE, .min_bytes = min, .max_bytes = max, .factor = factor };
+
+	return perf_sweep(&o, sizes);
+}
+
+static void test_sweep(void **state)
+{
+	size_t s[PERF_MAX_SIZES], n;
+
+	n = sweep(1 << 10, (size_t)512 << 20, 2, s); /* -b 1K -e 512M -f 2 */
+	assert_int_equal(n, 20);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(s[i], (size_t)1024 << i);
+
+	n = sweep(1, 16, 2, s); /* 1, 2 and 4 all round to one element */
+	assert_int_equal(n, 3);
+	assert_int_equal(s[0], 4);
+	assert_int_equal(s[1], 8);
+	assert_int_equal(s[2], 16);
+
+	n = sweep(3 << 10, 10 << 10, 2, s); /* MAX off the grid is not added */
+	assert_int_equal(n, 2);
+	assert_int_equal(s[0], 3072);
+	assert_int_equal(s[1], 6144);
+
+	n = sweep(1001, 1001, 1, s); /* one size, rounded down */
+	assert_int_equal(n, 1);
+	assert_int_equal(s[0], 1000);
+
+	n = sweep((size_t)2 << 30, (size_t)2 << 30, 2, s); /* 2 GiB = 536,870,912 elements */
+	assert_int_equal(n, 1);
+	assert_int_equal(s[0] / PERF_ELEM_SIZE, 536870912);
+
+	n = sweep(1, SIZE_MAX, 2, s); /* stops before overflowing */
+	assert_true(n <= PERF_MAX_SIZES);
+	for (size_t i = 1; i < n; i++)
+		assert_true(s[i] > s[i - 1]);
+
+	n = sweep(100, 1000, 3, s);
+	assert_int_equal(n, 3);
+	assert_int_equal(s[2], 900);
+
+	struct perf_opts barrier = { .coll = PERF_BARRIER, .min_bytes = 1, .max_bytes = 1 << 20, .factor = 2 };
+	assert_int_equal(perf_sweep(&barrier, s), 1);
+	assert_int_equal(s[0], 0);
+}
+
+static void test_bandwidth(void **state)
+{
+	double alg = perf_algbw_MBps(1000000, 1e6); /* 1 MB in 1 s */
+
+	assert_true(fabs(alg - 1.0) < 1e-12);
+	assert_true(fabs(perf_algbw_MBps((size_t)2 << 30, 1e6) - 2147.483648) < 1e-9);
+	assert_true(perf_algbw_MBps(1024, 0) == 0);
+	assert_true(fabs(perf_busbw_MBps(PERF_ALLREDUCE, 4, 100) - 150) < 1e-12); /* 2 * 3/4 */
+	assert_true(fabs(perf_busbw_MBps(PERF_ALLREDUCE, 2, 100) - 100) < 1e-12);
+	assert_true(perf_busbw_MBps(PERF_ALLREDUCE, 1, 100) == 0);
+	assert_true(perf_busbw_MBps(PERF_REDUCE, 8, 100) == 100);
+	assert_true(perf_busbw_MBps(PERF_BROADCAST, 8, 100) == 100);
+	assert_true(perf_busbw_MBps(PERF_BARRIER, 8, 100) == 0);
+}
+
+static void test_format_size(void **state)
+{
+	char b[32];
+
+	assert_string_equal(perf_format_size(100, b, sizeof(b)), "100 B");
+	assert_string_equal(perf_format_size(1024, b, sizeof(b)), "1 KiB");
+	assert_string_equal(perf_format_size(1536, b, sizeof(b)), "1.5 KiB");
+	assert_string_equal(perf_format_size((size_t)512 << 20, b, sizeof(b)), "512 MiB");
+	assert_string_equal(perf_format_size((size_t)2 << 30, b, sizeof(b)), "2 GiB");
+}
+
+static void test_parse_defaults_and_env(void **state)
+{
+	char *argv[] = { "inccl_perf" }, err[256];
+	struct perf_opts o;
+
+	assert_int_equal(parse(ARGC(argv), argv, &o, err), PERF_PARSE_ERROR);
+	assert_non_null(strstr(err, "INCCL_RANK"));
+	setenv("INCCL_RANK", "2", 1);
+	assert_int_equal(parse(ARGC(argv), argv, &o, err), PERF_PARSE_ERROR);
+	assert_non_null(strstr(err, "INCCL_NRANKS"));
+	setenv("INCCL_NRANKS", "4", 1);
+	assert_int_equal(parse(ARGC(argv), argv, &o, err), PERF_PARSE_OK);
+	assert_int_equal(o.rank, 2);
+	assert_int_equal(o.nranks, 4);
+	assert_int_equal(o.coll, PERF_ALLREDUCE);
+	assert_int_equal(o.dtype, INCCL_FLOAT32);
+	assert_int_equal(o.op, INCCL_SUM);
+	assert_int_equal(o.iters, 5);
+	assert_int_equal(o.warmup, 1);
+	assert_int_equal(o.root, 0);
+	assert_int_equal(o.format, PERF_TEXT);
+	assert_null(o.master);
+	assert_null(o.controller);
+	assert_null(o.out_path);
+	assert_int_equal(o.timeout_ms, 0);
+	assert_int_equal(o.comm_timeout_ms, 0);
+	assert_int_equal(o.verbose, 0);
+
+	char *given[] = { "inccl_perf", "-r", "0", "-N", "3" }; /* the command line wins */
+	assert_int_equal(parse(ARGC(given), given, &o, err), PERF_PARSE_OK);
+	assert_int_equal(o.rank, 0);
+	assert_int_equal(o.nranks, 3);
+
+	setenv("INCCL_RANK", "4", 1); /* not a rank of 0..3 */
+	assert_int_equal(parse(ARGC(argv), argv, &o, err), PERF_PARSE_ERROR);
+	assert_non_null(strstr(err, "rank 4"));
+	setenv("INCCL_RANK", "x", 1);
+	assert_int_equal(parse(ARGC(argv), argv, &o, err), PERF_PARSE_ERROR);
+	assert_non_null(strstr(err, "INCCL_RANK='x'"));
+}
+
+static void test_parse_everything(void **state)
+{
+	char *argv[] = { "inccl_perf", "-C", "reduce", "-b1K", "-e", "512M", "-f", "4", "-d", "int32", "-o", "max",
+			 "-R", "3", "-n", "7", "-w", "0", "-r", "1", "-N", "4", "-m", "10.0.0.1:5000", "-c", "ctl",
+			 "-t", "30", "-T", "600", "-F", "json", "-O", "out.json", "-v" }, err[256];
+	struct perf_opts o;
+
+	assert_int_equal(parse(ARGC(argv), argv, &o, err), PERF_PARSE_OK);
+	assert_int_equal(o.coll, PERF_REDUCE);
+	assert_int_equal(o.min_bytes, 1024);
+	assert_int_equal(o.max_bytes, (size_t)512 << 20);
+	assert_int_equal(o.factor, 4);
+	assert_int_equal(o.dtype, INCCL_INT32);
+	assert_int_equal(o.op, INCCL_MAX);
+	assert_int_equal(o.root, 3);
+	assert_int_equal(o.iters, 7);
+	assert_int_equal(o.warmup, 0);
+	assert_int_equal(o.rank, 1);
+	assert_int_equal(o.nranks, 4);
+	assert_string_equal(o.master, "10.0.0.1:5000");
+	assert_string_equal(o.controller, "ctl");
+	assert_int_equal(o.timeout_ms, 30000);
+	assert_int_equal(o.comm_timeout_ms, 600000);
+	assert_int_equal(o.format, PERF_JSON);
+	assert_string_equal(o.out_path, "out.json");
+	assert_int_equal(o.verbose, 1);
+
+	char *help[] = { "inccl_perf", "-C", "barrier", "-h" };
+	assert_int_equal(parse(ARGC(help), help, &o, err), PERF_PARSE_HELP);
+}
+
+/** Expect @argv (after "inccl_perf -r 0 -N 4") to be refused with a reason containing @why. */
+static void refused(const char *why, int argc, char *const args[])
+{
+	char *argv[32] = { "inccl_perf", "-r", "0", "-N", "4" }, err[256];
+	struct perf_opts o;
+
+	for (int i = 0; i < argc; i++)
+		argv[5 + i] = args[i];
+	assert_int_equal(parse(5 + argc, argv, &o, err), PERF_PARSE_ERROR);
+	if (!strstr(err, why))
+		fail_msg("reason '%s' does not say '%s'", err, why);
+}
+
+#define REFUSED(why, ...)                                                    \
+	do {                                                                 \
+		char *a_[] = { __VA_ARGS__ };                                \
+		refused(why, ARGC(a_), a_);                                  \
+	} while (0)
+
+static void test_parse_errors(void **state)
+{
+	REFUSED("unknown collective 'alltoall'", "-C", "alltoall");
+	REFUSED("MIN (2 MiB) is larger than MAX (1 MiB)", "-b", "2M", "-e", "1M");
+	REFUSED("factor 1", "-b", "1K", "-e", "2K", "-f", "1");
+	REFUSED("bad factor '0'", "-f", "0");
+	REFUSED("bad factor '1.5'", "-f", "1.5");
+	REFUSED("-b: bad size '1X'", "-b", "1X");
+	REFUSED("-e: bad size '4KB'", "-e", "4KB");
+	REFUSED("-b: bad size '0'", "-b", "0");
+	REFUSED("-e: bad size '-4'", "-e", "-4");
+	REFUSED("root 4 is not a rank of 0..3", "-C", "reduce", "-R", "4");
+	REFUSED("bad root '-1'", "-R", "-1");
+	REFUSED("unknown dtype 'float64'", "-d", "float64");
+	REFUSED("unknown op 'prod'", "-o", "prod");
+	REFUSED("unknown format 'xml'", "-F", "xml");
+	REFUSED("bad iteration count '0'", "-n", "0");
+	REFUSED("bad warm-up count '-1'", "-w", "-1");
+	REFUSED("-t: bad timeout '0'", "-t", "0");
+	REFUSED("-T: bad timeout 'x'", "-T", "x");
+	REFUSED("unknown option '-x'", "-x");
+	REFUSED("unknown option '--size'", "--size", "1K");
+	REFUSED("unexpected argument 'extra'", "extra");
+	REFUSED("option -n needs a value", "-n");
+	REFUSED("-O: empty value", "-O", "");
+	REFUSED("rank 5 is not a rank of 0..3", "-r", "5");
+
+	char *ok[] = { "inccl_perf", "-r", "0", "-N", "1", "-b", "4K", "-e", "4K", "-f", "1" }, err[256];
+	struct perf_opts o;
+	assert_int_equal(parse(ARGC(ok), ok, &o, err), PERF_PARSE_OK); /* MIN = MAX needs no factor */
+	char *barrier[] = { "inccl_perf", "-r", "0", "-N", "2", "-C", "barrier", "-b", "2K", "-e", "1K" };
+	assert_int_equal(parse(ARGC(barrier), barrier, &o, err), PERF_PARSE_OK); /* sizes do not matter */
+}
+
+/** The report of @o with @nrows rows, as one string (caller frees). */
+static char *report(const struct perf_opts *o, const struct perf_row *rows, int nrows, int complete)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct perf_report rep;
+
+	assert_non_null(f);
+	perf_report_begin(&rep, f, o);
+	for (int i = 0; i < nrows; i++)
+		perf_report_row(&rep, &rows[i]);
+	perf_report_end(&rep, complete);
+	fclose(f);
+	return text;
+}
+
+static const struct perf_row rows[] = {
+	{ .bytes = 1024, .elements = 256, .iters = 5, .time_us = 10.0, .wrong = 0 },
+	{ .bytes = 2048, .elements = 512, .iters = 5, .time_us = 16.0, .wrong = 3 },
+};
+
+static void test_report_csv(void **state)
+{
+	struct perf_opts o = { .coll = PERF_ALLREDUCE, .dtype = INCCL_FLOAT32, .op = INCCL_SUM, .nranks = 4,
+			       .format = PERF_CSV };
+	char *s = report(&o, rows, 2, 1);
+
+	assert_string_equal(s, "collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong\n"
+			       "allreduce,float32,sum,,4,1024,256,5,10.00,102.40,153.60,0\n"
+			       "allreduce,float32,sum,,4,2048,512,5,16.00,128.00,192.00,3\n");
+	free(s);
+	o = (struct perf_opts){ .coll = PERF_BROADCAST, .dtype = INCCL_INT32, .op = INCCL_MAX, .root = 2, .nranks = 3,
+				.format = PERF_CSV };
+	s = report(&o, rows, 1, 1);
+	assert_non_null(strstr(s, "\nbroadcast,int32,,2,3,1024,256,5,10.00,102.40,102.40,0\n"));
+	free(s);
+}
+
+static void test_report_json(void **state)
+{
+	struct perf_opts o = { .coll = PERF_REDUCE, .dtype = INCCL_INT32, .op = INCCL_MIN, .root = 1, .nranks = 2,
+			       .format = PERF_JSON };
+	char *s = report(&o, rows, 2, 1);
+
+	assert_string_equal(s, "[\n"
+			       "  {\"collective\": \"reduce\", \"dtype\": \"int32\", \"op\": \"min\", \"root\": 1, "
+			       "\"nranks\": 2, \"bytes\": 1024, \"elements\": 256, \"iters\": 5, \"time_us\": 10.00, "
+			       "\"algbw_MBps\": 102.40, \"busbw_MBps\": 102.40, \"wrong\": 0},\n"
+			       "  {\"collective\": \"reduce\", \"dtype\": \"int32\", \"op\": \"min\", \"root\": 1, "
+			       "\"nranks\": 2, \"bytes\": 2048, \"elements\": 512, \"iters\": 5, \"time_us\": 16.00, "
+			       "\"algbw_MBps\": 128.00, \"busbw_MBps\": 128.00, \"wrong\": 3}\n"
+			       "]\n");
+	free(s);
+	s = report(&o, rows, 0, 0); /* nothing ran: still a JSON array */
+	assert_string_equal(s, "[\n]\n");
+	free(s);
+	struct perf_row barrier = { .iters = 10, .time_us = 42.5 };
+	o = (struct perf_opts){ .coll = PERF_BARRIER, .op = INCCL_SUM, .nranks = 8, .format = PERF_JSON };
+	s = report(&o, &barrier, 1, 1);
+	assert_string_equal(s, "[\n"
+			       "  {\"collective\": \"barrier\", \"dtype\": null, \"op\": null, \"root\": null, "
+			       "\"nranks\": 8, \"bytes\": 0, \"elements\": 0, \"iters\": 10, \"time_us\": 42.50, "
+			       "\"algbw_MBps\": null, \"busbw_MBps\": null, \"wrong\": 0}\n"
+			       "]\n");
+	free(s);
+}
+
+static void test_report_text(void **state)
+{
+	struct perf_opts o = { .coll = PERF_ALLREDUCE, .dtype = INCCL_FLOAT32, .op = INCCL_SUM, .nranks = 4,
+			       .iters = 5, .warmup = 1, .format = PERF_TEXT };
+	char *s = report(&o, rows, 2, 1);
+
+	assert_non_null(strstr(s, "# inccl_perf: collective allreduce, dtype float32, op sum, root -, nranks 4, "
+				  "iterations 5, warm-up 1 (rank 0)\n"));
+	assert_non_null(strstr(s, "time_us"));
+	assert_non_null(strstr(s, "\n          1024          256        10.00       102.40       153.60          0\n"));
+	assert_non_null(strstr(s, "# wrong elements: 3  FAILED\n"));
+	assert_non_null(strstr(s, "# average busbw: 172.80 MB/s\n"));
+	free(s);
+	s = report(&o, rows, 1, 0);
+	assert_non_null(strstr(s, "# incomplete"));
+	free(s);
+}
+
+#define N 1031 /* elements: not a multiple of anything convenient */
+#define RANKS 5
+
+/** What the switches should compute: @op over the inputs of @nranks ranks, ranks taken in reverse order. */
+static void simulate(void *out, size_t count, enum inccl_dtype dtype, enum inccl_op op, int nranks)
+{
+	static uint8_t in[RANKS][N * 4];
+
+	for (int r = 0; r < nranks; r++)
+		perf_fill(in[r], count, dtype, r);
+	for (size_t i = 0; i < count; i++) {
+		if (dtype == INCCL_INT32) {
+			int32_t a, v;
+			memcpy(&a, in[nranks - 1] + 4 * i, 4);
+			for (int r = nranks - 2; r >= 0; r--) {
+				memcpy(&v, in[r] + 4 * i, 4);
+				a = op == INCCL_SUM ? (int32_t)((int64_t)a + v) : op == INCCL_MAX ? (v > a ? v : a) : (v < a ? v : a);
+			}
+			memcpy((uint8_t *)out + 4 * i, &a, 4);
+		} else {
+			float a, v;
+			memcpy(&a, in[nranks - 1] + 4 * i, 4);
+			for (int r = nranks - 2; r >= 0; r--) {
+				memcpy(&v, in[r] + 4 * i, 4);
+				a = op == INCCL_SUM ? a + v : op == INCCL_MAX ? fmaxf(a, v) : fminf(a, v);
+			}
+			memcpy((uint8_t *)out + 4 * i, &a, 4);
+		}
+	}
+}
+
+static void test_inputs(void **state)
+{
+	int argmax_changes = 0, prev = -1;
+
+	for (size_t i = 0; i < N; i++) {
+		float f = perf_input_f32(3, i);
+		int32_t v = perf_input_i32(3, i);
+		assert_true(f >= -256 && f < 256 && f * 8 == floorf(f * 8)); /* multiples of 1/8 */
+		assert_true(v >= -(1 << 19) && v < (1 << 19));
+		int best = 0;
+		for (int r = 1; r < RANKS; r++)
+			if (perf_input_i32(r, i) > perf_input_i32(best, i))
+				best = r;
+		argmax_changes += prev >= 0 && best != prev;
+		prev = best;
+	}
+	assert_true(argmax_changes > N / 2); /* MAX takes each element from a different rank */
+	assert_true(perf_input_i32(0, 7) != perf_input_i32(1, 7) || perf_input_i32(0, 8) != perf_input_i32(1, 8));
+	/* size_t indices past 2^32 differ from their low 32 bits */
+	assert_true(perf_input_i32(0, (size_t)1 << 33) != perf_input_i32(0, 0) ||
+		    perf_input_i32(0, ((size_t)1 << 33) + 1) != perf_input_i32(0, 1));
+}
+
+static void test_verify_reduced(void **state)
+{
+	static uint8_t buf[N * 4];
+
+	for (int dtype = INCCL_INT32; dtype <= INCCL_FLOAT32; dtype++)
+		for (int op = INCCL_SUM; op <= INCCL_MIN; op++)
+			for (int nranks = 1; nranks <= RANKS; nranks++) {
+				simulate(buf, N, dtype, op, nranks);
+				assert_int_equal(perf_count_wrong_reduced(buf, N, dtype, op, nranks), 0);
+				/* a result missing one rank: SUM differs almost everywhere, MAX/MIN
+				 * wherever that rank holds the extreme value (about 1 in nranks + 1) */
+				size_t missing = perf_count_wrong_reduced(buf, N, dtype, op, nranks + 1);
+				assert_true(missing > (op == INCCL_SUM ? N / 2 : N / (4 * (size_t)(nranks + 1))));
+				buf[4 * 17] ^= 0x01;    /* one bit of element 17 */
+				buf[4 * 1030 + 3] ^= 0x80; /* the sign of the last element */
+				assert_int_equal(perf_count_wrong_reduced(buf, N, dtype, op, nranks), 2);
+			}
+	float nan = NAN;
+	simulate(buf, N, INCCL_FLOAT32, INCCL_SUM, 3);
+	memcpy(buf + 4 * 5, &nan, 4);
+	assert_int_equal(perf_count_wrong_reduced(buf, N, INCCL_FLOAT32, INCCL_SUM, 3), 1);
+	float neg_zero = -0.0f, zero = 0.0f; /* the same value, whatever the order of additions */
+	assert_true(neg_zero == zero);
+}
+
+static void test_verify_input(void **state)
+{
+	static uint8_t buf[N * 4];
+
+	for (int dtype = INCCL_INT32; dtype <= INCCL_FLOAT32; dtype++) {
+		perf_fill(buf, N, dtype, 2);
+		assert_int_equal(perf_count_wrong_input(buf, N, dtype, 2), 0);
+		assert_true(perf_count_wrong_input(buf, N, dtype, 1) > N / 2);
+		assert_true(perf_count_wrong_input(buf, N, dtype, -1) > N / 2); /* broadcast non-roots' filler */
+		buf[4 * 100] ^= 0x10;
+		assert_int_equal(perf_count_wrong_input(buf, N, dtype, 2), 1);
+	}
+	assert_int_equal(perf_count_wrong_input(buf, 0, INCCL_INT32, 2), 0);
+}
+
+/** Sum the tallies of ranks @ranks[0..n-1] with wrong counts @wrong, as the int32 allreduce would. */
+static void sum_tallies(int n, const int *ranks, const uint64_t *wrong, int32_t sum[PERF_TALLY_LEN])
+{
+	memset(sum, 0, PERF_TALLY_LEN * sizeof(sum[0]));
+	for (int k = 0; k < n; k++) {
+		int32_t v[PERF_TALLY_LEN];
+		perf_tally_encode(wrong[k], ranks[k], v);
+		for (int j = 0; j < PERF_TALLY_LEN; j++)
+			sum[j] += v[j];
+	}
+}
+
+static void test_tally(void **state)
+{
+	int ranks[4] = { 0, 1, 2, 3 };
+	uint64_t wrong[4] = { 0, 536870912, 5, (uint64_t)1 << 40 }, total = 0;
+	int32_t sum[PERF_TALLY_LEN];
+
+	sum_tallies(4, ranks, wrong, sum);
+	assert_int_equal(perf_tally_decode(sum, 4, &total), 0);
+	assert_int_equal(total, 536870912ull + 5 + (1ull << 40));
+
+	uint64_t zeros[4] = { 0 };
+	sum_tallies(1, ranks, zeros, sum);
+	assert_int_equal(perf_tally_decode(sum, 1, &total), 0);
+	assert_int_equal(total, 0);
+
+	uint64_t max[4] = { UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX }; /* saturates, no overflow */
+	sum_tallies(4, ranks, max, sum);
+	assert_int_equal(perf_tally_decode(sum, 4, &total), 0);
+	assert_int_equal(total, 4 * ((1ull << 45) - 1));
+
+	sum_tallies(3, ranks, wrong, sum); /* rank 3 missing */
+	assert_int_equal(perf_tally_decode(sum, 4, &total), -1);
+	int dup[4] = { 0, 1, 1, 3 };       /* rank 1 twice, rank 2 never */
+	sum_tallies(4, dup, wrong, sum);
+	assert_int_equal(perf_tally_decode(sum, 4, &total), -1);
+	sum_tallies(4, ranks, wrong, sum);
+	sum[0] = -1;                       /* garbage */
+	assert_int_equal(perf_tally_decode(sum, 4, &total), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_round_bytes),
+		cmocka_unit_test(test_sweep),
+		cmocka_unit_test(test_bandwidth),
+		cmocka_unit_test(test_format_size),
+		cmocka_unit_test_setup(test_parse_defaults_and_env, setup_env),
+		cmocka_unit_test_setup(test_parse_everything, setup_env),
+		cmocka_unit_test_setup(test_parse_errors, setup_env),
+		cmocka_unit_test(test_report_csv),
+		cmocka_unit_test(test_report_json),
+		cmocka_unit_test(test_report_text),
+		cmocka_unit_test(test_inputs),
+		cmocka_unit_test(test_verify_reduced),
+		cmocka_unit_test(test_verify_input),
+		cmocka_unit_test(test_tally),
+	};
+
+	return cmocka_run_group_tests_name("inccl_perf options, report and checks", tests, NULL, NULL);
+}
