@@ -90,7 +90,7 @@ static int ipv4_gid_index(struct ibv_context *ctx)
 
 int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inccl_comm_t **out, uint32_t *qpn)
 {
-	struct inccl_comm_opts d = { "rxe0", -1, 128, 60000 };
+	struct inccl_comm_opts d = { "rxe0", -1, 512, 60000 };
 	struct ibv_device **devs;
 	inccl_comm_t *c;
 	int n, rc = INCCL_OK;

@@ -99,7 +99,7 @@ INCCL_API const char *inccl_last_error(void);
 struct inccl_comm_opts {
 	const char *device;   /* RDMA device, default "rxe0" */
 	int gid_index;        /* -1 (default): the IPv4-mapped GID of the port */
-	int window;           /* messages in flight (1 KiB each), default 128 */
+	int window;           /* messages in flight (1 KiB each), default 512 */
 	int timeout_ms;       /* give up after this long without progress, default 60000:
 			       * a collective waits for the slowest rank */
 };

@@ -60,10 +60,15 @@ static uint32_t wire_of(float f)
 /* A wire-format int32 as a signed host value (SUM adds as uint32: wraps, no UB). */
 #define I(w) ((int32_t)ntohl(w))
 
+/* A frame's payload starts at offset 58 (Ethernet + IPv4 + UDP + BTH + ImmDt):
+ * its 32-bit elements are not 4-byte aligned. Access them through a type that
+ * says so; x86 loads them just as fast, and the compiler may not assume more. */
+typedef uint32_t __attribute__((aligned(1), may_alias)) u32_any;
+
 void inc_combine(void *accp, const void *inp, size_t n, enum inc_op op, enum inc_dtype dtype)
 {
-	uint32_t *acc = accp;
-	const uint32_t *in = inp;
+	u32_any *acc = accp;
+	const u32_any *in = inp;
 
 	if (dtype == INC_INT32) {
 		switch (op) {

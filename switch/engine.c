@@ -39,6 +39,8 @@
 #include "roce.h"
 
 #define FRAME_MAX (ROCE_HDRS_LEN + ROCE_IMM_LEN + SW_MTU + ROCE_ICRC_LEN)
+#define HOST_ACK_EVERY 8         /* results to a host ask for an ACK once per 8 (a power of two): fewer
+                                  * ACKs for a TCG guest to build and the leaf to take in */
 #define RNR_RETRY_NS 1000000ull /* resend 1 ms after an RNR NAK */
 #define RTO_MIN_NS 2000000ull   /* two ticks of the daemon's 1 ms poll loop: no finer timer
                                  * (cfg.min_rto_ns raises it: the daemon's default is 50 ms) */
@@ -69,6 +71,8 @@ struct conn {
 	uint32_t win;                /* frames allowed in flight: wmax, 1 while probing */
 	uint64_t timer_ns;           /* retransmit timer start: last progress or send from una */
 	uint64_t hold_until_ns;      /* after an RNR NAK: send nothing before */
+	int probing;                 /* a host: the timer resent probe_psn alone */
+	uint32_t probe_psn;
 	uint64_t srtt_ns, rttvar_ns; /* smoothed RTT and its variation; srtt 0: no sample yet */
 	int backoff;                 /* timeouts since the last progress */
 	uint32_t gb_psn, gb_end;     /* the last go-back resent gb_psn..gb_end-1 ... */
@@ -256,6 +260,25 @@ static void send_aeth(struct sw_engine *e, struct conn *k, uint32_t psn, uint8_t
  * PSN takes it from the RC sequence (so ACKs are checked against what was
  * really sent) and is timed for the RTT; a later one is a retransmit.
  */
+/*
+ * ack_req_on() - set the AckReq bit of a stored frame (and redo its ICRC).
+ * Results to a host ask for an ACK only every HOST_ACK_EVERY frames (rxe's
+ * responder ACKs only frames that ask, and an ACK covers all before it); a
+ * resent frame always asks, so the tail of a burst is acknowledged by the
+ * timer's probe at the latest.
+ */
+static void ack_req_on(struct sent_frame *sf)
+{
+	uint8_t *a = &sf->data[ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN + 8];
+
+	if (*a & 0x80)
+		return;
+	*a |= 0x80;
+	uint32_t icrc = roce_icrc(sf->data, sf->len);
+	for (int i = 0; i < 4; i++)
+		sf->data[sf->len - 4 + i] = (uint8_t)(icrc >> (8 * i));
+}
+
 static inline void xmit(struct sw_engine *e, struct conn *k, uint64_t now)
 {
 	while (k->snd_nxt != k->npsn && ((k->snd_nxt - k->rc.una) & ROCE_PSN_MASK) < k->win &&
@@ -267,6 +290,7 @@ static inline void xmit(struct sw_engine *e, struct conn *k, uint64_t now)
 			sf->sent_ns = now;
 		} else {
 			sf->resent = 1;
+			ack_req_on(sf);
 			e->c.retransmits++;
 		}
 		if (k->snd_nxt == k->rc.una)
@@ -288,6 +312,30 @@ static void go_back(struct sw_engine *e, struct conn *k, uint32_t win, uint64_t 
 	xmit(e, k, now);
 	k->gb_psn = k->rc.una;
 	k->gb_end = k->snd_nxt;
+	k->gb_ns = now;
+}
+
+/*
+ * probe() - a host's ACKs stopped: resend una alone, asking for an ACK, and
+ * leave the rest where it is. Under TCG the ACKs are usually only late (a
+ * stalled guest); the host's answer to the probe acknowledges everything it
+ * has. If it acknowledges the probe and no more, what followed was lost and
+ * rx_ack() goes back for it. (Measured in the lab: going back at once on a
+ * timeout sent ~90 frames the host already had per timeout.)
+ */
+static void probe(struct sw_engine *e, struct conn *k, uint64_t now)
+{
+	struct sent_frame *sf = &k->ring[ring_index(e, k, k->rc.una)];
+
+	sf->resent = 1;
+	ack_req_on(sf);
+	e->c.retransmits++;
+	emit(e, k, sf->data, sf->len);
+	k->probing = 1;
+	k->probe_psn = k->rc.una;
+	k->timer_ns = now;
+	k->gb_psn = k->rc.una;
+	k->gb_end = (k->rc.una + 1) & ROCE_PSN_MASK;
 	k->gb_ns = now;
 }
 
@@ -316,6 +364,7 @@ static void resend_gap(struct sw_engine *e, struct conn *k, uint64_t now)
 		struct sent_frame *sf = &k->ring[ring_index(e, k, (k->rc.una + i) & ROCE_PSN_MASK)];
 
 		sf->resent = 1;
+		ack_req_on(sf);
 		emit(e, k, sf->data, sf->len);
 		e->c.retransmits++;
 	}
@@ -356,7 +405,7 @@ static void send_slot(struct sw_engine *e, struct conn *k, uint32_t s, uint64_t 
 	struct sent_frame *sf;
 
 	b.opcode = RC_SEND_ONLY_WITH_IMM;
-	b.ack_req = 1;
+	b.ack_req = k->to_switch || (k->npsn & (HOST_ACK_EVERY - 1)) == HOST_ACK_EVERY - 1 || k->npsn == k->rc.una;
 	b.has_imm = 1;
 	b.imm = sl->imm;
 	b.payload = sl->data;
@@ -713,6 +762,12 @@ static void rx_ack(struct sw_engine *e, struct conn *k, const struct roce_pkt *p
 		k->timer_ns = now;
 		if (roce_psn_diff(k->snd_nxt, k->rc.una) < 0)
 			k->snd_nxt = k->rc.una; /* acknowledged before we resent it */
+		if (k->probing) { /* the answer to a timeout's probe */
+			k->probing = 0;
+			if (k->rc.una == ((k->probe_psn + 1) & ROCE_PSN_MASK) && k->snd_nxt != k->rc.una &&
+			    v != RC_ACK_RETRY)
+				go_back(e, k, k->wmax, now); /* it had only the probe: the rest was lost */
+		}
 	}
 	if (v == RC_ACK_RETRY)
 		retry(e, k, p, now);
@@ -780,7 +835,7 @@ void sw_engine_tick(struct sw_engine *e, uint64_t now)
 			if (k->to_switch)
 				resend_gap(e, k, now);
 			else
-				go_back(e, k, 1, now);
+				probe(e, k, now);
 		}
 	}
 }

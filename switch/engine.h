@@ -47,7 +47,7 @@
  * x a few ms, even with tens of ms of TCG stall it keeps ~3 MB/s going), yet
  * a burst the peer's UDP socket buffer takes (rmem_default 208 KiB holds ~90
  * such frames at ~2.3 KiB of truesize each). */
-#define SW_WINDOW 64
+#define SW_WINDOW 256
 
 /** One connection of the switch, as the controller configures it. */
 struct sw_conn_cfg {

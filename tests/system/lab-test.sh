@@ -17,6 +17,8 @@
 #      leaf, bootstrapped through the controller and the switch daemons running
 #      as services, every result verified on every rank (tests/system/inc-collectives.sh)
 #   4d. the same for every rank across the whole tree
+#   4e. large collectives through inccl_perf: each collective at 64 MiB and a
+#      512 MiB AllReduce under one leaf, a 64 MiB AllReduce across the tree
 #   5. lab-down leaves no domain, network, bridge, process or state; a second
 #      lab-down is a no-op
 # Ends with "N passed, M failed"; exit status 0 only when nothing failed.
@@ -47,16 +49,16 @@ trap 'echo "interrupted"; exit 130' INT TERM
 
 inv() { grep -v '^#' "$state/gen/inventory.tsv"; }
 
-# sub_test SCRIPT — run a test script of the same format; count its ok/FAIL lines
-# as ours, show its other output, fail if it failed without saying why.
+# sub_test SCRIPT [ARGS] — run a test script of the same format; count its ok/FAIL
+# lines as ours, show its other output, fail if it failed without saying why.
 sub_test() {
     local out rc line
-    out=$("$1" 2>&1); rc=$?
+    out=$("$@" 2>&1); rc=$?
     grep -v '^ok \|^FAIL \|passed, .* failed$' <<<"$out"
     while read -r line; do
         case "$line" in ok\ *) ok "${line#ok   }" ;; FAIL\ *) ko "${line#FAIL }" ;; esac
     done <<<"$out"
-    [ $rc = 0 ] || grep -q '^FAIL' <<<"$out" || ko "$1 exited $rc"
+    [ $rc = 0 ] || grep -q '^FAIL' <<<"$out" || ko "$* exited $rc"
 }
 field() { awk -F'\t' -v n="$1" -v c="$2" '$1 == n {print $c}' "$state/gen/inventory.tsv"; }
 
@@ -205,6 +207,17 @@ sub_test tests/system/inc-collectives.sh
 # ---------------------------------------------------------------------------
 phase "4d. in-network collectives across the whole tree (leaves forward to the root)"
 INC_SCOPE=tree INC_COUNTS=${INC_TREE_COUNTS:-1,257,65539} sub_test tests/system/inc-collectives.sh
+
+# ---------------------------------------------------------------------------
+phase "4e. large collectives (inccl_perf, every element verified on every rank)"
+# Under one leaf: each collective at 64 MiB, and one 512 MiB AllReduce; across the
+# tree: a 64 MiB AllReduce. The sizes in between are covered by 4c/4d's counts.
+large=${INC_LARGE:-64M}
+sub_test tests/system/inc-perf.sh -C allreduce -d float32 -o sum -b "$large" -e "$large" -n 1 -w 0
+sub_test tests/system/inc-perf.sh -C reduce -d int32 -o max -R 1 -b "$large" -e "$large" -n 1 -w 0
+sub_test tests/system/inc-perf.sh -C broadcast -d int32 -R 1 -b "$large" -e "$large" -n 1 -w 0
+sub_test tests/system/inc-perf.sh -C allreduce -d float32 -o sum -b "${INC_HUGE:-512M}" -e "${INC_HUGE:-512M}" -n 1 -w 0
+INC_SCOPE=tree sub_test tests/system/inc-perf.sh -C allreduce -d int32 -o min -b "$large" -e "$large" -n 1 -w 0
 
 # ---------------------------------------------------------------------------
 phase "5. lab-down"
