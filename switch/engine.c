@@ -255,12 +255,6 @@ static void send_aeth(struct sw_engine *e, struct conn *k, uint32_t psn, uint8_t
 }
 
 /*
- * xmit() - put @k's frames on the wire from snd_nxt while fewer than k->win
- * are in flight and no RNR delay holds the connection. The first send of a
- * PSN takes it from the RC sequence (so ACKs are checked against what was
- * really sent) and is timed for the RTT; a later one is a retransmit.
- */
-/*
  * ack_req_on() - set the AckReq bit of a stored frame (and redo its ICRC).
  * Results to a host ask for an ACK only every HOST_ACK_EVERY frames (rxe's
  * responder ACKs only frames that ask, and an ACK covers all before it); a
@@ -274,28 +268,39 @@ static void ack_req_on(struct sent_frame *sf)
 	if (*a & 0x80)
 		return;
 	*a |= 0x80;
-	uint32_t icrc = roce_icrc(sf->data, sf->len);
-	for (int i = 0; i < 4; i++)
-		sf->data[sf->len - 4 + i] = (uint8_t)(icrc >> (8 * i));
+	roce_icrc_store(sf->data, sf->len);
 }
 
+/* resend() - put a frame sent before on the wire again, asking for an ACK. */
+static void resend(struct sw_engine *e, struct conn *k, struct sent_frame *sf)
+{
+	sf->resent = 1;
+	ack_req_on(sf);
+	e->c.retransmits++;
+	emit(e, k, sf->data, sf->len);
+}
+
+/*
+ * xmit() - put @k's frames on the wire from snd_nxt while fewer than k->win
+ * are in flight and no RNR delay holds the connection. The first send of a
+ * PSN takes it from the RC sequence (so ACKs are checked against what was
+ * really sent) and is timed for the RTT; a later one is a retransmit.
+ */
 static inline void xmit(struct sw_engine *e, struct conn *k, uint64_t now)
 {
 	while (k->snd_nxt != k->npsn && ((k->snd_nxt - k->rc.una) & ROCE_PSN_MASK) < k->win &&
 	       now >= k->hold_until_ns) {
 		struct sent_frame *sf = &k->ring[ring_index(e, k, k->snd_nxt)];
 
+		if (k->snd_nxt == k->rc.una)
+			k->timer_ns = now; /* the timer runs for the oldest frame in flight */
 		if (k->snd_nxt == k->rc.spsn) {
 			rc_conn_next_psn(&k->rc);
 			sf->sent_ns = now;
+			emit(e, k, sf->data, sf->len);
 		} else {
-			sf->resent = 1;
-			ack_req_on(sf);
-			e->c.retransmits++;
+			resend(e, k, sf);
 		}
-		if (k->snd_nxt == k->rc.una)
-			k->timer_ns = now; /* the timer runs for the oldest frame in flight */
-		emit(e, k, sf->data, sf->len);
 		k->snd_nxt = (k->snd_nxt + 1) & ROCE_PSN_MASK;
 	}
 }
@@ -325,12 +330,7 @@ static void go_back(struct sw_engine *e, struct conn *k, uint32_t win, uint64_t 
  */
 static void probe(struct sw_engine *e, struct conn *k, uint64_t now)
 {
-	struct sent_frame *sf = &k->ring[ring_index(e, k, k->rc.una)];
-
-	sf->resent = 1;
-	ack_req_on(sf);
-	e->c.retransmits++;
-	emit(e, k, sf->data, sf->len);
+	resend(e, k, &k->ring[ring_index(e, k, k->rc.una)]);
 	k->probing = 1;
 	k->probe_psn = k->rc.una;
 	k->timer_ns = now;
@@ -360,14 +360,8 @@ static void resend_gap(struct sw_engine *e, struct conn *k, uint64_t now)
 	k->gb_end = (k->rc.una + n) & ROCE_PSN_MASK;
 	k->gb_ns = now;
 	k->timer_ns = now;
-	for (uint32_t i = 0; i < n && i < sent; i++) {
-		struct sent_frame *sf = &k->ring[ring_index(e, k, (k->rc.una + i) & ROCE_PSN_MASK)];
-
-		sf->resent = 1;
-		ack_req_on(sf);
-		emit(e, k, sf->data, sf->len);
-		e->c.retransmits++;
-	}
+	for (uint32_t i = 0; i < n && i < sent; i++)
+		resend(e, k, &k->ring[ring_index(e, k, (k->rc.una + i) & ROCE_PSN_MASK)]);
 	xmit(e, k, now); /* what a go-back left unsent */
 }
 

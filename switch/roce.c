@@ -185,10 +185,16 @@ size_t roce_build_frame(uint8_t *f, size_t cap, const struct roce_build *b)
 	if (b->payload_len)
 		memcpy(f + off, b->payload, b->payload_len);
 	memset(f + off + b->payload_len, 0, pad);
-	icrc = roce_icrc(f, len);
+	roce_icrc_store(f, len);
+	return len;
+}
+
+void roce_icrc_store(uint8_t *f, size_t len)
+{
+	uint32_t icrc = roce_icrc(f, len);
+
 	f[len - 4] = (uint8_t)icrc;
 	f[len - 3] = (uint8_t)(icrc >> 8);
 	f[len - 2] = (uint8_t)(icrc >> 16);
 	f[len - 1] = (uint8_t)(icrc >> 24);
-	return len;
 }

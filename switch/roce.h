@@ -107,6 +107,9 @@ enum roce_parse_err roce_parse(const uint8_t *frame, size_t len, struct roce_pkt
  */
 uint32_t roce_icrc(const uint8_t *frame, size_t len);
 
+/** roce_icrc_store() - compute the ICRC of a frame of @len bytes (ICRC included) and write it at its end. */
+void roce_icrc_store(uint8_t *frame, size_t len);
+
 /** roce_icrc_ok() - does the frame's trailing ICRC match its contents? */
 int roce_icrc_ok(const uint8_t *frame, size_t len);
 
