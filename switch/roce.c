@@ -139,7 +139,6 @@ size_t roce_build_frame(uint8_t *f, size_t cap, const struct roce_build *b)
 	size_t off = ROCE_HDRS_LEN + (b->has_imm ? ROCE_IMM_LEN : 0) + (b->has_aeth ? ROCE_AETH_LEN : 0);
 	size_t len = off + b->payload_len + pad + ROCE_ICRC_LEN;
 	uint8_t *ip = f + ROCE_ETH_LEN, *udp = ip + ROCE_IP_LEN, *bth = udp + ROCE_UDP_LEN;
-	uint32_t icrc;
 
 	if (len > cap || len - ROCE_ETH_LEN > 0xffff)
 		return 0;
