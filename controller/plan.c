@@ -203,12 +203,16 @@ int plan_make(const struct topology *t, const struct plan_params *p, const struc
 	out->nranks = nranks;
 	out->root = top;
 	/* deepest switches first: a leaf's rules before its parent's */
-	for (int depth = TOPO_MAX_NODES; depth >= 0; depth--)
+	int depth[TOPO_MAX_NODES], deepest = 0;
+	for (int n = 0; n < t->nnodes; n++) {
+		depth[n] = 0;
+		for (int a = t->nodes[n].parent; a >= 0; a = t->nodes[a].parent)
+			depth[n]++;
+		deepest = depth[n] > deepest ? depth[n] : deepest;
+	}
+	for (int d = deepest; d >= 0; d--)
 		for (int n = 0; n < t->nnodes; n++) {
-			int d = 0;
-			for (int a = t->nodes[n].parent; a >= 0; a = t->nodes[a].parent)
-				d++;
-			if (!tr.member[n] || d != depth)
+			if (!tr.member[n] || depth[n] != d)
 				continue;
 			if (t->nodes[n].nports > SW_MAX_CHILDREN_PLAN) {
 				snprintf(err, errlen, "switch %s has more ports than a switch serves", t->nodes[n].name);
