@@ -68,7 +68,7 @@ $(BUILD)/incswitch: $(SWITCH_DAEMON) | $(DEPS_STAMP)
 
 # libinccl: one public header (hostlib/inccl.h), static and shared.
 # Users link the static library with -libverbs -lyaml.
-INCCL_OBJ := $(BUILD)/inccl/comm.o $(BUILD)/inccl/group.o $(BUILD)/inccl/ctlmsg.o
+INCCL_OBJ := $(BUILD)/inccl/comm.o $(BUILD)/inccl/group.o $(BUILD)/inccl/ring.o $(BUILD)/inccl/ctlmsg.o
 $(BUILD)/inccl/%.o: hostlib/%.c hostlib/inccl.h hostlib/internal.h switch/inc_proto.h controller/ctlmsg.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)/inccl
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -DINCCL_BUILD -Ihostlib -c -o $@ $<

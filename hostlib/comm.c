@@ -38,6 +38,8 @@ struct inccl_comm {
 	char err[256];
 	inccl_group_t *group; /* set by inccl_comm_init(): rank 0 releases the communicator */
 	unsigned comm_id;     /* the controller's id of it */
+	int algorithm;        /* enum inccl_algo */
+	struct inccl_ring *ring; /* INCCL_ALGO_RING: the ring (ring.c); the switch queue pair stays idle */
 };
 
 static int fail(inccl_comm_t *c, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -90,7 +92,7 @@ static int ipv4_gid_index(struct ibv_context *ctx)
 
 int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inccl_comm_t **out, uint32_t *qpn)
 {
-	struct inccl_comm_opts d = { "rxe0", -1, 512, 60000 };
+	struct inccl_comm_opts d = { "rxe0", -1, 512, 60000, INCCL_ALGO_INC };
 	struct ibv_device **devs;
 	inccl_comm_t *c;
 	int n, rc = INCCL_OK;
@@ -101,10 +103,12 @@ int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inc
 		d.gid_index = o->gid_index ? o->gid_index : d.gid_index;
 		d.window = o->window ? o->window : d.window;
 		d.timeout_ms = o->timeout_ms ? o->timeout_ms : d.timeout_ms;
+		d.algorithm = o->algorithm;
 	}
-	if (nranks < 1 || rank < 0 || rank >= nranks || d.window < 1 || d.window > 16384 || d.timeout_ms < 1) {
-		inccl__set_last_error("bad arguments: rank %d of %d, window %d (1..16384), timeout %d ms", rank, nranks,
-				      d.window, d.timeout_ms);
+	if (nranks < 1 || rank < 0 || rank >= nranks || d.window < 1 || d.window > 16384 || d.timeout_ms < 1 ||
+	    (d.algorithm != INCCL_ALGO_INC && d.algorithm != INCCL_ALGO_RING)) {
+		inccl__set_last_error("bad arguments: rank %d of %d, window %d (1..16384), timeout %d ms, algorithm %d",
+				      rank, nranks, d.window, d.timeout_ms, d.algorithm);
 		return INCCL_EINVAL;
 	}
 	if (!(c = calloc(1, sizeof(*c))))
@@ -113,6 +117,7 @@ int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inc
 	c->nranks = nranks;
 	c->window = d.window;
 	c->timeout_ms = d.timeout_ms;
+	c->algorithm = d.algorithm;
 	devs = ibv_get_device_list(&n);
 	for (int i = 0; devs && i < n && !c->ctx; i++)
 		if (strcmp(ibv_get_device_name(devs[i]), d.device) == 0)
@@ -222,6 +227,30 @@ static void from_wire(uint8_t *dst, const uint8_t *src, size_t n)
 static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, int root,
 		    const uint8_t *send, uint8_t *recv, size_t count);
 
+/* The same collective on the ring baseline (ring.c). */
+static int run_ring(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, int root,
+		    const uint8_t *send, uint8_t *recv, size_t count)
+{
+	int32_t token = 0;
+	int rc;
+
+	if (c->broken)
+		return INCCL_EIO;
+	if (prim == INC_REDUCE)
+		return fail(c, INCCL_EINVAL, "the ring baseline has no Reduce (the MPI baseline measures it)");
+	if (prim == INC_BROADCAST)
+		rc = inccl__ring_broadcast(c->ring, recv, count, root, c->timeout_ms, c->err, sizeof(c->err));
+	else if (op == INC_OP_BARRIER)
+		rc = inccl__ring_allreduce(c->ring, &token, &token, 1, INCCL_INT32, INCCL_SUM, c->timeout_ms, c->err,
+					   sizeof(c->err));
+	else
+		rc = inccl__ring_allreduce(c->ring, send, recv, count, dtype, (enum inccl_op)op, c->timeout_ms, c->err,
+					   sizeof(c->err));
+	if (rc == INCCL_OK)
+		c->err[0] = 0;
+	return rc;
+}
+
 /*
  * A collective that timed out or failed leaves packets and results in flight
  * that no later call could tell from its own: the communicator is broken from
@@ -230,7 +259,8 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 static int run(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, int root,
 	       const uint8_t *send, uint8_t *recv, size_t count)
 {
-	int rc = run_once(c, prim, op, dtype, root, send, recv, count);
+	int rc = c->ring ? run_ring(c, prim, op, dtype, root, send, recv, count)
+			 : run_once(c, prim, op, dtype, root, send, recv, count);
 
 	if (rc == INCCL_EIO || rc == INCCL_ETIMEDOUT) {
 		if (!c->broken) {
@@ -369,6 +399,22 @@ int inccl__comm_local_ipv4(inccl_comm_t *c, uint32_t *ip_be)
 	return 0;
 }
 
+int inccl__comm_algorithm(const inccl_comm_t *c)
+{
+	return c->algorithm;
+}
+
+int inccl__comm_ring_create(inccl_comm_t *c, uint32_t qpn[2])
+{
+	return inccl__ring_create(c->ctx, c->pd, c->gid_index, c->rank, c->nranks, &c->ring, qpn);
+}
+
+int inccl__comm_ring_connect(inccl_comm_t *c, uint32_t left_ip, uint32_t left_qpn, uint32_t right_ip,
+			     uint32_t right_qpn, uint32_t psn)
+{
+	return inccl__ring_connect(c->ring, left_ip, left_qpn, right_ip, right_qpn, psn, c->err, sizeof(c->err));
+}
+
 void inccl__comm_attach(inccl_comm_t *c, inccl_group_t *g, unsigned comm_id)
 {
 	c->group = g;
@@ -381,6 +427,7 @@ void inccl_comm_destroy(inccl_comm_t *c)
 		return;
 	if (c->group && c->rank == 0)
 		inccl__group_release(c->group, c->comm_id);
+	inccl__ring_destroy(c->ring);
 	if (c->qp)
 		ibv_destroy_qp(c->qp);
 	if (c->smr)

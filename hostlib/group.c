@@ -11,6 +11,13 @@
  *   rank r -> rank 0   msg: ready                      (or msg: error)
  *   rank 0 -> rank r   msg: go                         (or msg: error)
  *
+ * A ring communicator (INCCL_ALGO_RING) replaces qp/config with
+ *
+ *   rank r -> rank 0   msg: ring      rank, ip, qpn_left, qpn_right
+ *   rank 0 -> rank r   msg: ringcfg   psn, left_ip, left_qpn, right_ip, right_qpn
+ *
+ * and does not ask the controller: the switches only route its frames.
+ *
  * Rank 0 also holds the group's connection to the controller
  * (CTL_PORT_GROUP): "group" registers it, "communicator" asks for the
  * switch rules, "release" drops them; closing it ends the group. Any rank
@@ -472,6 +479,107 @@ static int init_member(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64
 	return INCCL_OK;
 }
 
+/* ---- ring communicators (the host-based baseline) ---------------------------- */
+
+struct ring_end {
+	uint32_t ip, qpn_left, qpn_right; /* ip in network order */
+};
+
+/* Read a "ring" message's rank, ip and queue pair numbers into @e; 0 or -1. */
+static int ring_end_of(struct ctl_doc *m, int rank, struct ring_end *e)
+{
+	unsigned long rr, ql, qr;
+	const char *ip = ctl_str(m, NULL, "ip");
+	char err[256];
+	struct in_addr a;
+
+	if (!ip || inet_pton(AF_INET, ip, &a) != 1 || ctl_uint(m, NULL, "rank", 0xffff, &rr, err, sizeof(err)) < 0 ||
+	    (int)rr != rank || ctl_uint(m, NULL, "qpn_left", 0xffffff, &ql, err, sizeof(err)) < 0 ||
+	    ctl_uint(m, NULL, "qpn_right", 0xffffff, &qr, err, sizeof(err)) < 0)
+		return -1;
+	*e = (struct ring_end){ a.s_addr, (uint32_t)ql, (uint32_t)qr };
+	return 0;
+}
+
+/*
+ * Exchange the ring's queue pairs through rank 0 and connect them: every rank
+ * learns its left neighbour's "to the right" queue pair and its right
+ * neighbour's "from the left" one.
+ */
+static int init_ring(inccl_group_t *g, inccl_comm_t *c, uint32_t my_ip, uint64_t deadline)
+{
+	struct ring_end mine, *all = NULL;
+	struct ctl_doc m;
+	char a[16], b[16], who[32];
+	uint32_t qpn[2], psn = (uint32_t)(ctl_now_ms() * 2654435761u) & 0xffffff;
+	int n = g->nranks, rc;
+
+	if ((rc = inccl__comm_ring_create(c, qpn))) {
+		if (g->rank == 0)
+			fail_all(g);
+		return rc;
+	}
+	mine = (struct ring_end){ my_ip, qpn[0], qpn[1] };
+	if (g->rank != 0) {
+		unsigned long lq, rq, p;
+		const char *lip, *rip;
+		struct in_addr la, ra;
+		char err[256];
+		if (ctl_sendf(g->peer[0].fd, left(deadline), "msg: ring\nrank: %d\nip: %s\nqpn_left: %u\nqpn_right: %u\n",
+			      g->rank, inet_ntop(AF_INET, &my_ip, a, sizeof(a)), qpn[0], qpn[1]) < 0) {
+			inccl__set_last_error("rank 0 went away");
+			return INCCL_ECONN;
+		}
+		if ((rc = expect(&g->peer[0], deadline, "ringcfg", "rank 0", &m)))
+			return rc;
+		lip = ctl_str(&m, NULL, "left_ip");
+		rip = ctl_str(&m, NULL, "right_ip");
+		if (!lip || !rip || inet_pton(AF_INET, lip, &la) != 1 || inet_pton(AF_INET, rip, &ra) != 1 ||
+		    ctl_uint(&m, NULL, "left_qpn", 0xffffff, &lq, err, sizeof(err)) < 0 ||
+		    ctl_uint(&m, NULL, "right_qpn", 0xffffff, &rq, err, sizeof(err)) < 0 ||
+		    ctl_uint(&m, NULL, "psn", 0xffffff, &p, err, sizeof(err)) < 0) {
+			ctl_doc_free(&m);
+			inccl__set_last_error("rank 0 sent a bad 'ringcfg' message");
+			return INCCL_ECONN;
+		}
+		ctl_doc_free(&m);
+		return inccl__comm_ring_connect(c, la.s_addr, (uint32_t)lq, ra.s_addr, (uint32_t)rq, (uint32_t)p);
+	}
+	if (!(all = calloc((size_t)n, sizeof(*all)))) {
+		inccl__set_last_error("out of memory");
+		fail_all(g);
+		return INCCL_ENOMEM;
+	}
+	all[0] = mine;
+	for (int r = 1; r < n && rc == INCCL_OK; r++) {
+		snprintf(who, sizeof(who), "rank %d", r);
+		if ((rc = expect(&g->peer[r], deadline, "ring", who, &m)))
+			break;
+		if (ring_end_of(&m, r, &all[r]) < 0) {
+			inccl__set_last_error("rank %d sent a bad 'ring' message", r);
+			rc = INCCL_ECONN;
+		}
+		ctl_doc_free(&m);
+	}
+	for (int r = 1; r < n && rc == INCCL_OK; r++) {
+		const struct ring_end *l = &all[(r + n - 1) % n], *rt = &all[(r + 1) % n];
+		if (ctl_sendf(g->peer[r].fd, left(deadline),
+			      "msg: ringcfg\npsn: %u\nleft_ip: %s\nleft_qpn: %u\nright_ip: %s\nright_qpn: %u\n", psn,
+			      inet_ntop(AF_INET, &l->ip, a, sizeof(a)), l->qpn_right,
+			      inet_ntop(AF_INET, &rt->ip, b, sizeof(b)), rt->qpn_left) < 0) {
+			inccl__set_last_error("rank %d went away", r);
+			rc = INCCL_ECONN;
+		}
+	}
+	if (rc == INCCL_OK)
+		rc = inccl__comm_ring_connect(c, all[n - 1].ip, all[n - 1].qpn_right, all[1 % n].ip, all[1 % n].qpn_left,
+					      psn);
+	if (rc)
+		fail_all(g);
+	free(all);
+	return rc;
+}
+
 /* Every rank connected: ranks say "ready" (or why not), rank 0 answers "go" to all (or the failure). */
 static int init_release(inccl_group_t *g, int my_rc, uint64_t deadline)
 {
@@ -537,21 +645,32 @@ int inccl_comm_init(inccl_group_t *g, const struct inccl_comm_opts *opts, inccl_
 			fail_to_master(g);
 		return rc;
 	}
-	rc = g->rank == 0 ? init_rank0(g, ip, qpn, deadline, &mine) : init_member(g, ip, qpn, deadline, &mine);
+	int crc = INCCL_OK;
+	if (inccl__comm_algorithm(c) == INCCL_ALGO_RING) {
+		rc = init_ring(g, c, ip, deadline);
+		if (rc && g->rank != 0 && !last_error[0])
+			inccl__set_last_error("rank %d: %s", g->rank, inccl_errmsg(c));
+		if (rc && g->rank != 0 && rc != INCCL_ECONN && rc != INCCL_ETIMEDOUT && rc != INCCL_EREFUSED) {
+			crc = rc; /* a local failure: rank 0 hears it at "ready" */
+			rc = INCCL_OK;
+		}
+	} else {
+		rc = g->rank == 0 ? init_rank0(g, ip, qpn, deadline, &mine) : init_member(g, ip, qpn, deadline, &mine);
+		if (rc == INCCL_OK && (crc = inccl_comm_connect(c, mine.ip, mine.qpn, mine.psn)))
+			inccl__set_last_error("rank %d: %s", g->rank, inccl_errmsg(c));
+	}
 	if (rc) { /* rank 0 told everyone already; a member that lost rank 0 has nobody to tell */
 		inccl_comm_destroy(c);
 		return rc;
 	}
-	int crc = inccl_comm_connect(c, mine.ip, mine.qpn, mine.psn);
-	if (crc)
-		inccl__set_last_error("rank %d: %s", g->rank, inccl_errmsg(c));
 	if ((rc = init_release(g, crc, deadline))) {
-		if (g->rank == 0)
+		if (g->rank == 0 && inccl__comm_algorithm(c) == INCCL_ALGO_INC)
 			inccl__group_release(g, mine.comm);
 		inccl_comm_destroy(c);
 		return rc;
 	}
-	inccl__comm_attach(c, g, mine.comm);
+	if (inccl__comm_algorithm(c) == INCCL_ALGO_INC)
+		inccl__comm_attach(c, g, mine.comm); /* rank 0 releases the switch rules on destroy */
 	*out = c;
 	return INCCL_OK;
 }

@@ -102,7 +102,18 @@ struct inccl_comm_opts {
 	int window;           /* messages in flight (1 KiB each), default 512 */
 	int timeout_ms;       /* give up after this long without progress, default 60000:
 			       * a collective waits for the slowest rank */
+	int algorithm;        /* enum inccl_algo, default INCCL_ALGO_INC (inccl_comm_init() only) */
 };
+
+/**
+ * enum inccl_algo - how a communicator made by inccl_comm_init() computes.
+ * @INCCL_ALGO_INC: the switches aggregate (the point of this library).
+ * @INCCL_ALGO_RING: the baseline without in-network aggregation: a pipelined
+ *	ring of RC queue pairs between the hosts (reduce-scatter + all-gather
+ *	for AllReduce, a chain from the root for Broadcast); the switches only
+ *	route, the controller is not asked. Reduce returns INCCL_EINVAL.
+ */
+enum inccl_algo { INCCL_ALGO_INC = 0, INCCL_ALGO_RING = 1 };
 
 /**
  * inccl_comm_init() - create a communicator over every rank of group @g

@@ -20,4 +20,34 @@ void inccl__comm_attach(inccl_comm_t *c, inccl_group_t *g, unsigned comm_id);
 /** inccl__group_release() - rank 0: tell the controller communicator @comm_id is gone. */
 void inccl__group_release(inccl_group_t *g, unsigned comm_id);
 
+struct ibv_context;
+struct ibv_pd;
+struct inccl_ring;
+
+/* ring.c: the host-based ring baseline (INCCL_ALGO_RING) */
+
+/** inccl__ring_create() - the ring's queue pairs (qpn[0] from the left, qpn[1] to the right) and slots. */
+int inccl__ring_create(struct ibv_context *ctx, struct ibv_pd *pd, int gid_index, int rank, int nranks,
+		       struct inccl_ring **out, uint32_t qpn[2]);
+
+/** inccl__ring_connect() - connect both queue pairs to the neighbours (IPv4 addresses in network order). */
+int inccl__ring_connect(struct inccl_ring *r, uint32_t left_ip, uint32_t left_qpn, uint32_t right_ip,
+			uint32_t right_qpn, uint32_t psn, char *err, size_t errlen);
+
+/** inccl__ring_allreduce(), inccl__ring_broadcast() - the collectives; INCCL_OK or an error with @err set. */
+int inccl__ring_allreduce(struct inccl_ring *r, const void *send, void *recv, size_t count,
+			  enum inccl_dtype dtype, enum inccl_op op, int timeout_ms, char *err, size_t errlen);
+int inccl__ring_broadcast(struct inccl_ring *r, void *buf, size_t count, int root, int timeout_ms, char *err,
+			  size_t errlen);
+
+void inccl__ring_destroy(struct inccl_ring *r);
+
+/** inccl__comm_algorithm() - the communicator's enum inccl_algo. */
+int inccl__comm_algorithm(const inccl_comm_t *c);
+
+/** inccl__comm_ring_create(), inccl__comm_ring_connect() - give communicator @c its ring (group.c). */
+int inccl__comm_ring_create(inccl_comm_t *c, uint32_t qpn[2]);
+int inccl__comm_ring_connect(inccl_comm_t *c, uint32_t left_ip, uint32_t left_qpn, uint32_t right_ip,
+			     uint32_t right_qpn, uint32_t psn);
+
 #endif

@@ -15,7 +15,7 @@ const char perf_usage[] =
 	"usage: inccl_perf [-C allreduce|reduce|broadcast|barrier] [-b MIN] [-e MAX] [-f FACTOR]\n"
 	"                  [-d int32|float32] [-o sum|max|min] [-R ROOT] [-n ITERS] [-w WARMUP]\n"
 	"                  [-r RANK] [-N NRANKS] [-m HOST[:PORT]] [-c HOST[:PORT]] [-t SECONDS]\n"
-	"                  [-T SECONDS] [-F text|csv|json] [-O FILE] [-v] [-h]\n";
+	"                  [-T SECONDS] [-A inc|ring] [-F text|csv|json] [-O FILE] [-v] [-h]\n";
 
 const char perf_help[] =
 	"Times a libinccl collective over a range of sizes on every rank and checks every result.\n"
@@ -39,6 +39,9 @@ const char perf_help[] =
 	"  -T SECONDS  a collective fails after this long without progress (default 60);\n"
 	"              raise it if checking the largest size on the slowest rank (the\n"
 	"              root of reduce: nranks inputs per element) takes longer\n"
+	"  -A ALGO     inc (default): aggregated in the switches; ring: the host-based\n"
+	"              baseline, a ring of RDMA connections between the hosts (allreduce,\n"
+	"              broadcast, barrier), the switches only routing\n"
 	"  -F FORMAT   text (default), csv or json\n"
 	"  -O FILE     write the report to FILE instead of stdout\n"
 	"  -v          every rank reports (not only rank 0)\n"
@@ -59,6 +62,7 @@ static const char *const coll_names[] = { "allreduce", "reduce", "broadcast", "b
 static const char *const dtype_names[] = { "int32", "float32" };
 static const char *const op_names[] = { "sum", "max", "min" };
 static const char *const format_names[] = { "text", "csv", "json" };
+static const char *const algo_names[] = { "inc", "ring" };
 
 /** Index of @s in @names, or -1. */
 static int find_name(const char *s, const char *const names[], int n)
@@ -82,6 +86,11 @@ const char *perf_dtype_name(enum inccl_dtype dtype)
 const char *perf_op_name(enum inccl_op op)
 {
 	return op >= INCCL_SUM && op <= INCCL_MIN ? op_names[op - INCCL_SUM] : "?";
+}
+
+const char *perf_algo_name(enum inccl_algo algo)
+{
+	return (unsigned)algo < 2 ? algo_names[algo] : "?";
 }
 
 /* ---- sizes and numbers ----------------------------------------------------- */
@@ -225,6 +234,11 @@ static enum perf_parse_result set_option(struct perf_opts *o, char flag, const c
 			return fail(err, errlen, "unknown op '%s' (sum, max, min)", val);
 		o->op = (enum inccl_op)(INCCL_SUM + i);
 		return PERF_PARSE_OK;
+	case 'A':
+		if ((i = find_name(val, algo_names, 2)) < 0)
+			return fail(err, errlen, "unknown algorithm '%s' (inc, ring)", val);
+		o->algorithm = (enum inccl_algo)i;
+		return PERF_PARSE_OK;
 	case 'F':
 		if ((i = find_name(val, format_names, 3)) < 0)
 			return fail(err, errlen, "unknown format '%s' (text, csv, json)", val);
@@ -309,6 +323,8 @@ static enum perf_parse_result validate(const struct perf_opts *o, char *err, siz
 		return fail(err, errlen, "rank %d is not a rank of 0..%d", o->rank, o->nranks - 1);
 	if (o->root >= o->nranks)
 		return fail(err, errlen, "root %d is not a rank of 0..%d", o->root, o->nranks - 1);
+	if (o->algorithm == INCCL_ALGO_RING && o->coll == PERF_REDUCE)
+		return fail(err, errlen, "the ring baseline has no reduce (allreduce, broadcast, barrier)");
 	if (o->coll == PERF_BARRIER)
 		return PERF_PARSE_OK; /* moves no data: sizes do not matter */
 	if (o->min_bytes > o->max_bytes)
@@ -320,7 +336,7 @@ static enum perf_parse_result validate(const struct perf_opts *o, char *err, siz
 }
 
 /* Options that take a value; -v and -h take none. */
-#define VALUE_FLAGS "CbefdoRnwrNmctTFO"
+#define VALUE_FLAGS "CbefdoRnwrNmctTAFO"
 
 enum perf_parse_result perf_parse_args(int argc, char *const argv[], struct perf_opts *o, char *err, size_t errlen)
 {
@@ -351,7 +367,7 @@ enum perf_parse_result perf_parse_args(int argc, char *const argv[], struct perf
 /* ---- report ------------------------------------------------------------------ */
 
 /* Fields that do not apply (root of allreduce, op of broadcast, ...) are "-"
- * in text, empty in CSV and null in JSON. */
+ * in text and CSV, null in JSON. */
 static int has_root(const struct perf_opts *o) { return o->coll == PERF_REDUCE || o->coll == PERF_BROADCAST; }
 static int has_op(const struct perf_opts *o) { return o->coll == PERF_ALLREDUCE || o->coll == PERF_REDUCE; }
 static int has_data(const struct perf_opts *o) { return o->coll != PERF_BARRIER; }
@@ -362,7 +378,7 @@ static void put_str(struct perf_report *rep, int applies, const char *s)
 	if (applies)
 		fprintf(rep->f, rep->o->format == PERF_JSON ? "\"%s\"" : "%s", s);
 	else
-		fputs(rep->o->format == PERF_JSON ? "null" : rep->o->format == PERF_TEXT ? "-" : "", rep->f);
+		fputs(rep->o->format == PERF_JSON ? "null" : "-", rep->f);
 }
 
 /** Like put_str() for a number printed with two decimals. */
@@ -388,7 +404,8 @@ void perf_report_begin(struct perf_report *rep, FILE *f, const struct perf_opts 
 	*rep = (struct perf_report){ .f = f, .o = o };
 	switch (o->format) {
 	case PERF_TEXT:
-		fprintf(f, "# inccl_perf: collective %s, dtype ", perf_coll_name(o->coll));
+		fprintf(f, "# inccl_perf: algorithm %s, collective %s, dtype ", perf_algo_name(o->algorithm),
+			perf_coll_name(o->coll));
 		put_str(rep, has_data(o), perf_dtype_name(o->dtype));
 		fputs(", op ", f);
 		put_str(rep, has_op(o), perf_op_name(o->op));
@@ -399,7 +416,7 @@ void perf_report_begin(struct perf_report *rep, FILE *f, const struct perf_opts 
 			"wrong");
 		break;
 	case PERF_CSV:
-		fputs("collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong\n", f);
+		fputs("algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong\n", f);
 		break;
 	case PERF_JSON:
 		fputs("[\n", f);
@@ -440,7 +457,9 @@ static void row_record(struct perf_report *rep, const struct perf_row *row, doub
 
 	if (json)
 		fprintf(rep->f, "%s  {", rep->rows ? ",\n" : "");
-	put_key(rep, "collective", 1);
+	put_key(rep, "algorithm", 1);
+	put_str(rep, 1, perf_algo_name(o->algorithm));
+	put_key(rep, "collective", 0);
 	put_str(rep, 1, perf_coll_name(o->coll));
 	put_key(rep, "dtype", 0);
 	put_str(rep, has_data(o), perf_dtype_name(o->dtype));

@@ -40,6 +40,7 @@ struct perf_opts {
 	enum perf_format format;  /* -F */
 	const char *out_path;     /* -O, NULL: stdout */
 	int verbose;              /* -v */
+	enum inccl_algo algorithm; /* -A: inc (in the switches) or ring (host-based baseline) */
 };
 
 /** What perf_parse_args() found. */
@@ -83,6 +84,7 @@ double perf_busbw_MBps(enum perf_coll coll, int nranks, double algbw);
 const char *perf_coll_name(enum perf_coll coll);
 const char *perf_dtype_name(enum inccl_dtype dtype);
 const char *perf_op_name(enum inccl_op op);
+const char *perf_algo_name(enum inccl_algo algo);
 
 /** perf_format_size() - @bytes for people: "512 MiB", "1.5 KiB", "100 B". Return @buf. */
 const char *perf_format_size(size_t bytes, char *buf, size_t len);

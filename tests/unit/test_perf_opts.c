@@ -209,6 +209,10 @@ static void test_parse_everything(void **state)
 	assert_int_equal(o.format, PERF_JSON);
 	assert_string_equal(o.out_path, "out.json");
 	assert_int_equal(o.verbose, 1);
+	assert_int_equal(o.algorithm, INCCL_ALGO_INC);
+	char *ring[] = { "inccl_perf", "-r", "0", "-N", "4", "-A", "ring" };
+	assert_int_equal(parse(ARGC(ring), ring, &o, err), PERF_PARSE_OK);
+	assert_int_equal(o.algorithm, INCCL_ALGO_RING);
 
 	char *help[] = { "inccl_perf", "-C", "barrier", "-h" };
 	assert_int_equal(parse(ARGC(help), help, &o, err), PERF_PARSE_HELP);
@@ -249,6 +253,8 @@ static void test_parse_errors(void **state)
 	REFUSED("unknown dtype 'float64'", "-d", "float64");
 	REFUSED("unknown op 'prod'", "-o", "prod");
 	REFUSED("unknown format 'xml'", "-F", "xml");
+	REFUSED("unknown algorithm 'tree'", "-A", "tree");
+	REFUSED("the ring baseline has no reduce", "-A", "ring", "-C", "reduce");
 	REFUSED("bad iteration count '0'", "-n", "0");
 	REFUSED("bad warm-up count '-1'", "-w", "-1");
 	REFUSED("-t: bad timeout '0'", "-t", "0");
@@ -295,14 +301,14 @@ static void test_report_csv(void **state)
 			       .format = PERF_CSV };
 	char *s = report(&o, rows, 2, 1);
 
-	assert_string_equal(s, "collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong\n"
-			       "allreduce,float32,sum,,4,1024,256,5,10.00,102.40,153.60,0\n"
-			       "allreduce,float32,sum,,4,2048,512,5,16.00,128.00,192.00,3\n");
+	assert_string_equal(s, "algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong\n"
+			       "inc,allreduce,float32,sum,-,4,1024,256,5,10.00,102.40,153.60,0\n"
+			       "inc,allreduce,float32,sum,-,4,2048,512,5,16.00,128.00,192.00,3\n");
 	free(s);
 	o = (struct perf_opts){ .coll = PERF_BROADCAST, .dtype = INCCL_INT32, .op = INCCL_MAX, .root = 2, .nranks = 3,
-				.format = PERF_CSV };
+				.format = PERF_CSV, .algorithm = INCCL_ALGO_RING };
 	s = report(&o, rows, 1, 1);
-	assert_non_null(strstr(s, "\nbroadcast,int32,,2,3,1024,256,5,10.00,102.40,102.40,0\n"));
+	assert_non_null(strstr(s, "\nring,broadcast,int32,-,2,3,1024,256,5,10.00,102.40,102.40,0\n"));
 	free(s);
 }
 
@@ -313,10 +319,10 @@ static void test_report_json(void **state)
 	char *s = report(&o, rows, 2, 1);
 
 	assert_string_equal(s, "[\n"
-			       "  {\"collective\": \"reduce\", \"dtype\": \"int32\", \"op\": \"min\", \"root\": 1, "
+			       "  {\"algorithm\": \"inc\", \"collective\": \"reduce\", \"dtype\": \"int32\", \"op\": \"min\", \"root\": 1, "
 			       "\"nranks\": 2, \"bytes\": 1024, \"elements\": 256, \"iters\": 5, \"time_us\": 10.00, "
 			       "\"algbw_MBps\": 102.40, \"busbw_MBps\": 102.40, \"wrong\": 0},\n"
-			       "  {\"collective\": \"reduce\", \"dtype\": \"int32\", \"op\": \"min\", \"root\": 1, "
+			       "  {\"algorithm\": \"inc\", \"collective\": \"reduce\", \"dtype\": \"int32\", \"op\": \"min\", \"root\": 1, "
 			       "\"nranks\": 2, \"bytes\": 2048, \"elements\": 512, \"iters\": 5, \"time_us\": 16.00, "
 			       "\"algbw_MBps\": 128.00, \"busbw_MBps\": 128.00, \"wrong\": 3}\n"
 			       "]\n");
@@ -328,7 +334,7 @@ static void test_report_json(void **state)
 	o = (struct perf_opts){ .coll = PERF_BARRIER, .op = INCCL_SUM, .nranks = 8, .format = PERF_JSON };
 	s = report(&o, &barrier, 1, 1);
 	assert_string_equal(s, "[\n"
-			       "  {\"collective\": \"barrier\", \"dtype\": null, \"op\": null, \"root\": null, "
+			       "  {\"algorithm\": \"inc\", \"collective\": \"barrier\", \"dtype\": null, \"op\": null, \"root\": null, "
 			       "\"nranks\": 8, \"bytes\": 0, \"elements\": 0, \"iters\": 10, \"time_us\": 42.50, "
 			       "\"algbw_MBps\": null, \"busbw_MBps\": null, \"wrong\": 0}\n"
 			       "]\n");
@@ -341,7 +347,7 @@ static void test_report_text(void **state)
 			       .iters = 5, .warmup = 1, .format = PERF_TEXT };
 	char *s = report(&o, rows, 2, 1);
 
-	assert_non_null(strstr(s, "# inccl_perf: collective allreduce, dtype float32, op sum, root -, nranks 4, "
+	assert_non_null(strstr(s, "# inccl_perf: algorithm inc, collective allreduce, dtype float32, op sum, root -, nranks 4, "
 				  "iterations 5, warm-up 1 (rank 0)\n"));
 	assert_non_null(strstr(s, "time_us"));
 	assert_non_null(strstr(s, "\n          1024          256        10.00       102.40       153.60          0\n"));

@@ -1,0 +1,392 @@
+/*
+ * ring.c — libinccl's host-based baseline: collectives over a ring of RC
+ * queue pairs between the hosts, the switches only routing (INCCL_ALGO_RING).
+ *
+ * Every rank has two queue pairs: one to its left neighbour (rank - 1, it
+ * receives from there) and one to its right neighbour (rank + 1, it sends
+ * there). group.c exchanges their numbers through rank 0 (no controller, no
+ * switch rules: the switches forward these frames like any IP packet).
+ *
+ * AllReduce is the classic ring (reduce-scatter, then all-gather), pipelined:
+ * the buffer is cut into rounds of nranks pieces of at most RING_PIECE bytes;
+ * in round q, step k (0 <= k < 2(nranks-1)) a rank sends one piece to the
+ * right and receives one from the left. The rank's messages form one stream
+ * i = q * steps + k in each direction; message i may be sent once message
+ * i - 1 has been received (except at a round's first step), so rounds
+ * overlap and at most RING_WINDOW messages are in flight. Broadcast is a
+ * pipelined chain from the root along the ring. Reduce is not implemented
+ * here (the MPI baseline covers it).
+ *
+ * Data travels in host byte order: the ring joins hosts of one architecture.
+ */
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "inccl.h"
+#include "internal.h"
+
+#define RING_PIECE (16 * 1024) /* bytes per message: 16 packets of the lab's 1 KiB MTU */
+#define RING_WINDOW 64         /* messages in flight to the right (1 MiB) */
+#define RING_RECVS (2 * RING_WINDOW) /* posted receives: the left may run ahead of our polling */
+#define ELEM 4
+
+enum { TO_LEFT = 0, TO_RIGHT = 1 };
+
+struct inccl_ring {
+	int rank, nranks, gid_index;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp[2];   /* [TO_LEFT]: receives from the left; [TO_RIGHT]: sends to the right */
+	uint8_t *sbuf, *rbuf;   /* RING_WINDOW send and RING_RECVS receive slots of RING_PIECE */
+	struct ibv_mr *smr, *rmr;
+	/* Messages of the next collective that arrived while this rank still
+	 * finished the current one (the left neighbour may be ahead): slot and
+	 * length, in arrival order, taken first by the next collective. */
+	uint32_t early_slot[RING_RECVS], early_len[RING_RECVS];
+	size_t early_head, early_n;
+};
+
+/*
+ * The stream of one collective on one rank: message i of either direction
+ * moves elements [off, off + len) of the work buffer; a received one is
+ * combined into it (reduce) or copied (not reduce); sent message i waits
+ * until @need messages have been received.
+ */
+struct ring_plan {
+	int rank, p, root;
+	size_t n, piece;                  /* elements, elements per piece */
+	size_t nsend, nrecv;
+	void (*send_at)(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, size_t *need);
+	void (*recv_at)(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, int *reduce);
+};
+
+/* ---- plans ---------------------------------------------------------------- */
+
+static size_t mod(long a, long p)
+{
+	return (size_t)(((a % p) + p) % p);
+}
+
+/* AllReduce: piece @s of round @q is [*off, *off + *len). */
+static void ar_piece(const struct ring_plan *pl, size_t q, size_t s, size_t *off, size_t *len)
+{
+	size_t p = (size_t)pl->p, base = q * p * pl->piece, rem = pl->n - base;
+	size_t len_q = rem < p * pl->piece ? rem : p * pl->piece;
+
+	*off = base + s * len_q / p;
+	*len = base + (s + 1) * len_q / p - *off;
+}
+
+static void ar_send(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, size_t *need)
+{
+	size_t steps = 2 * (size_t)(pl->p - 1), q = i / steps, k = i % steps, h = (size_t)pl->p - 1;
+	size_t s = k < h ? mod((long)pl->rank - (long)k, pl->p) : mod((long)pl->rank + 1 - (long)(k - h), pl->p);
+
+	ar_piece(pl, q, s, off, len);
+	*need = k == 0 ? 0 : i; /* step k sends what step k - 1 received */
+}
+
+static void ar_recv(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, int *reduce)
+{
+	size_t steps = 2 * (size_t)(pl->p - 1), q = i / steps, k = i % steps, h = (size_t)pl->p - 1;
+	size_t s = k < h ? mod((long)pl->rank - (long)k - 1, pl->p) : mod((long)pl->rank - (long)(k - h), pl->p);
+
+	ar_piece(pl, q, s, off, len);
+	*reduce = k < h;
+}
+
+/* Broadcast: chunk i of the chain root -> root+1 -> ... -> root-1. */
+static void bc_send(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, size_t *need)
+{
+	*off = i * pl->piece;
+	*len = pl->n - *off < pl->piece ? pl->n - *off : pl->piece;
+	*need = pl->rank == pl->root ? 0 : i + 1; /* forward what came in */
+}
+
+static void bc_recv(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, int *reduce)
+{
+	size_t need;
+
+	bc_send(pl, i, off, len, &need);
+	*reduce = 0;
+}
+
+/* ---- arithmetic (host order) ------------------------------------------------ */
+
+/** combine() - acc[i] = op(acc[i], in[i]) for @n elements of @dtype in host order; unaligned ok. */
+static void combine(uint8_t *acc, const uint8_t *in, size_t n, enum inccl_dtype dtype, enum inccl_op op)
+{
+	for (size_t i = 0; i < n; i++, acc += ELEM, in += ELEM) {
+		if (dtype == INCCL_INT32) {
+			int32_t a, b;
+			memcpy(&a, acc, ELEM);
+			memcpy(&b, in, ELEM);
+			a = op == INCCL_SUM ? (int32_t)((uint32_t)a + (uint32_t)b) : op == INCCL_MAX ? (b > a ? b : a)
+											   : (b < a ? b : a);
+			memcpy(acc, &a, ELEM);
+		} else {
+			float a, b;
+			memcpy(&a, acc, ELEM);
+			memcpy(&b, in, ELEM);
+			/* MAX/MIN as fmaxf/fminf (a NaN loses to a number) without libm */
+			a = op == INCCL_SUM ? a + b : op == INCCL_MAX ? (isnan(a) || b > a ? b : a) : (isnan(a) || b < a ? b : a);
+			memcpy(acc, &a, ELEM);
+		}
+	}
+}
+
+/* ---- verbs ---------------------------------------------------------------- */
+
+static int post_recv(struct inccl_ring *r, uint32_t slot)
+{
+	struct ibv_sge sge = { (uintptr_t)(r->rbuf + (size_t)slot * RING_PIECE), RING_PIECE, r->rmr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(r->qp[TO_LEFT], &wr, &bad);
+}
+
+void inccl__ring_destroy(struct inccl_ring *r)
+{
+	if (!r)
+		return;
+	for (int d = 0; d < 2; d++)
+		if (r->qp[d])
+			ibv_destroy_qp(r->qp[d]);
+	if (r->smr)
+		ibv_dereg_mr(r->smr);
+	if (r->rmr)
+		ibv_dereg_mr(r->rmr);
+	if (r->cq)
+		ibv_destroy_cq(r->cq);
+	free(r->sbuf);
+	free(r->rbuf);
+	free(r);
+}
+
+int inccl__ring_create(struct ibv_context *ctx, struct ibv_pd *pd, int gid_index, int rank, int nranks,
+		       struct inccl_ring **out, uint32_t qpn[2])
+{
+	struct inccl_ring *r = calloc(1, sizeof(*r));
+
+	*out = NULL;
+	if (!r)
+		return INCCL_ENOMEM;
+	r->rank = rank;
+	r->nranks = nranks;
+	r->gid_index = gid_index;
+	r->sbuf = aligned_alloc(4096, (size_t)RING_WINDOW * RING_PIECE);
+	r->rbuf = aligned_alloc(4096, (size_t)RING_RECVS * RING_PIECE);
+	if (!r->sbuf || !r->rbuf || !(r->cq = ibv_create_cq(ctx, RING_WINDOW + RING_RECVS + 16, NULL, NULL, 0)) ||
+	    !(r->smr = ibv_reg_mr(pd, r->sbuf, (size_t)RING_WINDOW * RING_PIECE, 0)) ||
+	    !(r->rmr = ibv_reg_mr(pd, r->rbuf, (size_t)RING_RECVS * RING_PIECE, IBV_ACCESS_LOCAL_WRITE)))
+		goto fail;
+	for (int d = 0; d < 2; d++) {
+		struct ibv_qp_init_attr qa = { .send_cq = r->cq, .recv_cq = r->cq, .qp_type = IBV_QPT_RC,
+					       .cap = { .max_send_wr = d == TO_RIGHT ? RING_WINDOW : 1,
+							.max_recv_wr = d == TO_LEFT ? RING_RECVS : 1,
+							.max_send_sge = 1, .max_recv_sge = 1 } };
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+					 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
+		if (!(r->qp[d] = ibv_create_qp(pd, &qa)) ||
+		    ibv_modify_qp(r->qp[d], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+			goto fail;
+		qpn[d] = r->qp[d]->qp_num;
+	}
+	for (uint32_t s = 0; s < RING_RECVS; s++)
+		if (post_recv(r, s))
+			goto fail;
+	*out = r;
+	return INCCL_OK;
+fail:
+	inccl__set_last_error("rank %d: cannot create the ring's queue pairs and slots: %s", rank, strerror(errno));
+	inccl__ring_destroy(r);
+	return INCCL_ENOMEM;
+}
+
+/* Move queue pair @qp to RTS towards @ip_be's queue pair @dest_qpn, PSNs @psn. */
+static int connect_qp(struct inccl_ring *r, struct ibv_qp *qp, uint32_t ip_be, uint32_t dest_qpn, uint32_t psn)
+{
+	struct ibv_qp_attr a = { 0 };
+
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest_qpn;
+	a.rq_psn = psn & 0xffffff;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.sgid_index = (uint8_t)r->gid_index;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.dgid.raw[10] = a.ah_attr.grh.dgid.raw[11] = 0xff;
+	memcpy(&a.ah_attr.grh.dgid.raw[12], &ip_be, 4);
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = psn & 0xffffff;
+	a.timeout = 18; /* 1.07 s, as for the switch connection: TCG guests stall */
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+int inccl__ring_connect(struct inccl_ring *r, uint32_t left_ip, uint32_t left_qpn, uint32_t right_ip,
+			uint32_t right_qpn, uint32_t psn, char *err, size_t errlen)
+{
+	if (connect_qp(r, r->qp[TO_LEFT], left_ip, left_qpn, psn) ||
+	    connect_qp(r, r->qp[TO_RIGHT], right_ip, right_qpn, psn)) {
+		snprintf(err, errlen, "ring queue pair to RTS: %s", strerror(errno));
+		return INCCL_EIO;
+	}
+	return INCCL_OK;
+}
+
+/* ---- the stream ------------------------------------------------------------- */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * Fold received message number @k (slot @slot, @len bytes) of plan @pl into
+ * @buf and repost its receive. 0, or -1 with @err set.
+ */
+static int take(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *buf, enum inccl_dtype dtype,
+		enum inccl_op op, size_t k, uint32_t slot, uint32_t len, char *err, size_t errlen)
+{
+	size_t off, n;
+	int reduce;
+
+	pl->recv_at(pl, k, &off, &n, &reduce);
+	if (len != n * ELEM) {
+		snprintf(err, errlen, "ring: message %zu from the left has %u bytes, not %zu", k, len, n * ELEM);
+		return -1;
+	}
+	if (reduce)
+		combine(buf + off * ELEM, r->rbuf + (size_t)slot * RING_PIECE, n, dtype, op);
+	else
+		memcpy(buf + off * ELEM, r->rbuf + (size_t)slot * RING_PIECE, n * ELEM);
+	if (post_recv(r, slot)) {
+		snprintf(err, errlen, "ring: repost receive: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Run plan @pl on work buffer @buf: post sends as their dependencies allow
+ * (at most RING_WINDOW in flight), fold every received message into @buf in
+ * order. Fails with INCCL_EIO on a failed completion and INCCL_ETIMEDOUT
+ * after @timeout_ms without any completion.
+ */
+static int run_plan(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *buf, enum inccl_dtype dtype,
+		    enum inccl_op op, int timeout_ms, char *err, size_t errlen)
+{
+	size_t sent = 0, sdone = 0, rdone = 0;
+	uint64_t last = now_ms();
+	struct ibv_wc wc[32];
+
+	for (; r->early_n && rdone < pl->nrecv; r->early_n--, rdone++) {
+		size_t e = r->early_head;
+		r->early_head = (e + 1) % RING_RECVS;
+		if (take(r, pl, buf, dtype, op, rdone, r->early_slot[e], r->early_len[e], err, errlen))
+			return INCCL_EIO;
+	}
+	while (sdone < pl->nsend || rdone < pl->nrecv) {
+		while (sent < pl->nsend && sent - sdone < RING_WINDOW) {
+			size_t off, len, need;
+			pl->send_at(pl, sent, &off, &len, &need);
+			if (rdone < need)
+				break;
+			uint8_t *slot = r->sbuf + (sent % RING_WINDOW) * RING_PIECE;
+			struct ibv_sge sge = { (uintptr_t)slot, (uint32_t)(len * ELEM), r->smr->lkey };
+			struct ibv_send_wr wr = { .wr_id = sent, .sg_list = &sge, .num_sge = len ? 1 : 0,
+						  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+			memcpy(slot, buf + off * ELEM, len * ELEM);
+			if (ibv_post_send(r->qp[TO_RIGHT], &wr, &bad)) {
+				snprintf(err, errlen, "ring: post send %zu: %s", sent, strerror(errno));
+				return INCCL_EIO;
+			}
+			sent++;
+		}
+		int n = ibv_poll_cq(r->cq, 32, wc);
+		if (n < 0) {
+			snprintf(err, errlen, "ring: poll CQ failed");
+			return INCCL_EIO;
+		}
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				snprintf(err, errlen, "ring: %s %llu failed: %s (a neighbour is gone?)",
+					 wc[i].opcode & IBV_WC_RECV ? "receive" : "send",
+					 (unsigned long long)wc[i].wr_id, ibv_wc_status_str(wc[i].status));
+				return INCCL_EIO;
+			}
+			if (!(wc[i].opcode & IBV_WC_RECV)) {
+				sdone++;
+				continue;
+			}
+			uint32_t slot = (uint32_t)wc[i].wr_id;
+			if (rdone >= pl->nrecv || r->early_n) { /* the next collective's: keep it for then */
+				size_t e = (r->early_head + r->early_n) % RING_RECVS;
+				if (r->early_n == RING_RECVS) {
+					snprintf(err, errlen, "ring: more early messages than receive slots");
+					return INCCL_EIO;
+				}
+				r->early_slot[e] = slot;
+				r->early_len[e] = wc[i].byte_len;
+				r->early_n++;
+				continue;
+			}
+			if (take(r, pl, buf, dtype, op, rdone, slot, wc[i].byte_len, err, errlen))
+				return INCCL_EIO;
+			rdone++;
+		}
+		if (n > 0) {
+			last = now_ms();
+		} else if (now_ms() - last > (uint64_t)timeout_ms) {
+			snprintf(err, errlen, "ring: no progress for %d ms (%zu/%zu sent, %zu acknowledged, %zu/%zu received)",
+				 timeout_ms, sent, pl->nsend, sdone, rdone, pl->nrecv);
+			return INCCL_ETIMEDOUT;
+		}
+	}
+	return INCCL_OK;
+}
+
+int inccl__ring_allreduce(struct inccl_ring *r, const void *send, void *recv, size_t count,
+			  enum inccl_dtype dtype, enum inccl_op op, int timeout_ms, char *err, size_t errlen)
+{
+	struct ring_plan pl = { r->rank, r->nranks, 0, count, RING_PIECE / ELEM, 0, 0, ar_send, ar_recv };
+	size_t rounds = (count + (size_t)r->nranks * pl.piece - 1) / ((size_t)r->nranks * pl.piece);
+
+	if (send != recv)
+		memmove(recv, send, count * ELEM);
+	if (r->nranks == 1)
+		return INCCL_OK;
+	pl.nsend = pl.nrecv = rounds * 2 * (size_t)(r->nranks - 1);
+	return run_plan(r, &pl, recv, dtype, op, timeout_ms, err, errlen);
+}
+
+int inccl__ring_broadcast(struct inccl_ring *r, void *buf, size_t count, int root, int timeout_ms, char *err,
+			  size_t errlen)
+{
+	struct ring_plan pl = { r->rank, r->nranks, root, count, RING_PIECE / ELEM, 0, 0, bc_send, bc_recv };
+	size_t chunks = (count + pl.piece - 1) / pl.piece;
+	int last = (root + r->nranks - 1) % r->nranks; /* the end of the chain sends nothing */
+
+	if (r->nranks == 1)
+		return INCCL_OK;
+	pl.nsend = r->rank == last ? 0 : chunks;
+	pl.nrecv = r->rank == root ? 0 : chunks;
+	return run_plan(r, &pl, buf, INCCL_INT32, INCCL_SUM, timeout_ms, err, errlen);
+}
