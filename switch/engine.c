@@ -41,6 +41,11 @@
 #define FRAME_MAX (ROCE_HDRS_LEN + ROCE_IMM_LEN + SW_MTU + ROCE_ICRC_LEN)
 #define HOST_ACK_EVERY 8         /* results to a host ask for an ACK once per 8 (a power of two): fewer
                                   * ACKs for a TCG guest to build and the leaf to take in */
+#define ACK_EVERY 16             /* a host's SENDs are acknowledged by one ACK per 16, and at the end of
+                                  * every batch the daemon reads (sw_engine_tick()): an ACK covers all
+                                  * before it, and each one costs a TCG guest a whole packet. A switch
+                                  * link ACKs every SEND: in the tree simulation, coalescing there made
+                                  * the recovery after a stalled root slower */
 #define RNR_RETRY_NS 1000000ull /* resend 1 ms after an RNR NAK */
 #define RTO_MIN_NS 2000000ull   /* two ticks of the daemon's 1 ms poll loop: no finer timer
                                  * (cfg.min_rto_ns raises it: the daemon's default is 50 ms) */
@@ -81,6 +86,7 @@ struct conn {
 	struct held_frame *held;     /* switch links: frames past a gap, at psn & held_mask */
 	uint32_t held_mask, nheld;
 	uint16_t ip_id;
+	uint32_t ack_owed;           /* SENDs taken since the last ACK/NAK sent to the peer */
 };
 
 struct slot {
@@ -241,6 +247,7 @@ static void send_aeth(struct sw_engine *e, struct conn *k, uint32_t psn, uint8_t
 	struct roce_build b = frame_to(k);
 	uint8_t f[ROCE_HDRS_LEN + ROCE_AETH_LEN + ROCE_ICRC_LEN];
 
+	k->ack_owed = 0; /* any ACK or NAK acknowledges everything taken so far */
 	b.opcode = RC_ACK;
 	b.psn = psn;
 	b.has_aeth = 1;
@@ -252,6 +259,17 @@ static void send_aeth(struct sw_engine *e, struct conn *k, uint32_t psn, uint8_t
 	default: e->c.naks_tx++; break;
 	}
 	emit(e, k, f, roce_build_frame(f, sizeof(f), &b));
+}
+
+/*
+ * ack_later() - the SEND just taken from @k's peer asked for an ACK: send one
+ * for everything taken so far once ACK_EVERY are owed (at once to a switch);
+ * sw_engine_tick() sends the rest at the end of the batch.
+ */
+static void ack_later(struct sw_engine *e, struct conn *k)
+{
+	if (++k->ack_owed >= ACK_EVERY || k->to_switch)
+		send_aeth(e, k, (k->rc.epsn - 1) & ROCE_PSN_MASK, AETH_TYPE_ACK | AETH_ACK_UNLIMITED);
 }
 
 /*
@@ -518,7 +536,7 @@ static void take_from_parent(struct sw_engine *e, const struct roce_pkt *p, cons
 	e->downq_len--;
 	e->c.results_from_parent++;
 	if (ack && p->ack_req)
-		send_aeth(e, k, p->psn, AETH_TYPE_ACK | AETH_ACK_UNLIMITED);
+		ack_later(e, k);
 	deliver_down(e, (uint32_t)(sl - e->slots), now);
 }
 
@@ -593,7 +611,7 @@ static void take_from_child(struct sw_engine *e, int child, const struct roce_pk
 	}
 	rc_conn_accept_only(&k->rc); /* the expected PSN, a SEND_ONLY_WITH_IMM */
 	if (ack && p->ack_req)
-		send_aeth(e, k, p->psn, AETH_TYPE_ACK | AETH_ACK_UNLIMITED);
+		ack_later(e, k);
 	if (sl->narrived == e->cfg.nchildren)
 		slot_complete(e, s, now);
 }
@@ -811,6 +829,8 @@ void sw_engine_tick(struct sw_engine *e, uint64_t now)
 	for (int i = 0; i < e->nconns; i++) {
 		struct conn *k = &e->conn[i];
 
+		if (k->ack_owed)
+			send_aeth(e, k, (k->rc.epsn - 1) & ROCE_PSN_MASK, AETH_TYPE_ACK | AETH_ACK_UNLIMITED);
 		if (now < k->hold_until_ns)
 			continue;
 		if (k->hold_until_ns) { /* the RNR delay is over: send the probe */

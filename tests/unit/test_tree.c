@@ -75,6 +75,7 @@ static void send_from(int i, uint32_t imm, const void *data, size_t len)
 /* Route queued frames until the network is quiet. */
 static void pump(void)
 {
+again:
 	for (int k = 0; k < qn; k++) {
 		struct frame *f = &q[k];
 		if (f->from == 0) { /* root port i -> leaf i+1 */
@@ -97,6 +98,10 @@ static void pump(void)
 		}
 	}
 	qn = 0;
+	for (int s = 0; s < 3; s++) /* the end of a batch, as the daemon does: ACKs owed go out */
+		sw_engine_tick(sw[s], 0);
+	if (qn)
+		goto again;
 }
 
 /* The 1-2-4 tree: @nslots slots, @rto_ns retransmit time, hosts start their PSNs
@@ -582,9 +587,12 @@ static struct sim_result run_sim(const struct scenario *sc)
 				}
 				continue;
 			}
-			if (ev.node < 3)
+			if (ev.node < 3) {
 				sw_engine_rx(sw[ev.node], pool[ev.buf], ev.len, now_ns);
-			else
+				/* the daemon ends a batch when nothing more is waiting */
+				if (!nheap || heap[0].t > now_ns || heap[0].node != ev.node)
+					sw_engine_tick(sw[ev.node], now_ns);
+			} else
 				host_rx(ev.node - 3, pool[ev.buf], ev.len);
 			freebuf[nfree++] = ev.buf;
 		} else {
