@@ -14,7 +14,9 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <infiniband/verbs.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,12 +27,13 @@
 #include "internal.h"
 
 #define PKT 1024 /* RoCE path MTU of the lab: one packet per message */
+#define WAIT_MS 100 /* longest sleep on the CQ before the no-progress check looks at the clock */
 
 struct inccl_comm {
 	int rank, nranks, window, timeout_ms, gid_index;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
-	struct ibv_cq *cq;
+	struct inccl_cq cq;
 	struct ibv_qp *qp;
 	uint8_t *sbuf, *rbuf; /* window slots of PKT bytes */
 	struct ibv_mr *smr, *rmr;
@@ -64,6 +67,51 @@ static uint64_t now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int inccl__cq_create(struct ibv_context *ctx, int depth, struct inccl_cq *q)
+{
+	*q = (struct inccl_cq){ 0 };
+	if (!(q->ch = ibv_create_comp_channel(ctx)) || fcntl(q->ch->fd, F_SETFL, O_NONBLOCK) < 0 ||
+	    !(q->cq = ibv_create_cq(ctx, depth, NULL, q->ch, 0))) {
+		inccl__cq_destroy(q);
+		return -1;
+	}
+	return 0;
+}
+
+void inccl__cq_destroy(struct inccl_cq *q)
+{
+	if (q->cq)
+		ibv_destroy_cq(q->cq);
+	if (q->ch)
+		ibv_destroy_comp_channel(q->ch);
+	*q = (struct inccl_cq){ 0 };
+}
+
+int inccl__cq_poll(struct inccl_cq *q, int n, struct ibv_wc *wc, int wait_ms)
+{
+	int got = ibv_poll_cq(q->cq, n, wc);
+
+	if (got != 0)
+		return got;
+	if (!q->armed) {
+		if (ibv_req_notify_cq(q->cq, 0))
+			return -1;
+		q->armed = 1;
+		if ((got = ibv_poll_cq(q->cq, n, wc)) != 0) /* came before the notification was armed */
+			return got;
+	}
+	struct pollfd p = { .fd = q->ch->fd, .events = POLLIN };
+	if (poll(&p, 1, wait_ms) > 0) {
+		struct ibv_cq *evcq;
+		void *evctx;
+		if (ibv_get_cq_event(q->ch, &evcq, &evctx) == 0) {
+			ibv_ack_cq_events(evcq, 1);
+			q->armed = 0;
+		}
+	}
+	return ibv_poll_cq(q->cq, n, wc);
 }
 
 static int post_recv(inccl_comm_t *c, uint32_t slot)
@@ -138,7 +186,7 @@ int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inc
 	c->sbuf = aligned_alloc(4096, (size_t)c->window * PKT);
 	c->rbuf = aligned_alloc(4096, (size_t)c->window * PKT);
 	if (!c->sbuf || !c->rbuf || !(c->pd = ibv_alloc_pd(c->ctx)) ||
-	    !(c->cq = ibv_create_cq(c->ctx, 2 * c->window + 16, NULL, NULL, 0)) ||
+	    inccl__cq_create(c->ctx, 2 * c->window + 16, &c->cq) ||
 	    !(c->smr = ibv_reg_mr(c->pd, c->sbuf, (size_t)c->window * PKT, 0)) ||
 	    !(c->rmr = ibv_reg_mr(c->pd, c->rbuf, (size_t)c->window * PKT, IBV_ACCESS_LOCAL_WRITE))) {
 		inccl__set_last_error("rank %d: cannot allocate or register the %d-slot window: %s", rank, d.window,
@@ -146,7 +194,7 @@ int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inc
 		rc = INCCL_ENOMEM;
 		goto out;
 	}
-	struct ibv_qp_init_attr qa = { .send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
+	struct ibv_qp_init_attr qa = { .send_cq = c->cq.cq, .recv_cq = c->cq.cq, .qp_type = IBV_QPT_RC,
 				       .cap = { .max_send_wr = (uint32_t)c->window, .max_recv_wr = (uint32_t)c->window,
 						.max_send_sge = 1, .max_recv_sge = 1 } };
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
@@ -303,7 +351,7 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 				return fail(c, INCCL_EIO, "post send %zu: %s", sent, strerror(errno));
 			sent++;
 		}
-		int n = ibv_poll_cq(c->cq, 32, wc);
+		int n = inccl__cq_poll(&c->cq, 32, wc, WAIT_MS);
 		if (n < 0)
 			return fail(c, INCCL_EIO, "poll CQ failed");
 		for (int i = 0; i < n; i++) {
@@ -434,8 +482,7 @@ void inccl_comm_destroy(inccl_comm_t *c)
 		ibv_dereg_mr(c->smr);
 	if (c->rmr)
 		ibv_dereg_mr(c->rmr);
-	if (c->cq)
-		ibv_destroy_cq(c->cq);
+	inccl__cq_destroy(&c->cq);
 	if (c->pd)
 		ibv_dealloc_pd(c->pd);
 	if (c->ctx)

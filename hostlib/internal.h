@@ -22,7 +22,34 @@ void inccl__group_release(inccl_group_t *g, unsigned comm_id);
 
 struct ibv_context;
 struct ibv_pd;
+struct ibv_cq;
+struct ibv_wc;
+struct ibv_comp_channel;
 struct inccl_ring;
+
+/*
+ * A completion queue that can be slept on: under TCG every VM of the lab
+ * shares the machine's cores, and a rank spinning on ibv_poll_cq() would
+ * take them from the switches and the other ranks.
+ */
+struct inccl_cq {
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq;
+	int armed; /* notification requested and not yet delivered */
+};
+
+/** inccl__cq_create() - a CQ of @depth entries with its own (non-blocking) completion channel; 0 or -1. */
+int inccl__cq_create(struct ibv_context *ctx, int depth, struct inccl_cq *q);
+
+/** inccl__cq_destroy() - release both; a zeroed @q is fine. */
+void inccl__cq_destroy(struct inccl_cq *q);
+
+/**
+ * inccl__cq_poll() - like ibv_poll_cq(), but when nothing is there, arm the
+ * notification, look again, and sleep up to @wait_ms for a completion
+ * before a last look. Return: completions taken (0 after @wait_ms), or -1.
+ */
+int inccl__cq_poll(struct inccl_cq *q, int n, struct ibv_wc *wc, int wait_ms);
 
 /* ring.c: the host-based ring baseline (INCCL_ALGO_RING) */
 

@@ -39,7 +39,7 @@ enum { TO_LEFT = 0, TO_RIGHT = 1 };
 
 struct inccl_ring {
 	int rank, nranks, gid_index;
-	struct ibv_cq *cq;
+	struct inccl_cq cq;
 	struct ibv_qp *qp[2];   /* [TO_LEFT]: receives from the left; [TO_RIGHT]: sends to the right */
 	uint8_t *sbuf, *rbuf;   /* RING_WINDOW send and RING_RECVS receive slots of RING_PIECE */
 	struct ibv_mr *smr, *rmr;
@@ -160,8 +160,7 @@ void inccl__ring_destroy(struct inccl_ring *r)
 		ibv_dereg_mr(r->smr);
 	if (r->rmr)
 		ibv_dereg_mr(r->rmr);
-	if (r->cq)
-		ibv_destroy_cq(r->cq);
+	inccl__cq_destroy(&r->cq);
 	free(r->sbuf);
 	free(r->rbuf);
 	free(r);
@@ -180,12 +179,12 @@ int inccl__ring_create(struct ibv_context *ctx, struct ibv_pd *pd, int gid_index
 	r->gid_index = gid_index;
 	r->sbuf = aligned_alloc(4096, (size_t)RING_WINDOW * RING_PIECE);
 	r->rbuf = aligned_alloc(4096, (size_t)RING_RECVS * RING_PIECE);
-	if (!r->sbuf || !r->rbuf || !(r->cq = ibv_create_cq(ctx, RING_WINDOW + RING_RECVS + 16, NULL, NULL, 0)) ||
+	if (!r->sbuf || !r->rbuf || inccl__cq_create(ctx, RING_WINDOW + RING_RECVS + 16, &r->cq) ||
 	    !(r->smr = ibv_reg_mr(pd, r->sbuf, (size_t)RING_WINDOW * RING_PIECE, 0)) ||
 	    !(r->rmr = ibv_reg_mr(pd, r->rbuf, (size_t)RING_RECVS * RING_PIECE, IBV_ACCESS_LOCAL_WRITE)))
 		goto fail;
 	for (int d = 0; d < 2; d++) {
-		struct ibv_qp_init_attr qa = { .send_cq = r->cq, .recv_cq = r->cq, .qp_type = IBV_QPT_RC,
+		struct ibv_qp_init_attr qa = { .send_cq = r->cq.cq, .recv_cq = r->cq.cq, .qp_type = IBV_QPT_RC,
 					       .cap = { .max_send_wr = d == TO_RIGHT ? RING_WINDOW : 1,
 							.max_recv_wr = d == TO_LEFT ? RING_RECVS : 1,
 							.max_send_sge = 1, .max_recv_sge = 1 } };
@@ -320,7 +319,7 @@ static int run_plan(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *b
 			}
 			sent++;
 		}
-		int n = ibv_poll_cq(r->cq, 32, wc);
+		int n = inccl__cq_poll(&r->cq, 32, wc, 100);
 		if (n < 0) {
 			snprintf(err, errlen, "ring: poll CQ failed");
 			return INCCL_EIO;
