@@ -13,7 +13,8 @@ export TOPOLOGY
 DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1-12)
 
 .PHONY: all help deps payload images bench-switch lab-up lab-down lab-status lab-ssh lab-console lab-capture lab-sync \
-        test check test-unit test-golden test-lab golden-update clean
+        test check test-unit test-golden test-lab test-experiments golden-update clean \
+        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
      $(BUILD)/libinccl.a $(BUILD)/libinccl.so $(BUILD)/inccl_check $(BUILD)/inccl_perf
@@ -28,6 +29,9 @@ help:
 	@echo "make lab-capture LINK=sw1-pku1 [SECONDS=10]  pcap of a tree edge into results/captures/"
 	@echo "make lab-sync              copy freshly built binaries into the running lab, restart its daemons"
 	@echo "make lab-down              remove every domain, network, disk and process of the lab"
+	@echo "make exp-allreduce SIZE=512M [DTYPE= OP= ITERS= BASELINES=]   AllReduce on the lab's hosts + baselines,"
+	@echo "                           stored in results/ (also exp-reduce / exp-broadcast ROOT=, exp-barrier,"
+	@echo "                           exp-sweep MIN=1M MAX=1G FACTOR=2, exp-paper: the seed's table)"
 	@echo "make test                  unit, golden and lab system tests (what CI runs)"
 	@echo "make check                 unit and golden tests only (no VMs)"
 
@@ -118,9 +122,18 @@ lab-sync: payload
 lab-capture: $(BUILD)/udpcap
 	lab/lab.sh capture "$(LINK)" $(SECONDS)
 
+# ---- experiments -----------------------------------------------------------
+# experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR BASELINES RESULTS.
+EXP_VARS = SIZE="$(SIZE)" ROOT="$(ROOT)" DTYPE="$(DTYPE)" OP="$(OP)" ITERS="$(ITERS)" WARMUP="$(WARMUP)" \
+           MIN="$(MIN)" MAX="$(MAX)" FACTOR="$(FACTOR)" BASELINES="$(BASELINES)" RESULTS="$(RESULTS)"
+exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper: $(DEPS_STAMP) payload
+	$(EXP_VARS) experiments/exp.sh $(@:exp-%=%)
+
 # ---- tests -------------------------------------------------------------
 test: check test-lab
-check: test-unit test-golden
+check: test-unit test-golden test-experiments
+test-experiments: $(BUILD)/topogen
+	tests/experiments/test-exp-args.sh
 
 $(BUILD)/test_topo: tests/unit/test_topo.c $(TOPO_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)

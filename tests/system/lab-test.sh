@@ -8,8 +8,8 @@
 #   3. node checks through the command runner: hostname, role, lab-status
 #   4. data plane: every tree edge carries traffic (ping across it, NIC
 #      counters move), host-to-host traffic crosses the tree (TTL shows the
-#      hops), ib_send_bw from rank 0 to the first rank under another leaf crosses the tree and its
-#      bandwidth is stored in results/ceiling/ib_send_bw.csv
+#      hops), ib_send_bw from rank 0 to the first rank under another leaf crosses the tree
+#      (experiments/ceiling.sh, spinning and sleeping on CQ events)
 #   4b. the riskiest link: real rdma_rxe on a host accepts the ACKs and SENDs
 #      built by the switch code (tests/system/rc-slice.sh), captured on the
 #      edge with `lab capture` and decoded by tshark
@@ -18,7 +18,8 @@
 #      as services, every result verified on every rank (tests/system/inc-collectives.sh)
 #   4d. the same for every rank across the whole tree
 #   4e. large collectives through inccl_perf: each collective at 64 MiB and a
-#      512 MiB AllReduce under one leaf, a 64 MiB AllReduce across the tree
+#      512 MiB AllReduce under one leaf, a 64 MiB AllReduce across the tree,
+#      and the ring baseline's AllReduce and Broadcast across the tree
 #   5. lab-down leaves no domain, network, bridge, process or state; a second
 #      lab-down is a no-op
 # Ends with "N passed, M failed"; exit status 0 only when nothing failed.
@@ -151,33 +152,14 @@ ttl=$(grep -o 'ttl=[0-9]*' <<<"$out" | head -n 1 | cut -d= -f2)
 check "$src -> $dst ($dst_addr) crosses $hops switches: ping ok, reply ttl=$ttl (64 - $hops)" \
     sh -c "[ $rc = 0 ] && [ '$ttl' = $((64 - hops)) ]"
 
-gidx() { on "$1" /usr/local/sbin/inclab-ready 2>/dev/null | grep -o 'gid\[[0-9]*\]' | tr -dc 0-9; }
-sgid=$(gidx "$src") dgid=$(gidx "$dst")
-check "RoCE GIDs found ($src: index $sgid, $dst: index $dgid)" sh -c "[ -n '$sgid' ] && [ -n '$dgid' ]"
-size=65536 iters=${INCLAB_BW_ITERS:-400}
-on "$dst" "pkill ib_send_bw; true" >/dev/null 2>&1
-# -u 18: local ACK timeout 4.096 us * 2^18 = 1.07 s. perftest's default (67 ms) is
-# shorter than a TCG guest can stall: rxe then retransmits for nothing.
-perf="-d rxe0 -s $size -n $iters -F -u 18"
-"$lab" exec "$dst" "timeout 300 ib_send_bw $perf -x $dgid < /dev/null > /tmp/ib_send_bw.server 2>&1 &" >/dev/null
-sleep 2
-for attempt in 1 2 3; do
-    bw_out=$(on "$src" "timeout 240 ib_send_bw $perf -x $sgid $dst_addr" 2>&1); rc=$?
-    [ $rc = 0 ] && break
-    sleep 3
+# The RDMA ceiling (experiments/ceiling.sh, as every experiment measures it):
+# busy polling (perftest's default) and sleeping on CQ events (-e).
+for mode in poll events; do
+    row=$(if [ $mode = events ]; then CEILING_EVENTS=1 experiments/ceiling.sh; else experiments/ceiling.sh; fi 2>/tmp/inclab-ceiling.err)
+    rc=$?
+    bw=$(cut -d, -f11 <<<"$row")
+    check "ceiling ($mode): $(tail -n 1 /tmp/inclab-ceiling.err)" sh -c "[ $rc = 0 ] && [ -n '$bw' ]"
 done
-echo "$bw_out" | tail -n 6
-bw=$(awk -v s=$size '$1 == s && NF >= 4 {print $4}' <<<"$bw_out" | tail -n 1)
-check "ib_send_bw $src -> $dst over RC/rxe across the tree: ${bw:-?} MB/s average" sh -c "[ $rc = 0 ] && [ -n '$bw' ]"
-if [ -n "$bw" ]; then
-    mkdir -p results/ceiling
-    f=results/ceiling/ib_send_bw.csv
-    [ -e "$f" ] || echo "date,commit,topology,accel,src,dst,bytes,iterations,bw_avg_MBps" > "$f"
-    . "$state/lab.env" 2>/dev/null || true
-    echo "$(date -u +%Y-%m-%dT%H:%M:%SZ),$(git rev-parse --short HEAD 2>/dev/null || echo none),$(basename "$TOPOLOGY" .yaml),${LAB_ACCEL:-?},$src,$dst,$size,$iters,$bw" >> "$f"
-    echo "     stored in $f"
-fi
-on "$dst" "pkill ib_send_bw; true" >/dev/null 2>&1
 
 # ---------------------------------------------------------------------------
 phase "4b. frames built by the switch code, accepted by real rdma_rxe"
@@ -218,6 +200,9 @@ sub_test tests/system/inc-perf.sh -C reduce -d int32 -o max -R 1 -b "$large" -e 
 sub_test tests/system/inc-perf.sh -C broadcast -d int32 -R 1 -b "$large" -e "$large" -n 1 -w 0
 sub_test tests/system/inc-perf.sh -C allreduce -d float32 -o sum -b "${INC_HUGE:-512M}" -e "${INC_HUGE:-512M}" -n 1 -w 0
 INC_SCOPE=tree sub_test tests/system/inc-perf.sh -C allreduce -d int32 -o min -b "$large" -e "$large" -n 1 -w 0
+# the host-based baseline (libinccl's ring over RC between the hosts, switches routing)
+INC_SCOPE=tree sub_test tests/system/inc-perf.sh -A ring -C allreduce -d float32 -o sum -b 4 -e 4M -f 32 -n 1 -w 1
+INC_SCOPE=tree sub_test tests/system/inc-perf.sh -A ring -C broadcast -d int32 -R 2 -b 1028 -e 1028 -n 2 -w 0
 
 # ---------------------------------------------------------------------------
 phase "5. lab-down"

@@ -1,0 +1,265 @@
+# lib.sh — what the experiment scripts share (sourced, not run): argument
+# checks, the lab's inventory, running a benchmark on every rank, and the
+# run directory with its metadata. Functions print errors as "exp: ..." on
+# stderr and return non-zero; they never exit.
+#
+# Needs: $top (the checkout), $state (the lab's state directory).
+
+EXP_MAX_BYTES=$((2 << 30)) # 2 GiB: what a 3 GiB host holds in place, with room to check it
+
+exp_err() { echo "exp: $*" >&2; }
+exp_log() { printf '[exp %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+# exp_size_bytes SIZE — SIZE ("4096", "64K", "512M", "2G"; K/M/G are powers of
+# 1024) as bytes on stdout; a whole number of 4-byte elements, 4 B .. 2 GiB.
+exp_size_bytes() {
+    local s=$1 n unit=1
+    if [[ ! $s =~ ^([0-9]{1,10})([KkMmGg]?)$ ]]; then
+        exp_err "size '$s' is not a number of bytes with an optional K, M or G suffix (e.g. 4096, 64K, 512M, 2G)"
+        return 1
+    fi
+    n=$((10#${BASH_REMATCH[1]}))
+    case ${BASH_REMATCH[2]} in K | k) unit=$((1 << 10)) ;; M | m) unit=$((1 << 20)) ;; G | g) unit=$((1 << 30)) ;; esac
+    n=$((n * unit))
+    if [ "$n" -lt 4 ]; then
+        exp_err "size '$s' is smaller than one 4-byte element"
+        return 1
+    fi
+    if [ $((n % 4)) -ne 0 ]; then
+        exp_err "size '$s' ($n bytes) is not a whole number of 4-byte elements"
+        return 1
+    fi
+    if [ "$n" -gt "$EXP_MAX_BYTES" ]; then
+        exp_err "size '$s' is larger than 2G: a host (3 GiB) holds at most 2 GiB in place"
+        return 1
+    fi
+    echo "$n"
+}
+
+# exp_check_root ROOT NRANKS — ROOT must be a rank 0..NRANKS-1.
+exp_check_root() {
+    if [[ ! $1 =~ ^[0-9]{1,6}$ ]] || [ "$((10#$1))" -ge "$2" ]; then
+        exp_err "ROOT=$1 is not a rank of this topology (0..$(($2 - 1)))"
+        return 1
+    fi
+}
+
+# exp_check_choice NAME VALUE CHOICE... — VALUE must be one of the CHOICEs.
+exp_check_choice() {
+    local name=$1 v=$2 c
+    shift 2
+    for c in "$@"; do [ "$v" = "$c" ] && return 0; done
+    exp_err "$name=$v is not one of: $*"
+    return 1
+}
+
+# exp_check_count NAME VALUE MIN — a whole number >= MIN.
+exp_check_count() {
+    if [[ ! $2 =~ ^[0-9]{1,7}$ ]] || [ "$((10#$2))" -lt "$3" ]; then
+        exp_err "$1=$2 is not a whole number >= $3"
+        return 1
+    fi
+}
+
+# exp_sizes MIN MAX FACTOR — the sizes of a sweep in bytes, one per line.
+exp_sizes() {
+    local s=$1
+    while [ "$s" -le "$2" ]; do
+        echo "$s"
+        s=$((s * $3))
+    done
+}
+
+# ---- the lab -------------------------------------------------------------------
+
+exp_inv() { grep -v '^#' "$state/gen/inventory.tsv"; }
+exp_col() { exp_inv | awk -F'\t' -v n="$1" -v c="$2" '$1 == n {print $c}'; }
+# hosts in rank order
+exp_hosts() { exp_inv | awk -F'\t' '$2 == "host" {print $3 "\t" $1}' | sort -n | cut -f2; }
+# switch levels between a host and the root
+exp_tree_levels() {
+    exp_inv | awk -F'\t' '{ parent[$1] = $7; if ($2 == "host" && $3 == 0) h = $1 }
+        END { n = 0; for (x = parent[h]; x != "-" && x != ""; x = parent[x]) n++; print n }'
+}
+
+# exp_lab_reachable — every node answers through the guest agent.
+exp_lab_reachable() {
+    local n
+    [ -r "$state/gen/inventory.tsv" ] || { exp_err "no lab in $state"; return 1; }
+    for n in $(exp_inv | cut -f1); do
+        if ! "$top/lab/lab.sh" exec "$n" true >/dev/null 2>&1; then
+            exp_err "cannot reach $n through its guest agent (make lab-status; make lab-down && make lab-up)"
+            return 1
+        fi
+    done
+}
+
+# exp_run_ranks OUT PROGRAM ARGS... — run PROGRAM (inccl_perf) on every rank
+# with -r RANK -N NRANKS -m RANK0 -F csv; rank 0's CSV goes to OUT. Shows the
+# elapsed time every 30 s. Returns 0 only when every rank exited 0 (every
+# element verified).
+exp_run_ranks() {
+    local out=$1 prog=$2 hosts n master i h rc t0 shown=0 bad=0 limit=${EXP_LIMIT:-14400}
+    shift 2
+    mapfile -t hosts < <(exp_hosts)
+    n=${#hosts[@]}
+    master=$(exp_col "${hosts[0]}" 4)
+    for i in "${!hosts[@]}"; do
+        "$top/lab/lab.sh" exec "${hosts[$i]}" "pkill -x $prog; rm -f /tmp/exp.*; ($prog -r $i -N $n -m $master -F csv $* \
+            > /tmp/exp.out 2> /tmp/exp.err; echo \$? > /tmp/exp.rc) < /dev/null > /dev/null 2>&1 &" >/dev/null ||
+            { exp_err "cannot start $prog on ${hosts[$i]}"; return 1; }
+    done
+    t0=$(date +%s)
+    for h in "${hosts[@]}"; do
+        until "$top/lab/lab.sh" exec "$h" "test -e /tmp/exp.rc" >/dev/null 2>&1; do
+            if [ $(($(date +%s) - t0)) -ge "$limit" ]; then
+                exp_err "$prog on $h still running after $limit s: stopped"
+                for h in "${hosts[@]}"; do "$top/lab/lab.sh" exec "$h" "pkill -x $prog; true" >/dev/null 2>&1; done
+                return 1
+            fi
+            if [ $(($(date +%s) - t0)) -ge $((shown + 30)) ]; then
+                shown=$(($(date +%s) - t0))
+                exp_log "  ... ${shown} s"
+            fi
+            sleep 3
+        done
+    done
+    "$top/lab/lab.sh" exec "${hosts[0]}" "cat /tmp/exp.out" > "$out"
+    for i in "${!hosts[@]}"; do
+        h=${hosts[$i]}
+        rc=$("$top/lab/lab.sh" exec "$h" "cat /tmp/exp.rc" 2>/dev/null)
+        if [ "$rc" != 0 ]; then
+            exp_err "rank $i ($h): $prog exited '${rc:-?}': $("$top/lab/lab.sh" exec "$h" "tail -n 2 /tmp/exp.err" 2>/dev/null | tr '\n' ' ')"
+            bad=1
+        fi
+    done
+    return $bad
+}
+
+# exp_switch_log_lines — "switch lines" of every switch's daemon log, to mark
+# where an experiment starts (exp_switch_counters prints what came after).
+exp_switch_log_lines() {
+    local s
+    for s in $(exp_inv | awk -F'\t' '$2 == "switch" {print $1}'); do
+        echo "$s $("$top/lab/lab.sh" exec "$s" "wc -l < /var/log/inclab/incswitch.log" 2>/dev/null || echo 0)"
+    done
+}
+
+# exp_switch_counters MARKS — the per-communicator counter lines each switch
+# logged since MARKS (from exp_switch_log_lines).
+exp_switch_counters() {
+    local s n
+    while read -r s n; do
+        "$top/lab/lab.sh" exec "$s" "tail -n +$((n + 1)) /var/log/inclab/incswitch.log | grep ' comm [0-9]*: '" 2>/dev/null
+    done <<<"$1"
+}
+
+# exp_run_dir RESULTS NAME — make RESULTS/NAME-YYYYmmdd-HHMMSS (or -2, -3, ...
+# when taken: an earlier run is never overwritten); print its path.
+exp_run_dir() {
+    local base k=1 d
+    base=$1/$2-$(date -u +%Y%m%d-%H%M%S)
+    d=$base
+    mkdir -p "$1" || { exp_err "cannot create $1"; return 1; }
+    until mkdir "$d" 2>/dev/null; do
+        k=$((k + 1))
+        d=$base-$k
+        [ "$k" -lt 100 ] || { exp_err "cannot create a run directory under $1 (full disk? permissions?)"; return 1; }
+    done
+    echo "$d"
+}
+
+# ---- MPI baseline ------------------------------------------------------------------
+
+# exp_setup_ssh — rank 0's host gets a key and every host accepts it (mpirun
+# starts the ranks over ssh); idempotent.
+exp_setup_ssh() {
+    local h0 pub h
+    h0=$(exp_hosts | head -n 1)
+    "$top/lab/lab.sh" exec "$h0" "test -f /root/.ssh/id_ed25519 || { mkdir -p -m 700 /root/.ssh && ssh-keygen -q -t ed25519 -N '' -f /root/.ssh/id_ed25519; }" >/dev/null ||
+        { exp_err "cannot make an ssh key on $h0"; return 1; }
+    pub=$("$top/lab/lab.sh" exec "$h0" "cat /root/.ssh/id_ed25519.pub") || { exp_err "cannot read $h0's ssh key"; return 1; }
+    for h in $(exp_hosts); do
+        "$top/lab/lab.sh" exec "$h" "mkdir -p -m 700 /root/.ssh && touch /root/.ssh/authorized_keys && chmod 600 /root/.ssh/authorized_keys &&
+            (grep -qxF '$pub' /root/.ssh/authorized_keys || echo '$pub' >> /root/.ssh/authorized_keys) &&
+            (systemctl is-active -q ssh || systemctl start ssh)" >/dev/null ||
+            { exp_err "cannot authorize $h0's ssh key on $h (is openssh-server in the image?)"; return 1; }
+    done
+}
+
+# exp_mpirun_args TRANSPORT — mpirun's options for the hosts of the lab in rank
+# order over their data-plane addresses: mpi-tcp = OpenMPI's TCP transport
+# through the switches (routing only), mpi-ucx = UCX over rxe0 (RoCE).
+exp_mpirun_args() {
+    local hosts=() h addrs="" nets=""
+    for h in $(exp_hosts); do
+        a=$(exp_col "$h" 6)
+        addrs="$addrs,${a%/*}"
+        n=$(exp_col "$h" 6 | awk -F'[./]' '{print $1 "." $2 "." $3 ".0/" $5}')
+        [[ ",$nets," == *",$n,"* ]] || nets="$nets,$n"
+    done
+    echo -n "--allow-run-as-root -np $(exp_hosts | wc -l) -H ${addrs#,} --map-by node"
+    echo -n " --mca plm_rsh_args '-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR'"
+    echo -n " --mca oob_tcp_if_include ${nets#,}"
+    case $1 in
+    mpi-tcp) echo " --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include ${nets#,}" ;;
+    mpi-ucx) echo " --mca pml ucx --mca btl ^tcp,openib,uct -x UCX_NET_DEVICES=rxe0:1 -x UCX_TLS=rc_verbs,self" ;;
+    esac
+}
+
+# exp_run_mpi OUT TRANSPORT ARGS... — mpi_perf ARGS on every host through
+# mpirun from rank 0's host; rank 0's CSV into OUT. 0 only when every element
+# was verified.
+exp_run_mpi() {
+    local out=$1 tr=$2 h0 rc
+    shift 2
+    exp_setup_ssh || return 1
+    h0=$(exp_hosts | head -n 1)
+    rc=0
+    "$top/lab/lab.sh" exec "$h0" "rm -f /tmp/mpi.*; timeout ${EXP_LIMIT:-14400} mpirun $(exp_mpirun_args "$tr") \
+        mpi_perf -a $tr -F csv $* > /tmp/mpi.out 2> /tmp/mpi.err" "${EXP_LIMIT:-14400}" >/dev/null 2>&1 || rc=$?
+    "$top/lab/lab.sh" exec "$h0" "cat /tmp/mpi.out" > "$out" 2>/dev/null
+    if [ "$rc" != 0 ]; then
+        exp_err "$tr: mpirun exited $rc: $("$top/lab/lab.sh" exec "$h0" "tail -n 3 /tmp/mpi.err" 2>/dev/null | tr '\n' ' ')"
+        return 1
+    fi
+}
+
+# ---- point to point ----------------------------------------------------------------
+
+# exp_pair — "SRC DST DST_ADDR SRC_GID DST_GID": rank 0's host and the lowest
+# rank under another leaf (pku1, pku3 in 1-2-4: the path crosses the whole
+# tree), with their RoCE GID indices.
+exp_pair() {
+    local src dst addr sg dg
+    src=$(exp_hosts | head -n 1)
+    dst=$(exp_inv | awk -F'\t' -v p="$(exp_col "$src" 7)" '$2 == "host" && $7 != p {print $3, $1}' | sort -n | head -n 1 | cut -d' ' -f2)
+    [ -n "$dst" ] || dst=$(exp_hosts | tail -n 1)
+    addr=$(exp_col "$dst" 6)
+    sg=$("$top/lab/lab.sh" exec "$src" /usr/local/sbin/inclab-ready 2>/dev/null | grep -o 'gid\[[0-9]*\]' | tr -dc 0-9)
+    dg=$("$top/lab/lab.sh" exec "$dst" /usr/local/sbin/inclab-ready 2>/dev/null | grep -o 'gid\[[0-9]*\]' | tr -dc 0-9)
+    if [ -z "$sg" ] || [ -z "$dg" ]; then
+        exp_err "no RoCE GID on $src or $dst (is the lab ready?)"
+        return 1
+    fi
+    echo "$src $dst ${addr%/*} $sg $dg"
+}
+
+# exp_perftest TOOL SRC DST DST_ADDR SRC_GID DST_GID ARGS — run perftest's TOOL
+# (ib_send_bw, ib_send_lat) server on DST and client on SRC; the client's
+# output on stdout; three attempts.
+exp_perftest() {
+    local tool=$1 src=$2 dst=$3 addr=$4 sg=$5 dg=$6 out attempt
+    shift 6
+    for attempt in 1 2 3; do
+        "$top/lab/lab.sh" exec "$dst" "pkill -x $tool; true" >/dev/null 2>&1
+        "$top/lab/lab.sh" exec "$dst" "timeout 300 $tool -d rxe0 $* -x $dg < /dev/null > /tmp/$tool.server 2>&1 &" >/dev/null
+        sleep 2
+        out=$("$top/lab/lab.sh" exec "$src" "timeout 240 $tool -d rxe0 $* -x $sg $addr" 2>&1) && break
+        out=
+        sleep 3
+    done
+    "$top/lab/lab.sh" exec "$dst" "pkill -x $tool; true" >/dev/null 2>&1
+    [ -n "$out" ] || { exp_err "$tool $src -> $dst failed three times"; return 1; }
+    echo "$out"
+}
