@@ -27,6 +27,7 @@ top=$(cd "$here/.." && pwd)
 : "${INCLAB_UDP_BASE:=47000}"
 : "${INCLAB_BUILD:=$top/build}"
 URI=qemu:///system
+LIBVIRT_CONF=${INCLAB_LIBVIRT_CONF:-/etc/libvirt}   # where libvirtd keeps defined domains
 prefix=$INCLAB_PREFIX state=$INCLAB_STATE
 gen=$state/gen
 
@@ -176,6 +177,11 @@ cmd_up() {
         [ "$(dom_state "$n")" = running ] && continue
         role=$(awk -v n="$n" '$1 == n {print $2}' "$gen/inventory.tsv")
         image=$(awk -v r="$role" '$1 == r {print $2}' <<<"$roles")
+        # A domain defined by an earlier lab whose state directory is gone
+        # (lab-down while libvirtd was not running, a crash) is defined anew.
+        if ! [ -e "$state/seeds/$n.iso" ] || ! [ -e "$state/disks/$n.qcow2" ]; then
+            vsh undefine "$prefix-$n" >/dev/null 2>&1 || true
+        fi
         if ! vsh dominfo "$prefix-$n" >/dev/null 2>&1; then
             check_ports "$n"
             rm -f "$state/disks/$n.qcow2"
@@ -292,6 +298,13 @@ cmd_status() {
 
 cmd_down() {
     local d pids removed=0
+    # Domains and the network are defined persistently: if libvirtd is not
+    # running (the machine restarted, a crash) start it to remove them, or the
+    # next lab-up would find domains whose disks and seeds are gone.
+    if compgen -G "$LIBVIRT_CONF/qemu/$prefix-*.xml" >/dev/null ||
+       [ -e "$LIBVIRT_CONF/qemu/networks/$prefix-mgmt.xml" ]; then
+        daemons_up || ensure_daemons
+    fi
     if daemons_up; then
         for d in $(vsh list --all --name | grep "^$prefix-" || true); do
             vsh destroy "$d" >/dev/null 2>&1 || true
