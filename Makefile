@@ -17,7 +17,7 @@ DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
-     $(BUILD)/libinccl.a $(BUILD)/libinccl.so $(BUILD)/inccl_check $(BUILD)/inccl_perf
+     $(BUILD)/libinccl.a $(BUILD)/libinccl.so $(BUILD)/inccl_check $(BUILD)/inccl_perf $(BUILD)/mpi_perf
 
 help:
 	@echo "make deps                  install the Debian packages inclab needs (idempotent)"
@@ -97,7 +97,7 @@ $(BUILD)/rc_probe: hostlib/tools/rc_probe.c | $(DEPS_STAMP)
 PAYLOAD := $(BUILD)/payload
 payload: all
 	@rm -rf $(PAYLOAD) && mkdir -p $(PAYLOAD)/host/usr/local/bin $(PAYLOAD)/switch/usr/local/bin $(PAYLOAD)/controller
-	@install -m 755 $(BUILD)/rc_probe $(BUILD)/inccl_check $(BUILD)/inccl_perf $(PAYLOAD)/host/usr/local/bin/
+	@install -m 755 $(BUILD)/rc_probe $(BUILD)/inccl_check $(BUILD)/inccl_perf $(BUILD)/mpi_perf $(PAYLOAD)/host/usr/local/bin/
 	@install -D -m 644 $(BUILD)/libinccl.so $(PAYLOAD)/host/usr/local/lib/libinccl.so
 	@install -D -m 644 hostlib/inccl.h $(PAYLOAD)/host/usr/local/include/inccl.h
 	@install -m 755 $(BUILD)/rcecho $(BUILD)/incswitch $(PAYLOAD)/switch/usr/local/bin/
@@ -128,10 +128,11 @@ EXP_VARS = SIZE="$(SIZE)" ROOT="$(ROOT)" DTYPE="$(DTYPE)" OP="$(OP)" ITERS="$(IT
            MIN="$(MIN)" MAX="$(MAX)" FACTOR="$(FACTOR)" BASELINES="$(BASELINES)" RESULTS="$(RESULTS)"
 exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper: $(DEPS_STAMP) payload
 	$(EXP_VARS) experiments/exp.sh $(@:exp-%=%)
+include experiments/baselines/baselines.mk
 
 # ---- tests -------------------------------------------------------------
 test: check test-lab
-check: test-unit test-golden test-experiments
+check: test-unit test-golden test-experiments test-baselines
 test-experiments: $(BUILD)/topogen
 	tests/experiments/test-exp-args.sh
 
