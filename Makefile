@@ -14,10 +14,11 @@ DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1
 
 .PHONY: all help deps payload images bench-switch lab-up lab-down lab-status lab-ssh lab-console lab-capture lab-sync \
         test check test-unit test-golden test-lab test-experiments golden-update clean \
-        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper
+        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
-     $(BUILD)/libinccl.a $(BUILD)/libinccl.so $(BUILD)/inccl_check $(BUILD)/inccl_perf $(BUILD)/mpi_perf
+     $(BUILD)/libinccl.a $(BUILD)/libinccl.so $(BUILD)/inccl_check $(BUILD)/inccl_perf $(BUILD)/mpi_perf \
+     $(BUILD)/increport
 
 help:
 	@echo "make deps                  install the Debian packages inclab needs (idempotent)"
@@ -32,6 +33,7 @@ help:
 	@echo "make exp-allreduce SIZE=512M [DTYPE= OP= ITERS= BASELINES=]   AllReduce on the lab's hosts + baselines,"
 	@echo "                           stored in results/ (also exp-reduce / exp-broadcast ROOT=, exp-barrier,"
 	@echo "                           exp-sweep MIN=1M MAX=1G FACTOR=2, exp-paper: the seed's table)"
+	@echo "make plots [RESULTS=results]  gnuplot charts (PNG, SVG) of every stored run and RESULTS/REPORT.md"
 	@echo "make test                  unit, golden and lab system tests (what CI runs)"
 	@echo "make check                 unit and golden tests only (no VMs)"
 
@@ -130,11 +132,21 @@ exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper: $(DEPS_S
 	$(EXP_VARS) experiments/exp.sh $(@:exp-%=%)
 include experiments/baselines/baselines.mk
 
+# ---- analysis: charts and results/REPORT.md from every stored run -------------
+ANALYSIS_SRC := analysis/increport.c analysis/results.c analysis/results.h analysis/loggp.c analysis/loggp.h
+$(BUILD)/increport: $(ANALYSIS_SRC) | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Ianalysis -o $@ $(filter %.c,$(ANALYSIS_SRC)) -lyaml -lm
+plots: $(BUILD)/increport
+	analysis/plots.sh $(or $(RESULTS),results)
+
 # ---- tests -------------------------------------------------------------
 test: check test-lab
-check: test-unit test-golden test-experiments test-baselines
+check: test-unit test-golden test-experiments test-baselines test-analysis
 test-experiments: $(BUILD)/topogen
 	tests/experiments/test-exp-args.sh
+test-analysis: $(BUILD)/increport
+	@tests/run-phase.sh analysis tests/analysis/test-plots.sh
 
 $(BUILD)/test_topo: tests/unit/test_topo.c $(TOPO_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
@@ -192,12 +204,16 @@ $(BUILD)/test_perf_opts: tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c h
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Ihostlib -Ihostlib/tools -o $@ tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c -lcmocka -lm
 
+$(BUILD)/test_results: tests/unit/test_results.c $(ANALYSIS_SRC) | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Ianalysis -o $@ tests/unit/test_results.c analysis/results.c analysis/loggp.c -lyaml -lcmocka -lm
+
 # the controller as a real process on loopback, fake switches, libinccl's group bootstrap
 $(BUILD)/test_ctl: tests/unit/test_ctl.c $(BUILD)/incctl $(BUILD)/libinccl.a switch/swconfig.c switch/swconfig.h | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_ctl.c switch/swconfig.c $(BUILD)/libinccl.a -libverbs -lyaml -lcmocka -lpthread
 
 UNIT_TESTS := $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
-              $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts
+              $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_results
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 
 

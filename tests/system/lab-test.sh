@@ -20,6 +20,9 @@
 #   4e. large collectives through inccl_perf: each collective at 64 MiB and a
 #      512 MiB AllReduce under one leaf, a 64 MiB AllReduce across the tree,
 #      and the ring baseline's AllReduce and Broadcast across the tree
+#   4f. one small experiment end to end: make exp-allreduce with every
+#      baseline (ceiling, LogGP, ring, OpenMPI), then make plots on what it
+#      stored (tests/system/exp-plots.sh)
 #   5. lab-down leaves no domain, network, bridge, process or state; a second
 #      lab-down is a no-op
 # Ends with "N passed, M failed"; exit status 0 only when nothing failed.
@@ -204,6 +207,10 @@ INC_SCOPE=tree sub_test tests/system/inc-perf.sh -C allreduce -d int32 -o min -b
 # the host-based baseline (libinccl's ring over RC between the hosts, switches routing)
 INC_SCOPE=tree sub_test tests/system/inc-perf.sh -A ring -C allreduce -d float32 -o sum -b 4 -e 4M -f 32 -n 1 -w 1
 INC_SCOPE=tree sub_test tests/system/inc-perf.sh -A ring -C broadcast -d int32 -R 2 -b 1028 -e 1028 -n 2 -w 0
+
+# ---------------------------------------------------------------------------
+phase "4f. an experiment end to end: make exp-allreduce, then make plots"
+sub_test tests/system/exp-plots.sh "${EXP_SIZE:-1M}"
 
 # ---------------------------------------------------------------------------
 phase "5. lab-down"

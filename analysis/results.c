@@ -1,0 +1,390 @@
+/*
+ * results.c — strict readers of an experiment run's files (see results.h).
+ *
+ * results.csv and loggp.csv are plain comma-separated text without quoting,
+ * written by the project's own tools; anything else in them is a mistake
+ * (a hand edit, a truncated copy, another tool's file) and is refused with
+ * the file, the line and the field, so a plot never shows a silent wrong
+ * number. meta.yaml is read with libyaml.
+ */
+#include "results.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#define CSV_FIELDS 13
+#define MAX_LINE 4096
+
+static const char *const coll_names[RES_NCOLL] = { "allreduce", "reduce", "broadcast", "barrier", "p2p" };
+
+const char *res_coll_name(enum res_coll c)
+{
+	return (unsigned)c < RES_NCOLL ? coll_names[c] : "?";
+}
+
+int res_coll_parse(const char *s)
+{
+	for (int i = 0; i < RES_NCOLL; i++)
+		if (!strcmp(s, coll_names[i]))
+			return i;
+	return -1;
+}
+
+static int fail(char *err, size_t len, const char *name, int line, const char *fmt, ...)
+{
+	va_list ap;
+	int n = line > 0 ? snprintf(err, len, "%s:%d: ", name, line) : snprintf(err, len, "%s: ", name);
+
+	if (n < 0 || (size_t)n >= len)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(err + n, len - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A whole decimal number 0..max, nothing else (no sign, no spaces). */
+static bool parse_uint(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* A finite decimal number >= 0 (no hex, inf or nan). */
+static bool parse_real(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!((*s >= '0' && *s <= '9') || *s == '.') || strpbrk(s, "xXnNiI"))
+		return false;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v < 0)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool is_dash(const char *s)
+{
+	return s[0] == '-' && s[1] == 0;
+}
+
+/* Split @line at commas into at most @max fields; returns the number of fields. */
+static int split(char *line, char **fields, int max)
+{
+	int n = 0;
+
+	for (char *p = line;; p++) {
+		if (n < max)
+			fields[n] = p;
+		n++;
+		p = strchr(p, ',');
+		if (!p)
+			break;
+		*p = 0;
+	}
+	return n;
+}
+
+/*
+ * Read the next meaningful line of @f into @buf (without its end of line);
+ * skips empty lines and '#' comments. Returns 1, 0 at the end, -1 on a line
+ * longer than MAX_LINE or a NUL byte.
+ */
+static int next_line(FILE *f, char *buf, int *lineno)
+{
+	for (;;) {
+		size_t n;
+
+		if (!fgets(buf, MAX_LINE, f))
+			return 0;
+		++*lineno;
+		n = strlen(buf);
+		if (n == MAX_LINE - 1 && buf[n - 1] != '\n')
+			return -1;
+		while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+			buf[--n] = 0;
+		if (n > 0 && buf[0] != '#')
+			return 1;
+	}
+}
+
+static bool one_of(const char *s, const char *const *choices)
+{
+	for (; *choices; choices++)
+		if (!strcmp(s, *choices))
+			return true;
+	return false;
+}
+
+/* Check and store the 13 fields @v of one results.csv row. */
+static int parse_row(char **v, struct res_row *r, const char *name, int line, char *err, size_t len)
+{
+	static const char *const dtypes[] = { "int32", "float32", "-", NULL };
+	static const char *const ops[] = { "sum", "max", "min", "-", NULL };
+	uint64_t u;
+	int c;
+
+	memset(r, 0, sizeof(*r));
+	r->line = line;
+	if (!*v[0] || strlen(v[0]) >= sizeof(r->algo) || strspn(v[0], "abcdefghijklmnopqrstuvwxyz"
+			"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-") != strlen(v[0]))
+		return fail(err, len, name, line, "algorithm '%s' is not a name (letters, digits, . _ + -)", v[0]);
+	strcpy(r->algo, v[0]);
+	if ((c = res_coll_parse(v[1])) < 0)
+		return fail(err, len, name, line, "collective '%s' is not allreduce, reduce, broadcast, barrier or p2p", v[1]);
+	r->coll = (enum res_coll)c;
+	if (!one_of(v[2], dtypes))
+		return fail(err, len, name, line, "dtype '%s' is not int32, float32 or -", v[2]);
+	strcpy(r->dtype, v[2]);
+	if (!one_of(v[3], ops))
+		return fail(err, len, name, line, "op '%s' is not sum, max, min or -", v[3]);
+	strcpy(r->op, v[3]);
+	if (!parse_uint(v[5], 1 << 20, &u) || u < 1)
+		return fail(err, len, name, line, "nranks '%s' is not a whole number >= 1", v[5]);
+	r->nranks = (int)u;
+	r->root = -1;
+	if (!is_dash(v[4])) {
+		if (!parse_uint(v[4], 1 << 20, &u) || u >= (uint64_t)r->nranks)
+			return fail(err, len, name, line, "root '%s' is not a rank of 0..%d", v[4], r->nranks - 1);
+		r->root = (int)u;
+	}
+	if (!parse_uint(v[6], UINT64_MAX / 2, &r->bytes))
+		return fail(err, len, name, line, "bytes '%s' is not a whole number", v[6]);
+	if (r->coll != RES_BARRIER && r->bytes == 0)
+		return fail(err, len, name, line, "bytes is 0 for %s", v[1]);
+	r->elements = -1;
+	if (!is_dash(v[7])) {
+		if (!parse_uint(v[7], UINT64_MAX / 8, &u))
+			return fail(err, len, name, line, "elements '%s' is not a whole number or -", v[7]);
+		if (u * 4 != r->bytes)
+			return fail(err, len, name, line, "elements %s does not match bytes %s (4-byte elements)", v[7], v[6]);
+		r->elements = (int64_t)u;
+	}
+	if (!parse_uint(v[8], INT32_MAX, &u) || u < 1)
+		return fail(err, len, name, line, "iters '%s' is not a whole number >= 1", v[8]);
+	r->iters = (int)u;
+	if (!parse_real(v[9], &r->time_us) || r->time_us <= 0)
+		return fail(err, len, name, line, "time_us '%s' is not a time > 0", v[9]);
+	r->algbw = r->busbw = -1;
+	if (!is_dash(v[10]) && !parse_real(v[10], &r->algbw))
+		return fail(err, len, name, line, "algbw_MBps '%s' is not a number >= 0 or -", v[10]);
+	if (!is_dash(v[11]) && !parse_real(v[11], &r->busbw))
+		return fail(err, len, name, line, "busbw_MBps '%s' is not a number >= 0 or -", v[11]);
+	if (r->coll != RES_BARRIER && r->algbw < 0)
+		return fail(err, len, name, line, "algbw_MBps is missing for %s", v[1]);
+	if (r->algbw >= 0 && r->bytes > 0) {
+		/* bytes / time_us is MB/s; both were printed with two decimals */
+		double want = (double)r->bytes / r->time_us;
+		if (fabs(r->algbw - want) > 0.01 * want + 0.011)
+			return fail(err, len, name, line, "algbw_MBps %s is not bytes / time_us = %.2f", v[10], want);
+	}
+	if (!parse_uint(v[12], UINT64_MAX / 2, &r->wrong))
+		return fail(err, len, name, line, "wrong '%s' is not a whole number", v[12]);
+	return 0;
+}
+
+static int push_row(struct res_table *t, const struct res_row *r)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 32;
+		struct res_row *p = realloc(t->rows, cap * sizeof(*p));
+		if (!p)
+			return -1;
+		t->rows = p;
+		t->cap = cap;
+	}
+	t->rows[t->n++] = *r;
+	return 0;
+}
+
+int res_parse_csv(FILE *f, const char *name, struct res_table *t, char *err, size_t errlen)
+{
+	char buf[MAX_LINE];
+	char *v[CSV_FIELDS];
+	int line = 0, got, nf;
+	struct res_row r;
+
+	got = next_line(f, buf, &line);
+	if (got == 0)
+		return fail(err, errlen, name, 0, "empty: no header line");
+	if (got < 0 || strcmp(buf, RES_CSV_HEADER))
+		return fail(err, errlen, name, line, "header is not '%s'", RES_CSV_HEADER);
+	while ((got = next_line(f, buf, &line)) > 0) {
+		if (strchr(buf, '"'))
+			return fail(err, errlen, name, line, "quoted fields are not part of this format");
+		nf = split(buf, v, CSV_FIELDS);
+		if (nf != CSV_FIELDS)
+			return fail(err, errlen, name, line, "%d fields, not %d", nf, CSV_FIELDS);
+		if (parse_row(v, &r, name, line, err, errlen) < 0)
+			return -1;
+		if (push_row(t, &r) < 0)
+			return fail(err, errlen, name, line, "out of memory");
+	}
+	if (got < 0)
+		return fail(err, errlen, name, line, "line longer than %d bytes", MAX_LINE - 2);
+	if (ferror(f))
+		return fail(err, errlen, name, line, "read error: %s", strerror(errno));
+	return 0;
+}
+
+int res_load_csv(const char *path, struct res_table *t, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	int rc;
+
+	if (!f)
+		return fail(err, errlen, path, 0, "%s", strerror(errno));
+	rc = res_parse_csv(f, path, t, err, errlen);
+	fclose(f);
+	return rc;
+}
+
+void res_table_free(struct res_table *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+int res_parse_loggp(FILE *f, const char *name, struct res_points *pts, char *err, size_t errlen)
+{
+	char buf[MAX_LINE];
+	char *v[4];
+	int line = 0, got;
+	uint64_t u;
+
+	got = next_line(f, buf, &line);
+	if (got == 0)
+		return fail(err, errlen, name, 0, "empty: no header line");
+	if (got < 0 || strcmp(buf, RES_LOGGP_HEADER))
+		return fail(err, errlen, name, line, "header is not '%s'", RES_LOGGP_HEADER);
+	while ((got = next_line(f, buf, &line)) > 0) {
+		struct res_point p;
+		int nf = split(buf, v, 4);
+
+		if (nf != 4)
+			return fail(err, errlen, name, line, "%d fields, not 4", nf);
+		if (!strcmp(v[0], "half_rtt"))
+			p.measure = RES_HALF_RTT;
+		else if (!strcmp(v[0], "gap"))
+			p.measure = RES_GAP;
+		else
+			return fail(err, errlen, name, line, "measure '%s' is not half_rtt or gap", v[0]);
+		if (!parse_uint(v[1], UINT64_MAX / 2, &u))
+			return fail(err, errlen, name, line, "bytes '%s' is not a whole number", v[1]);
+		p.bytes = (double)u;
+		if (!parse_uint(v[2], INT32_MAX, &u) || u < 1)
+			return fail(err, errlen, name, line, "iters '%s' is not a whole number >= 1", v[2]);
+		p.iters = (int)u;
+		if (!parse_real(v[3], &p.value_us) || p.value_us <= 0)
+			return fail(err, errlen, name, line, "value_us '%s' is not a time > 0", v[3]);
+		if (pts->n == pts->cap) {
+			size_t cap = pts->cap ? 2 * pts->cap : 16;
+			struct res_point *np = realloc(pts->p, cap * sizeof(*np));
+			if (!np)
+				return fail(err, errlen, name, line, "out of memory");
+			pts->p = np;
+			pts->cap = cap;
+		}
+		pts->p[pts->n++] = p;
+	}
+	if (got < 0)
+		return fail(err, errlen, name, line, "line longer than %d bytes", MAX_LINE - 2);
+	return 0;
+}
+
+int res_load_loggp(const char *path, struct res_points *pts, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	int rc;
+
+	if (!f)
+		return fail(err, errlen, path, 0, "%s", strerror(errno));
+	rc = res_parse_loggp(f, path, pts, err, errlen);
+	fclose(f);
+	return rc;
+}
+
+void res_points_free(struct res_points *pts)
+{
+	free(pts->p);
+	memset(pts, 0, sizeof(*pts));
+}
+
+/* Copy scalar @val of @key into the field of @m it names, if any. */
+static void meta_set(struct res_meta *m, const char *key, const char *val)
+{
+	static const struct {
+		const char *key;
+		size_t off, len;
+	} text[] = {
+#define TEXT(k) { #k, offsetof(struct res_meta, k), sizeof(((struct res_meta *)0)->k) }
+		TEXT(experiment), TEXT(date), TEXT(commit), TEXT(topology), TEXT(accelerator), TEXT(status), TEXT(host_cpu),
+#undef TEXT
+	};
+
+	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
+		if (!strcmp(key, text[i].key)) {
+			snprintf((char *)m + text[i].off, text[i].len, "%s", val);
+			return;
+		}
+	if (!strcmp(key, "nranks"))
+		m->nranks = atoi(val);
+	else if (!strcmp(key, "tree_levels"))
+		m->tree_levels = atoi(val);
+}
+
+int res_load_meta(const char *path, struct res_meta *m, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	yaml_node_t *root;
+	int rc = -1;
+
+	memset(m, 0, sizeof(*m));
+	if (!f)
+		return fail(err, errlen, path, 0, "%s", strerror(errno));
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_file(&parser, f);
+	if (!yaml_parser_load(&parser, &doc)) {
+		fail(err, errlen, path, (int)parser.problem_mark.line + 1, "not YAML: %s",
+		     parser.problem ? parser.problem : "parse error");
+		yaml_parser_delete(&parser);
+		fclose(f);
+		return -1;
+	}
+	root = yaml_document_get_root_node(&doc);
+	if (!root || root->type != YAML_MAPPING_NODE) {
+		fail(err, errlen, path, 0, "the top level is not a mapping of keys");
+		goto out;
+	}
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(&doc, p->key);
+		yaml_node_t *v = yaml_document_get_node(&doc, p->value);
+		if (k && v && k->type == YAML_SCALAR_NODE && v->type == YAML_SCALAR_NODE)
+			meta_set(m, (const char *)k->data.scalar.value, (const char *)v->data.scalar.value);
+	}
+	rc = 0;
+out:
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	fclose(f);
+	return rc;
+}

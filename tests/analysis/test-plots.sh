@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# test-plots.sh — the analysis tools (analysis/increport.c, analysis/plots.sh)
+# on checked-in results (tests/analysis/samples: a paper run, a sweep run
+# with loggp.csv and a row with wrong elements) and broken files
+# (tests/analysis/bad). No lab. Every expectation is computed here from the
+# sample files with awk, or is a parameter the samples were generated from
+# (LogGP: L = 100 us, o = 40 us, G = 0.4 us/B). Prints ok/FAIL per check and
+# "N passed, M failed"; exit 1 on any failure.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+increport=${INCLAB_BUILD:-build}/increport
+samples=tests/analysis/samples
+bad=tests/analysis/bad
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $*"; }
+ko() { fail=$((fail + 1)); echo "FAIL $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else ko "$what"; fi; }
+# said RC WANT_RC TEXT — the exit status was WANT_RC and stdin contains TEXT
+said() { [ "$1" = "$2" ] && grep -qF -- "$3"; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+[ -x "$increport" ] || { ko "$increport is not built (make build/increport)"; echo "$pass passed, $fail failed"; exit 1; }
+
+# ---- bad files: each refused, with the file, the line and the reason ---------------
+while IFS='|' read -r file want; do
+    out=$("$increport" check "$bad/$file" 2>&1); rc=$?
+    check "bad $file refused (exit $rc): $out" said $rc 1 "$bad/$want" <<<"$out"
+done <<'EOF'
+empty.csv|empty.csv: empty: no header line
+header.csv|header.csv:1: header is not 'algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong'
+fields.csv|fields.csv:3: 12 fields, not 13
+time.csv|time.csv:2: time_us 'fast' is not a time > 0
+negative.csv|negative.csv:2: time_us '-5' is not a time > 0
+nan.csv|nan.csv:2: time_us 'nan' is not a time > 0
+collective.csv|collective.csv:2: collective 'allgather' is not
+algbw.csv|algbw.csv:2: algbw_MBps 2.00 is not bytes / time_us = 1.00
+elements.csv|elements.csv:2: elements 1000 does not match bytes 1048576
+root.csv|root.csv:2: root '4' is not a rank of 0..3
+quoted.csv|quoted.csv:2: quoted fields are not part of this format
+wrong.csv|wrong.csv:3: wrong 'many' is not a whole number
+loggp-measure.csv|loggp-measure.csv:3: measure 'latency' is not half_rtt or gap
+EOF
+out=$("$increport" check "$bad/nosuchfile.csv" 2>&1); rc=$?
+check "a missing file is an error (exit $rc): $out" said $rc 1 'No such file' <<<"$out"
+"$increport" frobnicate >/dev/null 2>&1; rc=$?
+check "an unknown command is a usage error (exit $rc)" [ $rc = 2 ]
+
+# ---- good files: every row read ---------------------------------------------------------
+for f in "$samples"/*/results.csv "$samples"/*/loggp.csv; do
+    rows=$(tail -n +2 "$f" | grep -c .)
+    out=$("$increport" check "$f" 2>&1); rc=$?
+    check "$f reads: $out" said $rc 0 ": $rows " <<<"$out"
+done
+
+# ---- make plots on a copy of the samples -------------------------------------------------
+res=$tmp/results
+cp -r "$samples" "$res"
+out=$(analysis/plots.sh "$res" 2>&1); rc=$?
+check "plots.sh on the samples exits 0: $(tail -n 1 <<<"$out")" [ $rc = 0 ]
+paper=$res/paper-20261101-120000 sweep=$res/sweep-20261102-090000
+want_paper="allreduce-throughput allreduce-time reduce-throughput reduce-time"
+want_sweep="$want_paper broadcast-throughput broadcast-time barrier-time loggp-fit loggp-allreduce"
+for run in paper sweep; do
+    dir=$res/$(basename "$(eval echo "\$$run")") want=want_$run
+    for c in ${!want}; do
+        check "$run: $c.png is a PNG" sh -c "[ \"\$(head -c 4 '$dir/plots/$c.png' | od -An -c | tr -d ' ')\" = '211PNG' ]"
+        check "$run: $c.svg is an SVG titled with topology and accelerator" \
+            sh -c "grep -q '<svg' '$dir/plots/$c.svg' && grep -q 'topology 1-2-4, TCG' '$dir/plots/$c.svg'"
+    done
+    n=$(ls "$dir/plots/"*.png | wc -l)
+    check "$run: $n PNG charts, as expected ($(wc -w <<<"${!want}"))" [ "$n" = "$(wc -w <<<"${!want}")" ]
+done
+check "paper: no broadcast chart (nothing measured)" [ ! -e "$paper/plots/broadcast-throughput.png" ]
+
+# chart data = the verified rows of results.csv, in MiB / s / MB/s, ascending size
+expect_dat() { # RUN ALGO COLL: the .dat lines expected from results.csv
+    awk -F, -v a="$2" -v c="$3" 'NR > 1 && $1 == a && $2 == c && $13 == 0 {
+        printf "%.9g %.9g %.6g %.6g\n", $7 / 1048576, $10 / 1e6, $11, $12 }' "$1/results.csv" | sort -g
+}
+for spec in "$paper inc allreduce" "$paper ring allreduce" "$paper mpi-tcp allreduce" "$paper inc reduce" \
+    "$sweep inc broadcast" "$sweep mpi-ucx allreduce" "$sweep ring broadcast"; do
+    set -- $spec
+    got=$(grep -v '^#' "$1/plots/$3-$2.dat" 2>/dev/null)
+    check "$(basename "$1"): $3-$2.dat holds the $(expect_dat "$@" | wc -l) verified rows of results.csv" \
+        [ "$got" = "$(expect_dat "$@")" ]
+done
+check "sweep: the 8 MiB broadcast with 17 wrong elements is not drawn" sh -c "! grep -q '^8 ' '$sweep/plots/broadcast-inc.dat'"
+check "sweep: barrier.dat has every algorithm's barrier time" \
+    [ "$(cat "$sweep/plots/barrier.dat" | grep -v '^#')" = "$(awk -F, '$2 == "barrier" {printf "%s %.6g\n", $1, $10}' "$sweep/results.csv")" ]
+ceil=$(awk -F, '$1 == "ceiling" {print $11}' "$paper/results.csv")
+check "paper: the throughput chart draws the run's ceiling ($ceil MB/s)" \
+    grep -qF ", $(awk -v c="$ceil" 'BEGIN {printf "%.6g", c}') with lines" "$paper/plots/allreduce.gp"
+
+# ---- REPORT.md --------------------------------------------------------------------------
+rep=$res/REPORT.md
+check "REPORT.md written" [ -s "$rep" ]
+# seed row AllReduce 32 MiB: ours from the paper run (the only run with 32 MiB)
+row=$(grep '^| AllReduce | 32 MiB |' "$rep")
+exp=$(awk -F, -v c="$ceil" '$1 == "inc" && $2 == "allreduce" && $7 == 33554432 {
+    printf "| AllReduce | 32 MiB | 5.9 s | 45.0 | %.1f s | %.1f | %.2f | %.2f | %.2f | paper-20261101-120000 |", $10 / 1e6, $11 * 8, $11, c, $11 / c }' "$paper/results.csv")
+check "REPORT: seed row AllReduce 32 MiB next to ours: $row" [ "$row" = "$exp" ]
+row=$(grep '^| Reduce | 512 MiB |' "$rep")
+exp=$(awk -F, -v c="$ceil" '$1 == "inc" && $2 == "reduce" && $7 == 536870912 {
+    printf "| Reduce | 512 MiB | 130.0 s | 31.0 | %.1f s | %.1f | %.2f | %.2f | %.2f | paper-20261101-120000 |", $10 / 1e6, $11 * 8, $11, c, $11 / c }' "$paper/results.csv")
+check "REPORT: seed row Reduce 512 MiB next to ours: $row" [ "$row" = "$exp" ]
+check "REPORT: every seed row is there" [ "$(grep -c '^| \(AllReduce\|Reduce\) | [0-9]* [MG]iB | [0-9.]* s |' "$rep")" = 7 ]
+# speed-ups: ring / INC and TCP / INC at 32 MiB in the paper run
+sp=$(awk -F, '$7 == 33554432 && $2 == "allreduce" { t[$1] = $10 } END { printf "%.2f %.2f", t["ring"] / t["inc"], t["mpi-tcp"] / t["inc"] }' "$paper/results.csv")
+row=$(grep '^| paper-20261101-120000 | AllReduce | 32 MiB |' "$rep")
+check "REPORT: speed-up over ring at 32 MiB (${sp% *}): $row" grep -qF "| **${sp% *}** |" <<<"$row"
+check "REPORT: speed-up over OpenMPI TCP at 32 MiB (${sp#* })" grep -qF "| **${sp#* }** |" <<<"$row"
+n=$(awk -F, 'NR > 1 && $13 == 0 { k = $2 "," $7; t[$1 "," k] = 1; if ($1 == "inc") inc[k] = 1 }
+    END { for (k in inc) if (("ring," k) in t || ("mpi-tcp," k) in t || ("mpi-ucx," k) in t) n++; print n }' "$paper/results.csv" "$sweep/results.csv")
+check "REPORT: $n speed-up rows (every INC row with a baseline of the same size)" \
+    [ "$(grep -c '^| \(paper\|sweep\)-[0-9-]* | ' "$rep")" = "$n" ]
+check "REPORT: LogGP parameters of the sweep run recovered (L 100, o 40, G 0.4 us/B)" \
+    grep -qF '| 100.0 us | 40.0 us | 0.40000 us/B | 2.50 MB/s | 0.45000 us/B | 5 half_rtt, 5 gap |' "$rep"
+# predicted INC AllReduce of 1 MiB = L + 2o + nG = 100 + 80 + 1048576 * 0.4 us = 419.6 ms
+check "REPORT: LogGP prediction of the 1 MiB INC AllReduce (419.6 ms)" grep -qF '| inc | 1 MiB | 1.2 s | 419.6 ms |' "$rep"
+check "REPORT: the left-out wrong row is said" grep -q '1 row(s) with wrong elements left out' "$rep"
+check "REPORT: embeds every chart drawn" \
+    [ "$(grep -c '^!\[' "$rep")" = "$(find "$res" -path '*/plots/*.png' | wc -l)" ]
+for img in $(grep -o '([^)]*\.png)' "$rep" | tr -d '()'); do
+    [ -s "$res/$img" ] || { ko "REPORT links $img, which is not there"; break; }
+done
+
+# ---- again: the same charts, nothing stale ------------------------------------------------
+before=$(cd "$res" && find . -type f | sort | md5sum)
+analysis/plots.sh "$res" >/dev/null 2>&1; rc=$?
+check "a second make plots exits 0 and leaves the same files" sh -c "[ $rc = 0 ] && [ '$(cd "$res" && find . -type f | sort | md5sum)' = '$before' ]"
+
+# ---- a bad run among good ones: named, left out, the rest still drawn -----------------------
+mkdir -p "$res/broken-20261103-000000"
+cp "$bad/fields.csv" "$res/broken-20261103-000000/results.csv"
+rm -f "$paper"/plots/*.png
+out=$(analysis/plots.sh "$res" 2>&1); rc=$?
+check "a bad run fails make plots (exit $rc) naming the file and line" \
+    said $rc 1 'broken-20261103-000000/results.csv:3: 12 fields, not 13' <<<"$out"
+check "... and the good runs are still drawn" [ -s "$paper/plots/allreduce-throughput.png" ]
+check "... and REPORT.md says a run was left out" grep -q '1 more could not be read' "$rep"
+
+# ---- nothing to read -------------------------------------------------------------------------
+out=$(analysis/plots.sh "$tmp/none" 2>&1); rc=$?
+check "no results directory: exit 2 with a reason ($out)" said $rc 2 'no results directory' <<<"$out"
+mkdir "$tmp/empty"
+out=$(analysis/plots.sh "$tmp/empty" 2>&1); rc=$?
+check "an empty results directory: exit 0, says there are no runs" said $rc 0 'no runs in' <<<"$out"
+
+echo "$pass passed, $fail failed"
+exit $((fail > 0 ? 1 : 0))

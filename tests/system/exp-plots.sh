@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# exp-plots.sh — one small experiment end to end on the running lab, then
+# `make plots` on what it stored: `make exp-allreduce` (INC with every
+# baseline: the ib_send_bw ceiling, the LogGP measurements, libinccl's ring,
+# OpenMPI over TCP and over UCX when UCX runs on rxe), every element verified
+# on every rank, the run stored with its metadata; then the charts and
+# REPORT.md drawn from it.
+#
+#   tests/system/exp-plots.sh [SIZE]       (default 1M)
+#
+# Stores into a temporary RESULTS directory (removed at the end; EXP_KEEP=1
+# keeps it and prints where). Prints ok/FAIL per check and "N passed, M failed".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+size=${1:-1M}
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $*"; }
+ko() { fail=$((fail + 1)); echo "FAIL $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else ko "$what"; fi; }
+res=$(mktemp -d /tmp/inclab-exp.XXXXXX)
+trap '[ "${EXP_KEEP:-0}" = 1 ] && echo "results kept in $res" || rm -rf "$res"' EXIT
+
+t0=$(date +%s)
+LOGGP_SIZES=${LOGGP_SIZES:-8 1024 16384} LOGGP_ITERS=${LOGGP_ITERS:-50} \
+    make -s exp-allreduce SIZE="$size" ITERS=2 WARMUP=1 RESULTS="$res" \
+    BASELINES="ceiling loggp ring mpi-tcp mpi-ucx" > "$res/exp.out" 2>&1
+rc=$?
+sed 's/^/    /' "$res/exp.out" | tail -n 20
+check "make exp-allreduce SIZE=$size with every baseline exits 0 in $(($(date +%s) - t0)) s" [ $rc = 0 ]
+run=$(ls -d "$res"/allreduce-* 2>/dev/null | head -n 1)
+if [ -z "$run" ]; then
+    ko "no run directory in $res"
+    echo "$pass passed, $fail failed"
+    exit 1
+fi
+csv=$run/results.csv
+bytes=$(. experiments/lib.sh; exp_size_bytes "$size")
+for a in ceiling inc ring mpi-tcp; do
+    row=$(awk -F, -v a="$a" 'NR > 1 && $1 == a' "$csv" | head -n 1)
+    check "results.csv has a verified $a row: $row" sh -c "[ -n '$row' ] && [ \"\$(echo '$row' | cut -d, -f13)\" = 0 ]"
+done
+check "the inc and ring rows are AllReduce of $bytes bytes on every rank" \
+    [ "$(awk -F, -v b="$bytes" 'NR > 1 && ($1 == "inc" || $1 == "ring") && $2 == "allreduce" && $7 == b && $6 == 4' "$csv" | wc -l)" = 2 ]
+check "increport reads results.csv and loggp.csv" build/increport check "$csv" "$run/loggp.csv"
+for k in commit topology accelerator host_cpu date; do
+    v=$(sed -n "s/^$k: //p" "$run/meta.yaml")
+    check "meta.yaml: $k: $v" [ -n "$v" ]
+done
+check "meta.yaml: status verified" grep -qx 'status: verified' "$run/meta.yaml"
+check "the host image's package manifest is stored" [ -s "$run/manifest-host.txt" ]
+check "the switches' counters of the run are stored ($(wc -l < "$run/switch-counters.txt") lines)" [ -s "$run/switch-counters.txt" ]
+
+out=$(make -s plots RESULTS="$res" 2>&1); rc=$?
+echo "$out" | sed 's/^/    /'
+check "make plots exits 0" [ $rc = 0 ]
+for c in allreduce-throughput allreduce-time loggp-fit loggp-allreduce; do
+    check "$c.png and .svg drawn" sh -c "[ -s '$run/plots/$c.png' ] && grep -q '<svg' '$run/plots/$c.svg'"
+done
+check "REPORT.md shows INC against ring and OpenMPI for this run" \
+    grep -q "^| $(basename "$run") | AllReduce | " "$res/REPORT.md"
+check "REPORT.md has the run's LogGP fit" grep -q "^### $(basename "$run")" "$res/REPORT.md"
+grep "^| $(basename "$run") | AllReduce | \|^- INC over" "$res/REPORT.md" | sed 's/^/    /'
+echo "$pass passed, $fail failed"
+exit $((fail > 0 ? 1 : 0))
