@@ -61,7 +61,44 @@ ensure_daemons() {
 
 daemons_up() { pgrep -x libvirtd >/dev/null && virsh -c "$URI" version >/dev/null 2>&1; }
 
-accel() { if [ -w /dev/kvm ]; then echo kvm; else echo tcg; fi; }
+# accel KERNEL INITRD — the accelerator: INCLAB_ACCEL=kvm|tcg, the one of the
+# running lab (LAB_ACCEL from lab.env), or KVM when /dev/kvm exists and a guest
+# kernel really starts under it with the CPU the domains get (host-passthrough):
+# "Linux version" on its serial console within 20 s. A /dev/kvm that is present
+# but cannot run a guest (seen: nested KVM whose guests hang at kernel entry)
+# gives TCG, not a lab that never boots.
+accel() {
+    local out
+    case ${INCLAB_ACCEL:-} in
+    kvm | tcg) echo "$INCLAB_ACCEL"; return ;;
+    "") ;;
+    *) die "INCLAB_ACCEL must be kvm or tcg, not '$INCLAB_ACCEL'" ;;
+    esac
+    if [ -n "${LAB_ACCEL:-}" ]; then echo "$LAB_ACCEL"; return; fi
+    [ -e /dev/kvm ] || { echo tcg; return; }
+    out=$(timeout 20 qemu-system-x86_64 -accel kvm -cpu host -m 256 -display none -nodefaults -serial stdio \
+        -no-reboot -kernel "$1" -initrd "$2" -append "console=ttyS0 earlyprintk=serial,ttyS0 panic=-1" 2>&1)
+    if grep -q 'Linux version' <<<"$out"; then
+        echo kvm
+    else
+        echo "KVM: /dev/kvm is present but a guest kernel does not start under it ($(grep -m1 -i 'error' <<<"$out" |
+            cut -c1-100 || echo 'no console output in 20 s'))" >&2
+        echo tcg
+    fi
+}
+
+# libvirt runs QEMU as libvirt-qemu (group kvm). Without udev /dev/kvm can be
+# root-only (0600): give it Debian's udev default (root:kvm 0660) for the lab;
+# `down` restores what was found.
+kvm_access() {
+    local qemu_user=libvirt-qemu
+    id "$qemu_user" >/dev/null 2>&1 || return 0
+    runuser -u "$qemu_user" -- test -w /dev/kvm 2>/dev/null && return 0
+    mkdir -p /run/inclab
+    [ -e /run/inclab/kvm_mode ] || stat -c '%a %u %g' /dev/kvm > /run/inclab/kvm_mode
+    chgrp kvm /dev/kvm && chmod 660 /dev/kvm || die "cannot give group kvm access to /dev/kvm"
+    log "/dev/kvm: $(cat /run/inclab/kvm_mode | awk '{print "mode " $1 " uid " $2 " gid " $3}') -> root:kvm 660 for QEMU (restored by lab-down)"
+}
 
 # ---- guest agent command runner -------------------------------------------
 
@@ -134,7 +171,7 @@ dom_state() { vsh domstate "$prefix-$1" 2>/dev/null | head -n 1 || echo absent; 
 # ---- up ---------------------------------------------------------------------
 
 cmd_up() {
-    local t0=$SECONDS acc topo_hash roles
+    local t0=$SECONDS acc topo_hash roles image
     [ -r "$TOPOLOGY" ] || die "topology file '$TOPOLOGY' not found"
     "$INCLAB_BUILD/topogen" --check "$TOPOLOGY" >/dev/null || die "invalid topology '$TOPOLOGY' (see above)"
     topo_hash=$(sha256sum < "$TOPOLOGY" | cut -c1-16)
@@ -144,12 +181,18 @@ cmd_up() {
         [ "$LAB_HASH" = "$topo_hash" ] ||
             die "a lab of '$LAB_TOPOLOGY' (other contents) is in $state: 'make lab-down' first"
     fi
-    acc=$(accel)
-    if [ "$acc" = kvm ]; then log "accelerator: KVM (/dev/kvm)"; else log "accelerator: TCG (no usable /dev/kvm: software emulation, slow)"; fi
     ensure_daemons
 
     log "images (cached in ${INCLAB_CACHE:-/var/cache/inclab}/images)"
     roles=$("$top/images/build.sh" --print ${INCLAB_PAYLOAD:+--payload "$INCLAB_PAYLOAD"}) || die "image build failed"
+    image=$(awk 'NR == 1 {print $2}' <<<"$roles")
+    acc=$(accel "$image/vmlinuz" "$image/initrd.img" 2> >(while read -r l; do log "$l"; done))
+    if [ "$acc" = kvm ]; then
+        log "accelerator: KVM (/dev/kvm)"
+        kvm_access
+    else
+        log "accelerator: TCG (no usable /dev/kvm: software emulation, slow)"
+    fi
     mkdir -p "$state"/{disks,seeds,console}
     chmod 755 "$state" /var/lib/inclab 2>/dev/null || true
     "$INCLAB_BUILD/topogen" -o "$gen.new" --prefix "$prefix" --state-dir "$state" --accel "$acc" \
@@ -219,6 +262,11 @@ tune_host() {
 
 restore_host() {
     local k
+    if [ -e /run/inclab/kvm_mode ]; then
+        read -r mode uid gid < /run/inclab/kvm_mode
+        chown "$uid:$gid" /dev/kvm 2>/dev/null && chmod "$mode" /dev/kvm 2>/dev/null
+        rm -f /run/inclab/kvm_mode
+    fi
     for k in rmem_default rmem_max; do
         if [ -e /run/inclab/$k ]; then
             sysctl -q -w "net.core.$k=$(cat /run/inclab/$k)" && rm -f /run/inclab/$k
@@ -239,7 +287,7 @@ check_ports() {
 # Poll every node's inclab-ready until all pass; show progress.
 wait_ready() {
     local limit=${INCLAB_BOOT_TIMEOUT:-1500} t0=$SECONDS last=-100 n line ready pending
-    [ "$(accel)" = kvm ] && limit=${INCLAB_BOOT_TIMEOUT:-300}
+    [ "${acc:-tcg}" = kvm ] && limit=${INCLAB_BOOT_TIMEOUT:-300}
     declare -A done_at=()
     log "waiting for $(nodes | wc -l) nodes to be ready (limit ${limit} s)"
     while :; do
