@@ -200,18 +200,43 @@ static int parse_row(char **v, struct res_row *r, const char *name, int line, ch
 	return 0;
 }
 
-static int push_row(struct res_table *t, const struct res_row *r)
+/* Room for one more element of @size in the array *@arr of capacity *@cap holding @n; -1 when out of memory. */
+static int grow(void *arr, size_t *cap, size_t n, size_t size)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 32;
-		struct res_row *p = realloc(t->rows, cap * sizeof(*p));
-		if (!p)
-			return -1;
-		t->rows = p;
-		t->cap = cap;
-	}
-	t->rows[t->n++] = *r;
+	void **p = arr, *np;
+	size_t c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? 2 * *cap : 32;
+	if (!(np = realloc(*p, c * size)))
+		return -1;
+	*p = np;
+	*cap = c;
 	return 0;
+}
+
+/* After the last line: a line too long or a read error is an error. */
+static int end_of_input(FILE *f, int got, const char *name, int line, char *err, size_t errlen)
+{
+	if (got < 0)
+		return fail(err, errlen, name, line, "line longer than %d bytes", MAX_LINE - 2);
+	if (ferror(f))
+		return fail(err, errlen, name, line, "read error: %s", strerror(errno));
+	return 0;
+}
+
+/* Open @path and read it with the parser of @loggp (loggp.csv) or results.csv. */
+static int load(const char *path, bool loggp, void *out, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	int rc;
+
+	if (!f)
+		return fail(err, errlen, path, 0, "%s", strerror(errno));
+	rc = loggp ? res_parse_loggp(f, path, out, err, errlen) : res_parse_csv(f, path, out, err, errlen);
+	fclose(f);
+	return rc;
 }
 
 int res_parse_csv(FILE *f, const char *name, struct res_table *t, char *err, size_t errlen)
@@ -234,26 +259,16 @@ int res_parse_csv(FILE *f, const char *name, struct res_table *t, char *err, siz
 			return fail(err, errlen, name, line, "%d fields, not %d", nf, CSV_FIELDS);
 		if (parse_row(v, &r, name, line, err, errlen) < 0)
 			return -1;
-		if (push_row(t, &r) < 0)
+		if (grow(&t->rows, &t->cap, t->n, sizeof(*t->rows)) < 0)
 			return fail(err, errlen, name, line, "out of memory");
+		t->rows[t->n++] = r;
 	}
-	if (got < 0)
-		return fail(err, errlen, name, line, "line longer than %d bytes", MAX_LINE - 2);
-	if (ferror(f))
-		return fail(err, errlen, name, line, "read error: %s", strerror(errno));
-	return 0;
+	return end_of_input(f, got, name, line, err, errlen);
 }
 
 int res_load_csv(const char *path, struct res_table *t, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
-	int rc;
-
-	if (!f)
-		return fail(err, errlen, path, 0, "%s", strerror(errno));
-	rc = res_parse_csv(f, path, t, err, errlen);
-	fclose(f);
-	return rc;
+	return load(path, false, t, err, errlen);
 }
 
 void res_table_free(struct res_table *t)
@@ -294,31 +309,16 @@ int res_parse_loggp(FILE *f, const char *name, struct res_points *pts, char *err
 		p.iters = (int)u;
 		if (!parse_real(v[3], &p.value_us) || p.value_us <= 0)
 			return fail(err, errlen, name, line, "value_us '%s' is not a time > 0", v[3]);
-		if (pts->n == pts->cap) {
-			size_t cap = pts->cap ? 2 * pts->cap : 16;
-			struct res_point *np = realloc(pts->p, cap * sizeof(*np));
-			if (!np)
-				return fail(err, errlen, name, line, "out of memory");
-			pts->p = np;
-			pts->cap = cap;
-		}
+		if (grow(&pts->p, &pts->cap, pts->n, sizeof(*pts->p)) < 0)
+			return fail(err, errlen, name, line, "out of memory");
 		pts->p[pts->n++] = p;
 	}
-	if (got < 0)
-		return fail(err, errlen, name, line, "line longer than %d bytes", MAX_LINE - 2);
-	return 0;
+	return end_of_input(f, got, name, line, err, errlen);
 }
 
 int res_load_loggp(const char *path, struct res_points *pts, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
-	int rc;
-
-	if (!f)
-		return fail(err, errlen, path, 0, "%s", strerror(errno));
-	rc = res_parse_loggp(f, path, pts, err, errlen);
-	fclose(f);
-	return rc;
+	return load(path, true, pts, err, errlen);
 }
 
 void res_points_free(struct res_points *pts)
