@@ -89,7 +89,10 @@ accel() {
 
 # libvirt runs QEMU as libvirt-qemu (group kvm). Without udev /dev/kvm can be
 # root-only (0600): give it Debian's udev default (root:kvm 0660) for the lab;
-# `down` restores what was found.
+# `down` restores what was found. Needed under TCG too: with a /dev/kvm its
+# QEMU user cannot open, libvirt finds its cached QEMU capabilities ("kvm"
+# present) never match and probes QEMU again on every call (seen: a minute per
+# domain define while VMs boot, lab-up 723 s instead of about 360).
 kvm_access() {
     local qemu_user=libvirt-qemu
     id "$qemu_user" >/dev/null 2>&1 || return 0
@@ -181,18 +184,14 @@ cmd_up() {
         [ "$LAB_HASH" = "$topo_hash" ] ||
             die "a lab of '$LAB_TOPOLOGY' (other contents) is in $state: 'make lab-down' first"
     fi
-    ensure_daemons
 
     log "images (cached in ${INCLAB_CACHE:-/var/cache/inclab}/images)"
     roles=$("$top/images/build.sh" --print ${INCLAB_PAYLOAD:+--payload "$INCLAB_PAYLOAD"}) || die "image build failed"
     image=$(awk 'NR == 1 {print $2}' <<<"$roles")
     acc=$(accel "$image/vmlinuz" "$image/initrd.img" 2> >(while read -r l; do log "$l"; done))
-    if [ "$acc" = kvm ]; then
-        log "accelerator: KVM (/dev/kvm)"
-        kvm_access
-    else
-        log "accelerator: TCG (no usable /dev/kvm: software emulation, slow)"
-    fi
+    if [ "$acc" = kvm ]; then log "accelerator: KVM (/dev/kvm)"; else log "accelerator: TCG (no usable /dev/kvm: software emulation, slow)"; fi
+    [ -e /dev/kvm ] && kvm_access
+    ensure_daemons
     mkdir -p "$state"/{disks,seeds,console}
     chmod 755 "$state" /var/lib/inclab 2>/dev/null || true
     "$INCLAB_BUILD/topogen" -o "$gen.new" --prefix "$prefix" --state-dir "$state" --accel "$acc" \
