@@ -98,6 +98,8 @@ if ! lab/lab.sh status >/dev/null 2>&1 || ! exp_lab_reachable 2>/dev/null; then
 fi
 exp_lab_reachable || exit 1
 run=$(exp_run_dir "$RESULTS" "$exp") || exit 1
+# the code that ran: taken now, as files may change while a long run goes on
+commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo -dirty)"
 log=$run/run.log
 exec > >(tee -a "$log") 2>&1
 exp_log "experiment $exp on $(basename "$TOPOLOGY" .yaml): $(wc -l < "$plan") measurement(s), baselines: ${BASELINES:-none}; storing in $run"
@@ -176,7 +178,7 @@ done
 {
     echo "experiment: $exp"
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo -dirty)"
+    echo "commit: $commit"
     echo "topology: $(basename "$TOPOLOGY" .yaml)"
     echo "topology_file: $TOPOLOGY"
     echo "accelerator: ${LAB_ACCEL:-unknown}"
