@@ -514,6 +514,15 @@ static void fmt_size(char *buf, size_t len, uint64_t bytes)
 		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
 }
 
+/* Two table cells: @ceiling and @mbps as a fraction of it, or "not measured". */
+static void fraction(FILE *f, double mbps, double ceiling)
+{
+	if (ceiling > 0)
+		fprintf(f, " %.2f | %.2f |", ceiling, mbps / ceiling);
+	else
+		fprintf(f, " not measured | |");
+}
+
 /* The seed's table, each row next to the newest run of the seed's topology that measured it. */
 static void report_seed(FILE *f, struct run *runs, size_t n)
 {
@@ -522,10 +531,11 @@ static void report_seed(FILE *f, struct run *runs, size_t n)
 		   "with a verified in-network (`inc`) row of that collective and size (any dtype and operator). "
 		   "Throughput is algorithm bandwidth (bytes per rank / time) in Mbps (10^6 bit/s) as the seed gives it "
 		   "and in MB/s; *of ceiling* divides it by the `ib_send_bw` ceiling measured across the tree in the "
-		   "same run. The seed published no ceiling.\n\n",
+		   "same run with both ends sleeping on completion events (`-e`, as libinccl does), *of polling ceiling* "
+		   "by the same measured with perftest's default busy polling. The seed published no ceiling.\n\n",
 		SEED_TOPOLOGY);
-	fprintf(f, "| collective | size | seed time | seed Mbps | our time | our Mbps | our MB/s | ceiling MB/s | of ceiling | run |\n"
-		   "|---|---|---|---|---|---|---|---|---|---|\n");
+	fprintf(f, "| collective | size | seed time | seed Mbps | our time | our Mbps | our MB/s | ceiling MB/s | of ceiling "
+		   "| polling ceiling MB/s | of polling ceiling | run |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t s = 0; s < sizeof(seed) / sizeof(seed[0]); s++) {
 		const struct res_row *x = NULL;
 		const struct run *from = NULL;
@@ -538,15 +548,13 @@ static void report_seed(FILE *f, struct run *runs, size_t n)
 		fmt_size(size, sizeof(size), (uint64_t)seed[s].mib << 20);
 		fprintf(f, "| %s | %s | %.1f s | %.1f |", coll_titles[seed[s].coll], size, seed[s].time_s, seed[s].mbps);
 		if (!x) {
-			fprintf(f, " not measured | | | | | |\n");
+			fprintf(f, " not measured | | | | | | | |\n");
 			continue;
 		}
 		fmt_time(t, sizeof(t), x->time_us);
 		fprintf(f, " %s | %.1f | %.2f |", t, x->algbw * 8, x->algbw);
-		if (ceiling_of(from) > 0)
-			fprintf(f, " %.2f | %.2f |", ceiling_of(from), x->algbw / ceiling_of(from));
-		else
-			fprintf(f, " not measured | |");
+		fraction(f, x->algbw, ceiling_of(from));
+		fraction(f, x->algbw, from->meta.ceiling_poll);
 		fprintf(f, " %s |\n", from->name);
 	}
 	fprintf(f, "\n");

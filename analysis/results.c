@@ -348,6 +348,8 @@ static void meta_set(struct res_meta *m, const char *key, const char *val)
 		m->nranks = atoi(val);
 	else if (!strcmp(key, "tree_levels"))
 		m->tree_levels = atoi(val);
+	else if (!strcmp(key, "ceiling_busy_poll_MBps"))
+		m->ceiling_poll = atof(val);
 }
 
 int res_load_meta(const char *path, struct res_meta *m, char *err, size_t errlen)

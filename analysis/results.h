@@ -71,6 +71,7 @@ struct res_meta {
 	char host_cpu[128];
 	int nranks;          /* 0 when absent */
 	int tree_levels;     /* 0 when absent */
+	double ceiling_poll; /* ceiling_busy_poll_MBps: ib_send_bw busy polling, 0 when absent */
 };
 
 const char *res_coll_name(enum res_coll c);

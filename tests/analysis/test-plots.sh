@@ -96,13 +96,16 @@ check "paper: the throughput chart draws the run's ceiling ($ceil MB/s)" \
 rep=$res/REPORT.md
 check "REPORT.md written" [ -s "$rep" ]
 # seed row AllReduce 32 MiB: ours from the paper run (the only run with 32 MiB)
+poll=$(sed -n 's/^ceiling_busy_poll_MBps: //p' "$paper/meta.yaml")
 row=$(grep '^| AllReduce | 32 MiB |' "$rep")
-exp=$(awk -F, -v c="$ceil" '$1 == "inc" && $2 == "allreduce" && $7 == 33554432 {
-    printf "| AllReduce | 32 MiB | 5.9 s | 45.0 | %.1f s | %.1f | %.2f | %.2f | %.2f | paper-20261101-120000 |", $10 / 1e6, $11 * 8, $11, c, $11 / c }' "$paper/results.csv")
+exp=$(awk -F, -v c="$ceil" -v p="$poll" '$1 == "inc" && $2 == "allreduce" && $7 == 33554432 {
+    printf "| AllReduce | 32 MiB | 5.9 s | 45.0 | %.1f s | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f | paper-20261101-120000 |",
+        $10 / 1e6, $11 * 8, $11, c, $11 / c, p, $11 / p }' "$paper/results.csv")
 check "REPORT: seed row AllReduce 32 MiB next to ours: $row" [ "$row" = "$exp" ]
 row=$(grep '^| Reduce | 512 MiB |' "$rep")
-exp=$(awk -F, -v c="$ceil" '$1 == "inc" && $2 == "reduce" && $7 == 536870912 {
-    printf "| Reduce | 512 MiB | 130.0 s | 31.0 | %.1f s | %.1f | %.2f | %.2f | %.2f | paper-20261101-120000 |", $10 / 1e6, $11 * 8, $11, c, $11 / c }' "$paper/results.csv")
+exp=$(awk -F, -v c="$ceil" -v p="$poll" '$1 == "inc" && $2 == "reduce" && $7 == 536870912 {
+    printf "| Reduce | 512 MiB | 130.0 s | 31.0 | %.1f s | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f | paper-20261101-120000 |",
+        $10 / 1e6, $11 * 8, $11, c, $11 / c, p, $11 / p }' "$paper/results.csv")
 check "REPORT: seed row Reduce 512 MiB next to ours: $row" [ "$row" = "$exp" ]
 check "REPORT: every seed row is there" [ "$(grep -c '^| \(AllReduce\|Reduce\) | [0-9]* [MG]iB | [0-9.]* s |' "$rep")" = 7 ]
 # speed-ups: ring / INC and TCP / INC at 32 MiB in the paper run
