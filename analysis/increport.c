@@ -316,8 +316,12 @@ static int write_coll_script(const struct run *r, const char *pdir, enum res_col
 			n += (size_t)snprintf(plot + n, sizeof(plot) - n, "%s '%s-%s.dat' using 1:3 with linespoints lw 2 title '%s'",
 					      n > 4 ? "," : "", res_coll_name(coll), algos[a].name, algos[a].label);
 	if (ceil_mbps > 0)
-		snprintf(plot + n, sizeof(plot) - n, ", %.6g with lines dt 2 lc 'black' title 'RDMA ceiling, ib_send_bw across the tree (%.2f MB/s)'",
-			 ceil_mbps, ceil_mbps);
+		n += (size_t)snprintf(plot + n, sizeof(plot) - n,
+				      ", %.6g with lines dt 2 lc 'black' title 'RDMA ceiling, ib_send_bw -e across the tree (%.2f MB/s)'",
+				      ceil_mbps, ceil_mbps);
+	if (r->meta.ceiling_poll > 0)
+		snprintf(plot + n, sizeof(plot) - n, ", %.6g with lines dt 3 lc 'gray' title 'the same, busy polling (%.2f MB/s)'",
+			 r->meta.ceiling_poll, r->meta.ceiling_poll);
 	snprintf(name, sizeof(name), "%s-throughput", res_coll_name(coll));
 	gp_outputs(f, name, plot);
 
@@ -432,13 +436,13 @@ static int write_loggp(const struct run *r, const char *pdir, FILE *list)
 			   "set xlabel 'message size per rank (MiB)'\nset ylabel 'time per AllReduce (s)'\n",
 			lo / MIB / 2, hi / MIB * 2);
 		n = (size_t)snprintf(plot, sizeof(plot),
-				     "plot 'loggp-predicted.dat' using 1:2 with lines lw 2 dt 2 title 'INC predicted: L + 2o + nG', "
-				     "'loggp-predicted.dat' using 1:3 with lines lw 2 dt 2 title 'ring predicted: 2(p-1)(L + 2o) + 2(p-1)/p nG'");
+				     "plot 'loggp-predicted.dat' using 1:2 with lines lw 2 dt 2 lc 1 title 'INC predicted: L + 2o + nG', "
+				     "'loggp-predicted.dat' using 1:3 with lines lw 2 dt 2 lc 2 title 'ring predicted: 2(p-1)(L + 2o) + 2(p-1)/p nG'");
 		for (size_t a = 0; a < 2; a++)
 			if (have[a])
 				n += (size_t)snprintf(plot + n, sizeof(plot) - n,
-						      ", 'allreduce-%s.dat' using 1:2 with points pt 7 ps 1.5 title '%s measured'",
-						      algos[a].name, algos[a].name);
+						      ", 'allreduce-%s.dat' using 1:2 with points pt 7 ps 1.5 lc %zu title '%s measured'",
+						      algos[a].name, a + 1, algos[a].name);
 		gp_outputs(f, "loggp-allreduce", plot);
 	}
 	if (finish(f, path) < 0)
