@@ -94,6 +94,20 @@ static bool exists(const char *path)
 
 /* ---- loading ------------------------------------------------------------------ */
 
+/* "YYYY-mm-ddTHH:MM:SSZ" from a run name ending in -YYYYmmdd-HHMMSS[-K], or "" if it does not. */
+static void date_from_name(const char *name, char *out, size_t len)
+{
+	int y, mo, d, h, mi, sec;
+	const char *p = name;
+
+	out[0] = 0;
+	for (; (p = strchr(p, '-')); p++)
+		if (sscanf(p, "-%4d%2d%2d-%2d%2d%2d", &y, &mo, &d, &h, &mi, &sec) == 6) {
+			snprintf(out, len, "%04d-%02d-%02dT%02d:%02d:%02dZ", y, mo, d, h, mi, sec);
+			return;
+		}
+}
+
 /* Read run directory @dir into @r; 0, or -1 after complaining. */
 static int load_run(const char *dir, struct run *r)
 {
@@ -114,6 +128,8 @@ static int load_run(const char *dir, struct run *r)
 		complain("%s", err);
 		return -1;
 	}
+	if (!r->meta.date[0]) /* no meta.yaml yet (a run in progress): the time in its name, NAME-YYYYmmdd-HHMMSS */
+		date_from_name(r->name, r->meta.date, sizeof(r->meta.date));
 	if (!r->meta.topology[0])
 		snprintf(r->meta.topology, sizeof(r->meta.topology), "unknown topology");
 	if (!r->meta.accelerator[0])
@@ -232,14 +248,23 @@ static void chart_title(char *buf, size_t len, const struct run *r, const char *
 	snprintf(buf, len, "%s — topology %s, %s, %d ranks (run %s)", what, r->meta.topology, acc, nranks_of(r), r->name);
 }
 
-/* Sizes of @coll's verified rows over every algorithm: the x range of its charts. */
+/* Whether algorithm @name is one the charts draw (algos[]). */
+static bool drawn(const char *name)
+{
+	for (size_t a = 0; a < NALGOS; a++)
+		if (!strcmp(name, algos[a].name))
+			return true;
+	return false;
+}
+
+/* Sizes of @coll's verified rows of the drawn algorithms: the x range of its charts. */
 static bool size_range(const struct run *r, enum res_coll coll, double *lo, double *hi)
 {
 	*lo = INFINITY;
 	*hi = 0;
 	for (size_t i = 0; i < r->t.n; i++) {
 		const struct res_row *x = &r->t.rows[i];
-		if (x->coll == coll && x->wrong == 0 && x->bytes > 0) {
+		if (x->coll == coll && x->wrong == 0 && x->bytes > 0 && drawn(x->algo)) {
 			*lo = fmin(*lo, (double)x->bytes);
 			*hi = fmax(*hi, (double)x->bytes);
 		}
@@ -407,8 +432,11 @@ static int write_loggp(const struct run *r, const char *pdir, FILE *list)
 	fprintf(f, "# MiB inc_s ring_s: LogGP predictions for %d ranks (run %s)\n", p, r->name);
 	for (int i = 0; i <= 48; i++) {
 		double b = lo / 2 * pow(hi * 2 / (lo / 2), i / 48.0);
-		fprintf(f, "%.9g %.9g %.9g\n", b / MIB, loggp_inc_allreduce_us(&r->fit, b) / 1e6,
-			loggp_ring_allreduce_us(&r->fit, b, p) / 1e6);
+		if (p >= 2)
+			fprintf(f, "%.9g %.9g %.9g\n", b / MIB, loggp_inc_allreduce_us(&r->fit, b) / 1e6,
+				loggp_ring_allreduce_us(&r->fit, b, p) / 1e6);
+		else /* no ring of one rank (or of an unknown number): gnuplot skips NaN */
+			fprintf(f, "%.9g %.9g NaN\n", b / MIB, loggp_inc_allreduce_us(&r->fit, b) / 1e6);
 	}
 	if (finish(f, path) < 0 || !(f = create(pdir, "loggp.gp", path, sizeof(path))))
 		return -1;
@@ -629,7 +657,6 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		   "ring AllReduce = 2(p-1)(L + 2o) + 2(p-1)/p·n·G.\n\n");
 	for (size_t i = n; i-- > 0;) {
 		const struct run *r = &runs[i];
-		int p = nranks_of(r);
 
 		if (!r->has_loggp)
 			continue;
@@ -651,7 +678,9 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 			if (x->coll != RES_ALLREDUCE || x->wrong || (strcmp(x->algo, "inc") && strcmp(x->algo, "ring")))
 				continue;
 			pred = !strcmp(x->algo, "inc") ? loggp_inc_allreduce_us(&r->fit, (double)x->bytes)
-						       : loggp_ring_allreduce_us(&r->fit, (double)x->bytes, p);
+						       : loggp_ring_allreduce_us(&r->fit, (double)x->bytes, x->nranks);
+			if (pred <= 0)
+				continue; /* a ring of one rank: nothing to predict */
 			fmt_time(t1, sizeof(t1), x->time_us);
 			fmt_time(t2, sizeof(t2), pred);
 			fmt_size(size, sizeof(size), x->bytes);

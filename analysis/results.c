@@ -105,24 +105,31 @@ static int split(char *line, char **fields, int max)
 /*
  * Read the next meaningful line of @f into @buf (without its end of line);
  * skips empty lines and '#' comments. Returns 1, 0 at the end, -1 on a line
- * longer than MAX_LINE or a NUL byte.
+ * of MAX_LINE bytes or more, or one holding a NUL byte (a binary file).
  */
 static int next_line(FILE *f, char *buf, int *lineno)
 {
-	for (;;) {
-		size_t n;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int rc = 0;
 
-		if (!fgets(buf, MAX_LINE, f))
-			return 0;
+	while ((n = getline(&line, &cap, f)) >= 0) {
 		++*lineno;
-		n = strlen(buf);
-		if (n == MAX_LINE - 1 && buf[n - 1] != '\n')
-			return -1;
-		while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-			buf[--n] = 0;
-		if (n > 0 && buf[0] != '#')
-			return 1;
+		if ((size_t)n != strlen(line) || n >= MAX_LINE) {
+			rc = -1;
+			break;
+		}
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = 0;
+		if (n > 0 && line[0] != '#') {
+			memcpy(buf, line, (size_t)n + 1);
+			rc = 1;
+			break;
+		}
 	}
+	free(line);
+	return rc;
 }
 
 static bool one_of(const char *s, const char *const *choices)
@@ -220,7 +227,8 @@ static int grow(void *arr, size_t *cap, size_t n, size_t size)
 static int end_of_input(FILE *f, int got, const char *name, int line, char *err, size_t errlen)
 {
 	if (got < 0)
-		return fail(err, errlen, name, line, "line longer than %d bytes", MAX_LINE - 2);
+		return fail(err, errlen, name, line, "a line longer than %d bytes or with a NUL byte: not a text results file",
+			    MAX_LINE - 1);
 	if (ferror(f))
 		return fail(err, errlen, name, line, "read error: %s", strerror(errno));
 	return 0;
@@ -327,9 +335,12 @@ void res_points_free(struct res_points *pts)
 	memset(pts, 0, sizeof(*pts));
 }
 
-/* Copy scalar @val of @key into the field of @m it names, if any. */
-static void meta_set(struct res_meta *m, const char *key, const char *val)
+/* Copy scalar @val of @key into the field of @m it names, if any; -1 when a number is not one. */
+static int meta_set(struct res_meta *m, const char *key, const char *val)
 {
+	uint64_t u;
+	double d;
+
 	static const struct {
 		const char *key;
 		size_t off, len;
@@ -342,14 +353,18 @@ static void meta_set(struct res_meta *m, const char *key, const char *val)
 	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
 		if (!strcmp(key, text[i].key)) {
 			snprintf((char *)m + text[i].off, text[i].len, "%s", val);
-			return;
+			return 0;
 		}
-	if (!strcmp(key, "nranks"))
-		m->nranks = atoi(val);
-	else if (!strcmp(key, "tree_levels"))
-		m->tree_levels = atoi(val);
-	else if (!strcmp(key, "ceiling_busy_poll_MBps"))
-		m->ceiling_poll = atof(val);
+	if (!strcmp(key, "nranks") || !strcmp(key, "tree_levels")) {
+		if (!parse_uint(val, 1 << 20, &u))
+			return -1;
+		*(!strcmp(key, "nranks") ? &m->nranks : &m->tree_levels) = (int)u;
+	} else if (!strcmp(key, "ceiling_busy_poll_MBps")) {
+		if (!parse_real(val, &d))
+			return -1;
+		m->ceiling_poll = d;
+	}
+	return 0;
 }
 
 int res_load_meta(const char *path, struct res_meta *m, char *err, size_t errlen)
@@ -380,8 +395,12 @@ int res_load_meta(const char *path, struct res_meta *m, char *err, size_t errlen
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = yaml_document_get_node(&doc, p->key);
 		yaml_node_t *v = yaml_document_get_node(&doc, p->value);
-		if (k && v && k->type == YAML_SCALAR_NODE && v->type == YAML_SCALAR_NODE)
-			meta_set(m, (const char *)k->data.scalar.value, (const char *)v->data.scalar.value);
+		if (k && v && k->type == YAML_SCALAR_NODE && v->type == YAML_SCALAR_NODE &&
+		    meta_set(m, (const char *)k->data.scalar.value, (const char *)v->data.scalar.value) < 0) {
+			fail(err, errlen, path, (int)v->start_mark.line + 1, "%s '%s' is not a number", k->data.scalar.value,
+			     v->data.scalar.value);
+			goto out;
+		}
 	}
 	rc = 0;
 out:

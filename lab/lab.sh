@@ -61,28 +61,26 @@ ensure_daemons() {
 
 daemons_up() { pgrep -x libvirtd >/dev/null && virsh -c "$URI" version >/dev/null 2>&1; }
 
-# accel KERNEL INITRD — the accelerator: INCLAB_ACCEL=kvm|tcg, the one of the
-# running lab (LAB_ACCEL from lab.env), or KVM when /dev/kvm exists and a guest
+# accel KERNEL INITRD — the accelerator: the one of the running lab (LAB_ACCEL
+# from lab.env), INCLAB_ACCEL=kvm|tcg, or KVM when /dev/kvm exists and a guest
 # kernel really starts under it with the CPU the domains get (host-passthrough):
-# "Linux version" on its serial console within 20 s. A /dev/kvm that is present
-# but cannot run a guest (seen: nested KVM whose guests hang at kernel entry)
-# gives TCG, not a lab that never boots.
+# "Linux version" on its serial console within 20 s. The probe's kernel has no
+# init (rdinit=/nonexistent): it panics at once and QEMU exits (panic=-1,
+# -no-reboot). A /dev/kvm that is present but cannot run a guest (seen: nested
+# KVM whose guests fail on MSR 0x10a) gives TCG, not a lab that never boots.
 accel() {
-    local out
-    case ${INCLAB_ACCEL:-} in
-    kvm | tcg) echo "$INCLAB_ACCEL"; return ;;
-    "") ;;
-    *) die "INCLAB_ACCEL must be kvm or tcg, not '$INCLAB_ACCEL'" ;;
-    esac
+    local out why
     if [ -n "${LAB_ACCEL:-}" ]; then echo "$LAB_ACCEL"; return; fi
+    case ${INCLAB_ACCEL:-} in kvm | tcg) echo "$INCLAB_ACCEL"; return ;; esac
     [ -e /dev/kvm ] || { echo tcg; return; }
     out=$(timeout 20 qemu-system-x86_64 -accel kvm -cpu host -m 256 -display none -nodefaults -serial stdio \
-        -no-reboot -kernel "$1" -initrd "$2" -append "console=ttyS0 earlyprintk=serial,ttyS0 panic=-1" 2>&1)
+        -no-reboot -kernel "$1" -initrd "$2" -append "console=ttyS0 earlyprintk=serial,ttyS0 panic=-1 rdinit=/nonexistent" \
+        < /dev/null 2>&1)
     if grep -q 'Linux version' <<<"$out"; then
         echo kvm
     else
-        echo "KVM: /dev/kvm is present but a guest kernel does not start under it ($(grep -m1 -i 'error' <<<"$out" |
-            cut -c1-100 || echo 'no console output in 20 s'))" >&2
+        why=$(grep -m1 -i 'error\|fail\|could not\|cannot' <<<"$out" | cut -c1-100)
+        echo "KVM: /dev/kvm is present but a guest kernel does not start under it (${why:-no console output in 20 s})" >&2
         echo tcg
     fi
 }
@@ -92,15 +90,22 @@ accel() {
 # `down` restores what was found. Needed under TCG too: with a /dev/kvm its
 # QEMU user cannot open, libvirt finds its cached QEMU capabilities ("kvm"
 # present) never match and probes QEMU again on every call (seen: a minute per
-# domain define while VMs boot, lab-up 723 s instead of about 360).
+# domain define while VMs boot, lab-up 723 s instead of about 360). Fatal for
+# KVM @1 = kvm; under TCG only slower, so a warning.
 kvm_access() {
     local qemu_user=libvirt-qemu
     id "$qemu_user" >/dev/null 2>&1 || return 0
     runuser -u "$qemu_user" -- test -w /dev/kvm 2>/dev/null && return 0
     mkdir -p /run/inclab
-    [ -e /run/inclab/kvm_mode ] || stat -c '%a %u %g' /dev/kvm > /run/inclab/kvm_mode
-    chgrp kvm /dev/kvm && chmod 660 /dev/kvm || die "cannot give group kvm access to /dev/kvm"
-    log "/dev/kvm: $(cat /run/inclab/kvm_mode | awk '{print "mode " $1 " uid " $2 " gid " $3}') -> root:kvm 660 for QEMU (restored by lab-down)"
+    [ -s /run/inclab/kvm_mode ] || stat -c '%a %u %g' /dev/kvm > /run/inclab/kvm_mode
+    if chgrp kvm /dev/kvm 2>/dev/null && chmod 660 /dev/kvm 2>/dev/null &&
+        runuser -u "$qemu_user" -- test -w /dev/kvm 2>/dev/null; then
+        log "/dev/kvm: $(awk '{print "mode " $1 " uid " $2 " gid " $3}' /run/inclab/kvm_mode) -> root:kvm 660 for QEMU (restored by lab-down)"
+    elif [ "$1" = kvm ]; then
+        die "$qemu_user cannot open /dev/kvm even as root:kvm 0660 (is it in group kvm?); INCLAB_ACCEL=tcg runs without KVM"
+    else
+        log "warning: $qemu_user cannot open /dev/kvm: libvirt will probe QEMU on every call (slow lab-up)"
+    fi
 }
 
 # ---- guest agent command runner -------------------------------------------
@@ -174,7 +179,8 @@ dom_state() { vsh domstate "$prefix-$1" 2>/dev/null | head -n 1 || echo absent; 
 # ---- up ---------------------------------------------------------------------
 
 cmd_up() {
-    local t0=$SECONDS acc topo_hash roles image
+    local t0=$SECONDS acc topo_hash roles image LAB_ACCEL=""
+    case ${INCLAB_ACCEL:-} in kvm | tcg | "") ;; *) die "INCLAB_ACCEL must be kvm or tcg, not '$INCLAB_ACCEL'" ;; esac
     [ -r "$TOPOLOGY" ] || die "topology file '$TOPOLOGY' not found"
     "$INCLAB_BUILD/topogen" --check "$TOPOLOGY" >/dev/null || die "invalid topology '$TOPOLOGY' (see above)"
     topo_hash=$(sha256sum < "$TOPOLOGY" | cut -c1-16)
@@ -183,6 +189,8 @@ cmd_up() {
         local LAB_TOPOLOGY="" LAB_HASH=""; . "$state/lab.env"
         [ "$LAB_HASH" = "$topo_hash" ] ||
             die "a lab of '$LAB_TOPOLOGY' (other contents) is in $state: 'make lab-down' first"
+        [ -z "${INCLAB_ACCEL:-}" ] || [ -z "$LAB_ACCEL" ] || [ "$INCLAB_ACCEL" = "$LAB_ACCEL" ] ||
+            die "the lab in $state runs under $LAB_ACCEL: 'make lab-down' before INCLAB_ACCEL=$INCLAB_ACCEL"
     fi
 
     log "images (cached in ${INCLAB_CACHE:-/var/cache/inclab}/images)"
@@ -190,7 +198,7 @@ cmd_up() {
     image=$(awk 'NR == 1 {print $2}' <<<"$roles")
     acc=$(accel "$image/vmlinuz" "$image/initrd.img" 2> >(while read -r l; do log "$l"; done))
     if [ "$acc" = kvm ]; then log "accelerator: KVM (/dev/kvm)"; else log "accelerator: TCG (no usable /dev/kvm: software emulation, slow)"; fi
-    [ -e /dev/kvm ] && kvm_access
+    [ -e /dev/kvm ] && kvm_access "$acc"
     ensure_daemons
     mkdir -p "$state"/{disks,seeds,console}
     chmod 755 "$state" /var/lib/inclab 2>/dev/null || true
@@ -262,8 +270,11 @@ tune_host() {
 restore_host() {
     local k
     if [ -e /run/inclab/kvm_mode ]; then
-        read -r mode uid gid < /run/inclab/kvm_mode
-        chown "$uid:$gid" /dev/kvm 2>/dev/null && chmod "$mode" /dev/kvm 2>/dev/null
+        if read -r mode uid gid < /run/inclab/kvm_mode && chown "$uid:$gid" /dev/kvm 2>/dev/null &&
+            chmod "$mode" /dev/kvm 2>/dev/null; then :
+        else
+            log "could not restore /dev/kvm to '$(cat /run/inclab/kvm_mode)' (mode uid gid)"
+        fi
         rm -f /run/inclab/kvm_mode
     fi
     for k in rmem_default rmem_max; do

@@ -113,7 +113,7 @@ sp=$(awk -F, '$7 == 33554432 && $2 == "allreduce" { t[$1] = $10 } END { printf "
 row=$(grep '^| paper-20261101-120000 | AllReduce | 32 MiB |' "$rep")
 check "REPORT: speed-up over ring at 32 MiB (${sp% *}): $row" grep -qF "| **${sp% *}** |" <<<"$row"
 check "REPORT: speed-up over OpenMPI TCP at 32 MiB (${sp#* })" grep -qF "| **${sp#* }** |" <<<"$row"
-n=$(awk -F, 'NR > 1 && $13 == 0 { k = $2 "," $7; t[$1 "," k] = 1; if ($1 == "inc") inc[k] = 1 }
+n=$(awk -F, 'FNR > 1 && $13 == 0 { k = FILENAME "," $2 "," $7; t[$1 "," k] = 1; if ($1 == "inc") inc[k] = 1 }
     END { for (k in inc) if (("ring," k) in t || ("mpi-tcp," k) in t || ("mpi-ucx," k) in t) n++; print n }' "$paper/results.csv" "$sweep/results.csv")
 check "REPORT: $n speed-up rows (every INC row with a baseline of the same size)" \
     [ "$(grep -c '^| \(paper\|sweep\)-[0-9-]* | ' "$rep")" = "$n" ]
@@ -129,9 +129,12 @@ for img in $(grep -o '([^)]*\.png)' "$rep" | tr -d '()'); do
 done
 
 # ---- again: the same charts, nothing stale ------------------------------------------------
-before=$(cd "$res" && find . -type f | sort | md5sum)
+# (the text files only: PNG and SVG carry nothing that changes, but are not compared byte for byte)
+before=$(cd "$res" && find . -type f | sort && find . -type f \( -name '*.dat' -o -name '*.gp' -o -name '*.md' \) | sort | xargs cat | md5sum)
 analysis/plots.sh "$res" >/dev/null 2>&1; rc=$?
-check "a second make plots exits 0 and leaves the same files" sh -c "[ $rc = 0 ] && [ '$(cd "$res" && find . -type f | sort | md5sum)' = '$before' ]"
+after=$(cd "$res" && find . -type f | sort && find . -type f \( -name '*.dat' -o -name '*.gp' -o -name '*.md' \) | sort | xargs cat | md5sum)
+check "a second make plots exits 0 and leaves the same files with the same data, scripts and report" \
+    sh -c "[ $rc = 0 ] && [ '$after' = '$before' ]"
 
 # ---- a bad run among good ones: named, left out, the rest still drawn -----------------------
 mkdir -p "$res/broken-20261103-000000"
@@ -142,6 +145,16 @@ check "a bad run fails make plots (exit $rc) naming the file and line" \
     said $rc 1 'broken-20261103-000000/results.csv:3: 12 fields, not 13' <<<"$out"
 check "... and the good runs are still drawn" [ -s "$paper/plots/allreduce-throughput.png" ]
 check "... and REPORT.md says a run was left out" grep -q '1 more could not be read' "$rep"
+
+# ---- rows of an algorithm no chart draws (mpi_perf's default label): read, not drawn ------------
+other=$tmp/other
+mkdir -p "$other/custom-20261104-000000"
+{ head -n 1 "$paper/results.csv"; echo "mpi,allreduce,int32,sum,-,4,4096,1024,1,4096.00,1.00,1.50,0"; } \
+    > "$other/custom-20261104-000000/results.csv"
+out=$(analysis/plots.sh "$other" 2>&1); rc=$?
+check "a run with only an undrawn algorithm: make plots exits 0 and writes no empty chart ($rc)" \
+    sh -c "[ $rc = 0 ] && [ ! -e '$other/custom-20261104-000000/plots/allreduce.gp' ]"
+check "... and its report links no chart" sh -c "! grep -q '^!\[' '$other/REPORT.md'"
 
 # ---- nothing to read -------------------------------------------------------------------------
 out=$(analysis/plots.sh "$tmp/none" 2>&1); rc=$?

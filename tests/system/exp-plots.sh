@@ -39,8 +39,9 @@ for a in ceiling inc ring mpi-tcp; do
     row=$(awk -F, -v a="$a" 'NR > 1 && $1 == a' "$csv" | head -n 1)
     check "results.csv has a verified $a row: $row" sh -c "[ -n '$row' ] && [ \"\$(echo '$row' | cut -d, -f13)\" = 0 ]"
 done
-check "the inc and ring rows are AllReduce of $bytes bytes on every rank" \
-    [ "$(awk -F, -v b="$bytes" 'NR > 1 && ($1 == "inc" || $1 == "ring") && $2 == "allreduce" && $7 == b && $6 == 4' "$csv" | wc -l)" = 2 ]
+nranks=$(sed -n 's/^nranks: //p' "$run/meta.yaml")
+check "the inc and ring rows are AllReduce of $bytes bytes on all $nranks ranks" \
+    [ "$(awk -F, -v b="$bytes" -v n="$nranks" 'NR > 1 && ($1 == "inc" || $1 == "ring") && $2 == "allreduce" && $7 == b && $6 == n' "$csv" | wc -l)" = 2 ]
 check "increport reads results.csv and loggp.csv" build/increport check "$csv" "$run/loggp.csv"
 for k in commit topology accelerator host_cpu date; do
     v=$(sed -n "s/^$k: //p" "$run/meta.yaml")
@@ -58,7 +59,8 @@ for c in allreduce-throughput allreduce-time loggp-fit loggp-allreduce; do
 done
 check "REPORT.md shows INC against ring and OpenMPI for this run" \
     grep -q "^| $(basename "$run") | AllReduce | " "$res/REPORT.md"
-check "REPORT.md has the run's LogGP fit" grep -q "^### $(basename "$run")" "$res/REPORT.md"
+check "REPORT.md has the run's LogGP fit: $(grep -A 2 '^| L | o = g |' "$res/REPORT.md" | tail -n 1)" \
+    grep -q '^| L | o = g |' "$res/REPORT.md"
 grep "^| $(basename "$run") | AllReduce | \|^- INC over" "$res/REPORT.md" | sed 's/^/    /'
 echo "$pass passed, $fail failed"
 exit $((fail > 0 ? 1 : 0))

@@ -112,6 +112,25 @@ static void test_header_and_empty(void **state)
 	res_table_free(&t);
 }
 
+static void test_binary_and_long_lines(void **state)
+{
+	static const char nul[] = HEADER "inc,allreduce,float32,sum,-,4,4,1,1,4.00,1.00,1.50,0\0garbage\n";
+	struct res_table t = { 0 };
+	char err[RES_ERR_LEN], *big;
+	FILE *f = fmemopen((void *)nul, sizeof(nul) - 1, "r");
+
+	assert_int_equal(res_parse_csv(f, "r.csv", &t, err, sizeof(err)), -1);
+	fclose(f);
+	assert_non_null(strstr(err, "r.csv:2: a line longer than 4095 bytes or with a NUL byte"));
+	big = malloc(8192);
+	assert_non_null(big);
+	snprintf(big, 8192, HEADER "%05000d\n", 1);
+	assert_int_equal(parse(big, &t, err), -1);
+	assert_non_null(strstr(err, "r.csv:2: a line longer than"));
+	free(big);
+	res_table_free(&t);
+}
+
 static void test_loggp_csv(void **state)
 {
 	const char *ok = RES_LOGGP_HEADER "\nhalf_rtt,8,100,183.6\ngap,8,400,43.2\n";
@@ -152,6 +171,11 @@ static void test_meta(void **state)
 	assert_string_equal(m.status, "failed (inc reduce 4)");
 	assert_int_equal(m.nranks, 4);
 	assert_int_equal(m.tree_levels, 2);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_int_equal(write(fd, "topology: 1-2-4\nnranks: four\n", 29), 29);
+	close(fd);
+	assert_int_equal(res_load_meta(path, &m, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, ":2: nranks 'four' is not a number"));
 	fd = open(path, O_WRONLY | O_TRUNC);
 	assert_int_equal(write(fd, "a: [1, 2\n", 9), 9);
 	close(fd);
@@ -212,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_rows_of_every_kind),
 		cmocka_unit_test(test_bad_rows_named_by_line),
 		cmocka_unit_test(test_header_and_empty),
+		cmocka_unit_test(test_binary_and_long_lines),
 		cmocka_unit_test(test_loggp_csv),
 		cmocka_unit_test(test_meta),
 		cmocka_unit_test(test_line_fit),
