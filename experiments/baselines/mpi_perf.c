@@ -113,9 +113,8 @@ struct bench {
 	FILE *out;            /* the report; NULL except on rank 0 */
 	size_t chunk_elems;   /* the most elements per MPI call */
 	int corrupt_rank;     /* MPI_PERF_CORRUPT, -1: off */
-	int rows;             /* report rows written */
+	struct perf_report rep; /* rank 0's report (hostlib/tools/perf_opts.c, as inccl_perf's) */
 	uint64_t wrong;       /* over all sizes and ranks */
-	double busbw_sum;
 };
 
 /* ---- command line ------------------------------------------------------------ */
@@ -321,153 +320,6 @@ static int test_hooks(struct bench *b, char *err, size_t errlen)
 	return 0;
 }
 
-/* ---- report (inccl_perf's format: perf_opts.c, with the label as algorithm) ---- */
-
-static int has_root(const struct perf_opts *p) { return p->coll == PERF_REDUCE || p->coll == PERF_BROADCAST; }
-static int has_op(const struct perf_opts *p) { return p->coll == PERF_ALLREDUCE || p->coll == PERF_REDUCE; }
-static int has_data(const struct perf_opts *p) { return p->coll != PERF_BARRIER; }
-
-/** Print @s (quoted in JSON) if @applies, else "-" (null in JSON). */
-static void put_str(const struct bench *b, int applies, const char *s)
-{
-	int json = b->o->p.format == PERF_JSON;
-
-	if (applies)
-		fprintf(b->out, json ? "\"%s\"" : "%s", s);
-	else
-		fputs(json ? "null" : "-", b->out);
-}
-
-/** Print @v with two decimals if @applies, else like put_str(). */
-static void put_num(const struct bench *b, int applies, double v)
-{
-	if (applies)
-		fprintf(b->out, "%.2f", v);
-	else
-		put_str(b, 0, NULL);
-}
-
-/** Print the root rank, or "-" / null where there is none. */
-static void put_root(const struct bench *b)
-{
-	if (has_root(&b->o->p))
-		fprintf(b->out, "%d", b->o->p.root);
-	else
-		put_str(b, 0, NULL);
-}
-
-/** Start field @key: the separator unless @first, then the key in JSON. */
-static void put_key(const struct bench *b, const char *key, int first)
-{
-	int json = b->o->p.format == PERF_JSON;
-
-	if (!first)
-		fputs(json ? ", " : ",", b->out);
-	if (json)
-		fprintf(b->out, "\"%s\": ", key);
-}
-
-/** Start the report: the text header, the CSV header or "[". */
-static void report_begin(struct bench *b)
-{
-	const struct perf_opts *p = &b->o->p;
-
-	switch (p->format) {
-	case PERF_TEXT:
-		fprintf(b->out, "# %s: algorithm %s, collective %s, dtype ", PROG, b->o->label, perf_coll_name(p->coll));
-		put_str(b, has_data(p), perf_dtype_name(p->dtype));
-		fputs(", op ", b->out);
-		put_str(b, has_op(p), perf_op_name(p->op));
-		fputs(", root ", b->out);
-		put_root(b);
-		fprintf(b->out, ", nranks %d, iterations %d, warm-up %d, time %s\n", p->nranks, p->iters, p->warmup,
-			b->o->time_rank0 ? "of rank 0" : "of the slowest rank");
-		fprintf(b->out, "# %12s %12s %12s %12s %12s %10s\n", "bytes", "elements", "time_us", "algbw_MB/s",
-			"busbw_MB/s", "wrong");
-		break;
-	case PERF_CSV:
-		fputs("algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong\n",
-		      b->out);
-		break;
-	case PERF_JSON:
-		fputs("[\n", b->out);
-		break;
-	}
-	fflush(b->out);
-}
-
-/** Add one size: a text line, a CSV record or a JSON object (fields in the CSV header's order). */
-static void report_row(struct bench *b, const struct perf_row *row)
-{
-	const struct perf_opts *p = &b->o->p;
-	double algbw = perf_algbw_MBps(row->bytes, row->time_us);
-	double busbw = perf_busbw_MBps(p->coll, p->nranks, algbw);
-	int json = p->format == PERF_JSON;
-
-	if (p->format == PERF_TEXT) {
-		fprintf(b->out, "  %12zu %12zu %12.2f ", row->bytes, row->elements, row->time_us);
-		if (has_data(p))
-			fprintf(b->out, "%12.2f %12.2f ", algbw, busbw);
-		else
-			fprintf(b->out, "%12s %12s ", "-", "-");
-		fprintf(b->out, "%10llu\n", (unsigned long long)row->wrong);
-	} else {
-		if (json)
-			fprintf(b->out, "%s  {", b->rows ? ",\n" : "");
-		put_key(b, "algorithm", 1);
-		put_str(b, 1, b->o->label);
-		put_key(b, "collective", 0);
-		put_str(b, 1, perf_coll_name(p->coll));
-		put_key(b, "dtype", 0);
-		put_str(b, has_data(p), perf_dtype_name(p->dtype));
-		put_key(b, "op", 0);
-		put_str(b, has_op(p), perf_op_name(p->op));
-		put_key(b, "root", 0);
-		put_root(b);
-		put_key(b, "nranks", 0);
-		fprintf(b->out, "%d", p->nranks);
-		put_key(b, "bytes", 0);
-		fprintf(b->out, "%zu", row->bytes);
-		put_key(b, "elements", 0);
-		fprintf(b->out, "%zu", row->elements);
-		put_key(b, "iters", 0);
-		fprintf(b->out, "%d", row->iters);
-		put_key(b, "time_us", 0);
-		fprintf(b->out, "%.2f", row->time_us);
-		put_key(b, "algbw_MBps", 0);
-		put_num(b, has_data(p), algbw);
-		put_key(b, "busbw_MBps", 0);
-		put_num(b, has_data(p), busbw);
-		put_key(b, "wrong", 0);
-		fprintf(b->out, "%llu%s", (unsigned long long)row->wrong, json ? "}" : "\n");
-	}
-	b->rows++;
-	b->busbw_sum += busbw;
-	fflush(b->out);
-}
-
-/** Finish the report (text summary, "]"); @complete 0 says not every size was run. */
-static void report_end(struct bench *b, int complete)
-{
-	const struct perf_opts *p = &b->o->p;
-
-	switch (p->format) {
-	case PERF_TEXT:
-		if (!complete)
-			fputs("# incomplete: a call failed (see the errors)\n", b->out);
-		fprintf(b->out, "# wrong elements: %llu%s\n", (unsigned long long)b->wrong, b->wrong ? "  FAILED" : "");
-		if (has_data(p) && b->rows)
-			fprintf(b->out, "# average busbw: %.2f MB/s\n", b->busbw_sum / b->rows);
-		break;
-	case PERF_CSV:
-		break;
-	case PERF_JSON:
-		fputs(b->rows ? "\n]\n" : "]\n", b->out);
-		break;
-	}
-	fflush(b->out);
-}
-
 /* ---- the measurement ------------------------------------------------------------ */
 
 /** Monotonic time in microseconds (the clock inccl_perf uses). */
@@ -667,16 +519,17 @@ static int run(struct bench *b)
 	if (prepare(b, sizes[nsizes - 1]))
 		return 1;
 	if (b->out)
-		report_begin(b);
+		perf_report_begin_as(&b->rep, b->out, &b->o->p, PROG, b->o->label,
+				     b->o->time_rank0 ? ", time of rank 0" : ", time of the slowest rank");
 	for (size_t k = 0; k < nsizes; k++) {
 		struct perf_row row;
 		run_size(b, sizes[k], &row);
 		if (b->out)
-			report_row(b, &row);
+			perf_report_row(&b->rep, &row);
 		b->wrong += row.wrong; /* the same total on every rank */
 	}
 	if (b->out)
-		report_end(b, 1);
+		perf_report_end(&b->rep, 1);
 	if (b->wrong && b->o->p.rank == 0)
 		fprintf(stderr, PROG ": %llu wrong elements over all ranks\n", (unsigned long long)b->wrong);
 	return b->wrong ? 1 : 0;

@@ -401,17 +401,25 @@ static void put_root(struct perf_report *rep)
 
 void perf_report_begin(struct perf_report *rep, FILE *f, const struct perf_opts *o)
 {
-	*rep = (struct perf_report){ .f = f, .o = o };
+	char note[32];
+
+	snprintf(note, sizeof(note), " (rank %d)", o->rank);
+	perf_report_begin_as(rep, f, o, "inccl_perf", perf_algo_name(o->algorithm), note);
+}
+
+void perf_report_begin_as(struct perf_report *rep, FILE *f, const struct perf_opts *o, const char *prog,
+			  const char *label, const char *note)
+{
+	*rep = (struct perf_report){ .f = f, .o = o, .label = label };
 	switch (o->format) {
 	case PERF_TEXT:
-		fprintf(f, "# inccl_perf: algorithm %s, collective %s, dtype ", perf_algo_name(o->algorithm),
-			perf_coll_name(o->coll));
+		fprintf(f, "# %s: algorithm %s, collective %s, dtype ", prog, label, perf_coll_name(o->coll));
 		put_str(rep, has_data(o), perf_dtype_name(o->dtype));
 		fputs(", op ", f);
 		put_str(rep, has_op(o), perf_op_name(o->op));
 		fputs(", root ", f);
 		put_root(rep);
-		fprintf(f, ", nranks %d, iterations %d, warm-up %d (rank %d)\n", o->nranks, o->iters, o->warmup, o->rank);
+		fprintf(f, ", nranks %d, iterations %d, warm-up %d%s\n", o->nranks, o->iters, o->warmup, note);
 		fprintf(f, "# %12s %12s %12s %12s %12s %10s\n", "bytes", "elements", "time_us", "algbw_MB/s", "busbw_MB/s",
 			"wrong");
 		break;
@@ -458,7 +466,7 @@ static void row_record(struct perf_report *rep, const struct perf_row *row, doub
 	if (json)
 		fprintf(rep->f, "%s  {", rep->rows ? ",\n" : "");
 	put_key(rep, "algorithm", 1);
-	put_str(rep, 1, perf_algo_name(o->algorithm));
+	put_str(rep, 1, rep->label);
 	put_key(rep, "collective", 0);
 	put_str(rep, 1, perf_coll_name(o->coll));
 	put_key(rep, "dtype", 0);

@@ -101,6 +101,7 @@ struct perf_row {
 struct perf_report {
 	FILE *f;
 	const struct perf_opts *o;
+	const char *label;   /* the algorithm column */
 	int rows;
 	uint64_t wrong;
 	double busbw_sum;
@@ -108,6 +109,14 @@ struct perf_report {
 
 /** perf_report_begin() - start the report of @o on @f (text header, CSV header or "["). */
 void perf_report_begin(struct perf_report *rep, FILE *f, const struct perf_opts *o);
+
+/**
+ * perf_report_begin_as() - perf_report_begin() for another program (mpi_perf):
+ * @prog names it in the text header, @label is the algorithm column, @note
+ * ends the header's settings line (e.g. ", time of rank 0").
+ */
+void perf_report_begin_as(struct perf_report *rep, FILE *f, const struct perf_opts *o, const char *prog,
+			  const char *label, const char *note);
 
 /** perf_report_row() - add one size. */
 void perf_report_row(struct perf_report *rep, const struct perf_row *row);
