@@ -8,7 +8,8 @@
  * communicator at a time, replaced by the next rules, removed on "release".
  * While it serves rules it captures the RoCEv2 frames arriving on each port
  * they name with libpcap, feeds them to the engine, and sends what the engine
- * emits with pcap_inject on the port it names. It holds UDP 4791/4792 on its
+ * emits on the port it names, a batch per round of input (sendmmsg on the
+ * port's packet socket). It holds UDP 4791/4792 on its
  * addresses so the kernel does not answer the hosts' frames with ICMP port
  * unreachable. If the controller goes away the switch keeps serving its
  * rules and reconnects. Counters: on the controller's request, on SIGUSR1
@@ -37,6 +38,8 @@
 #define CTL_TIMEOUT_MS 5000      /* to send one control message */
 #define RECONNECT_MS 2000        /* between attempts to reach the controller */
 #define CONNECT_TIMEOUT_MS 300   /* one attempt: short, the data path waits meanwhile */
+#define TXQ_FRAMES 64            /* frames the engine emits in one batch before a sendmmsg() */
+#define TXQ_FRAME_MAX 1536       /* room for a frame of the lab's 1024-byte MTU and its headers */
 
 static volatile sig_atomic_t stop, report;
 
@@ -66,19 +69,69 @@ struct daemon {
 	int held[SW_MAX_CHILDREN + 1], nheld;
 	struct sw_engine *eng;
 	uint64_t inject_errors;
+	struct {                 /* frames the engine emitted, not yet handed to the kernel */
+		int n;
+		int port[TXQ_FRAMES];
+		uint16_t len[TXQ_FRAMES];
+		uint8_t data[TXQ_FRAMES][TXQ_FRAME_MAX];
+	} txq;
 };
 
-/* Send on a port; a full socket buffer gets one short wait for room before it counts as an error. */
+/*
+ * send_run() - hand frames @first..@end-1 of the queue, all for @port, to the
+ * kernel with sendmmsg() on the port's packet socket (what pcap_inject() does
+ * one frame per system call). A full socket buffer gets one short wait for
+ * room; what still does not fit counts as inject errors.
+ */
+static void send_run(struct daemon *d, int port, int first, int end)
+{
+	struct mmsghdr m[TXQ_FRAMES];
+	struct iovec v[TXQ_FRAMES];
+	int fd = pcap_get_selectable_fd(d->pc[port]), n = end - first, done = 0, waited = 0;
+
+	for (int i = 0; i < n; i++) {
+		v[i] = (struct iovec){ d->txq.data[first + i], d->txq.len[first + i] };
+		m[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &v[i], .msg_iovlen = 1 } };
+	}
+	while (done < n) {
+		int r = sendmmsg(fd, m + done, (unsigned)(n - done), MSG_DONTWAIT);
+		if (r > 0) {
+			done += r;
+			continue;
+		}
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		if (r < 0 && (errno == EAGAIN || errno == ENOBUFS) && !waited++ && poll(&p, 1, 2) == 1)
+			continue;
+		d->inject_errors += (uint64_t)(n - done);
+		return;
+	}
+}
+
+/* tx_flush() - put every queued frame on the wire, in order per port. */
+static void tx_flush(struct daemon *d)
+{
+	for (int i = 0, j; i < d->txq.n; i = j) {
+		for (j = i + 1; j < d->txq.n && d->txq.port[j] == d->txq.port[i]; j++)
+			;
+		send_run(d, d->txq.port[i], i, j);
+	}
+	d->txq.n = 0;
+}
+
+/* The engine's output: queued, and sent in batches by tx_flush() after each round of input. */
 static void tx(void *ctx, int port, const uint8_t *frame, size_t len)
 {
 	struct daemon *d = ctx;
 
-	if (pcap_inject(d->pc[port], frame, len) == (int)len)
+	if (len > TXQ_FRAME_MAX) {
+		d->inject_errors++;
 		return;
-	struct pollfd p = { .fd = pcap_get_selectable_fd(d->pc[port]), .events = POLLOUT };
-	if (poll(&p, 1, 2) == 1 && pcap_inject(d->pc[port], frame, len) == (int)len)
-		return;
-	d->inject_errors++;
+	}
+	if (d->txq.n == TXQ_FRAMES)
+		tx_flush(d);
+	d->txq.port[d->txq.n] = port;
+	d->txq.len[d->txq.n] = (uint16_t)len;
+	memcpy(d->txq.data[d->txq.n++], frame, len);
 }
 
 static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
@@ -249,6 +302,7 @@ static void teardown(struct daemon *d)
 {
 	if (!d->active)
 		return;
+	tx_flush(d);
 	print_counters(d, stdout);
 	sw_engine_free(d->eng);
 	d->eng = NULL;
@@ -502,8 +556,10 @@ int main(int argc, char **argv)
 		for (int i = 0; n > 0 && i < nports; i++)
 			if (pfd[i].revents & POLLIN)
 				pcap_dispatch(d.pc[i], -1, on_packet, (u_char *)&d);
-		if (d.active)
+		if (d.active) {
 			sw_engine_tick(d.eng, now_ns());
+			tx_flush(&d);
+		}
 		if (n > 0 && d.ctl >= 0 && (pfd[nfd - 1].revents & (POLLIN | POLLHUP | POLLERR)))
 			on_controller_readable(&d);
 		if (report) {
