@@ -28,6 +28,11 @@
 
 #define PKT 1024 /* RoCE path MTU of the lab: one packet per message */
 #define WAIT_MS 100 /* longest sleep on the CQ before the no-progress check looks at the clock */
+#define SIGNAL_EVERY 16 /* one send in 16 (and the last) asks for a completion: an RC send queue
+                         * completes in order, so it stands for the 15 before it; each completion
+                         * is a CQE and often a wake-up that a TCG guest pays for */
+#define POST_BATCH 32   /* sends posted with one ibv_post_send(): rxe's provider rings the kernel
+                         * (one system call, which runs the requester) once per call */
 
 struct inccl_comm {
 	int rank, nranks, window, timeout_ms, gid_index;
@@ -338,19 +343,27 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 	if (c->broken)
 		return INCCL_EIO; /* the message of the error that broke it stays in c->err */
 	while (sdone < npk || (expects && rdone < npk)) {
-		while (sent < npk && sent - sdone < (size_t)c->window && (!expects || sent - rdone < (size_t)c->window)) {
+		struct ibv_sge sge[POST_BATCH];
+		struct ibv_send_wr wr[POST_BATCH], *bad;
+		int nwr = 0;
+		while (nwr < POST_BATCH && sent < npk && sent - sdone < (size_t)c->window &&
+		       (!expects || sent - rdone < (size_t)c->window)) {
 			size_t off = sent * PKT, len = has_data ? (bytes - off < PKT ? bytes - off : PKT) : 0;
 			uint8_t *slot = c->sbuf + (sent % (size_t)c->window) * PKT;
-			struct ibv_sge sge = { (uintptr_t)slot, (uint32_t)len, c->smr->lkey };
-			struct ibv_send_wr wr = { .wr_id = sent, .sg_list = &sge, .num_sge = len ? 1 : 0,
-						  .opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
-						  .imm_data = imm }, *bad;
+			int signaled = sent % SIGNAL_EVERY == SIGNAL_EVERY - 1 || sent + 1 == npk;
+			sge[nwr] = (struct ibv_sge){ (uintptr_t)slot, (uint32_t)len, c->smr->lkey };
+			wr[nwr] = (struct ibv_send_wr){ .wr_id = sent, .sg_list = &sge[nwr], .num_sge = len ? 1 : 0,
+							.opcode = IBV_WR_SEND_WITH_IMM,
+							.send_flags = signaled ? IBV_SEND_SIGNALED : 0, .imm_data = imm };
+			if (nwr)
+				wr[nwr - 1].next = &wr[nwr];
 			if (len)
 				to_wire(slot, send + off, len / INC_ELEM_SIZE);
-			if (ibv_post_send(c->qp, &wr, &bad))
-				return fail(c, INCCL_EIO, "post send %zu: %s", sent, strerror(errno));
+			nwr++;
 			sent++;
 		}
+		if (nwr && ibv_post_send(c->qp, wr, &bad))
+			return fail(c, INCCL_EIO, "post send %llu: %s", (unsigned long long)bad->wr_id, strerror(errno));
 		int n = inccl__cq_poll(&c->cq, 32, wc, WAIT_MS);
 		if (n < 0)
 			return fail(c, INCCL_EIO, "poll CQ failed");
@@ -360,7 +373,7 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 					    wc[i].opcode & IBV_WC_RECV ? "receive" : "send", (unsigned long long)wc[i].wr_id,
 					    ibv_wc_status_str(wc[i].status));
 			if (!(wc[i].opcode & IBV_WC_RECV)) {
-				sdone++;
+				sdone = wc[i].wr_id + 1; /* and every unsignaled send before it */
 				continue;
 			}
 			size_t off = rdone * PKT, want = op == INC_OP_BARRIER ? 0 : (bytes - off < PKT ? bytes - off : PKT);

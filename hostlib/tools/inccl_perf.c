@@ -109,7 +109,8 @@ static int bootstrap(struct bench *b)
 {
 	const struct perf_opts *o = b->o;
 	struct inccl_group_opts gopts = { .master = o->master, .controller = o->controller, .timeout_ms = o->timeout_ms };
-	struct inccl_comm_opts copts = { .timeout_ms = o->comm_timeout_ms, .algorithm = (int)o->algorithm };
+	struct inccl_comm_opts copts = { .window = o->window, .timeout_ms = o->comm_timeout_ms,
+					 .algorithm = (int)o->algorithm };
 	int rc;
 
 	if ((rc = inccl_group_create(&gopts, o->rank, o->nranks, &b->group)))

@@ -15,7 +15,7 @@ const char perf_usage[] =
 	"usage: inccl_perf [-C allreduce|reduce|broadcast|barrier] [-b MIN] [-e MAX] [-f FACTOR]\n"
 	"                  [-d int32|float32] [-o sum|max|min] [-R ROOT] [-n ITERS] [-w WARMUP]\n"
 	"                  [-r RANK] [-N NRANKS] [-m HOST[:PORT]] [-c HOST[:PORT]] [-t SECONDS]\n"
-	"                  [-T SECONDS] [-A inc|ring] [-F text|csv|json] [-O FILE] [-v] [-h]\n";
+	"                  [-T SECONDS] [-W PACKETS] [-A inc|ring] [-F text|csv|json] [-O FILE] [-v] [-h]\n";
 
 const char perf_help[] =
 	"Times a libinccl collective over a range of sizes on every rank and checks every result.\n"
@@ -39,6 +39,8 @@ const char perf_help[] =
 	"  -T SECONDS  a collective fails after this long without progress (default 60);\n"
 	"              raise it if checking the largest size on the slowest rank (the\n"
 	"              root of reduce: nranks inputs per element) takes longer\n"
+	"  -W PACKETS  packets of 1 KiB a rank keeps in flight (libinccl's window, 1..16384;\n"
+	"              default 512)\n"
 	"  -A ALGO     inc (default): aggregated in the switches; ring: the host-based\n"
 	"              baseline, a ring of RDMA connections between the hosts (allreduce,\n"
 	"              broadcast, barrier), the switches only routing\n"
@@ -284,6 +286,10 @@ static enum perf_parse_result set_option(struct perf_opts *o, char flag, const c
 			return fail(err, errlen, "-%c: bad timeout '%s' (1..86400 seconds)", flag, val);
 		*(flag == 't' ? &o->timeout_ms : &o->comm_timeout_ms) = i * 1000;
 		return PERF_PARSE_OK;
+	case 'W':
+		if (parse_int(val, 1, 16384, &o->window))
+			return fail(err, errlen, "-W: bad window '%s' (1..16384 packets)", val);
+		return PERF_PARSE_OK;
 	case 'm':
 	case 'c':
 	case 'O':
@@ -336,7 +342,7 @@ static enum perf_parse_result validate(const struct perf_opts *o, char *err, siz
 }
 
 /* Options that take a value; -v and -h take none. */
-#define VALUE_FLAGS "CbefdoRnwrNmctTAFO"
+#define VALUE_FLAGS "CbefdoRnwrNmctTWAFO"
 
 enum perf_parse_result perf_parse_args(int argc, char *const argv[], struct perf_opts *o, char *err, size_t errlen)
 {
