@@ -337,6 +337,8 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 	size_t sent = 0, sdone = 0, rdone = 0;
 	uint64_t last = now_ms();
 	struct ibv_wc wc[32];
+	/* a completion at least once per window, or a full window would wait for one forever */
+	size_t signal_every = (size_t)c->window < SIGNAL_EVERY ? (size_t)c->window : SIGNAL_EVERY;
 
 	if (!c->qp || c->qp->state != IBV_QPS_RTS)
 		return fail(c, INCCL_EINVAL, "communicator is not connected");
@@ -350,7 +352,7 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 		       (!expects || sent - rdone < (size_t)c->window)) {
 			size_t off = sent * PKT, len = has_data ? (bytes - off < PKT ? bytes - off : PKT) : 0;
 			uint8_t *slot = c->sbuf + (sent % (size_t)c->window) * PKT;
-			int signaled = sent % SIGNAL_EVERY == SIGNAL_EVERY - 1 || sent + 1 == npk;
+			int signaled = (sent + 1) % signal_every == 0 || sent + 1 == npk;
 			sge[nwr] = (struct ibv_sge){ (uintptr_t)slot, (uint32_t)len, c->smr->lkey };
 			wr[nwr] = (struct ibv_send_wr){ .wr_id = sent, .sg_list = &sge[nwr], .num_sge = len ? 1 : 0,
 							.opcode = IBV_WR_SEND_WITH_IMM,
