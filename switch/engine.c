@@ -79,7 +79,7 @@ struct conn {
 	uint32_t win;                /* frames allowed in flight: wmax, 1 while probing */
 	uint64_t timer_ns;           /* retransmit timer start: last progress or send from una */
 	uint64_t hold_until_ns;      /* after an RNR NAK: send nothing before */
-	int probing;                 /* a host: the timer resent probe_psn alone */
+	int probing;                 /* a host: the timer resent probe_psn = una alone */
 	uint32_t probe_psn;
 	uint64_t srtt_ns, rttvar_ns; /* smoothed RTT and its variation; srtt 0: no sample yet */
 	int backoff;                 /* timeouts since the last progress */
@@ -342,21 +342,32 @@ static void go_back(struct sw_engine *e, struct conn *k, uint32_t win, uint64_t 
 }
 
 /*
- * probe() - a host's ACKs stopped: resend una alone, asking for an ACK, and
+ * probe() - a host's ACKs stopped: resend one frame, asking for an ACK, and
  * leave the rest where it is. Under TCG the ACKs are usually only late (a
- * stalled guest); the host's answer to the probe acknowledges everything it
- * has. If it acknowledges the probe and no more, what followed was lost and
- * rx_ack() goes back for it. (Measured in the lab: going back at once on a
- * timeout sent ~90 frames the host already had per timeout.)
+ * stalled guest): going back at once sent ~90 frames the host already had
+ * per timeout. The first timeout resends the newest frame sent (a tail
+ * probe): a host that has everything acknowledges everything, one that
+ * misses frames answers with a sequence NAK, and retry() goes back to the
+ * PSN it names. rxe NAKs a gap only once, so later timeouts without
+ * progress resend una instead, which the host takes in any case; if it
+ * acknowledges that probe and no more, what followed was lost and rx_ack()
+ * goes back for it. (Probing una first, a late ACK of exactly una read as
+ * "only the probe arrived": 37,342 frames resent to hosts that had them in
+ * a 512 MiB AllReduce at one leaf.)
  */
 static void probe(struct sw_engine *e, struct conn *k, uint64_t now)
 {
-	resend(e, k, &k->ring[ring_index(e, k, k->rc.una)]);
-	k->probing = 1;
-	k->probe_psn = k->rc.una;
+	uint32_t psn = k->rc.una;
+
+	if (k->backoff <= 1 && k->snd_nxt != k->rc.una)
+		psn = (k->snd_nxt - 1) & ROCE_PSN_MASK;
+	else
+		k->probing = 1;
+	resend(e, k, &k->ring[ring_index(e, k, psn)]);
+	k->probe_psn = psn;
 	k->timer_ns = now;
-	k->gb_psn = k->rc.una;
-	k->gb_end = (k->rc.una + 1) & ROCE_PSN_MASK;
+	k->gb_psn = psn;
+	k->gb_end = (psn + 1) & ROCE_PSN_MASK;
 	k->gb_ns = now;
 }
 

@@ -445,16 +445,18 @@ static void test_timeout_probes_with_backoff(void **state)
 	qn = 0;
 	sw_engine_tick(eng, 12900000);
 	assert_int_equal(results_to(0, psn, 16), 0);
-	sw_engine_tick(eng, 13000000); /* one probe: the oldest frame only */
+	sw_engine_tick(eng, 13000000); /* one probe: the newest frame only (a tail probe) */
 	assert_int_equal(results_to(0, psn, 16), 1);
-	assert_int_equal(psn[0], (BASE_PSN + 1) & ROCE_PSN_MASK);
+	assert_int_equal(psn[0], (BASE_PSN + 4) & ROCE_PSN_MASK);
 	assert_int_equal(c->timeouts, 1);
 	sw_engine_tick(eng, 18900000); /* backed off: 6 ms now */
 	assert_int_equal(results_to(0, psn, 16), 0);
-	sw_engine_tick(eng, 19000000);
+	sw_engine_tick(eng, 19000000); /* no answer (rxe NAKs a gap once): the oldest frame */
 	assert_int_equal(results_to(0, psn, 16), 1);
+	assert_int_equal(psn[0], (BASE_PSN + 1) & ROCE_PSN_MASK);
 	sw_engine_tick(eng, 31000000); /* 12 ms */
 	assert_int_equal(results_to(0, psn, 16), 1);
+	assert_int_equal(psn[0], (BASE_PSN + 1) & ROCE_PSN_MASK);
 	assert_int_equal(c->timeouts, 3);
 	/* the host wakes up and acknowledges the probe: the rest follows at once */
 	host_ack(0, (BASE_PSN + 1) & ROCE_PSN_MASK, 32000000);
@@ -470,6 +472,49 @@ static void test_timeout_probes_with_backoff(void **state)
 		sw_engine_tick(eng, t);
 	assert_int_equal(c->timeouts, 4 + 8); /* after 6, 12, 24, 48, 96, then 100, 100, 100 ms */
 	host_ack(0, (BASE_PSN + 4) & ROCE_PSN_MASK, 600000000);
+	assert_int_equal(sw_engine_busy_slots(eng), 0);
+	sw_engine_free(eng);
+}
+
+/* A tail probe: a host that had everything acknowledges everything and
+ * nothing is resent; one that misses frames NAKs and gets them again. */
+static void test_tail_probe_answers(void **state)
+{
+	uint32_t psn[16];
+	const struct sw_counters *c;
+
+	setup_engine_rto(16, 100000000);
+	c = sw_engine_counters(eng);
+	results_out(1, 0);
+	qn = 0;
+	host_ack(0, BASE_PSN, 1000000); /* srtt 1 ms: the timeout is 3 ms */
+	results_out(6, 10000000);       /* results 1..6; host 0's ACKs are late */
+	for (int i = 1; i < HOSTS; i++)
+		host_ack(i, (BASE_PSN + 6) & ROCE_PSN_MASK, 10000000);
+	qn = 0;
+	sw_engine_tick(eng, 13000000);
+	assert_int_equal(results_to(0, psn, 16), 1);
+	assert_int_equal(psn[0], (BASE_PSN + 6) & ROCE_PSN_MASK);
+	/* a late ACK of the oldest frame, then the probe's: nothing goes back */
+	host_ack(0, (BASE_PSN + 1) & ROCE_PSN_MASK, 13500000);
+	host_ack(0, (BASE_PSN + 6) & ROCE_PSN_MASK, 14000000);
+	assert_int_equal(results_to(0, psn, 16), 0);
+	assert_int_equal(c->retransmits, 1);
+	assert_int_equal(sw_engine_busy_slots(eng), 0);
+	/* results 7..10 and a timeout; the host lost 8..10 and NAKs the probe */
+	results_out(4, 20000000);
+	for (int i = 1; i < HOSTS; i++)
+		host_ack(i, (BASE_PSN + 10) & ROCE_PSN_MASK, 20000000);
+	host_ack(0, (BASE_PSN + 7) & ROCE_PSN_MASK, 20500000);
+	qn = 0;
+	sw_engine_tick(eng, 40000000);
+	assert_int_equal(results_to(0, psn, 16), 1);
+	assert_int_equal(psn[0], (BASE_PSN + 10) & ROCE_PSN_MASK);
+	host_aeth(0, (BASE_PSN + 8) & ROCE_PSN_MASK, AETH_TYPE_NAK | AETH_NAK_PSN_SEQ, 41000000);
+	assert_int_equal(results_to(0, psn, 16), 3);
+	assert_int_equal(psn[0], (BASE_PSN + 8) & ROCE_PSN_MASK);
+	assert_int_equal(psn[2], (BASE_PSN + 10) & ROCE_PSN_MASK);
+	host_ack(0, (BASE_PSN + 10) & ROCE_PSN_MASK, 42000000);
 	assert_int_equal(sw_engine_busy_slots(eng), 0);
 	sw_engine_free(eng);
 }
@@ -548,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_lost_frames_recovered),
 		cmocka_unit_test(test_host_nak_goes_back_from_the_naked_psn),
 		cmocka_unit_test(test_timeout_probes_with_backoff),
+		cmocka_unit_test(test_tail_probe_answers),
 		cmocka_unit_test(test_host_rnr_nak_retries_after_the_delay),
 		cmocka_unit_test(test_bad_input_is_counted_not_crashing),
 	};
