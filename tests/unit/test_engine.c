@@ -429,20 +429,29 @@ static void test_host_nak_goes_back_from_the_naked_psn(void **state)
 	sw_engine_free(eng);
 }
 
+/*
+ * host0_goes_quiet() - an engine whose timeout towards a host is 3 ms (one
+ * result acknowledged after 1 ms: srtt 1 ms, rttvar 0.5 ms), then @n results
+ * at 10 ms that every host but host 0 acknowledges. Returns its counters.
+ */
+static const struct sw_counters *host0_goes_quiet(int n)
+{
+	setup_engine_rto(16, 100000000);
+	results_out(1, 0);
+	qn = 0;
+	host_ack(0, BASE_PSN, 1000000);
+	results_out(n, 10000000);
+	for (int i = 1; i < HOSTS; i++)
+		host_ack(i, (BASE_PSN + (uint32_t)n) & ROCE_PSN_MASK, 10000000);
+	qn = 0;
+	return sw_engine_counters(eng);
+}
+
 static void test_timeout_probes_with_backoff(void **state)
 {
 	uint32_t psn[16];
-	const struct sw_counters *c;
+	const struct sw_counters *c = host0_goes_quiet(4); /* results 1..4, then host 0 stalls */
 
-	setup_engine_rto(16, 100000000);
-	c = sw_engine_counters(eng);
-	results_out(1, 0);
-	qn = 0;
-	host_ack(0, BASE_PSN, 1000000); /* srtt 1 ms, rttvar 0.5 ms: the timeout is 3 ms */
-	results_out(4, 10000000);       /* results 1..4, then host 0 stalls */
-	for (int i = 1; i < HOSTS; i++)
-		host_ack(i, (BASE_PSN + 4) & ROCE_PSN_MASK, 10000000);
-	qn = 0;
 	sw_engine_tick(eng, 12900000);
 	assert_int_equal(results_to(0, psn, 16), 0);
 	sw_engine_tick(eng, 13000000); /* one probe: the newest frame only (a tail probe) */
@@ -481,17 +490,8 @@ static void test_timeout_probes_with_backoff(void **state)
 static void test_tail_probe_answers(void **state)
 {
 	uint32_t psn[16];
-	const struct sw_counters *c;
+	const struct sw_counters *c = host0_goes_quiet(6); /* results 1..6; host 0's ACKs are late */
 
-	setup_engine_rto(16, 100000000);
-	c = sw_engine_counters(eng);
-	results_out(1, 0);
-	qn = 0;
-	host_ack(0, BASE_PSN, 1000000); /* srtt 1 ms: the timeout is 3 ms */
-	results_out(6, 10000000);       /* results 1..6; host 0's ACKs are late */
-	for (int i = 1; i < HOSTS; i++)
-		host_ack(i, (BASE_PSN + 6) & ROCE_PSN_MASK, 10000000);
-	qn = 0;
 	sw_engine_tick(eng, 13000000);
 	assert_int_equal(results_to(0, psn, 16), 1);
 	assert_int_equal(psn[0], (BASE_PSN + 6) & ROCE_PSN_MASK);
