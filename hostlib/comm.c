@@ -326,6 +326,46 @@ static int run(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_d
 	return rc;
 }
 
+/*
+ * post_sends() - post packets *@sent .. @end-1 of a collective of @npk
+ * packets, in chains of up to POST_BATCH per ibv_post_send(). @data holds
+ * the collective's @bytes (NULL: this rank sends its packets empty). One
+ * send in SIGNAL_EVERY (at least one per window) and the last ask for a
+ * completion. Advances *@sent; returns INCCL_OK or INCCL_EIO.
+ */
+static int post_sends(inccl_comm_t *c, size_t *sent, size_t end, size_t npk, const uint8_t *data, size_t bytes,
+		      uint32_t imm)
+{
+	/* a completion at least once per window, or a full window would wait for one forever */
+	size_t signal_every = (size_t)c->window < SIGNAL_EVERY ? (size_t)c->window : SIGNAL_EVERY;
+
+	while (*sent < end) {
+		struct ibv_sge sge[POST_BATCH];
+		struct ibv_send_wr wr[POST_BATCH], *bad = NULL;
+		int nwr = 0;
+		for (; nwr < POST_BATCH && *sent < end; nwr++, (*sent)++) {
+			size_t off = *sent * PKT, len = data ? (bytes - off < PKT ? bytes - off : PKT) : 0;
+			uint8_t *slot = c->sbuf + (*sent % (size_t)c->window) * PKT;
+			int signaled = (*sent + 1) % signal_every == 0 || *sent + 1 == npk;
+			sge[nwr] = (struct ibv_sge){ (uintptr_t)slot, (uint32_t)len, c->smr->lkey };
+			wr[nwr] = (struct ibv_send_wr){ .wr_id = *sent, .sg_list = &sge[nwr], .num_sge = len ? 1 : 0,
+							.opcode = IBV_WR_SEND_WITH_IMM,
+							.send_flags = signaled ? IBV_SEND_SIGNALED : 0, .imm_data = imm };
+			if (nwr)
+				wr[nwr - 1].next = &wr[nwr];
+			if (len)
+				to_wire(slot, data + off, len / INC_ELEM_SIZE);
+		}
+		/* rxe's provider returns the error, and leaves @bad NULL when only its kernel call failed */
+		int rc = ibv_post_send(c->qp, wr, &bad);
+		if (rc)
+			return fail(c, INCCL_EIO, "post send %llu: %s",
+				    (unsigned long long)(bad ? bad->wr_id : *sent - (size_t)nwr),
+				    strerror(rc < 0 ? -rc : rc));
+	}
+	return INCCL_OK;
+}
+
 static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, int root,
 		    const uint8_t *send, uint8_t *recv, size_t count)
 {
@@ -337,35 +377,17 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 	size_t sent = 0, sdone = 0, rdone = 0;
 	uint64_t last = now_ms();
 	struct ibv_wc wc[32];
-	/* a completion at least once per window, or a full window would wait for one forever */
-	size_t signal_every = (size_t)c->window < SIGNAL_EVERY ? (size_t)c->window : SIGNAL_EVERY;
 
 	if (!c->qp || c->qp->state != IBV_QPS_RTS)
 		return fail(c, INCCL_EINVAL, "communicator is not connected");
 	if (c->broken)
 		return INCCL_EIO; /* the message of the error that broke it stays in c->err */
 	while (sdone < npk || (expects && rdone < npk)) {
-		struct ibv_sge sge[POST_BATCH];
-		struct ibv_send_wr wr[POST_BATCH], *bad;
-		int nwr = 0;
-		while (nwr < POST_BATCH && sent < npk && sent - sdone < (size_t)c->window &&
-		       (!expects || sent - rdone < (size_t)c->window)) {
-			size_t off = sent * PKT, len = has_data ? (bytes - off < PKT ? bytes - off : PKT) : 0;
-			uint8_t *slot = c->sbuf + (sent % (size_t)c->window) * PKT;
-			int signaled = (sent + 1) % signal_every == 0 || sent + 1 == npk;
-			sge[nwr] = (struct ibv_sge){ (uintptr_t)slot, (uint32_t)len, c->smr->lkey };
-			wr[nwr] = (struct ibv_send_wr){ .wr_id = sent, .sg_list = &sge[nwr], .num_sge = len ? 1 : 0,
-							.opcode = IBV_WR_SEND_WITH_IMM,
-							.send_flags = signaled ? IBV_SEND_SIGNALED : 0, .imm_data = imm };
-			if (nwr)
-				wr[nwr - 1].next = &wr[nwr];
-			if (len)
-				to_wire(slot, send + off, len / INC_ELEM_SIZE);
-			nwr++;
-			sent++;
-		}
-		if (nwr && ibv_post_send(c->qp, wr, &bad))
-			return fail(c, INCCL_EIO, "post send %llu: %s", (unsigned long long)bad->wr_id, strerror(errno));
+		/* at most a window unacknowledged, and unanswered where results are due */
+		size_t limit = (expects && rdone < sdone ? rdone : sdone) + (size_t)c->window;
+		int rc = post_sends(c, &sent, limit < npk ? limit : npk, npk, has_data ? send : NULL, bytes, imm);
+		if (rc)
+			return rc;
 		int n = inccl__cq_poll(&c->cq, 32, wc, WAIT_MS);
 		if (n < 0)
 			return fail(c, INCCL_EIO, "poll CQ failed");

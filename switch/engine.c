@@ -348,12 +348,13 @@ static void go_back(struct sw_engine *e, struct conn *k, uint32_t win, uint64_t 
  * per timeout. The first timeout resends the newest frame sent (a tail
  * probe): a host that has everything acknowledges everything, one that
  * misses frames answers with a sequence NAK, and retry() goes back to the
- * PSN it names. rxe NAKs a gap only once, so later timeouts without
- * progress resend una instead, which the host takes in any case; if it
- * acknowledges that probe and no more, what followed was lost and rx_ack()
- * goes back for it. (Probing una first, a late ACK of exactly una read as
- * "only the probe arrived": 37,342 frames resent to hosts that had them in
- * a 512 MiB AllReduce at one leaf.)
+ * PSN it names. rxe NAKs a gap only once (a lost NAK leaves the tail
+ * probe unanswered), so later timeouts without progress resend una
+ * instead, which the host answers with an ACK of all it has; what that
+ * leaves unacknowledged was lost, and rx_ack() goes back for it. (Probing
+ * una first, a late ACK of exactly una read as "only the probe arrived":
+ * 37,342 frames resent to hosts that had them in a 512 MiB AllReduce at one
+ * leaf.)
  */
 static void probe(struct sw_engine *e, struct conn *k, uint64_t now)
 {
@@ -788,11 +789,10 @@ static void rx_ack(struct sw_engine *e, struct conn *k, const struct roce_pkt *p
 		k->timer_ns = now;
 		if (roce_psn_diff(k->snd_nxt, k->rc.una) < 0)
 			k->snd_nxt = k->rc.una; /* acknowledged before we resent it */
-		if (k->probing) { /* the answer to a timeout's probe */
+		if (k->probing) { /* the answer to a later timeout's probe of una */
 			k->probing = 0;
-			if (k->rc.una == ((k->probe_psn + 1) & ROCE_PSN_MASK) && k->snd_nxt != k->rc.una &&
-			    v != RC_ACK_RETRY)
-				go_back(e, k, k->wmax, now); /* it had only the probe: the rest was lost */
+			if (k->snd_nxt != k->rc.una && v != RC_ACK_RETRY)
+				go_back(e, k, k->wmax, now); /* it acknowledged all it has: the rest was lost */
 		}
 	}
 	if (v == RC_ACK_RETRY)

@@ -81,7 +81,7 @@ struct daemon {
  * send_run() - hand frames @first..@end-1 of the queue, all for @port, to the
  * kernel with sendmmsg() on the port's packet socket (what pcap_inject() does
  * one frame per system call). A full socket buffer gets one short wait for
- * room; what still does not fit counts as inject errors.
+ * room; a frame that still cannot go counts as an inject error.
  */
 static void send_run(struct daemon *d, int port, int first, int end)
 {
@@ -97,13 +97,15 @@ static void send_run(struct daemon *d, int port, int first, int end)
 		int r = sendmmsg(fd, m + done, (unsigned)(n - done), MSG_DONTWAIT);
 		if (r > 0) {
 			done += r;
+			waited = 0;
 			continue;
 		}
 		struct pollfd p = { .fd = fd, .events = POLLOUT };
 		if (r < 0 && (errno == EAGAIN || errno == ENOBUFS) && !waited++ && poll(&p, 1, 2) == 1)
 			continue;
-		d->inject_errors += (uint64_t)(n - done);
-		return;
+		d->inject_errors++; /* this frame; the next ones get their own try */
+		done++;
+		waited = 0;
 	}
 }
 
@@ -149,7 +151,7 @@ static int counters(const struct daemon *d, const char **name, unsigned long lon
 
 	for (int i = 0; i < d->rules.nports; i++) {
 		struct pcap_stat st;
-		if (pcap_stats(d->pc[i], &st) == 0)
+		if (d->pc[i] && pcap_stats(d->pc[i], &st) == 0) /* rules whose port failed to open have none */
 			capture_drops += st.ps_drop + st.ps_ifdrop;
 	}
 #define C(field) (name[n] = #field, val[n++] = c->field)

@@ -519,6 +519,29 @@ static void test_tail_probe_answers(void **state)
 	sw_engine_free(eng);
 }
 
+/* The host lost frames and its one NAK of the gap (rxe sends one per gap)
+ * was lost too: the tail probe goes unanswered, the next timeout probes una,
+ * and the ACK of all the host has sends the rest again at once. */
+static void test_lost_nak_after_tail_probe(void **state)
+{
+	uint32_t psn[16];
+
+	host0_goes_quiet(6); /* host 0 has results 1..3, lost 4..6 */
+	sw_engine_tick(eng, 13000000);
+	assert_int_equal(results_to(0, psn, 16), 1);
+	assert_int_equal(psn[0], (BASE_PSN + 6) & ROCE_PSN_MASK); /* its NAK is lost */
+	sw_engine_tick(eng, 19000000);
+	assert_int_equal(results_to(0, psn, 16), 1);
+	assert_int_equal(psn[0], (BASE_PSN + 1) & ROCE_PSN_MASK);
+	host_ack(0, (BASE_PSN + 3) & ROCE_PSN_MASK, 20000000); /* the duplicate's ACK: all it has */
+	assert_int_equal(results_to(0, psn, 16), 3);
+	assert_int_equal(psn[0], (BASE_PSN + 4) & ROCE_PSN_MASK);
+	assert_int_equal(psn[2], (BASE_PSN + 6) & ROCE_PSN_MASK);
+	host_ack(0, (BASE_PSN + 6) & ROCE_PSN_MASK, 21000000);
+	assert_int_equal(sw_engine_busy_slots(eng), 0);
+	sw_engine_free(eng);
+}
+
 static void test_host_rnr_nak_retries_after_the_delay(void **state)
 {
 	uint32_t psn[16];
@@ -594,6 +617,7 @@ int main(void)
 		cmocka_unit_test(test_host_nak_goes_back_from_the_naked_psn),
 		cmocka_unit_test(test_timeout_probes_with_backoff),
 		cmocka_unit_test(test_tail_probe_answers),
+		cmocka_unit_test(test_lost_nak_after_tail_probe),
 		cmocka_unit_test(test_host_rnr_nak_retries_after_the_delay),
 		cmocka_unit_test(test_bad_input_is_counted_not_crashing),
 	};
