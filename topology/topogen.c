@@ -133,23 +133,13 @@ static void gen_domain(const struct topology *t, const struct opts *o, int i)
 	fprintf(f, "  <memory unit='MiB'>%d</memory>\n  <vcpu>%d</vcpu>\n", n->memory_mib, n->vcpus);
 	fprintf(f, "  <os>\n    <type arch='x86_64' machine='pc'>hvm</type>\n");
 	fprintf(f, "    <kernel>%s/vmlinuz</kernel>\n    <initrd>%s/initrd.img</initrd>\n", o->image[n->role], o->image[n->role]);
-	/* net.ifnames=0: cloud-init renames NICs by MAC anyway; mitigations=off: TCG speed;
-	 * tsc=reliable: a TCG guest under load fails the clocksource watchdog's TSC check
-	 * and falls back to the HPET, whose every read (a timestamp per received frame,
-	 * each clock_gettime()) is an emulated device access taking QEMU's big lock. */
-	fprintf(f, "    <cmdline>root=/dev/vda rw console=ttyS0,115200 net.ifnames=0 mitigations=off tsc=reliable"
-		   "</cmdline>\n  </os>\n");
+	/* net.ifnames=0: cloud-init renames NICs by MAC anyway; mitigations=off: TCG speed. */
+	fprintf(f, "    <cmdline>root=/dev/vda rw console=ttyS0,115200 net.ifnames=0 mitigations=off</cmdline>\n  </os>\n");
 	fprintf(f, "  <features><acpi/></features>\n");
 	if (kvm)
 		fprintf(f, "  <cpu mode='host-passthrough'/>\n");
 	fprintf(f, "  <clock offset='utc'/>\n  <on_poweroff>destroy</on_poweroff>\n  <on_reboot>restart</on_reboot>\n  <on_crash>destroy</on_crash>\n");
 	fprintf(f, "  <devices>\n");
-	/* Under TCG QEMU's main loop polls every file descriptor of the domain on
-	 * each wake-up, once per frame on a busy tunnel: no USB controller, and a
-	 * virtio-serial controller with the one port the guest agent needs instead
-	 * of 31 (each port costs two virtqueues with an ioeventfd each). */
-	fprintf(f, "    <controller type='usb' model='none'/>\n");
-	fprintf(f, "    <controller type='virtio-serial' index='0' ports='2'/>\n");
 	fprintf(f, "    <disk type='file' device='disk'>\n      <driver name='qemu' type='qcow2' cache='unsafe'/>\n"
 		   "      <source file='%s/disks/%s.qcow2'/>\n      <target dev='vda' bus='virtio'/>\n    </disk>\n",
 		o->state_dir, n->name);
