@@ -79,8 +79,7 @@ struct conn {
 	uint32_t win;                /* frames allowed in flight: wmax, 1 while probing */
 	uint64_t timer_ns;           /* retransmit timer start: last progress or send from una */
 	uint64_t hold_until_ns;      /* after an RNR NAK: send nothing before */
-	int probing;                 /* a host: the timer resent probe_psn = una alone */
-	uint32_t probe_psn;
+	int probing;                 /* a host: the timer resent una alone */
 	uint64_t srtt_ns, rttvar_ns; /* smoothed RTT and its variation; srtt 0: no sample yet */
 	int backoff;                 /* timeouts since the last progress */
 	uint32_t gb_psn, gb_end;     /* the last go-back resent gb_psn..gb_end-1 ... */
@@ -365,7 +364,6 @@ static void probe(struct sw_engine *e, struct conn *k, uint64_t now)
 	else
 		k->probing = 1;
 	resend(e, k, &k->ring[ring_index(e, k, psn)]);
-	k->probe_psn = psn;
 	k->timer_ns = now;
 	k->gb_psn = psn;
 	k->gb_end = (psn + 1) & ROCE_PSN_MASK;

@@ -380,6 +380,19 @@ static int results_to(int i, uint32_t *psn, int max)
 	return n;
 }
 
+/*
+ * expect_results() - the switch has sent host @i exactly @n results since the
+ * last look, the first at BASE_PSN + @first and the last at BASE_PSN + @last.
+ */
+static void expect_results(int i, int n, uint32_t first, uint32_t last)
+{
+	uint32_t psn[16];
+
+	assert_int_equal(results_to(i, psn, 16), n);
+	assert_int_equal(psn[0], (BASE_PSN + first) & ROCE_PSN_MASK);
+	assert_int_equal(psn[n - 1], (BASE_PSN + last) & ROCE_PSN_MASK);
+}
+
 /* @n AllReduce packets from every host at time @now: n results for each host, not yet acknowledged. */
 static void results_out(int n, uint64_t now)
 {
@@ -493,8 +506,7 @@ static void test_tail_probe_answers(void **state)
 	const struct sw_counters *c = host0_goes_quiet(6); /* results 1..6; host 0's ACKs are late */
 
 	sw_engine_tick(eng, 13000000);
-	assert_int_equal(results_to(0, psn, 16), 1);
-	assert_int_equal(psn[0], (BASE_PSN + 6) & ROCE_PSN_MASK);
+	expect_results(0, 1, 6, 6);
 	/* a late ACK of the oldest frame, then the probe's: nothing goes back */
 	host_ack(0, (BASE_PSN + 1) & ROCE_PSN_MASK, 13500000);
 	host_ack(0, (BASE_PSN + 6) & ROCE_PSN_MASK, 14000000);
@@ -508,12 +520,9 @@ static void test_tail_probe_answers(void **state)
 	host_ack(0, (BASE_PSN + 7) & ROCE_PSN_MASK, 20500000);
 	qn = 0;
 	sw_engine_tick(eng, 40000000);
-	assert_int_equal(results_to(0, psn, 16), 1);
-	assert_int_equal(psn[0], (BASE_PSN + 10) & ROCE_PSN_MASK);
+	expect_results(0, 1, 10, 10);
 	host_aeth(0, (BASE_PSN + 8) & ROCE_PSN_MASK, AETH_TYPE_NAK | AETH_NAK_PSN_SEQ, 41000000);
-	assert_int_equal(results_to(0, psn, 16), 3);
-	assert_int_equal(psn[0], (BASE_PSN + 8) & ROCE_PSN_MASK);
-	assert_int_equal(psn[2], (BASE_PSN + 10) & ROCE_PSN_MASK);
+	expect_results(0, 3, 8, 10);
 	host_ack(0, (BASE_PSN + 10) & ROCE_PSN_MASK, 42000000);
 	assert_int_equal(sw_engine_busy_slots(eng), 0);
 	sw_engine_free(eng);
@@ -524,19 +533,13 @@ static void test_tail_probe_answers(void **state)
  * and the ACK of all the host has sends the rest again at once. */
 static void test_lost_nak_after_tail_probe(void **state)
 {
-	uint32_t psn[16];
-
 	host0_goes_quiet(6); /* host 0 has results 1..3, lost 4..6 */
 	sw_engine_tick(eng, 13000000);
-	assert_int_equal(results_to(0, psn, 16), 1);
-	assert_int_equal(psn[0], (BASE_PSN + 6) & ROCE_PSN_MASK); /* its NAK is lost */
+	expect_results(0, 1, 6, 6); /* its NAK is lost */
 	sw_engine_tick(eng, 19000000);
-	assert_int_equal(results_to(0, psn, 16), 1);
-	assert_int_equal(psn[0], (BASE_PSN + 1) & ROCE_PSN_MASK);
+	expect_results(0, 1, 1, 1);
 	host_ack(0, (BASE_PSN + 3) & ROCE_PSN_MASK, 20000000); /* the duplicate's ACK: all it has */
-	assert_int_equal(results_to(0, psn, 16), 3);
-	assert_int_equal(psn[0], (BASE_PSN + 4) & ROCE_PSN_MASK);
-	assert_int_equal(psn[2], (BASE_PSN + 6) & ROCE_PSN_MASK);
+	expect_results(0, 3, 4, 6);
 	host_ack(0, (BASE_PSN + 6) & ROCE_PSN_MASK, 21000000);
 	assert_int_equal(sw_engine_busy_slots(eng), 0);
 	sw_engine_free(eng);
