@@ -29,9 +29,7 @@ done
 read -r src dst addr sg dg < <(exp_pair) || exit 1
 # -u 18: local ACK timeout 4.096 us * 2^18 = 1.07 s. perftest's default (67 ms) is
 # shorter than a TCG guest can stall: rxe then retransmits for nothing.
-out=$(exp_perftest ib_send_bw "$src" "$dst" "$addr" "$sg" "$dg" -s "$size" -n "$iters" -F -u 18 ${CEILING_EVENTS:+-e}) || exit 1
-mib=$(awk -v s="$size" '$1 == s && NF >= 4 {print $4}' <<<"$out" | tail -n 1)
-[ -n "$mib" ] || { exp_err "ceiling: no bandwidth in ib_send_bw's output: $(tail -n 2 <<<"$out")"; exit 1; }
+mib=$(exp_perftest_value ib_send_bw 4 "$size" "$src" "$dst" "$addr" "$sg" "$dg" -n "$iters" -F -u 18 ${CEILING_EVENTS:+-e}) || exit 1
 mb=$(awk -v m="$mib" 'BEGIN {printf "%.2f", m * 1.048576}')
 time_us=$(awk -v s="$size" -v b="$mb" 'BEGIN {printf "%.2f", (b > 0 ? s / b : 0)}')
 echo "ceiling: ib_send_bw $src -> $dst ($addr)${CEILING_EVENTS:+ -e}, $iters x $size B: $mb MB/s ($mib MiB/s as perftest prints it)" >&2

@@ -263,3 +263,32 @@ exp_perftest() {
     [ -n "$out" ] || { exp_err "$tool $src -> $dst failed three times"; return 1; }
     echo "$out"
 }
+
+# exp_perftest_figure SIZE FIELD [1/] — from perftest's report on stdin, FIELD
+# (1-based) of the last result line for SIZE bytes, or its inverse with "1/";
+# printed with 3 decimals, nothing when that figure is not a finite number
+# > 0 (under TCG perftest's cycle counter now and then reports "inf").
+exp_perftest_figure() {
+    awk -v s="$1" -v f="$2" -v inv="${3:-}" '
+        $1 == s && NF >= f { v = ($f ~ /^[0-9]+(\.[0-9]+)?$/ && $f + 0 > 0) ? $f + 0 : "" }
+        END { if (v != "") printf "%.3f", inv == "1/" ? 1 / v : v }'
+}
+
+# exp_perftest_value TOOL FIELD [1/] SIZE SRC DST DST_ADDR SRC_GID DST_GID ARGS
+# — one figure of TOOL's report for SIZE bytes (exp_perftest_figure), the
+# run repeated when that figure is not a finite number > 0, three runs at most.
+exp_perftest_value() {
+    local tool=$1 field=$2 inv= s out v attempt
+    shift 2
+    [ "$1" = 1/ ] && { inv=1/; shift; }
+    s=$1
+    shift
+    for attempt in 1 2 3; do
+        out=$(exp_perftest "$tool" "$@" -s "$s") || return 1
+        v=$(exp_perftest_figure "$s" "$field" $inv <<<"$out")
+        [ -n "$v" ] && { echo "$v"; return 0; }
+        exp_err "$tool: no finite figure for $s B (run $attempt of 3): $(grep -E "^ *$s " <<<"$out" | tail -n 1)"
+    done
+    exp_err "$tool: no finite figure for $s B in 3 runs"
+    return 1
+}

@@ -20,17 +20,14 @@ sizes=${LOGGP_SIZES:-8 64 512 4096 32768}
 iters=${LOGGP_ITERS:-100}
 [ -r "$state/gen/inventory.tsv" ] || { exp_err "loggp: no lab in $state (make lab-up)"; exit 1; }
 read -r src dst addr sg dg < <(exp_pair) || exit 1
+# ib_send_lat's field 5 is t_typical (us); ib_send_bw's field 5 is MsgRate
+# (Mpps), so 1/rate is the gap in us.
+pair=("$src" "$dst" "$addr" "$sg" "$dg")
 echo "measure,bytes,iters,value_us"
 for s in $sizes; do
-    out=$(exp_perftest ib_send_lat "$src" "$dst" "$addr" "$sg" "$dg" -s "$s" -n "$iters" -F -u 18) || exit 1
-    # " #bytes #iterations t_min t_max t_typical t_avg ...": the typical (median) one
-    lat=$(awk -v s="$s" '$1 == s && NF >= 6 {print $5}' <<<"$out" | tail -n 1)
-    [ -n "$lat" ] || { exp_err "loggp: no latency in ib_send_lat's output for $s B"; exit 1; }
+    lat=$(exp_perftest_value ib_send_lat 5 "$s" "${pair[@]}" -n "$iters" -F -u 18) || exit 1
     echo "half_rtt,$s,$iters,$lat"
-    out=$(exp_perftest ib_send_bw "$src" "$dst" "$addr" "$sg" "$dg" -s "$s" -n $((iters * 4)) -F -u 18 -e) || exit 1
-    # " #bytes #iterations BW_peak BW_average MsgRate[Mpps]"
-    gap=$(awk -v s="$s" '$1 == s && NF >= 5 && $5 > 0 {printf "%.3f", 1 / $5}' <<<"$out" | tail -n 1)
-    [ -n "$gap" ] || { exp_err "loggp: no message rate in ib_send_bw's output for $s B"; exit 1; }
+    gap=$(exp_perftest_value ib_send_bw 5 1/ "$s" "${pair[@]}" -n $((iters * 4)) -F -u 18 -e) || exit 1
     echo "gap,$s,$((iters * 4)),$gap"
     echo "loggp: $s B: half round trip $lat us, gap $gap us" >&2
 done

@@ -57,6 +57,26 @@ fi
 touch "$tmp/file"
 refused "cannot create $tmp/file/r" exp_run_dir "$tmp/file/r" x
 
+# perftest's reports (lines as ib_send_lat / ib_send_bw print them); under TCG
+# its cycle counter now and then gives "inf", which must never become a figure
+lat_inf=' 512        100          inf            inf            inf                inf             0.00            inf                     inf'
+lat_ok=' 512        100          80.12          900.20         120.51             130.22          20.00           200.00                  300.00'
+bw_ok=' 4096       400              1.95               1.90                 0.000486'
+same 120.510 exp_perftest_figure 512 5 <<<"$lat_ok"
+same "" exp_perftest_figure 512 5 <<<"$lat_inf"
+same "" exp_perftest_figure 4096 5 <<<"$lat_ok"
+same 2057.613 exp_perftest_figure 4096 5 1/ <<<"$bw_ok"
+same 1.900 exp_perftest_figure 4096 4 <<<"$bw_ok"
+same "" exp_perftest_figure 4096 4 <<<' 4096       400              0.00               0.00                 0.000000'
+# exp_perftest_value runs again on "inf", and gives up after three runs
+runs="$tmp/runs"
+exp_perftest() { echo run >>"$runs"; [ "$(wc -l <"$runs")" -ge 2 ] && echo "$lat_ok" || echo "$lat_inf"; }
+: >"$runs"; same 120.510 exp_perftest_value ib_send_lat 5 512 a b c d e -n 100
+[ "$(wc -l <"$runs")" = 2 ] && ok "one run again after inf" || ko "$(wc -l <"$runs") runs after inf, want 2"
+exp_perftest() { echo "$lat_inf"; }
+refused "ib_send_lat: no finite figure for 512 B in 3 runs" exp_perftest_value ib_send_lat 5 512 a b c d e
+unset -f exp_perftest
+
 # the driver's plans (EXP_DRY_RUN=1: settings checked, nothing run)
 dry() { EXP_DRY_RUN=1 "$@" experiments/exp.sh "${EXP:?}"; }
 out=$(EXP=paper dry env 2>&1)
