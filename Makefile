@@ -66,7 +66,7 @@ $(BUILD)/rcecho: switch/rcecho.c $(SWITCH_CORE) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ switch/rcecho.c switch/rc_conn.c switch/roce.c -lpcap -l:libdeflate.a
 
-SWITCH_DAEMON := switch/incswitch.c switch/swconfig.c switch/swconfig.h switch/engine.c switch/engine.h \
+SWITCH_DAEMON := switch/incswitch.c switch/swconfig.c switch/swconfig.h switch/engine.c switch/engine.h switch/bundle.c switch/bundle.h \
                  switch/agg.c switch/inc_proto.h $(CTLMSG) $(SWITCH_CORE)
 $(BUILD)/incswitch: $(SWITCH_DAEMON) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
@@ -156,6 +156,10 @@ $(BUILD)/test_roce: tests/unit/test_roce.c switch/roce.c switch/roce.h | $(DEPS_
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_roce.c switch/roce.c -lpcap -l:libdeflate.a -lcmocka
 
+$(BUILD)/test_bundle: tests/unit/test_bundle.c switch/bundle.c switch/bundle.h switch/roce.c switch/roce.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_bundle.c switch/bundle.c switch/roce.c -lpcap -l:libdeflate.a -lcmocka
+
 $(BUILD)/test_rc_conn: tests/unit/test_rc_conn.c switch/rc_conn.c switch/rc_conn.h switch/roce.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_rc_conn.c switch/rc_conn.c -lcmocka
@@ -212,7 +216,7 @@ $(BUILD)/test_results: tests/unit/test_results.c $(ANALYSIS_SRC) | $(DEPS_STAMP)
 $(BUILD)/test_ctl: tests/unit/test_ctl.c $(BUILD)/incctl $(BUILD)/libinccl.a switch/swconfig.c switch/swconfig.h | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_ctl.c switch/swconfig.c $(BUILD)/libinccl.a -libverbs -lyaml -lcmocka -lpthread
 
-UNIT_TESTS := $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
+UNIT_TESTS := $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
               $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_results
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 

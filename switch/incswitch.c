@@ -9,7 +9,10 @@
  * While it serves rules it captures the RoCEv2 frames arriving on each port
  * they name with libpcap, feeds them to the engine, and sends what the engine
  * emits on the port it names, a batch per round of input (sendmmsg on the
- * port's packet socket). It holds UDP 4791/4792 on its
+ * port's packet socket). On a switch<->switch port whose MTU has room, the
+ * frames of one batch travel together in bundles (bundle.h, UDP 4793), which
+ * the peer's incswitch splits again before its engine sees them. It holds
+ * UDP 4791/4792/4793 on its
  * addresses so the kernel does not answer the hosts' frames with ICMP port
  * unreachable. If the controller goes away the switch keeps serving its
  * rules and reconnects. Counters: on the controller's request, on SIGUSR1
@@ -27,19 +30,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../controller/ctlmsg.h"
+#include "bundle.h"
 #include "engine.h"
 #include "swconfig.h"
 
 #define CTL_TIMEOUT_MS 5000      /* to send one control message */
 #define RECONNECT_MS 2000        /* between attempts to reach the controller */
 #define CONNECT_TIMEOUT_MS 300   /* one attempt: short, the data path waits meanwhile */
-#define TXQ_FRAMES 64            /* frames the engine emits in one batch before a sendmmsg() */
+#define TXQ_FRAMES 128           /* frames the engine emits in one batch before a sendmmsg() */
 #define TXQ_FRAME_MAX 1536       /* room for a frame of the lab's 1024-byte MTU and its headers */
+#define BUNDLE_MAX 9216          /* largest bundle built (an IP MTU of 9000 plus headers) */
+#define SNAPLEN_MIN 2048         /* capture length of host ports: one 1024-byte-MTU frame */
 
 static volatile sig_atomic_t stop, report;
 
@@ -66,9 +74,11 @@ struct daemon {
 	int active;                /* serving rules */
 	struct sw_rules rules;
 	pcap_t *pc[SW_MAX_CHILDREN];
-	int held[SW_MAX_CHILDREN + 1], nheld;
+	int held[2 * (SW_MAX_CHILDREN + 1)], nheld; /* per address: 4791, or 4792 and 4793 */
 	struct sw_engine *eng;
 	uint64_t inject_errors;
+	size_t bundle_room[SW_MAX_CHILDREN]; /* bytes of frames a bundle may carry on the port; 0: none */
+	uint64_t bundles_tx, bundled_frames_tx, bundles_rx, drop_bundle;
 	struct {                 /* frames the engine emitted, not yet handed to the kernel */
 		int n;
 		int port[TXQ_FRAMES];
@@ -78,19 +88,19 @@ struct daemon {
 };
 
 /*
- * send_run() - hand frames @first..@end-1 of the queue, all for @port, to the
- * kernel with sendmmsg() on the port's packet socket (what pcap_inject() does
+ * send_all() - hand the @n frames @buf[i] of @len[i] bytes to the kernel on
+ * @port with sendmmsg() on the port's packet socket (what pcap_inject() does
  * one frame per system call). A full socket buffer gets one short wait for
  * room; a frame that still cannot go counts as an inject error.
  */
-static void send_run(struct daemon *d, int port, int first, int end)
+static void send_all(struct daemon *d, int port, uint8_t *const *buf, const uint16_t *len, int n)
 {
 	struct mmsghdr m[TXQ_FRAMES];
 	struct iovec v[TXQ_FRAMES];
-	int fd = pcap_get_selectable_fd(d->pc[port]), n = end - first, done = 0, waited = 0;
+	int fd = pcap_get_selectable_fd(d->pc[port]), done = 0, waited = 0;
 
 	for (int i = 0; i < n; i++) {
-		v[i] = (struct iovec){ d->txq.data[first + i], d->txq.len[first + i] };
+		v[i] = (struct iovec){ buf[i], len[i] };
 		m[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &v[i], .msg_iovlen = 1 } };
 	}
 	while (done < n) {
@@ -109,13 +119,62 @@ static void send_run(struct daemon *d, int port, int first, int end)
 	}
 }
 
-/* tx_flush() - put every queued frame on the wire, in order per port. */
+/*
+ * bundle_run() - put the @n frames @idx[] of the queue (all for @port, in
+ * order) into as few bundles as the port's MTU allows, in @out; a bundle of
+ * one frame stays that frame. Return the number of frames now in @out/@olen.
+ */
+static int bundle_run(struct daemon *d, int port, const int *idx, int n, uint8_t **out, uint16_t *olen)
+{
+	static uint8_t bundles[TXQ_FRAMES][BUNDLE_MAX];
+	int nout = 0;
+
+	for (int i = 0, k; i < n; i += k) {
+		const uint8_t *f[TXQ_FRAMES];
+		uint16_t l[TXQ_FRAMES];
+		size_t blen = 0;
+
+		for (int j = i; j < n; j++)
+			f[j - i] = d->txq.data[idx[j]], l[j - i] = d->txq.len[idx[j]];
+		k = bundle_take(l, n - i, d->bundle_room[port]);
+		if (k > 1 && (blen = bundle_build(bundles[nout], BUNDLE_MAX, f, l, k)) > 0) {
+			out[nout] = bundles[nout];
+			olen[nout++] = (uint16_t)blen;
+			d->bundles_tx++;
+			d->bundled_frames_tx += (uint64_t)k;
+		} else { /* one frame, or one that is not plain IPv4/UDP: as it is */
+			k = 1;
+			out[nout] = d->txq.data[idx[i]];
+			olen[nout++] = d->txq.len[idx[i]];
+		}
+	}
+	return nout;
+}
+
+/* tx_flush() - put every queued frame on the wire, in order per port, bundled where the port allows. */
 static void tx_flush(struct daemon *d)
 {
-	for (int i = 0, j; i < d->txq.n; i = j) {
-		for (j = i + 1; j < d->txq.n && d->txq.port[j] == d->txq.port[i]; j++)
-			;
-		send_run(d, d->txq.port[i], i, j);
+	static uint8_t done[TXQ_FRAMES];
+
+	memset(done, 0, (size_t)d->txq.n);
+	for (int i = 0; i < d->txq.n; i++) {
+		int port = d->txq.port[i], idx[TXQ_FRAMES], n = 0;
+		uint8_t *out[TXQ_FRAMES];
+		uint16_t olen[TXQ_FRAMES];
+
+		if (done[i])
+			continue;
+		for (int j = i; j < d->txq.n; j++)
+			if (!done[j] && d->txq.port[j] == port)
+				idx[n++] = j, done[j] = 1;
+		if (d->bundle_room[port]) {
+			int nout = bundle_run(d, port, idx, n, out, olen);
+			send_all(d, port, out, olen, nout);
+		} else {
+			for (int k = 0; k < n; k++)
+				out[k] = d->txq.data[idx[k]], olen[k] = d->txq.len[idx[k]];
+			send_all(d, port, out, olen, n);
+		}
 	}
 	d->txq.n = 0;
 }
@@ -136,10 +195,28 @@ static void tx(void *ctx, int port, const uint8_t *frame, size_t len)
 	memcpy(d->txq.data[d->txq.n++], frame, len);
 }
 
+/* One captured frame: to the engine, or a bundle's frames one by one. */
 static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
 {
 	struct daemon *d = (struct daemon *)user;
-	sw_engine_rx(d->eng, bytes, h->caplen, now_ns());
+	uint64_t now = now_ns();
+
+	if (bundle_is(bytes, h->caplen)) {
+		const uint8_t *inner[BUNDLE_MAX_FRAMES];
+		uint16_t ilen[BUNDLE_MAX_FRAMES];
+		const char *why;
+		int n = h->caplen == h->len ? bundle_split(bytes, h->caplen, inner, ilen, BUNDLE_MAX_FRAMES, &why) : -1;
+
+		if (n < 0) {
+			d->drop_bundle++; /* malformed or cut by the capture length: none of it */
+			return;
+		}
+		d->bundles_rx++;
+		for (int i = 0; i < n; i++)
+			sw_engine_rx(d->eng, inner[i], ilen[i], now);
+		return;
+	}
+	sw_engine_rx(d->eng, bytes, h->caplen, now);
 }
 
 /* The counters of the current rules as "name" / value pairs; returns how many. */
@@ -161,12 +238,16 @@ static int counters(const struct daemon *d, const char **name, unsigned long lon
 	C(drop_bad_imm), C(drop_mismatch), C(drop_seq), C(naks_ignored), C(timeouts), C(ooo_held);
 #undef C
 	name[n] = "inject_errors", val[n++] = d->inject_errors;
+	name[n] = "bundles_tx", val[n++] = d->bundles_tx;
+	name[n] = "bundled_frames_tx", val[n++] = d->bundled_frames_tx;
+	name[n] = "bundles_rx", val[n++] = d->bundles_rx;
+	name[n] = "drop_bundle", val[n++] = d->drop_bundle;
 	name[n] = "capture_drops", val[n++] = capture_drops;
 	name[n] = "busy_slots", val[n++] = sw_engine_busy_slots(d->eng);
 	return n;
 }
 
-#define MAX_COUNTERS 32
+#define MAX_COUNTERS 40
 
 static void print_counters(const struct daemon *d, FILE *f)
 {
@@ -269,21 +350,43 @@ static void resolve_macs(struct sw_conn_cfg *c, const char *what)
 			inet_ntop(AF_INET, &a, ip, sizeof(ip)));
 }
 
+/* The MTU of port @i when a switch (UDP 4792) is reached on it, else 0: bundles go only to switches. */
+static int switch_link_mtu(const struct daemon *d, int i)
+{
+	const struct sw_cfg *c = &d->rules.cfg;
+	struct ifreq ifr = { 0 };
+	int is_switch = c->has_parent && c->parent.port == i && c->parent.udp_dst == ROCE_PORT_SWITCH, s, mtu = 0;
+
+	for (int k = 0; k < c->nchildren; k++)
+		is_switch |= c->child[k].port == i && c->child[k].udp_dst == ROCE_PORT_SWITCH;
+	if (!is_switch || (s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+		return 0;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", d->rules.port[i]);
+	if (ioctl(s, SIOCGIFMTU, &ifr) == 0)
+		mtu = ifr.ifr_mtu;
+	close(s);
+	return mtu;
+}
+
 static int open_port(struct daemon *d, int i, char *err, size_t errlen)
 {
 	char perr[PCAP_ERRBUF_SIZE];
 	struct bpf_program prog;
 	const char *name = d->rules.port[i];
+	int mtu = switch_link_mtu(d, i);
 	pcap_t *pc = pcap_create(name, perr);
 
-	if (!pc || pcap_set_snaplen(pc, 2048) || pcap_set_immediate_mode(pc, 1) || pcap_set_buffer_size(pc, 8 << 20) ||
+	d->bundle_room[i] = mtu > 0 ? bundle_room(mtu) : 0;
+	if (d->bundle_room[i] > BUNDLE_MAX - BUNDLE_OUTER_LEN)
+		d->bundle_room[i] = BUNDLE_MAX - BUNDLE_OUTER_LEN;
+	if (!pc || pcap_set_snaplen(pc, mtu + 14 > SNAPLEN_MIN ? mtu + 14 : SNAPLEN_MIN) || pcap_set_immediate_mode(pc, 1) || pcap_set_buffer_size(pc, 8 << 20) ||
 	    pcap_activate(pc) < 0) {
 		snprintf(err, errlen, "cannot capture on port '%s': %s", name, pc ? pcap_geterr(pc) : perr);
 		if (pc)
 			pcap_close(pc);
 		return -1;
 	}
-	if (pcap_compile(pc, &prog, "ip and udp and (dst port 4791 or dst port 4792)", 1, PCAP_NETMASK_UNKNOWN) < 0 ||
+	if (pcap_compile(pc, &prog, "ip and udp and (dst port 4791 or dst port 4792 or dst port 4793)", 1, PCAP_NETMASK_UNKNOWN) < 0 ||
 	    pcap_setfilter(pc, &prog) < 0 || pcap_setdirection(pc, PCAP_D_IN) < 0 || pcap_setnonblock(pc, 1, perr) < 0) {
 		snprintf(err, errlen, "port '%s': %s", name, pcap_geterr(pc));
 		pcap_close(pc);
@@ -316,9 +419,10 @@ static void teardown(struct daemon *d)
 		close(d->held[i]);
 	d->nheld = 0;
 	d->active = 0;
+	d->inject_errors = d->bundles_tx = d->bundled_frames_tx = d->bundles_rx = d->drop_bundle = 0; /* per rules */
 }
 
-/* Hold every (address, UDP port) the switch is reached on: children, then the parent. */
+/* Hold every (address, UDP port) the switch is reached on: children, then the parent; 4793 for bundles next to 4792. */
 static int hold_ports(struct daemon *d, char *err, size_t errlen)
 {
 	struct sw_conn_cfg all[SW_MAX_CHILDREN + 1];
@@ -333,13 +437,16 @@ static int hold_ports(struct daemon *d, char *err, size_t errlen)
 			;
 		if (j < i)
 			continue;
-		if ((d->held[d->nheld] = hold_port(all[i].local_ip, all[i].udp_dst)) < 0) {
-			struct in_addr a = { htonl(all[i].local_ip) };
-			snprintf(err, errlen, "cannot hold UDP %u on %s: %s (is it an address of this switch?)",
-				 all[i].udp_dst, inet_ntoa(a), strerror(errno));
-			return -1;
+		for (int k = 0; k < (all[i].udp_dst == ROCE_PORT_SWITCH ? 2 : 1); k++) { /* a switch link: bundles too */
+			uint16_t port = k ? BUNDLE_UDP_PORT : all[i].udp_dst;
+			if ((d->held[d->nheld] = hold_port(all[i].local_ip, port)) < 0) {
+				struct in_addr a = { htonl(all[i].local_ip) };
+				snprintf(err, errlen, "cannot hold UDP %u on %s: %s (is it an address of this switch?)",
+					 port, inet_ntoa(a), strerror(errno));
+				return -1;
+			}
+			d->nheld++;
 		}
-		d->nheld++;
 	}
 	return 0;
 }
