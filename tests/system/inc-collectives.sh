@@ -7,8 +7,9 @@
 #
 # INC_SCOPE=leaf (default): the hosts under rank 0's leaf switch (pku1, pku2
 #   in 1-2-4), aggregated on that one switch.
-# INC_SCOPE=tree: every host; leaves forward to their parents (UDP 4792),
-#   the top switch sends the results down.
+# INC_SCOPE=tree: every host; leaves forward to their parents (UDP 4792,
+#   in bundles on UDP 4793: checked in the switches' counters), the top
+#   switch sends the results down.
 # INC_COUNTS: element counts (default 1,255,256,257,1031,65539).
 #
 # Hosts run inccl_check: every collective × dtype × op verified on every rank
@@ -50,6 +51,11 @@ done
 if [ "${reg:-0}" -ge "$nsw" ]; then ok "controller: all $nsw switches registered"
 else ko "controller: ${reg:-0} of $nsw switches registered: $("$lab" exec "$ctl" "tail -n 5 /var/log/inclab/incctl.log")"; done_; fi
 
+# where each switch's log stands: its counters of this run are logged after
+declare -A logged
+for sw in $(awk -F'\t' '$2 == "switch" {print $1}' "$inv"); do
+    logged[$sw]=$("$lab" exec "$sw" "wc -l < /var/log/inclab/incswitch.log" 2>/dev/null)
+done
 for i in "${!hosts[@]}"; do
     "$lab" exec "${hosts[$i]}" "pkill -x inccl_check; rm -f /tmp/inccl.*; (inccl_check -r $i -n $n -m $master -c $counts \
         > /tmp/inccl.out 2>&1; echo \$? > /tmp/inccl.rc) < /dev/null > /dev/null 2>&1 &" >/dev/null
@@ -63,6 +69,25 @@ for h in "${hosts[@]}"; do
 done
 secs=$(($(date +%s) - t0))
 "$lab" exec "$ctl" "incctl -Q 127.0.0.1 | sed -n 's/^  \([a-z0-9-]*\): {comm: \([0-9]*\), rx_frames: \([0-9]*\), tx_frames: \([0-9]*\).*retransmits: \([0-9]*\).*drop_seq: \([0-9]*\).*/  \1: rx \3, tx \4, retransmits \5, out-of-sequence drops \6/p'" 2>/dev/null
+# Across the tree, frames between switches travel in bundles (switch/bundle.h):
+# some must have been sent and taken apart, and none refused as malformed.
+# The communicator is gone by now: each switch logged its counters when its
+# rules ended ("incswitch NAME comm N: name=value ...", after where its log
+# stood before the run).
+if [ "$scope" = tree ]; then
+    q=$(for sw in $(awk -F'\t' '$2 == "switch" {print $1}' "$inv"); do
+        "$lab" exec "$sw" "tail -n +$((${logged[$sw]:-0} + 1)) /var/log/inclab/incswitch.log |
+            grep '^incswitch .* comm [0-9]*:.* bundles_tx=' | tail -n 1" 2>/dev/null
+    done)
+    brx=$(grep -o 'bundles_rx=[0-9]*' <<<"$q" | awk -F= '{s += $2} END {print s + 0}')
+    btx=$(grep -o 'bundles_tx=[0-9]*' <<<"$q" | awk -F= '{s += $2} END {print s + 0}')
+    bad=$(grep -o 'drop_bundle=[0-9]*' <<<"$q" | awk -F= '{s += $2} END {print s + 0}')
+    if [ "$brx" -gt 0 ] && [ "$btx" -gt 0 ] && [ "$bad" = 0 ]; then
+        ok "switch links: $btx bundles sent, $brx taken apart, 0 malformed"
+    else
+        ko "switch links: $btx bundles sent, $brx taken apart, $bad malformed (want some, and 0 malformed)"
+    fi
+fi
 for i in "${!hosts[@]}"; do
     h=${hosts[$i]}
     out=$("$lab" exec "$h" "cat /tmp/inccl.out")
