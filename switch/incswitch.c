@@ -127,17 +127,17 @@ static void send_all(struct daemon *d, int port, uint8_t *const *buf, const uint
 static int bundle_run(struct daemon *d, int port, const int *idx, int n, uint8_t **out, uint16_t *olen)
 {
 	static uint8_t bundles[TXQ_FRAMES][BUNDLE_MAX];
+	const uint8_t *f[TXQ_FRAMES];
+	uint16_t l[TXQ_FRAMES];
 	int nout = 0;
 
+	for (int j = 0; j < n; j++)
+		f[j] = d->txq.data[idx[j]], l[j] = d->txq.len[idx[j]];
 	for (int i = 0, k; i < n; i += k) {
-		const uint8_t *f[TXQ_FRAMES];
-		uint16_t l[TXQ_FRAMES];
 		size_t blen = 0;
 
-		for (int j = i; j < n; j++)
-			f[j - i] = d->txq.data[idx[j]], l[j - i] = d->txq.len[idx[j]];
-		k = bundle_take(l, n - i, d->bundle_room[port]);
-		if (k > 1 && (blen = bundle_build(bundles[nout], BUNDLE_MAX, f, l, k)) > 0) {
+		k = bundle_take(l + i, n - i, d->bundle_room[port]);
+		if (k > 1 && (blen = bundle_build(bundles[nout], BUNDLE_MAX, f + i, l + i, k)) > 0) {
 			out[nout] = bundles[nout];
 			olen[nout++] = (uint16_t)blen;
 			d->bundles_tx++;
@@ -145,7 +145,7 @@ static int bundle_run(struct daemon *d, int port, const int *idx, int n, uint8_t
 		} else { /* one frame, or one that is not plain IPv4/UDP: as it is */
 			k = 1;
 			out[nout] = d->txq.data[idx[i]];
-			olen[nout++] = d->txq.len[idx[i]];
+			olen[nout++] = l[i];
 		}
 	}
 	return nout;
