@@ -6,13 +6,11 @@
 #include <string.h>
 
 #include "bundle.h"
+#include "roce.h"
 
-#define ETH_LEN 14
-#define IP_LEN 20
-#define UDP_LEN 8
-#define IP_OFF ETH_LEN
-#define UDP_OFF (ETH_LEN + IP_LEN)
-#define BODY_OFF (ETH_LEN + IP_LEN + UDP_LEN)
+#define IP_OFF ROCE_ETH_LEN
+#define UDP_OFF (ROCE_ETH_LEN + ROCE_IP_LEN)
+#define BODY_OFF (ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN)
 
 static uint16_t get16(const uint8_t *p)
 {
@@ -28,28 +26,17 @@ static void put16(uint8_t *p, unsigned v)
 /* IPv4 over UDP, 20-byte IP header, not a fragment: what the engine builds. */
 static int is_plain_udp(const uint8_t *f, size_t len)
 {
-	return len >= BODY_OFF && get16(f + 12) == 0x0800 && f[IP_OFF] == 0x45 && f[IP_OFF + 9] == 17 &&
+	return len >= BODY_OFF && get16(f + 12) == ROCE_ETHERTYPE_IPV4 && f[IP_OFF] == 0x45 &&
+	       f[IP_OFF + 9] == ROCE_IPPROTO_UDP &&
 	       (get16(f + IP_OFF + 6) & 0x3fff) == 0;
-}
-
-/* The IPv4 header checksum (RFC 791) of the 20 bytes at @ip, its own field zero. */
-static uint16_t ip_checksum(const uint8_t *ip)
-{
-	uint32_t sum = 0;
-
-	for (int i = 0; i < IP_LEN; i += 2)
-		sum += get16(ip + i);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
 }
 
 size_t bundle_room(int mtu)
 {
 	/* at least two of the smallest frames, or bundling buys nothing */
-	if (mtu < IP_LEN + UDP_LEN + BUNDLE_HDR_LEN + 2 * (BUNDLE_ENTRY_LEN + BUNDLE_INNER_MIN))
+	if (mtu < ROCE_IP_LEN + ROCE_UDP_LEN + BUNDLE_HDR_LEN + 2 * (BUNDLE_ENTRY_LEN + BUNDLE_INNER_MIN))
 		return 0;
-	return (size_t)mtu - IP_LEN - UDP_LEN - BUNDLE_HDR_LEN;
+	return (size_t)mtu - ROCE_IP_LEN - ROCE_UDP_LEN - BUNDLE_HDR_LEN;
 }
 
 int bundle_take(const uint16_t *len, int n, size_t room)
@@ -75,12 +62,12 @@ size_t bundle_build(uint8_t *out, size_t cap, const uint8_t *const *frame, const
 		memcpy(out + at + BUNDLE_ENTRY_LEN, frame[i], len[i]);
 		at += BUNDLE_ENTRY_LEN + len[i];
 	}
-	if (at - ETH_LEN > 0xffff)
+	if (at - ROCE_ETH_LEN > 0xffff)
 		return 0;
 	memcpy(out, frame[0], BODY_OFF);  /* Ethernet, IPv4, UDP source port */
-	put16(out + IP_OFF + 2, (unsigned)(at - ETH_LEN));
+	put16(out + IP_OFF + 2, (unsigned)(at - ROCE_ETH_LEN));
 	put16(out + IP_OFF + 10, 0);
-	put16(out + IP_OFF + 10, ip_checksum(out + IP_OFF));
+	put16(out + IP_OFF + 10, roce_ip_checksum(out + IP_OFF));
 	put16(out + UDP_OFF + 2, BUNDLE_UDP_PORT);
 	put16(out + UDP_OFF + 4, (unsigned)(at - UDP_OFF));
 	put16(out + UDP_OFF + 6, 0);  /* no UDP checksum: every inner frame has its ICRC */
@@ -104,7 +91,7 @@ int bundle_split(const uint8_t *frame, size_t len, const uint8_t **inner, uint16
 	if (!bundle_is(frame, len) || len < BUNDLE_OUTER_LEN)
 		return *why = "not a bundle or shorter than its headers", -1;
 	end = UDP_OFF + (size_t)get16(frame + UDP_OFF + 4);
-	if (end > len || end < BUNDLE_OUTER_LEN || ETH_LEN + (size_t)get16(frame + IP_OFF + 2) != end)
+	if (end > len || end < BUNDLE_OUTER_LEN || ROCE_ETH_LEN + (size_t)get16(frame + IP_OFF + 2) != end)
 		return *why = "IP and UDP lengths do not match the frame", -1;
 	if (frame[BODY_OFF] != BUNDLE_VERSION)
 		return *why = "unknown bundle version", -1;

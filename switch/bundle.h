@@ -24,15 +24,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "roce.h"
+
 #define BUNDLE_UDP_PORT 4793     /* next to the seed's 4791 (hosts) and 4792 (switch links) */
 #define BUNDLE_VERSION 1
 #define BUNDLE_HDR_LEN 4         /* version, count, 2 reserved bytes */
 #define BUNDLE_ENTRY_LEN 2       /* the length before each inner frame */
 #define BUNDLE_MAX_FRAMES 255    /* count is one byte */
 /* Outer Ethernet + IPv4 (no options) + UDP + bundle header. */
-#define BUNDLE_OUTER_LEN (14 + 20 + 8 + BUNDLE_HDR_LEN)
+#define BUNDLE_OUTER_LEN (ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN + BUNDLE_HDR_LEN)
 /* Smallest inner frame: Ethernet, IPv4, UDP and a BTH (an ACK is longer). */
-#define BUNDLE_INNER_MIN (14 + 20 + 8 + 12)
+#define BUNDLE_INNER_MIN ROCE_HDRS_LEN
 
 /**
  * bundle_room() - bytes of inner frames (each with its length) that fit in a

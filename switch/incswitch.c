@@ -122,7 +122,8 @@ static void send_all(struct daemon *d, int port, uint8_t *const *buf, const uint
 /*
  * bundle_run() - put the @n frames @idx[] of the queue (all for @port, in
  * order) into as few bundles as the port's MTU allows, in @out; a bundle of
- * one frame stays that frame. Return the number of frames now in @out/@olen.
+ * one frame stays that frame, and a port without bundle room (a host's)
+ * gets every frame as it is. Return the number of frames now in @out/@olen.
  */
 static int bundle_run(struct daemon *d, int port, const int *idx, int n, uint8_t **out, uint16_t *olen)
 {
@@ -167,14 +168,8 @@ static void tx_flush(struct daemon *d)
 		for (int j = i; j < d->txq.n; j++)
 			if (!done[j] && d->txq.port[j] == port)
 				idx[n++] = j, done[j] = 1;
-		if (d->bundle_room[port]) {
-			int nout = bundle_run(d, port, idx, n, out, olen);
-			send_all(d, port, out, olen, nout);
-		} else {
-			for (int k = 0; k < n; k++)
-				out[k] = d->txq.data[idx[k]], olen[k] = d->txq.len[idx[k]];
-			send_all(d, port, out, olen, n);
-		}
+		n = bundle_run(d, port, idx, n, out, olen);
+		send_all(d, port, out, olen, n);
 	}
 	d->txq.n = 0;
 }
@@ -379,8 +374,8 @@ static int open_port(struct daemon *d, int i, char *err, size_t errlen)
 	d->bundle_room[i] = mtu > 0 ? bundle_room(mtu) : 0;
 	if (d->bundle_room[i] > BUNDLE_MAX - BUNDLE_OUTER_LEN)
 		d->bundle_room[i] = BUNDLE_MAX - BUNDLE_OUTER_LEN;
-	if (!pc || pcap_set_snaplen(pc, mtu + 14 > SNAPLEN_MIN ? mtu + 14 : SNAPLEN_MIN) || pcap_set_immediate_mode(pc, 1) || pcap_set_buffer_size(pc, 8 << 20) ||
-	    pcap_activate(pc) < 0) {
+	if (!pc || pcap_set_snaplen(pc, mtu + ROCE_ETH_LEN > SNAPLEN_MIN ? mtu + ROCE_ETH_LEN : SNAPLEN_MIN) ||
+	    pcap_set_immediate_mode(pc, 1) || pcap_set_buffer_size(pc, 8 << 20) || pcap_activate(pc) < 0) {
 		snprintf(err, errlen, "cannot capture on port '%s': %s", name, pc ? pcap_geterr(pc) : perr);
 		if (pc)
 			pcap_close(pc);

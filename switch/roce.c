@@ -122,7 +122,7 @@ int roce_icrc_ok(const uint8_t *f, size_t len)
 	return roce_icrc(f, len) == carried;
 }
 
-static uint16_t ip_checksum(const uint8_t *h)
+uint16_t roce_ip_checksum(const uint8_t *h)
 {
 	uint32_t sum = 0;
 
@@ -156,7 +156,7 @@ size_t roce_build_frame(uint8_t *f, size_t cap, const struct roce_build *b)
 	wr16(ip + 10, 0);
 	wr32(ip + 12, b->src_ip);
 	wr32(ip + 16, b->dst_ip);
-	wr16(ip + 10, ip_checksum(ip));
+	wr16(ip + 10, roce_ip_checksum(ip));
 
 	wr16(udp, b->src_port);
 	wr16(udp + 2, b->dst_port);

@@ -110,6 +110,12 @@ uint32_t roce_icrc(const uint8_t *frame, size_t len);
 /** roce_icrc_store() - compute the ICRC of a frame of @len bytes (ICRC included) and write it at its end. */
 void roce_icrc_store(uint8_t *frame, size_t len);
 
+/**
+ * roce_ip_checksum() - the IPv4 header checksum (RFC 791) of the 20-byte
+ * header at @ip, computed with its checksum field as it is (set it to 0 first).
+ */
+uint16_t roce_ip_checksum(const uint8_t *ip);
+
 /** roce_icrc_ok() - does the frame's trailing ICRC match its contents? */
 int roce_icrc_ok(const uint8_t *frame, size_t len);
 

@@ -42,7 +42,8 @@ master=$(col "${hosts[0]}" 4)
 echo "inc-collectives ($scope): ranks ${hosts[*]}; rank 0 at $master; controller $ctl_addr; counts $counts"
 
 # The control plane is up: every switch registered with the controller.
-nsw=$(awk -F'\t' '$2 == "switch"' "$inv" | wc -l)
+mapfile -t switches < <(awk -F'\t' '$2 == "switch" {print $1}' "$inv")
+nsw=${#switches[@]}
 for _ in $(seq 1 60); do
     reg=$("$lab" exec "$ctl" "incctl -Q 127.0.0.1 2>/dev/null | grep -c '^  [a-z0-9-]*: {'" 2>/dev/null)
     [ "${reg:-0}" -ge "$nsw" ] && break
@@ -53,7 +54,7 @@ else ko "controller: ${reg:-0} of $nsw switches registered: $("$lab" exec "$ctl"
 
 # where each switch's log stands: its counters of this run are logged after
 declare -A logged
-for sw in $(awk -F'\t' '$2 == "switch" {print $1}' "$inv"); do
+for sw in "${switches[@]}"; do
     logged[$sw]=$("$lab" exec "$sw" "wc -l < /var/log/inclab/incswitch.log" 2>/dev/null)
 done
 for i in "${!hosts[@]}"; do
@@ -75,7 +76,7 @@ secs=$(($(date +%s) - t0))
 # rules ended ("incswitch NAME comm N: name=value ...", after where its log
 # stood before the run).
 if [ "$scope" = tree ]; then
-    q=$(for sw in $(awk -F'\t' '$2 == "switch" {print $1}' "$inv"); do
+    q=$(for sw in "${switches[@]}"; do
         "$lab" exec "$sw" "tail -n +$((${logged[$sw]:-0} + 1)) /var/log/inclab/incswitch.log |
             grep '^incswitch .* comm [0-9]*:.* bundles_tx=' | tail -n 1" 2>/dev/null
     done)
