@@ -41,9 +41,11 @@
 #define FRAME_MAX (ROCE_HDRS_LEN + ROCE_IMM_LEN + SW_MTU + ROCE_ICRC_LEN)
 #define HOST_ACK_EVERY 8         /* results to a host ask for an ACK once per 8 (a power of two): fewer
                                   * ACKs for a TCG guest to build and the leaf to take in */
-#define ACK_EVERY 16             /* a host's SENDs are acknowledged by one ACK per 16, and at the end of
-                                  * every batch the daemon reads (sw_engine_tick()): an ACK covers all
-                                  * before it, and each one costs a TCG guest a whole packet */
+#define ACK_EVERY 32             /* a host's SENDs are acknowledged by one ACK per 32, and by one when a
+                                  * round of input (sw_engine_tick()) brought none from that host: an
+                                  * ACK covers all before it, and each one costs a TCG guest a whole
+                                  * packet (ACKing at the end of every round sent one per ~10 SENDs;
+                                  * the host's window of 512 needs far fewer) */
 #define SWITCH_ACK_EVERY 2       /* the same on a switch link, one ACK per 2 SENDs (there were 4 ACKs
                                   * per slot on the two links of a leaf, a quarter of the tree's
                                   * frames). In the tree simulation one per 4 or more made the
@@ -89,6 +91,7 @@ struct conn {
 	uint32_t held_mask, nheld;
 	uint16_t ip_id;
 	uint32_t ack_owed;           /* SENDs taken since the last ACK/NAK sent to the peer */
+	int took_this_round;         /* a SEND was taken since the last sw_engine_tick() */
 };
 
 struct slot {
@@ -265,11 +268,13 @@ static void send_aeth(struct sw_engine *e, struct conn *k, uint32_t psn, uint8_t
 
 /*
  * ack_later() - the SEND just taken from @k's peer asked for an ACK: send one
- * for everything taken so far once ACK_EVERY are owed (SWITCH_ACK_EVERY to a switch);
- * sw_engine_tick() sends the rest at the end of the batch.
+ * for everything taken so far once ACK_EVERY are owed (SWITCH_ACK_EVERY to a switch).
+ * sw_engine_tick() sends the rest: to a switch at the end of every round, to a
+ * host once a round has passed without a new SEND from it (it paused).
  */
 static void ack_later(struct sw_engine *e, struct conn *k)
 {
+	k->took_this_round = 1;
 	if (++k->ack_owed >= (k->to_switch ? SWITCH_ACK_EVERY : ACK_EVERY))
 		send_aeth(e, k, (k->rc.epsn - 1) & ROCE_PSN_MASK, AETH_TYPE_ACK | AETH_ACK_UNLIMITED);
 }
@@ -841,8 +846,10 @@ void sw_engine_tick(struct sw_engine *e, uint64_t now)
 	for (int i = 0; i < e->nconns; i++) {
 		struct conn *k = &e->conn[i];
 
-		if (k->ack_owed)
+		/* a host still sending gets its ACK by count; one that paused, now */
+		if (k->ack_owed && (k->to_switch || !k->took_this_round))
 			send_aeth(e, k, (k->rc.epsn - 1) & ROCE_PSN_MASK, AETH_TYPE_ACK | AETH_ACK_UNLIMITED);
+		k->took_this_round = 0;
 		if (now < k->hold_until_ns)
 			continue;
 		if (k->hold_until_ns) { /* the RNR delay is over: send the probe */

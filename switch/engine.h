@@ -98,9 +98,11 @@ void sw_engine_free(struct sw_engine *e);
 void sw_engine_rx(struct sw_engine *e, const uint8_t *frame, size_t len, uint64_t now_ns);
 
 /**
- * sw_engine_tick() - time-driven sending at @now_ns: a probe after an expired
- * retransmit timer, the retry after an RNR NAK's delay. Call every millisecond
- * or so; the timer cannot be finer than the calls.
+ * sw_engine_tick() - the end of a round of input, and time-driven sending at
+ * @now_ns: ACKs still owed (to a switch at once, to a host once a round went
+ * by without a new SEND from it), a probe after an expired retransmit timer,
+ * the retry after an RNR NAK's delay. Call after every batch of frames and
+ * every millisecond or so; the timer cannot be finer than the calls.
  */
 void sw_engine_tick(struct sw_engine *e, uint64_t now_ns);
 

@@ -116,7 +116,10 @@ static void host_ack(int i, uint32_t psn, uint64_t now)
 /* Deliver everything the switch sent to the hosts, who ACK each result like rxe. */
 static void pump(uint64_t now)
 {
-	sw_engine_tick(eng, now); /* the end of a batch, as the daemon does: ACKs owed go out */
+	/* the end of a batch, then a round with nothing from the hosts, as the
+	 * daemon runs them: the ACKs still owed to the hosts go out */
+	sw_engine_tick(eng, now);
+	sw_engine_tick(eng, now);
 	for (int k = 0; k < qn; k++) {
 		struct roce_pkt p;
 		struct host *x = &h[q[k].port];
@@ -163,15 +166,15 @@ static uint32_t imm(enum inc_prim prim, enum inc_op op, enum inc_dtype t, uint16
 /* Rank i's element j of packet k: distinct, with negatives. */
 static int32_t val(int i, int k, int j) { return (i + 1) * 1000003 * (k + 1) - j * 7919 * (i % 2 ? -1 : 1); }
 
-/* A peer's SENDs are acknowledged once per 16 taken, and the rest at the end of the batch (the tick). */
+/* A host's SENDs are acknowledged once per 32 taken, and the rest once a round passes without a new SEND. */
 static void test_acks_coalesced(void **state)
 {
 	uint32_t one = htonl(1);
 	uint32_t im = imm(INC_ALLREDUCE, INC_OP_SUM, INC_INT32, INC_RANK_ALL);
 	int acks = 0;
 
-	setup_engine(64);
-	for (int k = 0; k < 40; k++)
+	setup_engine(128);
+	for (int k = 0; k < 80; k++)
 		host_send(0, im, &one, 4, -1, 0);
 	for (int k = 0; k < qn; k++) {
 		struct roce_pkt p;
@@ -180,14 +183,20 @@ static void test_acks_coalesced(void **state)
 			continue;
 		acks++;
 		assert_int_equal(p.syndrome & AETH_TYPE_MASK, AETH_TYPE_ACK);
-		assert_int_equal(p.msn, 16 * acks);
-		assert_int_equal(p.psn, (BASE_PSN + 16 * acks - 1) & ROCE_PSN_MASK);
+		assert_int_equal(p.msn, 32 * acks);
+		assert_int_equal(p.psn, (BASE_PSN + 32 * acks - 1) & ROCE_PSN_MASK);
 	}
 	assert_int_equal(acks, 2);
-	pump(0); /* the batch ends: one more ACK covers packets 33..40 */
-	assert_int_equal(h[0].nacks, 3);
-	assert_int_equal(h[0].last_ack_msn, 40);
-	assert_int_equal(h[0].last_ack_psn, (BASE_PSN + 39) & ROCE_PSN_MASK);
+	qn = 0;
+	sw_engine_tick(eng, 0); /* the round brought SENDs from the host: it is still sending, no ACK yet */
+	assert_int_equal(qn, 0);
+	host_send(0, im, &one, 4, -1, 0); /* the 81st */
+	sw_engine_tick(eng, 0);
+	assert_int_equal(qn, 0);
+	pump(0); /* a round without a SEND from it: one ACK covers packets 65..81 */
+	assert_int_equal(h[0].nacks, 1);
+	assert_int_equal(h[0].last_ack_msn, 81);
+	assert_int_equal(h[0].last_ack_psn, (BASE_PSN + 80) & ROCE_PSN_MASK);
 	sw_engine_tick(eng, 0); /* nothing owed: nothing sent */
 	assert_int_equal(qn, 0);
 	sw_engine_free(eng);

@@ -234,7 +234,8 @@ static void host_ack(struct sw_engine *e, int i, uint32_t psn, uint32_t msn)
 /**
  * replay() - feed in[] to @e in file order, ending a batch (sw_engine_tick(),
  * as the daemon does after each read) every REPLAY_BATCH frames and at the
- * end; after each frame every host acknowledges the results it got (rxe would
+ * end, then one round without input (the ACKs owed to hosts that stopped
+ * sending go out); after each frame every host acknowledges the results it got (rxe would
  * ACK only those asking, and the last one of a burst; one ACK each keeps the
  * slots free without timers).
  */
@@ -248,6 +249,8 @@ static void replay(struct sw_engine *e)
 		fed++; /* frames it was sent on receipt of see fed == f + 1 */
 		sw_engine_rx(e, in[f].d, in[f].len, 0);
 		if (fed % REPLAY_BATCH == 0 || f == nin - 1)
+			sw_engine_tick(e, 0);
+		if (f == nin - 1)
 			sw_engine_tick(e, 0);
 		for (; seen < nout; seen++) {
 			const uint8_t *o = out[seen].d;
@@ -313,7 +316,7 @@ static void check_result(const uint8_t *pl, int k, int is_float)
 /**
  * check_outputs() - every emitted frame: parses, valid ICRC (roce.c and the
  * reference), the connection's addresses; per host, ACKs coalesced (one per
- * 16 frames taken or at the end of a batch) that each cover exactly the
+ * 32 frames taken or at the end of a batch) that each cover exactly the
  * frames fed before them (PSN of the last one, MSN = their number), the
  * last covering all; the results in PSN order
  * from SQ_PSN, each after all its inputs, holding the SUM.
@@ -346,7 +349,7 @@ static void check_outputs(int is_float)
 				taken++;
 			nacks[i]++;
 			assert_true(taken > acked[i]); /* each ACK covers something new */
-			assert_true(taken - acked[i] == 16 || o->fed % REPLAY_BATCH == 0 || o->fed == nin);
+			assert_true(taken - acked[i] == 32 || o->fed % REPLAY_BATCH == 0 || o->fed == nin);
 			acked[i] = taken;
 			assert_int_equal(p.syndrome & AETH_TYPE_MASK, AETH_TYPE_ACK);
 			assert_int_equal(p.psn, in[pos[i][taken - 1]].psn);
