@@ -39,8 +39,10 @@
 #include "roce.h"
 
 #define FRAME_MAX (ROCE_HDRS_LEN + ROCE_IMM_LEN + SW_MTU + ROCE_ICRC_LEN)
-#define HOST_ACK_EVERY 8         /* results to a host ask for an ACK once per 8 (a power of two): fewer
-                                  * ACKs for a TCG guest to build and the leaf to take in */
+#define HOST_ACK_EVERY 32        /* results to a host ask for an ACK once per 32 (a power of two): fewer
+                                  * ACKs for a TCG guest to build and the leaf to take in (at 8 they
+                                  * were 6 % of a host's frames); the tail of a burst is acknowledged
+                                  * after the timer's probe, which only delays freeing its slots */
 #define ACK_EVERY 32             /* a host's SENDs are acknowledged by one ACK per 32, and by one when a
                                   * round of input (sw_engine_tick()) brought none from that host: an
                                   * ACK covers all before it, and each one costs a TCG guest a whole
