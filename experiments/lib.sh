@@ -274,6 +274,14 @@ exp_perftest_figure() {
         END { if (v != "") printf "%.3f", inv == "1/" ? 1 / v : v }'
 }
 
+# exp_median NUMBER... — the median (the mean of the middle two for an even count).
+exp_median() {
+    [ $# -gt 0 ] || { exp_err "exp_median: no numbers"; return 1; }
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
+        if (NR == 0) exit 1
+        printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 # exp_perftest_value TOOL FIELD [1/] SIZE SRC DST DST_ADDR SRC_GID DST_GID ARGS
 # — one figure of TOOL's report for SIZE bytes (exp_perftest_figure), the
 # run repeated when that figure is not a finite number > 0, three runs at most.

@@ -76,6 +76,12 @@ exp_perftest() { echo run >>"$runs"; [ "$(wc -l <"$runs")" -ge 2 ] && echo "$lat
 exp_perftest() { echo "$lat_inf"; }
 refused "ib_send_lat: no finite figure for 512 B in 3 runs" exp_perftest_value ib_send_lat 5 512 a b c d e
 unset -f exp_perftest
+# the ceiling is the median of its runs
+same 5.000 exp_median 6.1 4.1 5.0
+same 4.500 exp_median 4.0 5.0
+same 4.000 exp_median 4
+same 2.000 exp_median 10 1.5 2 2.5 -3
+refused "no numbers" exp_median
 
 # the driver's plans (EXP_DRY_RUN=1: settings checked, nothing run)
 dry() { EXP_DRY_RUN=1 "$@" experiments/exp.sh "${EXP:?}"; }
