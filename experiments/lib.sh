@@ -278,7 +278,6 @@ exp_perftest_figure() {
 exp_median() {
     [ $# -gt 0 ] || { exp_err "exp_median: no numbers"; return 1; }
     printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
-        if (NR == 0) exit 1
         printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 

@@ -158,8 +158,8 @@ static void gen_domain(const struct topology *t, const struct opts *o, int i)
 	fprintf(f, "    <disk type='file' device='cdrom'>\n      <driver name='qemu' type='raw'/>\n"
 		   "      <source file='%s/seeds/%s.iso'/>\n      <target dev='hdc' bus='ide'/>\n      <readonly/>\n    </disk>\n",
 		o->state_dir, n->name);
-	/* No USB controller (its frame timer costs an emulated guest CPU even when idle),
-	 * and a virtio-serial controller with the 2 ports the guest agent needs instead
+	/* No USB controller (nothing in a lab node uses one), and a virtio-serial
+	 * controller with the 2 ports the guest agent needs (0 is the console's) instead
 	 * of 31: QEMU's main loop polls a descriptor per queue of every port on each
 	 * wake-up, and a TCG lab wakes it for every frame (104 descriptors -> 26). */
 	fprintf(f, "    <controller type='usb' model='none'/>\n"
