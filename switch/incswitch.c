@@ -9,7 +9,7 @@
  * While it serves rules it captures the RoCEv2 frames arriving on each port
  * they name with libpcap, feeds them to the engine, and sends what the engine
  * emits on the port it names, a batch per round of input (sendmmsg on the
- * port's packet socket). On a switch<->switch port whose MTU has room, the
+ * port's transmit-only packet socket, tx_socket()). On a switch<->switch port whose MTU has room, the
  * frames of one batch travel together in bundles (bundle.h, UDP 4793), which
  * the peer's incswitch splits again before its engine sees them. It holds
  * UDP 4791/4792/4793 on its
@@ -30,6 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <endian.h>
+#include <linux/if_packet.h>
+#include <linux/virtio_net.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -74,6 +77,7 @@ struct daemon {
 	int active;                /* serving rules */
 	struct sw_rules rules;
 	pcap_t *pc[SW_MAX_CHILDREN];
+	int txfd[SW_MAX_CHILDREN];  /* the port's transmit socket (tx_socket()), or -1: pcap's own */
 	int held[2 * (SW_MAX_CHILDREN + 1)], nheld; /* per address: 4791, or 4792 and 4793 */
 	struct sw_engine *eng;
 	uint64_t inject_errors;
@@ -89,19 +93,26 @@ struct daemon {
 
 /*
  * send_all() - hand the @n frames @buf[i] of @len[i] bytes to the kernel on
- * @port with sendmmsg() on the port's packet socket (what pcap_inject() does
- * one frame per system call). A full socket buffer gets one short wait for
- * room; a frame that still cannot go counts as an inject error.
+ * @port with sendmmsg() on the port's transmit socket, each frame behind a
+ * virtio-net header (tx_socket()), or on its capture handle's socket when
+ * there is none (what pcap_inject() does one frame per system call). A full
+ * socket buffer gets one short wait for room; a frame that still cannot go
+ * counts as an inject error.
  */
 static void send_all(struct daemon *d, int port, uint8_t *const *buf, const uint16_t *len, int n)
 {
 	struct mmsghdr m[TXQ_FRAMES];
-	struct iovec v[TXQ_FRAMES];
-	int fd = pcap_get_selectable_fd(d->pc[port]), done = 0, waited = 0;
+	struct iovec v[TXQ_FRAMES][2];
+	struct virtio_net_hdr vh[TXQ_FRAMES];
+	int vnet = d->txfd[port] >= 0, fd = vnet ? d->txfd[port] : pcap_get_selectable_fd(d->pc[port]);
+	int done = 0, waited = 0;
 
 	for (int i = 0; i < n; i++) {
-		v[i] = (struct iovec){ buf[i], len[i] };
-		m[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &v[i], .msg_iovlen = 1 } };
+		/* hdr_len: the whole frame goes in the skb's linear part (see tx_socket()) */
+		vh[i] = (struct virtio_net_hdr){ .gso_type = VIRTIO_NET_HDR_GSO_NONE, .hdr_len = htole16(len[i]) };
+		v[i][0] = (struct iovec){ &vh[i], sizeof(vh[i]) };
+		v[i][1] = (struct iovec){ buf[i], len[i] };
+		m[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = vnet ? v[i] : v[i] + 1, .msg_iovlen = vnet ? 2 : 1 } };
 	}
 	while (done < n) {
 		int r = sendmmsg(fd, m + done, (unsigned)(n - done), MSG_DONTWAIT);
@@ -363,6 +374,35 @@ static int switch_link_mtu(const struct daemon *d, int i)
 	return mtu;
 }
 
+/*
+ * tx_socket() - a packet socket that only sends, on interface @name, whose
+ * frames carry a virtio-net header. Without it a packet socket builds every
+ * frame longer than a page (a bundle) from page fragments, and the lab's
+ * virtio NICs, which have no scatter-gather (a UDP-tunnel netdev offers no
+ * offloads), make the kernel copy it once more into one linear buffer; the
+ * header's hdr_len asks for that linear buffer at once. Protocol 0: it
+ * receives nothing (the capture does). Return the socket, or -1 (the port
+ * then sends through its capture handle, without the header).
+ */
+static int tx_socket(const char *name)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_ifindex = (int)if_nametoindex(name) };
+	int s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0), one = 1, sndbuf = 8 << 20;
+
+	if (s < 0)
+		return -1;
+	if (!sll.sll_ifindex || bind(s, (struct sockaddr *)&sll, sizeof(sll)) < 0 ||
+	    setsockopt(s, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) < 0) {
+		close(s);
+		return -1;
+	}
+	/* Results leave in bursts (one per child per slot): room for thousands of frames;
+	 * root may exceed net.core.wmem_max with SNDBUFFORCE. */
+	if (setsockopt(s, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) < 0)
+		setsockopt(s, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	return s;
+}
+
 static int open_port(struct daemon *d, int i, char *err, size_t errlen)
 {
 	char perr[PCAP_ERRBUF_SIZE];
@@ -371,6 +411,7 @@ static int open_port(struct daemon *d, int i, char *err, size_t errlen)
 	int mtu = switch_link_mtu(d, i);
 	pcap_t *pc = pcap_create(name, perr);
 
+	d->txfd[i] = -1;
 	d->bundle_room[i] = mtu > 0 ? bundle_room(mtu) : 0;
 	if (d->bundle_room[i] > BUNDLE_MAX - BUNDLE_OUTER_LEN)
 		d->bundle_room[i] = BUNDLE_MAX - BUNDLE_OUTER_LEN;
@@ -388,12 +429,17 @@ static int open_port(struct daemon *d, int i, char *err, size_t errlen)
 		return -1;
 	}
 	pcap_freecode(&prog);
-	/* Results leave in bursts (one per child per slot): give the packet socket room
-	 * for thousands of frames; root may exceed net.core.wmem_max with SNDBUFFORCE. */
-	int sndbuf = 8 << 20;
-	if (setsockopt(pcap_get_selectable_fd(pc), SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) < 0)
-		setsockopt(pcap_get_selectable_fd(pc), SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	/* What leaves the port (our own frames from the transmit socket, routed
+	 * traffic) is not input: keep the kernel from copying it into the capture
+	 * ring only for libpcap to skip it (PCAP_D_IN). */
+	int one = 1;
+	setsockopt(pcap_get_selectable_fd(pc), SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
 	d->pc[i] = pc;
+	if ((d->txfd[i] = tx_socket(name)) < 0) {
+		int sndbuf = 8 << 20; /* as tx_socket() does */
+		if (setsockopt(pcap_get_selectable_fd(pc), SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) < 0)
+			setsockopt(pcap_get_selectable_fd(pc), SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	}
 	return 0;
 }
 
@@ -406,9 +452,13 @@ static void teardown(struct daemon *d)
 	print_counters(d, stdout);
 	sw_engine_free(d->eng);
 	d->eng = NULL;
-	for (int i = 0; i < d->rules.nports; i++)
+	for (int i = 0; i < d->rules.nports; i++) {
 		if (d->pc[i])
 			pcap_close(d->pc[i]);
+		if (d->txfd[i] >= 0)
+			close(d->txfd[i]);
+		d->txfd[i] = -1;
+	}
 	memset(d->pc, 0, sizeof(d->pc));
 	for (int i = 0; i < d->nheld; i++)
 		close(d->held[i]);
@@ -638,6 +688,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "incswitch: bad controller address '%s' (want A.B.C.D[:PORT])\n", d.controller);
 		return 2;
 	}
+	for (int i = 0; i < SW_MAX_CHILDREN; i++)
+		d.txfd[i] = -1;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGUSR1, on_signal);
