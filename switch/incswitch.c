@@ -9,10 +9,10 @@
  * While it serves rules it captures the RoCEv2 frames arriving on each port
  * they name with libpcap, feeds them to the engine, and sends what the engine
  * emits on the port it names, a batch per round of input (sendmmsg on the
- * port's transmit-only packet socket, tx_socket()). On a switch<->switch port whose MTU has room, the
- * frames of one batch travel together in bundles (bundle.h, UDP 4793), which
- * the peer's incswitch splits again before its engine sees them. It holds
- * UDP 4791/4792/4793 on its
+ * port's transmit-only packet socket, tx_socket()). On a switch<->switch
+ * port whose MTU has room, the frames of one batch travel together in
+ * bundles (bundle.h, UDP 4793), which the peer's incswitch splits again
+ * before its engine sees them. It holds UDP 4791/4792/4793 on its
  * addresses so the kernel does not answer the hosts' frames with ICMP port
  * unreachable. If the controller goes away the switch keeps serving its
  * rules and reconnects. Counters: on the controller's request, on SIGUSR1
@@ -77,7 +77,8 @@ struct daemon {
 	int active;                /* serving rules */
 	struct sw_rules rules;
 	pcap_t *pc[SW_MAX_CHILDREN];
-	int txfd[SW_MAX_CHILDREN];  /* the port's transmit socket (tx_socket()), or -1: pcap's own */
+	int txfd[SW_MAX_CHILDREN];  /* the port's transmit socket (tx_socket()), or -1 (none, or not open:
+	                             * main() sets every one, teardown() resets what it closes) */
 	int held[2 * (SW_MAX_CHILDREN + 1)], nheld; /* per address: 4791, or 4792 and 4793 */
 	struct sw_engine *eng;
 	uint64_t inject_errors;
@@ -375,6 +376,19 @@ static int switch_link_mtu(const struct daemon *d, int i)
 }
 
 /*
+ * big_sndbuf() - give the packet socket @fd room for thousands of frames:
+ * results leave in bursts (one per child per slot). SO_SNDBUFFORCE (root)
+ * may exceed net.core.wmem_max; without it, as much as that allows.
+ */
+static void big_sndbuf(int fd)
+{
+	int sndbuf = 8 << 20;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+}
+
+/*
  * tx_socket() - a packet socket that only sends, on interface @name, whose
  * frames carry a virtio-net header. Without it a packet socket builds every
  * frame longer than a page (a bundle) from page fragments, and the lab's
@@ -387,7 +401,7 @@ static int switch_link_mtu(const struct daemon *d, int i)
 static int tx_socket(const char *name)
 {
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_ifindex = (int)if_nametoindex(name) };
-	int s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0), one = 1, sndbuf = 8 << 20;
+	int s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0), one = 1;
 
 	if (s < 0)
 		return -1;
@@ -396,10 +410,7 @@ static int tx_socket(const char *name)
 		close(s);
 		return -1;
 	}
-	/* Results leave in bursts (one per child per slot): room for thousands of frames;
-	 * root may exceed net.core.wmem_max with SNDBUFFORCE. */
-	if (setsockopt(s, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) < 0)
-		setsockopt(s, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	big_sndbuf(s);
 	return s;
 }
 
@@ -411,7 +422,6 @@ static int open_port(struct daemon *d, int i, char *err, size_t errlen)
 	int mtu = switch_link_mtu(d, i);
 	pcap_t *pc = pcap_create(name, perr);
 
-	d->txfd[i] = -1;
 	d->bundle_room[i] = mtu > 0 ? bundle_room(mtu) : 0;
 	if (d->bundle_room[i] > BUNDLE_MAX - BUNDLE_OUTER_LEN)
 		d->bundle_room[i] = BUNDLE_MAX - BUNDLE_OUTER_LEN;
@@ -435,11 +445,8 @@ static int open_port(struct daemon *d, int i, char *err, size_t errlen)
 	int one = 1;
 	setsockopt(pcap_get_selectable_fd(pc), SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
 	d->pc[i] = pc;
-	if ((d->txfd[i] = tx_socket(name)) < 0) {
-		int sndbuf = 8 << 20; /* as tx_socket() does */
-		if (setsockopt(pcap_get_selectable_fd(pc), SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) < 0)
-			setsockopt(pcap_get_selectable_fd(pc), SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-	}
+	if ((d->txfd[i] = tx_socket(name)) < 0)
+		big_sndbuf(pcap_get_selectable_fd(pc)); /* it sends through the capture handle */
 	return 0;
 }
 
