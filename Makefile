@@ -13,7 +13,7 @@ export TOPOLOGY
 DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1-12)
 
 .PHONY: all help deps payload images bench-switch lab-up lab-down lab-status lab-ssh lab-console lab-capture lab-sync \
-        test check test-unit test-golden test-lab test-experiments golden-update clean \
+        test check test-harness test-unit test-golden test-lab test-lab-aborts test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
@@ -85,9 +85,12 @@ $(BUILD)/libinccl.a: $(INCCL_OBJ)
 	ar rcs $@ $^
 $(BUILD)/libinccl.so: $(INCCL_OBJ)
 	$(CC) -shared -o $@ $^ -libverbs -lyaml
-$(BUILD)/inccl_check: hostlib/tools/inccl_check.c $(BUILD)/libinccl.a
-	$(CC) $(CFLAGS) -Ihostlib -o $@ $< $(BUILD)/libinccl.a -libverbs -lyaml -lm
-PERF_SRC := hostlib/tools/inccl_perf.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h
+# check_ref: the host-side reference (tree spec, input patterns, expected results, barrier rule)
+CHECK_REF := hostlib/tools/check_ref.c hostlib/tools/check_ref.h
+$(BUILD)/inccl_check: hostlib/tools/inccl_check.c $(CHECK_REF) $(BUILD)/libinccl.a
+	$(CC) $(CFLAGS) -Ihostlib -o $@ hostlib/tools/inccl_check.c hostlib/tools/check_ref.c $(BUILD)/libinccl.a \
+	  -libverbs -lyaml -lm
+PERF_SRC := hostlib/tools/inccl_perf.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h $(CHECK_REF)
 $(BUILD)/inccl_perf: $(PERF_SRC) $(BUILD)/libinccl.a
 	$(CC) $(CFLAGS) -Ihostlib -o $@ $(filter %.c,$(PERF_SRC)) $(BUILD)/libinccl.a -libverbs -lyaml -lm
 
@@ -138,15 +141,21 @@ $(BUILD)/increport: $(ANALYSIS_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Ianalysis -o $@ $(filter %.c,$(ANALYSIS_SRC)) -lyaml -lm
 plots: $(BUILD)/increport
-	analysis/plots.sh $(or $(RESULTS),results)
+	INCLAB_BUILD=$(abspath $(BUILD)) analysis/plots.sh $(or $(RESULTS),results)
 
 # ---- tests -------------------------------------------------------------
-test: check test-lab
-check: test-unit test-golden test-experiments test-baselines test-analysis
-test-experiments: $(BUILD)/topogen
-	tests/experiments/test-exp-args.sh
+test: check test-lab-aborts test-lab
+check: test-harness test-unit test-golden test-experiments test-baselines test-analysis
+# the test harness (tests/lib/harness.sh): no run that was cut short can pass
+test-harness:
+	@tests/run-phase.sh harness tests/harness/test-harness.sh
+# the lab test cut short at several points must fail, and leave no lab
+test-lab-aborts: $(DEPS_STAMP) payload
+	@BUILD=$(BUILD) tests/run-phase.sh lab-aborts tests/harness/test-lab-aborts.sh
+test-experiments: $(BUILD)/topogen $(BUILD)/inccl_perf
+	@INCLAB_BUILD=$(abspath $(BUILD)) tests/run-phase.sh experiments tests/experiments/test-exp-args.sh
 test-analysis: $(BUILD)/increport
-	@tests/run-phase.sh analysis tests/analysis/test-plots.sh
+	@BUILD=$(BUILD) tests/run-phase.sh analysis tests/analysis/test-plots.sh
 
 $(BUILD)/test_topo: tests/unit/test_topo.c $(TOPO_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
@@ -208,16 +217,23 @@ $(BUILD)/test_perf_opts: tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c h
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Ihostlib -Ihostlib/tools -o $@ tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c -lcmocka -lm
 
+# the reference of inccl_check/inccl_perf, and the switches' inc_combine() simulated against it
+$(BUILD)/test_check_ref: tests/unit/test_check_ref.c $(CHECK_REF) hostlib/inccl.h switch/agg.c switch/inc_proto.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Ihostlib -Ihostlib/tools -Iswitch -o $@ tests/unit/test_check_ref.c hostlib/tools/check_ref.c \
+	  switch/agg.c -lcmocka -lm
+
 $(BUILD)/test_results: tests/unit/test_results.c $(ANALYSIS_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Ianalysis -o $@ tests/unit/test_results.c analysis/results.c analysis/loggp.c -lyaml -lcmocka -lm
 
 # the controller as a real process on loopback, fake switches, libinccl's group bootstrap
 $(BUILD)/test_ctl: tests/unit/test_ctl.c $(BUILD)/incctl $(BUILD)/libinccl.a switch/swconfig.c switch/swconfig.h | $(DEPS_STAMP)
-	$(CC) $(CFLAGS) -o $@ tests/unit/test_ctl.c switch/swconfig.c $(BUILD)/libinccl.a -libverbs -lyaml -lcmocka -lpthread
+	$(CC) $(CFLAGS) -DBUILD_DIR='"$(BUILD)"' -o $@ tests/unit/test_ctl.c switch/swconfig.c $(BUILD)/libinccl.a \
+	  -libverbs -lyaml -lcmocka -lpthread
 
 UNIT_TESTS := $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
-              $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_results
+              $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 
 
@@ -228,7 +244,7 @@ golden-update: $(BUILD)/topogen
 	tests/golden/check.sh --update $(BUILD)/topogen
 
 test-lab: $(DEPS_STAMP) payload
-	@tests/run-phase.sh lab tests/system/lab-test.sh
+	@BUILD=$(BUILD) tests/run-phase.sh lab tests/system/lab-test.sh
 
 clean:
 	rm -rf $(BUILD)

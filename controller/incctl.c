@@ -4,6 +4,10 @@
  *   incctl -t TOPOLOGY.yaml [-s SWITCH_PORT] [-g GROUP_PORT] [-S NSLOTS] [-R RETRANSMIT_US]
  *   incctl -Q CONTROLLER[:PORT]     print every registered switch's counters (YAML)
  *
+ * A port of 0 lets the kernel pick a free one; the first line logged names
+ * the ports bound ("switches on TCP S, groups on TCP G"), once both listen
+ * (tests/unit/test_ctl.c waits for it).
+ *
  * Reads the topology (topology/topo.c, libyaml), then serves two kinds of
  * TCP connections, each carrying the YAML messages of controller/ctlmsg.h:
  *  - switches (port 52311) register under their topology name and take the
@@ -516,8 +520,20 @@ static void on_readable(int ci)
 static int usage(void)
 {
 	fprintf(stderr, "usage: incctl -t TOPOLOGY.yaml [-s SWITCH_PORT] [-g GROUP_PORT] [-S NSLOTS] [-R RETRANSMIT_US]\n"
-			"       incctl -Q CONTROLLER[:PORT]   (print the switches' counters)\n");
+			"       incctl -Q CONTROLLER[:PORT]   (print the switches' counters)\n"
+			"       (port 0: the kernel picks one; the first line logged names the ports bound)\n");
 	return 2;
+}
+
+/* The local TCP port socket @fd is bound to, or -1. */
+static int bound_port(int fd)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+
+	if (getsockname(fd, (struct sockaddr *)&sa, &len) < 0 || sa.sin_family != AF_INET)
+		return -1;
+	return ntohs(sa.sin_port);
 }
 
 /* -Q: ask a running controller for the counters of every switch; print the answer. */
@@ -566,7 +582,7 @@ int main(int argc, char **argv)
 		default: return usage();
 		}
 	}
-	if (!topo_path || optind != argc || sport < 1 || sport > 65535 || gport < 1 || gport > 65535 ||
+	if (!topo_path || optind != argc || sport < 0 || sport > 65535 || gport < 0 || gport > 65535 ||
 	    ctl.defaults.nslots < 16 || ctl.defaults.retransmit_us < 1000)
 		return usage();
 	if (!(ctl.topo = topo_load(topo_path, stderr)))
@@ -576,6 +592,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "incctl: cannot listen on TCP %d and %d: %s\n", sport, gport, strerror(errno));
 		return 1;
 	}
+	sport = bound_port(ls);
+	gport = bound_port(lg);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);

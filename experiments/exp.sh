@@ -18,8 +18,12 @@
 # result is verified on every rank (inccl_perf, mpi_perf); the run is stored
 # in RESULTS/<experiment>-<UTC date>-<time>/ (results.csv, loggp.csv,
 # meta.yaml, switch counters, image manifests, log) and never overwrites an
-# earlier one. Exit status: 0 all verified, 1 a failure (what was measured is
-# kept), 2 bad settings.
+# earlier one. A baseline that could not start (no transport, no binary,
+# bootstrap failed before any collective) is "not available": the run goes
+# on without it and meta.yaml says why. Wrong elements in any row (INC or a
+# baseline) or a failure after a start fail the run; every row is kept, a
+# wrong one with its count in the `wrong` column. Exit status: 0 all
+# verified, 1 a failure (what was measured is kept), 2 bad settings.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
@@ -105,33 +109,61 @@ exec > >(tee -a "$log") 2>&1
 exp_log "experiment $exp on $(basename "$TOPOLOGY" .yaml): $(wc -l < "$plan") measurement(s), baselines: ${BASELINES:-none}; storing in $run"
 marks=$(exp_switch_log_lines)
 csv=$run/results.csv
-echo "algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong" > "$csv"
-failed=()
-has() { [[ " $BASELINES " == *" $1 "* ]]; }
+echo "$EXP_CSV_HEADER" > "$csv"
+failed=()               # what failed the run, each with why
+declare -A unavailable=() # baseline -> why it could not start (not measured from then on)
+# has BASELINE — requested and not found unavailable in this run
+has() { [[ " $BASELINES " == *" $1 "* ]] && [ -z "${unavailable[$1]:-}" ]; }
 iters_for() { # ITERS WARMUP for @1 bytes
     if [ "$1" -ge $((64 << 20)) ]; then echo "${ITERS:-1} ${WARMUP:-0}"; else echo "${ITERS:-3} ${WARMUP:-1}"; fi
 }
-# append the data rows of CSV file $1 to results.csv; fail when a row has wrong elements
-take_rows() {
-    local wrong
-    tail -n +2 "$1" | grep -v '^#' | grep . >> "$csv"
-    wrong=$(tail -n +2 "$1" | grep -v '^#' | awk -F, '$NF != 0' | wc -l)
-    [ "$wrong" = 0 ]
+# judge LABEL WHAT RC — file the measurement WHAT of algorithm LABEL (its
+# runner's status RC, rank 0's report in $tgen/out.csv, errors in $tgen/err):
+# every row of LABEL goes to results.csv, wrong ones included (their count
+# in column 13); then exp_outcome's verdict: ok prints the rows; a baseline
+# that never started in this run is not available (why, in the log and
+# meta.yaml); anything else, and INC not starting, fails the run with why.
+judge() {
+    local label=$1 what=$2 rc=$3 verdict why ran_before=
+    [ -s "$tgen/err" ] && cat "$tgen/err" >&2
+    grep -q "^$label," "$csv" && ran_before=1
+    exp_rows "$label" "$tgen/out.csv" >> "$csv"
+    verdict=$(exp_outcome "$label" "$rc" "$tgen/out.csv" "$tgen/err")
+    why=${verdict#*: }
+    case $verdict in
+    ok)
+        exp_rows "$label" "$tgen/out.csv" | awk -F, '{printf "    %s: %s us, algbw %s MB/s, %s wrong\n", $1, $10, $11, $13}'
+        ;;
+    unavailable:*)
+        if [ "$label" = inc ] || [ -n "$ran_before" ]; then
+            failed+=("$what: could not start${ran_before:+ (it ran earlier in this run)}: $why")
+            exp_err "$what: could not start${ran_before:+ (it ran earlier in this run)}: $why"
+        else
+            unavailable[$label]=$why
+            exp_log "    $label: not available: $why (not counted as a failure; not measured for the rest of this run)"
+        fi
+        ;;
+    *)
+        failed+=("$what: $why")
+        exp_err "$what: $why"
+        ;;
+    esac
 }
 
 if has ceiling; then
     exp_log "ceiling: ib_send_bw rank 0 -> a rank under another leaf, sleeping on CQ events (-e)"
-    if row=$(CEILING_EVENTS=1 experiments/ceiling.sh); then
-        echo "$row" >> "$csv"
+    : > "$tgen/err"
+    if CEILING_EVENTS=1 experiments/ceiling.sh > "$tgen/out.csv"; then
+        judge ceiling ceiling 0 # its row, checked as every other
     else
-        failed+=("ceiling")
+        failed+=("ceiling: ceiling.sh failed (see its messages above)")
     fi
     exp_log "ceiling: the same, busy polling (perftest's default; kept in meta.yaml)"
     poll_row=$(experiments/ceiling.sh) || poll_row=
 fi
 if has loggp; then
     exp_log "LogGP: ping-pong and streaming between rank 0 and a rank under another leaf"
-    experiments/loggp.sh > "$run/loggp.csv" || failed+=("loggp")
+    experiments/loggp.sh > "$run/loggp.csv" || failed+=("loggp: loggp.sh failed (see its messages above)")
 fi
 
 while read -r coll b; do
@@ -146,23 +178,16 @@ while read -r coll b; do
     case $coll in allreduce | broadcast | barrier) has ring && algos="$algos ring" ;; esac
     for a in $algos; do
         exp_log "$a $coll of $b bytes on $nranks ranks"
-        if exp_run_ranks "$tgen/out.csv" inccl_perf -A "$a" -T 300 $args && take_rows "$tgen/out.csv"; then
-            tail -n 1 "$tgen/out.csv" | awk -F, '{printf "    %s: %s us, algbw %s MB/s, %s wrong\n", $1, $10, $11, $13}'
-        else
-            failed+=("$a $coll $b")
-        fi
+        rc=0
+        exp_run_ranks "$tgen/out.csv" inccl_perf -A "$a" -T 300 $args 2> "$tgen/err" || rc=$?
+        judge "$a" "$a $coll $b B" "$rc"
     done
     for a in mpi-tcp mpi-ucx; do
         has "$a" || continue
         exp_log "$a $coll of $b bytes on $nranks ranks"
-        if exp_run_mpi "$tgen/out.csv" "$a" $args && take_rows "$tgen/out.csv"; then
-            tail -n 1 "$tgen/out.csv" | awk -F, '{printf "    %s: %s us, algbw %s MB/s, %s wrong\n", $1, $10, $11, $13}'
-        elif [ "$a" = mpi-ucx ]; then
-            exp_log "    mpi-ucx is not available on this lab (see run.log); not counted as a failure"
-            BASELINES=${BASELINES/mpi-ucx/}
-        else
-            failed+=("$a $coll $b")
-        fi
+        rc=0
+        exp_run_mpi "$tgen/out.csv" "$a" $args 2> "$tgen/err" || rc=$?
+        judge "$a" "$a $coll $b B" "$rc"
     done
 done < "$plan"
 
@@ -190,17 +215,30 @@ done
     echo "dtype: $DTYPE"
     echo "op: $OP"
     echo "root: $ROOT"
-    echo "baselines: \"${BASELINES}\""
+    measured=
+    for x in $BASELINES; do [ -n "${unavailable[$x]:-}" ] || measured="$measured $x"; done
+    echo "baselines: \"${measured# }\""
+    if [ ${#unavailable[@]} -gt 0 ]; then
+        echo "not_available:"
+        for x in "${!unavailable[@]}"; do echo "  $x: $(exp_yaml_str "${unavailable[$x]}")"; done
+    fi
     [ -n "${poll_row:-}" ] && echo "ceiling_busy_poll_MBps: $(cut -d, -f11 <<<"$poll_row")"
     echo "switch_counters: switch-counters.txt"
-    echo "status: $([ ${#failed[@]} = 0 ] && echo verified || echo "failed (${failed[*]})")"
+    if [ ${#failed[@]} = 0 ]; then
+        echo "status: verified"
+    else
+        joined=$(printf '%s; ' "${failed[@]}")
+        echo "status: $(exp_yaml_str "failed: ${joined%; }")"
+    fi
     echo "images:"
     printf '%s' "$images"
 } > "$run/meta.yaml"
 exp_log "results:"
 column -t -s, "$csv" | sed 's/^/    /'
+for x in "${!unavailable[@]}"; do exp_log "not available: $x: ${unavailable[$x]}"; done
 if [ ${#failed[@]} -gt 0 ]; then
-    exp_err "failed: ${failed[*]} (what was measured is in $run)"
+    for x in "${failed[@]}"; do exp_err "failed: $x"; done
+    exp_err "the run failed (${#failed[@]} failure(s) above; what was measured is in $run, wrong rows with their count in column 13)"
     exit 1
 fi
 exp_log "every result verified; stored in $run (make plots draws it)"

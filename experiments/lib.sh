@@ -6,6 +6,8 @@
 # Needs: $top (the checkout), $state (the lab's state directory).
 
 EXP_MAX_BYTES=$((2 << 30)) # 2 GiB: what a 3 GiB host holds in place, with room to check it
+# the CSV report's header (inccl_perf, mpi_perf) and results.csv's; column 13 counts wrong elements
+EXP_CSV_HEADER=algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong
 
 exp_err() { echo "exp: $*" >&2; }
 exp_log() { printf '[exp %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -95,12 +97,17 @@ exp_lab_reachable() {
 }
 
 # exp_run_ranks OUT PROGRAM ARGS... — run PROGRAM (inccl_perf) on every rank
-# with -r RANK -N NRANKS -m RANK0 -F csv; rank 0's CSV goes to OUT. Shows the
-# elapsed time every 30 s. Returns 0 only when every rank exited 0 (every
-# element verified).
+# with -r RANK -N NRANKS -m RANK0 -F csv; rank 0's CSV goes to OUT (emptied
+# first). Shows the elapsed time every 30 s; each failed rank's exit status
+# and last errors go to stderr. Returns 0 when every rank exited 0 (every
+# element verified); 3 when it could not start: every rank that failed
+# exited 3 (inccl_perf: bootstrap, allocation or report file failed, no
+# collective ran) or 126/127 (no PROGRAM on the host); 1 otherwise (wrong
+# elements, a failure after the start, a timeout, the lab).
 exp_run_ranks() {
     local out=$1 prog=$2 hosts n master i h rc t0 shown=0 bad=0 limit=${EXP_LIMIT:-14400}
     shift 2
+    : >"$out"
     mapfile -t hosts < <(exp_hosts)
     n=${#hosts[@]}
     master=$(exp_col "${hosts[0]}" 4)
@@ -130,7 +137,10 @@ exp_run_ranks() {
         rc=$("$top/lab/lab.sh" exec "$h" "cat /tmp/exp.rc" 2>/dev/null)
         if [ "$rc" != 0 ]; then
             exp_err "rank $i ($h): $prog exited '${rc:-?}': $("$top/lab/lab.sh" exec "$h" "tail -n 2 /tmp/exp.err" 2>/dev/null | tr '\n' ' ')"
-            bad=1
+            case $rc in
+            3 | 126 | 127) [ "$bad" = 1 ] || bad=3 ;;
+            *) bad=1 ;;
+            esac
         fi
     done
     return $bad
@@ -207,22 +217,112 @@ exp_mpirun_args() {
     esac
 }
 
+# exp_mpi_status RC OUT — what mpirun's exit status RC and rank 0's stdout
+# OUT say: 0 every element verified; 3 mpi_perf could not start: mpirun
+# failed and OUT has no report header (mpi_perf prints it once every rank is
+# ready: no mpi_perf on a host, OpenMPI's abort of MPI_Init when UCX has no
+# transport, mpi_perf's own exit 3); 1 otherwise: wrong elements (mpi_perf
+# exits 1), a failure after the start (mpi_perf's 4), no result within the
+# time limit (124) or the lab's agent failed (125).
+exp_mpi_status() {
+    case $1 in
+    0) return 0 ;;
+    4 | 124 | 125) return 1 ;;
+    esac
+    grep -qxF "$EXP_CSV_HEADER" "$2" && return 1
+    return 3
+}
+
 # exp_run_mpi OUT TRANSPORT ARGS... — mpi_perf ARGS on every host through
-# mpirun from rank 0's host; rank 0's CSV into OUT. 0 only when every element
-# was verified.
+# mpirun from rank 0's host; rank 0's stdout (its CSV, and what UCX may print
+# there) into OUT (emptied first); on a failure the errors go to stderr.
+# Returns exp_mpi_status's 0, 3 (could not start; also when the ssh set-up
+# between the hosts failed) or 1.
 exp_run_mpi() {
-    local out=$1 tr=$2 h0 rc
+    local out=$1 tr=$2 h0 rc got=0
     shift 2
-    exp_setup_ssh || return 1
+    : >"$out"
+    exp_setup_ssh || { exp_err "$tr: could not start: ssh between the hosts is not set up"; return 3; }
     h0=$(exp_hosts | head -n 1)
     rc=0
     "$top/lab/lab.sh" exec "$h0" "rm -f /tmp/mpi.*; timeout ${EXP_LIMIT:-14400} mpirun $(exp_mpirun_args "$tr") \
         mpi_perf -a $tr -F csv $* > /tmp/mpi.out 2> /tmp/mpi.err" "${EXP_LIMIT:-14400}" >/dev/null 2>&1 || rc=$?
-    "$top/lab/lab.sh" exec "$h0" "cat /tmp/mpi.out" > "$out" 2>/dev/null
-    if [ "$rc" != 0 ]; then
-        exp_err "$tr: mpirun exited $rc: $("$top/lab/lab.sh" exec "$h0" "tail -n 3 /tmp/mpi.err" 2>/dev/null | tr '\n' ' ')"
-        return 1
+    "$top/lab/lab.sh" exec "$h0" "cat /tmp/mpi.out" > "$out" 2>/dev/null || got=$?
+    [ "$rc" = 0 ] && return 0
+    [ "$got" = 0 ] || { exp_err "$tr: mpirun exited $rc and its report on $h0 cannot be read (lab agent: $got)"; return 1; }
+    exp_err "$tr: mpirun exited $rc: $("$top/lab/lab.sh" exec "$h0" "tail -n 40 /tmp/mpi.err" 2>/dev/null | exp_reason)"
+    exp_mpi_status "$rc" "$out"
+}
+
+# ---- what a measurement came to ---------------------------------------------------
+
+# exp_rows LABEL FILE — the data rows of algorithm LABEL in FILE (a tool's CSV
+# report, maybe mixed with other lines such as UCX's warnings): lines
+# "LABEL,..." of 13 fields whose 13th (wrong elements) is a whole number.
+exp_rows() { awk -F, -v l="$1" '$1 == l && NF == 13 && $13 ~ /^[0-9]+$/' "$2"; }
+
+# exp_bad_rows LABEL FILE — lines of FILE that start as a row of LABEL but are
+# not one (cut short, garbled): never stored, they fail the measurement.
+exp_bad_rows() { awk -F, -v l="$1" '$1 == l && !(NF == 13 && $13 ~ /^[0-9]+$/)' "$2"; }
+
+# exp_reason — the telling part of a tool's messages on stdin as one line:
+# the lines naming the tool (inccl_perf:, mpi_perf:, exp: without it) first,
+# then those saying error, fail, cannot, unreachable, not available, ...,
+# then unable / could not / ORTE_ERROR_LOG (OpenMPI's boilerplate and the
+# noise of an abort), else the last
+# lines; timestamps, OpenMPI's rulers, blank and repeated lines (each rank
+# says the same) dropped; at most 3 lines, 400 characters.
+exp_reason() {
+    awk '{ gsub(/[[:cntrl:]]/, " "); sub(/^(\[[^]]*\] *)+/, ""); gsub(/  +/, " "); sub(/^ /, ""); sub(/ $/, "") }
+        $0 == "" || /^-+$/ || seen[$0]++ { next }
+        { all[++n] = $0 }
+        /^(inccl_perf|mpi_perf|exp): / { sub(/^exp: /, ""); own[++o] = $0; next }
+        /ORTE_ERROR_LOG/ || tolower($0) ~ /unable|could not/ { weak[++w] = $0; next }
+        tolower($0) ~ /error|fail|cannot|unreachable|not available|not found|no such|refused|timed out|denied|abort|killed/ { hit[++h] = $0 }
+        END {
+            for (i = 1; i <= o && k < 3; i++) pick[++k] = own[i]
+            for (i = 1; i <= h && k < 3; i++) pick[++k] = hit[i]
+            for (i = 1; i <= w && k < 3; i++) pick[++k] = weak[i]
+            if (k == 0) for (i = (n > 3 ? n - 2 : 1); i <= n; i++) pick[++k] = all[i]
+            for (i = 1; i <= k; i++) printf "%s%s", (i > 1 ? " | " : ""), pick[i]
+        }' | cut -c1-400
+}
+
+# exp_outcome LABEL RC OUT ERRFILE — the verdict on one measurement of
+# algorithm LABEL from its runner's status RC (exp_run_ranks, exp_run_mpi: 0
+# verified, 3 could not start, else failed), rank 0's report OUT and the
+# runner's errors ERRFILE; one line on stdout:
+#   ok                    RC 0, at least one row, no wrong element in any
+#   unavailable: REASON   RC 3 and neither a report header nor a row: it never
+#                         started (REASON from its messages)
+#   failed: REASON        anything else, wrong elements first (their count and rows)
+exp_outcome() {
+    local label=$1 rc=$2 out=$3 err=$4 rows bad verdict
+    rows=$(exp_rows "$label" "$out")
+    bad=$(exp_bad_rows "$label" "$out")
+    verdict=$(awk -F, -v rc="$rc" '{ w += $13; k += $13 != 0 }
+        END { if (w) printf "%d wrong element%s in %d row%s%s", w, w == 1 ? "" : "s", k, k == 1 ? "" : "s",
+                            rc == 0 ? " (though it exited 0)" : "" }' <<<"$rows")
+    if [ -n "$verdict" ]; then
+        echo "failed: $verdict"
+    elif [ -n "$bad" ]; then
+        echo "failed: $(wc -l <<<"$bad") unreadable row(s): $(head -n 1 <<<"$bad" | cut -c1-200)"
+    elif [ "$rc" = 0 ] && [ -n "$rows" ]; then
+        echo ok
+    elif [ "$rc" = 0 ]; then
+        echo "failed: exited 0 without a row of $label"
+    elif [ "$rc" = 3 ] && [ -z "$rows" ] && ! grep -qxF "$EXP_CSV_HEADER" "$out"; then
+        echo "unavailable: $({ cat "$err"; grep -vxF "$EXP_CSV_HEADER" "$out"; } 2>/dev/null | exp_reason)"
+    else
+        echo "failed: failed after it started: $({ cat "$err"; grep -vxF "$EXP_CSV_HEADER" "$out" | grep -v "^$label,"; } 2>/dev/null | exp_reason)"
     fi
+}
+
+# exp_yaml_str TEXT — TEXT as one YAML single-quoted scalar (control
+# characters become spaces, ' is doubled): safe whatever a tool printed.
+exp_yaml_str() {
+    local s=${1//[[:cntrl:]]/ }
+    printf "'%s'" "${s//\'/\'\'}"
 }
 
 # ---- point to point ----------------------------------------------------------------

@@ -400,12 +400,16 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 				sdone = wc[i].wr_id + 1; /* and every unsignaled send before it */
 				continue;
 			}
-			size_t off = rdone * PKT, want = op == INC_OP_BARRIER ? 0 : (bytes - off < PKT ? bytes - off : PKT);
+			size_t off = rdone * PKT, want = op == INC_OP_BARRIER || rdone >= npk ? 0
+							: (bytes - off < PKT ? bytes - off : PKT);
 			uint32_t slot = (uint32_t)wc[i].wr_id;
-			if (!expects || rdone >= npk || wc[i].byte_len != want || !(wc[i].wc_flags & IBV_WC_WITH_IMM) ||
-			    wc[i].imm_data != imm)
-				return fail(c, INCCL_EIO, "unexpected result %zu: %u bytes (want %zu), immediate 0x%08x",
-					    rdone, wc[i].byte_len, want, ntohl(wc[i].imm_data));
+			if (!expects || rdone >= npk)
+				return fail(c, INCCL_EIO, "unexpected result %zu: %u bytes, immediate 0x%08x, when %s",
+					    rdone, wc[i].byte_len, ntohl(wc[i].imm_data),
+					    expects ? "every result of this call had arrived" : "this rank is due no result");
+			if (wc[i].byte_len != want || !(wc[i].wc_flags & IBV_WC_WITH_IMM) || wc[i].imm_data != imm)
+				return fail(c, INCCL_EIO, "unexpected result %zu: %u bytes (want %zu), immediate 0x%08x (want 0x%08x)",
+					    rdone, wc[i].byte_len, want, ntohl(wc[i].imm_data), ntohl(imm));
 			if (want)
 				from_wire(recv + off, c->rbuf + (size_t)slot * PKT, want / INC_ELEM_SIZE);
 			if (post_recv(c, slot))

@@ -8,12 +8,16 @@
 #   lab/lab.sh push NODE SRC DST   copy a file into NODE (guest agent), mode 0755
 #   lab/lab.sh console NODE        serial console (root shell; leave with Ctrl-])
 #   lab/lab.sh capture LINK [SEC]  pcap of the frames on tree edge LINK (e.g. sw1-pku1)
+#   lab/lab.sh fault SWITCH KIND   test labs only: arm fault KIND (corrupt, drop, early-barrier) on
+#                                  every communicator SWITCH serves from now on; KIND off disarms
 #   lab/lab.sh sync                copy the freshly built binaries (build/payload) and service
 #                                  units into the running nodes and restart the services
 #   lab/lab.sh down                remove every domain, network, disk, seed and process of the lab
 #
 # The lab is described by $TOPOLOGY (default topology/1-2-4.yaml) and lives in
-# $INCLAB_STATE (default /var/lib/inclab/$INCLAB_PREFIX). This machine never
+# $INCLAB_STATE (default /var/lib/inclab/$INCLAB_PREFIX). INCLAB_TEST_LAB=1 at
+# lab-up makes a test lab (the lab system test's): its switches allow fault
+# injection, and only such a lab accepts the fault verb. This machine never
 # sends to a lab address: nodes are reached through the guest agent
 # (virtio-serial) and the serial console; tree edges are UDP tunnels on
 # 127.0.0.1; the management network is a bridge with no host-side address.
@@ -179,8 +183,9 @@ dom_state() { vsh domstate "$prefix-$1" 2>/dev/null | head -n 1 || echo absent; 
 # ---- up ---------------------------------------------------------------------
 
 cmd_up() {
-    local t0=$SECONDS acc topo_hash roles image LAB_ACCEL=""
+    local t0=$SECONDS acc topo_hash roles image LAB_ACCEL="" test_lab=0
     case ${INCLAB_ACCEL:-} in kvm | tcg | "") ;; *) die "INCLAB_ACCEL must be kvm or tcg, not '$INCLAB_ACCEL'" ;; esac
+    case ${INCLAB_TEST_LAB:-0} in 0 | "") ;; 1) test_lab=1 ;; *) die "INCLAB_TEST_LAB must be 0 or 1, not '$INCLAB_TEST_LAB'" ;; esac
     [ -r "$TOPOLOGY" ] || die "topology file '$TOPOLOGY' not found"
     "$INCLAB_BUILD/topogen" --check "$TOPOLOGY" >/dev/null || die "invalid topology '$TOPOLOGY' (see above)"
     topo_hash=$(sha256sum < "$TOPOLOGY" | cut -c1-16)
@@ -191,6 +196,8 @@ cmd_up() {
             die "a lab of '$LAB_TOPOLOGY' (other contents) is in $state: 'make lab-down' first"
         [ -z "${INCLAB_ACCEL:-}" ] || [ -z "$LAB_ACCEL" ] || [ "$INCLAB_ACCEL" = "$LAB_ACCEL" ] ||
             die "the lab in $state runs under $LAB_ACCEL: 'make lab-down' before INCLAB_ACCEL=$INCLAB_ACCEL"
+        [ "${LAB_TEST:-0}" = "$test_lab" ] ||
+            die "the lab in $state $([ "${LAB_TEST:-0}" = 1 ] && echo is || echo 'is not') a test lab: 'make lab-down' before INCLAB_TEST_LAB=$test_lab"
     fi
 
     log "images (cached in ${INCLAB_CACHE:-/var/cache/inclab}/images)"
@@ -203,11 +210,11 @@ cmd_up() {
     mkdir -p "$state"/{disks,seeds,console}
     chmod 755 "$state" /var/lib/inclab 2>/dev/null || true
     "$INCLAB_BUILD/topogen" -o "$gen.new" --prefix "$prefix" --state-dir "$state" --accel "$acc" \
-        --udp-base "$INCLAB_UDP_BASE" $(awk '{printf "--image %s=%s ", $1, $2}' <<<"$roles") "$TOPOLOGY" ||
+        --udp-base "$INCLAB_UDP_BASE" $([ "$test_lab" = 1 ] && echo --test-lab) $(awk '{printf "--image %s=%s ", $1, $2}' <<<"$roles") "$TOPOLOGY" ||
         die "topogen failed"
     rm -rf "$gen"; mv "$gen.new" "$gen"
     { echo "LAB_TOPOLOGY=$TOPOLOGY"; echo "LAB_HASH=$topo_hash"; echo "LAB_ACCEL=$acc"
-      echo "LAB_ROLES=\"$(tr '\n' ' ' <<<"$roles")\""; } > "$state/lab.env"
+      echo "LAB_ROLES=\"$(tr '\n' ' ' <<<"$roles")\""; echo "LAB_TEST=$test_lab"; } > "$state/lab.env"
 
     if ! vsh net-info "$prefix-mgmt" >/dev/null 2>&1; then
         vsh net-define "$gen/network-mgmt.xml" >/dev/null
@@ -420,6 +427,28 @@ cmd_capture() {
     echo "$out"
 }
 
+# ---- fault injection (test labs) ----------------------------------------------
+
+# cmd_fault SWITCH KIND — arm fault KIND on every communicator SWITCH serves
+# from now on (incswitch reads the file when rules arrive; engine.h says what
+# each kind does), or disarm it with KIND off. Refused on a lab not brought up
+# with INCLAB_TEST_LAB=1: its switches run without -F and read no fault file.
+cmd_fault() {
+    need_node "${1:-}"
+    local n=$1 kind=${2:-} role LAB_TEST=0
+    # shellcheck disable=SC1091
+    . "$state/lab.env"
+    [ "$LAB_TEST" = 1 ] || die "fault injection is for test labs only: this lab was not brought up with INCLAB_TEST_LAB=1"
+    role=$(awk -F'\t' -v n="$n" '$1 == n {print $2}' "$gen/inventory.tsv")
+    [ "$role" = switch ] || die "$n is a $role: faults are injected on switches"
+    case $kind in
+    corrupt | drop | early-barrier) gexec "$n" "mkdir -p /run/inclab && echo $kind > /run/inclab/incswitch.fault" 30 ;;
+    off) gexec "$n" "rm -f /run/inclab/incswitch.fault" 30 ;;
+    *) die "fault KIND must be corrupt, drop, early-barrier or off, not '$kind'" ;;
+    esac || die "cannot set the fault on $n"
+    log "$n: fault $kind for the communicators it serves from now on"
+}
+
 # ---- sync -------------------------------------------------------------------
 
 # Push the payload of each node's role (binaries built since the images were
@@ -457,5 +486,6 @@ push) need_node "${2:-}"; [ -n "${4:-}" ] || die "push NODE SRC DST"; gpush "$2"
 ssh) need_node "${2:-}"; if [ -n "${3:-}" ]; then gexec "$2" "$3"; else cmd_console "$2"; fi ;;
 console) cmd_console "${2:-}" ;;
 capture) cmd_capture "${2:-}" "${3:-}" ;;
-*) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+fault) cmd_fault "${2:-}" "${3:-}" ;;
+*) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -7,7 +7,6 @@
  * switch's buffers: converted here on the way in and out of the arithmetic.
  */
 #include <arpa/inet.h>
-#include <math.h>
 #include <string.h>
 
 #include "inc_proto.h"
@@ -57,6 +56,33 @@ static uint32_t wire_of(float f)
 	return htonl(h);
 }
 
+/*
+ * float32 MAX of two wire-format elements, the same in either order (see
+ * inc_proto.h): the larger number; a NaN loses to a number; two NaNs give
+ * the first; of two equal values, their bits ANDed, which only matters for
+ * zeros: +0 (sign bit clear) unless both are -0. Equal non-zero floats have
+ * equal bits. Byte order does not matter to AND and OR, so the equal case
+ * works on the wire values. Selects only, no branches: vectorisable.
+ */
+static inline uint32_t fmax_wire(uint32_t a, uint32_t b)
+{
+	float fa = f_of(a), fb = f_of(b);
+	uint32_t r = fa > fb ? a : b; /* unordered (a NaN) or equal: b, fixed below */
+
+	r = fa == fb ? (a & b) : r;
+	return fb != fb ? a : r;      /* b is NaN: a (a NaN too if both are) */
+}
+
+/* float32 MIN, the mirror of fmax_wire(): of two zeros, -0 unless both are +0 (bits ORed). */
+static inline uint32_t fmin_wire(uint32_t a, uint32_t b)
+{
+	float fa = f_of(a), fb = f_of(b);
+	uint32_t r = fa < fb ? a : b;
+
+	r = fa == fb ? (a | b) : r;
+	return fb != fb ? a : r;
+}
+
 /* A wire-format int32 as a signed host value (SUM adds as uint32: wraps, no UB). */
 #define I(w) ((int32_t)ntohl(w))
 
@@ -95,11 +121,11 @@ void inc_combine(void *accp, const void *inp, size_t n, enum inc_op op, enum inc
 			break;
 		case INC_OP_MAX:
 			for (size_t i = 0; i < n; i++)
-				acc[i] = wire_of(fmaxf(f_of(acc[i]), f_of(in[i])));
+				acc[i] = fmax_wire(acc[i], in[i]);
 			break;
 		case INC_OP_MIN:
 			for (size_t i = 0; i < n; i++)
-				acc[i] = wire_of(fminf(f_of(acc[i]), f_of(in[i])));
+				acc[i] = fmin_wire(acc[i], in[i]);
 			break;
 		case INC_OP_BARRIER:
 			break;

@@ -107,6 +107,8 @@ struct slot {
 	uint16_t len;
 	int pending;              /* frames sent from this slot, not yet acknowledged */
 	int awaiting;             /* sent up, the parent's result still to come */
+	int early;                /* released before every child arrived (SW_FAULT_EARLY_BARRIER):
+	                           * kept until the rest arrived, and not completed again */
 	uint8_t data[SW_MTU];
 };
 
@@ -123,6 +125,8 @@ struct sw_engine {
 	int first_rank, nranks, total_ranks;
 	sw_tx_fn tx;
 	void *ctx;
+	enum sw_fault fault;      /* armed by sw_engine_inject(); CORRUPT and DROP disarm when they fire */
+	uint32_t next_psn;        /* the PSN of the next slot to complete: slots complete in PSN order */
 	struct sw_counters c;
 };
 
@@ -179,6 +183,7 @@ struct sw_engine *sw_engine_new(const struct sw_cfg *cfg, sw_tx_fn tx, void *ctx
 	}
 	e->tx = tx;
 	e->ctx = ctx;
+	e->next_psn = cfg->child[0].rq_psn;
 	e->window = cfg->window ? cfg->window : SW_WINDOW;
 	e->ring_mask = pow2_at_least(cfg->nslots) - 1;
 	e->nconns = cfg->nchildren + (cfg->has_parent ? 1 : 0);
@@ -227,6 +232,37 @@ void sw_engine_free(struct sw_engine *e)
 const struct sw_counters *sw_engine_counters(const struct sw_engine *e)
 {
 	return &e->c;
+}
+
+int sw_fault_parse(const char *s, enum sw_fault *f)
+{
+	static const char *const names[] = { "off", "corrupt", "drop", "early-barrier" };
+
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(s, names[i])) {
+			*f = (enum sw_fault)i;
+			return 0;
+		}
+	return -1;
+}
+
+const char *sw_fault_name(enum sw_fault f)
+{
+	static const char *const names[] = { "off", "corrupt", "drop", "early-barrier" };
+
+	return (unsigned)f < 4 ? names[f] : "?";
+}
+
+int sw_engine_inject(struct sw_engine *e, enum sw_fault f)
+{
+	if (f == SW_FAULT_DROP && e->cfg.nchildren < 2)
+		return -1; /* nobody else's data would make the result */
+	if (f == SW_FAULT_EARLY_BARRIER)
+		for (int i = 0; i < e->cfg.nchildren; i++)
+			if (e->conn[i].to_switch)
+				return -1; /* a child switch would get a result it did not ask for */
+	e->fault = f;
+	return 0;
 }
 
 uint32_t sw_engine_busy_slots(const struct sw_engine *e)
@@ -473,7 +509,7 @@ static int child_wants(const struct conn *k, const struct inc_imm *m)
 
 static void slot_free_if_done(struct sw_engine *e, struct slot *sl)
 {
-	if (sl->busy && sl->pending == 0 && !sl->awaiting) {
+	if (sl->busy && sl->pending == 0 && !sl->awaiting && (!sl->early || sl->narrived == e->cfg.nchildren)) {
 		sl->busy = 0;
 		e->busy_slots--;
 	}
@@ -497,20 +533,50 @@ static int subtree_wants(const struct sw_engine *e, const struct inc_imm *m)
 	return 0;
 }
 
+static void slot_complete(struct sw_engine *e, uint32_t s, uint64_t now);
+
+/*
+ * early_barrier() - SW_FAULT_EARLY_BARRIER: release barrier slot @s, which
+ * some children entered, now, if every slot before it has completed (a
+ * result must not overtake an earlier one on any connection: the hosts
+ * take results in order, and a parent matches them by PSN).
+ */
+static void early_barrier(struct sw_engine *e, uint32_t s, uint64_t now)
+{
+	struct slot *sl = &e->slots[s];
+
+	if (e->fault != SW_FAULT_EARLY_BARRIER || !sl->busy || sl->early || sl->narrived == 0 ||
+	    sl->narrived == e->cfg.nchildren || sl->psn != e->next_psn || sl->m.op != INC_OP_BARRIER ||
+	    sl->m.prim != INC_ALLREDUCE)
+		return;
+	sl->early = 1;
+	e->c.faults_injected++;
+	slot_complete(e, s, now);
+}
+
 static void slot_complete(struct sw_engine *e, uint32_t s, uint64_t now)
 {
 	struct slot *sl = &e->slots[s];
 
 	e->c.slots_completed++;
+	e->next_psn = (sl->psn + 1) & ROCE_PSN_MASK;
+	if (e->fault == SW_FAULT_CORRUPT && sl->have_data && sl->len >= INC_ELEM_SIZE) {
+		/* bit 23 of the middle element: byte 1 of its big-endian word, top bit */
+		sl->data[(sl->len / INC_ELEM_SIZE / 2) * INC_ELEM_SIZE + 1] ^= 0x80;
+		e->fault = SW_FAULT_NONE;
+		e->c.faults_injected++;
+	}
 	if (!e->parent) {
 		deliver_down(e, s, now);
-		return;
+	} else {
+		if (subtree_wants(e, &sl->m)) {
+			sl->awaiting = 1;
+			e->downq[(e->downq_head + e->downq_len++) % e->cfg.nslots] = s;
+		}
+		send_slot(e, e->parent, s, now);
 	}
-	if (subtree_wants(e, &sl->m)) {
-		sl->awaiting = 1;
-		e->downq[(e->downq_head + e->downq_len++) % e->cfg.nslots] = s;
-	}
-	send_slot(e, e->parent, s, now);
+	if (e->fault == SW_FAULT_EARLY_BARRIER) /* a barrier entered early may go now */
+		early_barrier(e, e->next_psn % e->cfg.nslots, now);
 }
 
 static int imm_valid(const struct sw_engine *e, const struct inc_imm *m)
@@ -569,7 +635,12 @@ static int fold(struct sw_engine *e, struct slot *sl, int child, const struct ro
 		sl->imm = p->imm;
 		inc_imm_decode(p->imm, &sl->m);
 	}
-	if (sl->m.prim == INC_BROADCAST || sl->m.op == INC_OP_BARRIER) {
+	if (e->fault == SW_FAULT_DROP && child == e->cfg.nchildren - 1 && sl->m.prim != INC_BROADCAST &&
+	    sl->m.op != INC_OP_BARRIER) {
+		/* counted as arrived, its data left out */
+		e->fault = SW_FAULT_NONE;
+		e->c.faults_injected++;
+	} else if (sl->m.prim == INC_BROADCAST || sl->m.op == INC_OP_BARRIER) {
 		/* only the root rank carries data; everyone else sends an empty packet */
 		if (p->payload_len) {
 			if (sl->have_data)
@@ -632,8 +703,14 @@ static void take_from_child(struct sw_engine *e, int child, const struct roce_pk
 	rc_conn_accept_only(&k->rc); /* the expected PSN, a SEND_ONLY_WITH_IMM */
 	if (ack && p->ack_req)
 		ack_later(e, k);
-	if (sl->narrived == e->cfg.nchildren)
-		slot_complete(e, s, now);
+	if (sl->narrived == e->cfg.nchildren) {
+		if (sl->early)
+			slot_free_if_done(e, sl); /* its result went out when the first arrived */
+		else
+			slot_complete(e, s, now);
+	} else {
+		early_barrier(e, s, now);
+	}
 }
 
 /* The next SEND on connection @ci, from a child or from the parent. */

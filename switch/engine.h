@@ -84,6 +84,7 @@ struct sw_counters {
 	uint64_t timeouts;           /* retransmit timer expiries (each resends from una: a probe) */
 	uint64_t ooo_held;           /* SENDs kept on a switch link until the gap before them filled */
 	uint64_t slots_completed, sent_up, results_from_parent;
+	uint64_t faults_injected;    /* results made wrong on purpose (sw_engine_inject(); tests only) */
 };
 
 typedef void (*sw_tx_fn)(void *ctx, int port, const uint8_t *frame, size_t len);
@@ -107,6 +108,36 @@ void sw_engine_rx(struct sw_engine *e, const uint8_t *frame, size_t len, uint64_
 void sw_engine_tick(struct sw_engine *e, uint64_t now_ns);
 
 const struct sw_counters *sw_engine_counters(const struct sw_engine *e);
+
+/*
+ * Fault injection: a switch that computes a wrong result on purpose, so a
+ * test can show that the hosts' checks (inccl_check, inccl_perf) catch it.
+ * For test labs only: incswitch arms a fault only when it was started with
+ * -F, which the lab sets on a test lab's switches alone. Each armed fault is
+ * counted in faults_injected when it fires.
+ */
+enum sw_fault {
+	SW_FAULT_NONE = 0,
+	SW_FAULT_CORRUPT,       /* once: flip bit 23 of the middle element of the next result with data
+	                         * (an int32 changes; a float32's exponent changes, so even a NaN, an Inf
+	                         * or a zero becomes a different, non-NaN value) */
+	SW_FAULT_DROP,          /* once: leave the last child's contribution out of the next reduced
+	                         * result (AllReduce/Reduce with data; needs two children or more) */
+	SW_FAULT_EARLY_BARRIER, /* every barrier: release it when its first child arrives, or when the
+	                         * slots before it completed if that is later (results stay in order);
+	                         * only where every child is a host; the others are taken and ACKed */
+};
+
+/** sw_fault_parse() - "corrupt", "drop", "early-barrier" or "off" as @*f; -1 for anything else. */
+int sw_fault_parse(const char *s, enum sw_fault *f);
+const char *sw_fault_name(enum sw_fault f);
+
+/**
+ * sw_engine_inject() - arm fault @f on @e (SW_FAULT_NONE disarms).
+ * Return: 0, or -1 when @e's configuration cannot show it (DROP with one
+ * child, EARLY_BARRIER with a switch among the children).
+ */
+int sw_engine_inject(struct sw_engine *e, enum sw_fault f);
 
 /** sw_engine_busy_slots() - slots holding data not yet delivered and acknowledged. */
 uint32_t sw_engine_busy_slots(const struct sw_engine *e);

@@ -48,9 +48,25 @@ const char *inc_prim_name(enum inc_prim p);
 
 /**
  * inc_combine() - acc[i] = op(acc[i], in[i]) for @n elements of @dtype, both
- * in wire format (big-endian). float32 uses float arithmetic (SUM rounds as
- * IEEE single precision; MAX/MIN follow fmaxf/fminf: a NaN loses to a number).
- * Barrier carries no data: nothing to combine.
+ * in wire format (big-endian). Barrier carries no data: nothing to combine.
+ *
+ * Arithmetic (what hosts may rely on, and check bit for bit):
+ * - int32 SUM wraps modulo 2^32 (two's complement); MAX/MIN compare signed.
+ * - float32 SUM is one IEEE single-precision addition per combine, rounded
+ *   to nearest-even (so +0 + -0 = +0, -0 + -0 = -0, Inf + -Inf = NaN, an
+ *   overflow gives +-Inf, subnormals are kept).
+ * - float32 MAX/MIN give the same result in either order: a NaN loses to a
+ *   number, two NaNs give a NaN, and -0 < +0 (MAX(+0, -0) = +0,
+ *   MIN(+0, -0) = -0 whichever comes first). Otherwise the larger (smaller)
+ *   value, Inf included.
+ * - A NaN result is only a NaN: its sign and payload are unspecified.
+ *
+ * Order: per PSN slot the switch copies the first contribution to arrive and
+ * combines later ones into it in arrival order (acc = op(acc, in)). At fan-in
+ * <= 2 this order cannot change a result (a op b == b op a, NaN payloads
+ * aside). At fan-in >= 3 a float32 SUM can depend on the arrival order
+ * ((a + b) + c != (a + c) + b when they round): not yet order-independent.
+ * int32 SUM and every MAX/MIN are order-independent at any fan-in.
  */
 void inc_combine(void *acc, const void *in, size_t n, enum inc_op op, enum inc_dtype dtype);
 

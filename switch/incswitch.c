@@ -1,7 +1,7 @@
 /*
  * incswitch — the INC switch daemon: the engine (engine.c) on real ports.
  *
- *   incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS]
+ *   incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS] [-F FAULT_FILE]
  *
  * Registers with the controller (TCP 52311, controller/ctlmsg.h) as switch
  * NAME of the topology and serves the rules the controller pushes: one
@@ -18,6 +18,13 @@
  * rules and reconnects. Counters: on the controller's request, on SIGUSR1
  * and whenever rules end (a "name=value" line on stdout); nothing is logged
  * per packet.
+ *
+ * -F (test labs only: the lab gives it to a test lab's switches alone) allows
+ * fault injection: each time rules arrive, FAULT_FILE is read, and a fault
+ * it names ("corrupt", "drop", "early-barrier"; engine.h) is armed on the new
+ * communicator's engine, so a test can show that the hosts' checks catch a
+ * wrong result. A missing or empty file, or "off", arms nothing. Without -F
+ * nothing is ever read and no fault can be armed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -71,6 +78,7 @@ static uint64_t now_ns(void)
 
 struct daemon {
 	const char *name, *controller;
+	const char *fault_file;    /* -F: where a test lab says which fault to arm; NULL: never */
 	int ctl;                   /* connection to the controller, -1 while there is none */
 	struct ctl_buf in;
 	uint64_t next_connect_ms;
@@ -243,6 +251,7 @@ static int counters(const struct daemon *d, const char **name, unsigned long lon
 	C(results_tx), C(retransmits), C(acks_tx), C(naks_tx), C(rnr_naks_tx), C(duplicates), C(acks_rx);
 	C(naks_rx), C(rnr_naks_rx), C(fatal_naks_rx), C(drop_parse), C(drop_icrc), C(drop_unknown_qp);
 	C(drop_bad_imm), C(drop_mismatch), C(drop_seq), C(naks_ignored), C(timeouts), C(ooo_held);
+	C(faults_injected);
 #undef C
 	name[n] = "inject_errors", val[n++] = d->inject_errors;
 	name[n] = "bundles_tx", val[n++] = d->bundles_tx;
@@ -504,6 +513,36 @@ static int hold_ports(struct daemon *d, char *err, size_t errlen)
 }
 
 /*
+ * arm_fault() - on a daemon started with -F, arm the fault that d->fault_file
+ * names on the engine of the rules just applied, and say so in the log. A
+ * missing or empty file, or "off", arms nothing; a file that names no fault,
+ * or a fault these rules cannot show, is logged and arms nothing.
+ */
+static void arm_fault(struct daemon *d)
+{
+	char word[32] = "";
+	enum sw_fault f;
+	FILE *fp;
+
+	if (!d->fault_file || !(fp = fopen(d->fault_file, "r")))
+		return;
+	if (fscanf(fp, "%31s", word) != 1)
+		word[0] = 0;
+	fclose(fp);
+	if (!word[0])
+		return;
+	if (sw_fault_parse(word, &f) < 0)
+		printf("incswitch %s comm %u: fault file %s names no fault: '%s' (corrupt, drop, early-barrier, off); "
+		       "none armed\n", d->name, d->rules.comm, d->fault_file, word);
+	else if (sw_engine_inject(d->eng, f) < 0)
+		printf("incswitch %s comm %u: fault '%s' cannot show on these rules (drop needs two children, "
+		       "early-barrier host children only); none armed\n", d->name, d->rules.comm, word);
+	else if (f != SW_FAULT_NONE)
+		printf("incswitch %s comm %u: FAULT INJECTION armed: %s (test lab, %s)\n", d->name, d->rules.comm,
+		       sw_fault_name(f), d->fault_file);
+}
+
+/*
  * Serve the rules in @text instead of the current ones. Rules that do not
  * parse leave the current ones untouched; rules that parse but cannot be set
  * up (a missing port, an address that is not ours) leave none.
@@ -554,6 +593,7 @@ static int apply_rules(struct daemon *d, const char *text, char *err, size_t err
 	}
 	printf("incswitch %s: serving communicator %u: %s, %d children on %d ports, %u slots\n", d->name, d->rules.comm,
 	       d->rules.cfg.has_parent ? "leaf" : "root", d->rules.cfg.nchildren, d->rules.nports, d->rules.cfg.nslots);
+	arm_fault(d);
 	fflush(stdout);
 	return 0;
 }
@@ -681,8 +721,9 @@ int main(int argc, char **argv)
 	uint32_t ignored_addr;
 	int opt, ignored_port;
 
-	while ((opt = getopt(argc, argv, "c:n:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:n:t:F:")) != -1) {
 		switch (opt) {
+		case 'F': d.fault_file = optarg; break;
 		case 'c': d.controller = optarg; break;
 		case 'n': d.name = optarg; break;
 		case 't': seconds = strtoul(optarg, NULL, 10); break;
@@ -701,7 +742,8 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGUSR1, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	printf("incswitch %s: started; controller %s\n", d.name, d.controller);
+	printf("incswitch %s: started; controller %s%s%s\n", d.name, d.controller,
+	       d.fault_file ? "; fault injection allowed (test lab), read from " : "", d.fault_file ? d.fault_file : "");
 	fflush(stdout);
 	uint64_t end = seconds ? now_ns() + seconds * 1000000000ull : 0;
 	while (!stop && (!end || now_ns() < end)) {
@@ -734,6 +776,6 @@ int main(int argc, char **argv)
 	teardown(&d);
 	return 0;
 usage:
-	fprintf(stderr, "usage: incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS]\n");
+	fprintf(stderr, "usage: incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS] [-F FAULT_FILE (test labs only)]\n");
 	return 2;
 }

@@ -10,8 +10,10 @@
  *   rcecho -i PORT -l LOCAL_IP -q LOCAL_QPN -s LOCAL_PSN \
  *          -r PEER_IP -Q PEER_QPN -S PEER_PSN [-n MESSAGES] [-t SECONDS]
  *
- * Exits 0 after MESSAGES echoes were acknowledged by the host; prints one
- * line of counters at exit (nothing per packet).
+ * Prints "rcecho: capturing on PORT" once its capture is active (a test waits
+ * for it before the host sends). Exits 0 after MESSAGES echoes were
+ * acknowledged by the host; prints one line of counters at exit (nothing
+ * per packet).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -229,6 +231,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rcecho: filter on %s: %s\n", port, pcap_geterr(e.pc));
 		return 1;
 	}
+	printf("rcecho: capturing on %s\n", port);
+	fflush(stdout);
 	long long deadline = now_ns() + (long long)seconds * 1000000000LL;
 	while (e.echoes_acked < want && now_ns() < deadline) {
 		struct pcap_pkthdr *h;

@@ -38,7 +38,11 @@ struct opts {
 	const char *accel;
 	int udp_base;
 	int check_only;
+	int test_lab;   /* --test-lab: the lab test's lab, whose switches allow fault injection */
 };
+
+/* Where a test lab's switch reads the fault to arm (incswitch -F; lab.sh fault). */
+#define FAULT_FILE "/run/inclab/incswitch.fault"
 
 static int failed;
 
@@ -285,6 +289,9 @@ static void gen_user_data(const struct topology *t, const struct opts *o, int i)
 			fprintf(f, "      MASTER=%s\n", topo_ntoa(t->nodes[k].mgmt, b));
 	if (n->role == TOPO_HOST)
 		fprintf(f, "      RXE_NETDEV=%s\n      RXE_ADDR=%s\n", n->l3ifs[0].ifname, topo_ntoa(n->l3ifs[0].addr.addr, b));
+	if (n->role == TOPO_SWITCH && o->test_lab)
+		fprintf(f, "      # a test lab: incswitch allows fault injection, armed from this file\n"
+			   "      FAULT_FILE=%s\n", FAULT_FILE);
 	if (n->role == TOPO_CONTROLLER) {
 		/* The controller reads the topology itself (libyaml), as declared. */
 		fprintf(f, "  - path: /etc/inclab/topology.yaml\n    permissions: '0644'\n    content: |\n");
@@ -356,7 +363,8 @@ static void usage(FILE *f)
 		"  --state-dir DIR       where the lab keeps disks, seeds, console logs (default /var/lib/inclab/lab)\n"
 		"  --image ROLE=DIR      image directory (vmlinuz, initrd.img) of a role (default /var/cache/inclab/images/ROLE)\n"
 		"  --accel kvm|tcg       libvirt domain type (default tcg)\n"
-		"  --udp-base PORT       first loopback UDP port for tree links (default 47000; two per link)\n");
+		"  --udp-base PORT       first loopback UDP port for tree links (default 47000; two per link)\n"
+		"  --test-lab            a test lab: switches allow fault injection (incswitch -F " FAULT_FILE ")\n");
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -365,7 +373,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "check", no_argument, 0, 'c' },     { "out", required_argument, 0, 'o' },
 		{ "prefix", required_argument, 0, 'p' }, { "state-dir", required_argument, 0, 's' },
 		{ "image", required_argument, 0, 'i' }, { "accel", required_argument, 0, 'a' },
-		{ "udp-base", required_argument, 0, 'u' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "udp-base", required_argument, 0, 'u' }, { "help", no_argument, 0, 'h' },
+		{ "test-lab", no_argument, 0, 't' },    { 0, 0, 0, 0 },
 	};
 	static char defimg[3][64];
 	int c;
@@ -378,6 +387,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c': o->check_only = 1; break;
+		case 't': o->test_lab = 1; break;
 		case 'o': o->out = optarg; break;
 		case 'p': o->prefix = optarg; break;
 		case 's': o->state_dir = optarg; break;

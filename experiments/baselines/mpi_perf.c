@@ -40,8 +40,19 @@
  *   MPI_PERF_CHUNK_BYTES=SIZE  the largest piece per MPI call (K/M/G, a whole
  *                              number of elements) instead of 1 GiB
  *
- * Exit status: 0 every element right on every rank, 1 a wrong element or a
- * failure (allocation, report file), 2 bad arguments.
+ * Exit status (mpirun passes it on: the first non-zero status of a rank, or
+ * the code given to MPI_Abort) — experiments/lib.sh tells a baseline that
+ * could not start from one that failed by it:
+ *   0 every element right on every rank
+ *   1 a wrong element (the report is complete: its rows show how many)
+ *   2 bad arguments
+ *   3 could not start, nothing was measured: allocation, the report file, or
+ *     the first exchange between the ranks (an MPI_Allreduce before any
+ *     measured collective: a transport that cannot connect fails here)
+ *   4 a failure after the measurement began: an MPI call (the job is
+ *     aborted) or writing the report
+ * OpenMPI itself aborts a failed MPI_Init with 1 before mpi_perf can say
+ * anything; that is told from a wrong element by the missing report header.
  */
 #include <mpi.h>
 
@@ -62,6 +73,9 @@
 #define NOT_A_RANK (-1)                       /* broadcast non-roots start with this "rank's" input */
 #define MPI_PERF_CHUNK_BYTES ((size_t)1 << 30) /* the largest 2^k elements whose bytes fit an int */
 #define MAX_LABEL 32
+
+/* Exit statuses (see the top of the file). */
+enum { EXIT_WRONG = 1, EXIT_USAGE = 2, EXIT_NOT_STARTED = 3, EXIT_FAILED = 4 };
 
 static const char usage[] =
 	"usage: mpirun [MPIRUN OPTIONS] mpi_perf [-C allreduce|reduce|broadcast|barrier] [-b MIN] [-e MAX]\n"
@@ -96,7 +110,9 @@ static const char help[] =
 	"(allreduce: algbw * 2(n-1)/n; reduce, broadcast: algbw). Every rank checks every\n"
 	"element of its result of the last iteration; 'wrong' sums all ranks' wrong\n"
 	"elements. Only rank 0 prints.\n"
-	"Exit status: 0 all correct, 1 a wrong element or a failure, 2 bad arguments.\n";
+	"Exit status: 0 all correct, 1 a wrong element, 2 bad arguments, 3 could not start\n"
+	"(allocation, report file, or the first exchange between the ranks failed: nothing\n"
+	"measured), 4 a failure after the measurement began (an MPI call, writing the report).\n";
 
 /** Everything the command line decides; @p holds what inccl_perf's parser would fill. */
 struct mpi_opts {
@@ -115,6 +131,7 @@ struct bench {
 	int corrupt_rank;     /* MPI_PERF_CORRUPT, -1: off */
 	struct perf_report rep; /* rank 0's report (hostlib/tools/perf_opts.c, as inccl_perf's) */
 	uint64_t wrong;       /* over all sizes and ranks */
+	int started;          /* every rank is ready: a failure from here on is EXIT_FAILED, before it EXIT_NOT_STARTED */
 };
 
 /* ---- command line ------------------------------------------------------------ */
@@ -334,6 +351,8 @@ static double now_us(void)
 /**
  * check_mpi() - if MPI call @what returned @rc (not MPI_SUCCESS), say why on
  * stderr and abort the job: the other ranks would wait for this one forever.
+ * The abort code (mpirun's exit status) says whether the measurement had
+ * begun: EXIT_FAILED, else EXIT_NOT_STARTED.
  */
 static void check_mpi(const struct bench *b, int rc, const char *what, size_t bytes)
 {
@@ -346,8 +365,8 @@ static void check_mpi(const struct bench *b, int rc, const char *what, size_t by
 		snprintf(msg, sizeof(msg), "error %d", rc);
 	fprintf(stderr, PROG ": rank %d: %s%s%s failed: %s\n", b->o->p.rank, what, bytes ? " of " : "",
 		bytes ? perf_format_size(bytes, size, sizeof(size)) : "", msg);
-	MPI_Abort(MPI_COMM_WORLD, 1);
-	exit(1); /* not reached */
+	MPI_Abort(MPI_COMM_WORLD, b->started ? EXIT_FAILED : EXIT_NOT_STARTED);
+	exit(b->started ? EXIT_FAILED : EXIT_NOT_STARTED); /* not reached */
 }
 
 /** The MPI datatype and operation of the options. */
@@ -469,8 +488,8 @@ static void run_size(struct bench *b, size_t bytes, struct perf_row *row)
 
 /**
  * prepare() - allocate the buffer for the @largest size and (rank 0) open the
- * report; every rank learns whether all succeeded. Return 0 or -1 (each
- * failing rank said why).
+ * report; every rank learns whether all succeeded (the first exchange between
+ * the ranks). Return 0 or -1 (each failing rank said why).
  */
 static int prepare(struct bench *b, size_t largest)
 {
@@ -517,7 +536,8 @@ static int run(struct bench *b)
 	size_t sizes[PERF_MAX_SIZES], nsizes = perf_sweep(&b->o->p, sizes);
 
 	if (prepare(b, sizes[nsizes - 1]))
-		return 1;
+		return EXIT_NOT_STARTED;
+	b->started = 1;
 	if (b->out)
 		perf_report_begin_as(&b->rep, b->out, &b->o->p, PROG, b->o->label,
 				     b->o->time_rank0 ? ", time of rank 0" : ", time of the slowest rank");
@@ -532,7 +552,7 @@ static int run(struct bench *b)
 		perf_report_end(&b->rep, 1);
 	if (b->wrong && b->o->p.rank == 0)
 		fprintf(stderr, PROG ": %llu wrong elements over all ranks\n", (unsigned long long)b->wrong);
-	return b->wrong ? 1 : 0;
+	return b->wrong ? EXIT_WRONG : 0;
 }
 
 int main(int argc, char **argv)
@@ -544,7 +564,7 @@ int main(int argc, char **argv)
 
 	if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
 		fprintf(stderr, PROG ": MPI_Init failed\n");
-		return 1;
+		return EXIT_NOT_STARTED;
 	}
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); /* failures are reported by check_mpi() */
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -553,7 +573,7 @@ int main(int argc, char **argv)
 		if (rank == 0)
 			fprintf(stderr, PROG ": %s\n%s", err, usage);
 		MPI_Finalize();
-		return 2;
+		return EXIT_USAGE;
 	}
 	if (o.help) {
 		if (rank == 0)
@@ -564,7 +584,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN); /* a closed pipe is an error to report, not a crash */
 	status = run(&b);
 	if (cleanup(&b)) /* before MPI_Finalize: the report is complete before any rank exits */
-		status = 1;
+		status = b.started ? EXIT_FAILED : status;
 	MPI_Finalize();
 	return status;
 }

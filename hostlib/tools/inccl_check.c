@@ -2,73 +2,58 @@
  * inccl_check — run every collective of libinccl on one rank and verify it.
  *
  *   inccl_check -r RANK -n NRANKS [-m MASTER] [-C CONTROLLER] [-T TIMEOUT_MS]
- *               [-c COUNT,COUNT,...]
+ *               [-c COUNT,COUNT,...] [-t TREE] [-p exact|ieee] [-D MS]
  *
  * All ranks run the same sequence: AllReduce and Reduce for int32/float32 ×
  * SUM/MAX/MIN, Broadcast for both dtypes, Barrier; for each COUNT, with user
  * buffers at odd offsets. Rank r's input element i is a fixed function of
- * (r, i), so every rank computes the expected result of all ranks itself,
- * independently of the switch. Float inputs are multiples of 1/8 so every
- * sum is exact in any order. Ranks not due a result must find their buffer
- * untouched. Prints one line per collective and "N passed, M failed".
+ * (pattern, r, i, nranks), so every rank computes the expected result of all
+ * ranks itself, independently of the switch (check_ref.c), and compares bit
+ * for bit (any NaN matches any NaN: a NaN's payload is unspecified).
+ *
+ * -p exact: float inputs are multiples of 1/8 and int32 inputs small, so every
+ *   sum is exact in any order (the inputs of old).
+ * -p ieee: float32 inputs with full mantissas, whose sums round so the order
+ *   of additions matters, and NaN, +-Inf, +-0, subnormals, overflow to Inf;
+ *   int32 inputs over the whole range, whose sums wrap. The expectation is
+ *   computed in float32 in the order of the switch tree given with -t: each
+ *   switch folds its children left to right as listed, which at fan-in <= 2
+ *   equals any arrival order (switch/inc_proto.h). A tree with a switch of 3
+ *   or more children is refused for -p ieee (its float SUM depends on the
+ *   arrival order).
+ * -t TREE: the aggregation tree as nested parentheses of ranks, e.g. "(0,1)"
+ *   (one switch) or "((0,1),(2,3))" (the 1-2-4 lab), every rank 0..n-1 once.
+ *   Without -t: one switch over all ranks. The default pattern is ieee with
+ *   -t, exact without.
+ *
+ * Barrier: for each COUNT, one barrier (checked for its return code), then
+ * rank L = k % NRANKS (k: the COUNT's index) sleeps D ms (-D, default 1000;
+ * 0: no check) before entering a second one; every other rank must have
+ * waited in it at least D/2, else "FAIL barrier: left after X ms, before
+ * rank L entered (it was D ms late)".
+ *
+ * Ranks not due a result must find their buffer untouched. Prints one line
+ * per collective and "rank R: N passed, M failed"; exit 0 when all passed,
+ * 1 when one failed (or the bootstrap did), 2 for bad arguments.
  *
  * Bootstrap: inccl_group_create() + inccl_comm_init() (rank 0 at MASTER,
  * the controller at CONTROLLER; default: the lab node's /etc/inclab/node.conf).
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "check_ref.h"
 #include "inccl.h"
 
-static int32_t vi(int r, size_t i) { return (int32_t)(((uint32_t)i * 2654435761u + (uint32_t)r * 97u) % 200001u) - 100000; }
-static float vf(int r, size_t i) { return (float)((int)(((uint32_t)i * 2246822519u + (uint32_t)r * 31u) % 4097u) - 2048) / 8.0f; }
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#define MAX_DELAY_MS 30000 /* -D: well under libinccl's default 60 s timeout, which the waiting ranks run into */
 
 static const char *opn(int op) { return op == INCCL_SUM ? "sum" : op == INCCL_MAX ? "max" : "min"; }
 
-/* Expected element i of op over all ranks, as 4 bytes. */
-static void expect(int dtype, int op, int nranks, size_t i, void *out)
-{
-	if (dtype == INCCL_INT32) {
-		int64_t a = vi(0, i);
-		for (int r = 1; r < nranks; r++)
-			a = op == INCCL_SUM ? a + vi(r, i) : op == INCCL_MAX ? (vi(r, i) > a ? vi(r, i) : a) : (vi(r, i) < a ? vi(r, i) : a);
-		int32_t v = (int32_t)a;
-		memcpy(out, &v, 4);
-	} else {
-		double a = vf(0, i);
-		for (int r = 1; r < nranks; r++)
-			a = op == INCCL_SUM ? a + vf(r, i) : op == INCCL_MAX ? fmax(a, vf(r, i)) : fmin(a, vf(r, i));
-		float v = (float)a;
-		memcpy(out, &v, 4);
-	}
-}
-
-static void fill(int dtype, int rank, uint8_t *buf, size_t count)
-{
-	for (size_t i = 0; i < count; i++) {
-		if (dtype == INCCL_INT32) {
-			int32_t v = vi(rank, i);
-			memcpy(buf + 4 * i, &v, 4);
-		} else {
-			float v = vf(rank, i);
-			memcpy(buf + 4 * i, &v, 4);
-		}
-	}
-}
-
 static int pass, failed;
 
+/** Count and print the outcome of one collective: its return code @rc, else @wrong elements (first at @first). */
 static void report(const char *what, size_t count, int rc, inccl_comm_t *c, size_t wrong, size_t first, double secs)
 {
 	if (rc == INCCL_OK && wrong == 0) {
@@ -84,15 +69,72 @@ static void report(const char *what, size_t count, int rc, inccl_comm_t *c, size
 	fflush(stdout);
 }
 
+/*
+ * The barrier check of round @k: line the ranks up at one barrier, then the
+ * late rank L = k % nranks sleeps @delay_ms and enters a second barrier;
+ * every other rank times the second barrier and must have waited for L.
+ * After the first barrier the ranks leave within the switches' delivery
+ * skew (milliseconds; tens under TCG), so a correct barrier holds them about
+ * @delay_ms; half of it is required, the other half is headroom for that
+ * skew (check_ref.h). A barrier that releases ranks early (as soon as one
+ * enters) lets them go within a round trip, and if it also released the
+ * first barrier early, the ranks only drift further apart: still caught.
+ */
+static void barrier_check(inccl_comm_t *c, int rank, int nranks, int k, int delay_ms)
+{
+	int late = cref_barrier_late_rank(k, nranks), rc;
+	double t0 = cref_now_ms();
+
+	rc = inccl_barrier(c);
+	report("barrier", 0, rc, c, 0, 0, (cref_now_ms() - t0) / 1e3);
+	if (delay_ms == 0)
+		return;
+	if (rank == late)
+		cref_sleep_ms(delay_ms);
+	t0 = cref_now_ms();
+	rc = inccl_barrier(c);
+	double waited = cref_now_ms() - t0;
+	if (rc != INCCL_OK) {
+		failed++;
+		printf("FAIL barrier: error %d with rank %d %d ms late: %s\n", rc, late, delay_ms, inccl_errmsg(c));
+	} else if (rank == late) {
+		pass++;
+		printf("ok   barrier: this rank (%d) entered %d ms late, left after %.1f ms\n", rank, delay_ms, waited);
+	} else if (cref_barrier_left_early(waited, delay_ms)) {
+		failed++;
+		printf("FAIL barrier: left after %.1f ms, before rank %d entered (it was %d ms late)\n", waited, late,
+		       delay_ms);
+	} else {
+		pass++;
+		printf("ok   barrier: waited %.1f ms for rank %d (it was %d ms late)\n", waited, late, delay_ms);
+	}
+	fflush(stdout);
+}
+
+/** Parse a whole decimal int of [@min, @max] into *@out. Return 0 or -1. */
+static int parse_int(const char *s, long min, long max, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (end == s || *end || v < min || v > max)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	int rank = -1, nranks = 0, opt;
-	const char *counts = "1,255,256,257,1031,65539";
+	int rank = -1, nranks = 0, opt, delay_ms = CREF_BARRIER_DELAY_MS, have_pattern = 0;
+	const char *counts = "1,255,256,257,1031,65539", *spec = NULL;
+	enum cref_pattern pattern = CREF_EXACT;
+	static struct cref_tree tree; /* ~16 KiB */
 	struct inccl_group_opts go = { 0 };
 	inccl_group_t *g;
 	inccl_comm_t *c;
+	char err[512], treebuf[CREF_MAX_SPEC + 1];
 
-	while ((opt = getopt(argc, argv, "r:n:m:C:T:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:m:C:T:c:t:p:D:")) != -1) {
 		switch (opt) {
 		case 'r': rank = atoi(optarg); break;
 		case 'n': nranks = atoi(optarg); break;
@@ -100,12 +142,45 @@ int main(int argc, char **argv)
 		case 'C': go.controller = optarg; break;
 		case 'T': go.timeout_ms = atoi(optarg); break;
 		case 'c': counts = optarg; break;
+		case 't': spec = optarg; break;
+		case 'p':
+			if (cref_pattern_parse(optarg, &pattern)) {
+				fprintf(stderr, "inccl_check: -p: unknown pattern '%s' (exact or ieee)\n", optarg);
+				goto usage;
+			}
+			have_pattern = 1;
+			break;
+		case 'D':
+			if (parse_int(optarg, 0, MAX_DELAY_MS, &delay_ms)) {
+				fprintf(stderr, "inccl_check: -D: bad delay '%s' (0..%d ms)\n", optarg, MAX_DELAY_MS);
+				goto usage;
+			}
+			break;
 		default: goto usage;
 		}
 	}
-	if (rank < 0 || nranks < 1 || rank >= nranks)
+	if (optind < argc || rank < 0 || nranks < 1 || rank >= nranks)
 		goto usage;
-	double tb = now_s();
+	if (spec) {
+		if (cref_tree_parse(spec, &tree, err, sizeof(err))) {
+			fprintf(stderr, "inccl_check: -t '%s': %s\n", spec, err);
+			return 2;
+		}
+		if (tree.nranks != nranks) {
+			fprintf(stderr, "inccl_check: -t '%s' has %d ranks, -n says %d\n", spec, tree.nranks, nranks);
+			return 2;
+		}
+		if (!have_pattern)
+			pattern = CREF_IEEE;
+	} else if (cref_tree_flat(&tree, nranks)) {
+		fprintf(stderr, "inccl_check: -n %d: at most %d ranks\n", nranks, CREF_MAX_RANKS);
+		return 2;
+	}
+	if (cref_pattern_check(&tree, pattern, err, sizeof(err))) {
+		fprintf(stderr, "inccl_check: %s\n", err);
+		return 2;
+	}
+	double tb = cref_now_ms();
 	int rc = inccl_group_create(&go, rank, nranks, &g);
 	if (rc == INCCL_OK && (rc = inccl_comm_init(g, NULL, &c)) != INCCL_OK)
 		inccl_group_destroy(g);
@@ -114,13 +189,18 @@ int main(int argc, char **argv)
 		printf("rank %d: bootstrap failed: %s\n", rank, inccl_last_error());
 		return 1;
 	}
-	printf("rank %d of %d: group %d, communicator ready in %.1f s\n", rank, nranks, inccl_group_id(g), now_s() - tb);
+	printf("rank %d of %d: group %d, communicator ready in %.1f s\n", rank, nranks, inccl_group_id(g),
+	       (cref_now_ms() - tb) / 1e3);
+	printf("rank %d: inputs %s, expected in the order of tree %s%s, barrier delay %d ms\n", rank,
+	       cref_pattern_name(pattern), cref_tree_format(&tree, treebuf, sizeof(treebuf)),
+	       spec ? "" : " (no -t: one switch)", delay_ms);
 	char list[256];
 	snprintf(list, sizeof(list), "%s", counts);
 	int k = 0;
 	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ","), k++) {
 		size_t count = strtoul(tok, NULL, 10), misalign = (size_t)(k % 4); /* 0..3 bytes off alignment */
-		uint8_t *sraw = malloc(count * 4 + 8), *rraw = malloc(count * 4 + 8), *want = malloc(count * 4);
+		uint8_t *sraw = malloc(count * 4 + 8), *rraw = malloc(count * 4 + 8);
+		uint32_t *want = malloc(count * 4);
 		uint8_t *send = sraw + misalign, *recv = rraw + (3 - misalign);
 		char what[64];
 		if (!sraw || !rraw || !want || count == 0) {
@@ -131,21 +211,23 @@ int main(int argc, char **argv)
 			const char *dn = dtype == INCCL_INT32 ? "int32" : "float32";
 			for (int op = INCCL_SUM; op <= INCCL_MIN; op++) {
 				for (size_t i = 0; i < count; i++)
-					expect(dtype, op, nranks, i, want + 4 * i);
+					want[i] = cref_expect(&tree, pattern, dtype, op, i);
 				for (int reduce = 0; reduce <= 1; reduce++) {
 					int root = reduce ? (k + op) % nranks : 0;
-					fill(dtype, rank, send, count);
+					cref_fill(pattern, dtype, rank, nranks, send, count);
 					memset(recv, 0xa5, count * 4);
-					double t0 = now_s();
+					double t0 = cref_now_ms();
 					rc = reduce ? inccl_reduce(c, send, recv, count, dtype, op, root)
 						    : inccl_allreduce(c, send, recv, count, dtype, op);
-					double t = now_s() - t0;
+					double t = (cref_now_ms() - t0) / 1e3;
 					size_t wrong = 0, first = 0;
-					int due = !reduce || rank == root;
-					for (size_t i = 0; rc == INCCL_OK && i < count; i++) {
+					if (rc == INCCL_OK && (!reduce || rank == root)) {
+						wrong = cref_count_wrong(dtype, recv, want, count, &first);
+					} else if (rc == INCCL_OK) { /* not due a result: untouched */
 						static const uint8_t poison[4] = { 0xa5, 0xa5, 0xa5, 0xa5 };
-						if (memcmp(recv + 4 * i, due ? want + 4 * i : poison, 4) && !wrong++)
-							first = i;
+						for (size_t i = 0; i < count; i++)
+							if (memcmp(recv + 4 * i, poison, 4) && !wrong++)
+								first = i;
 					}
 					snprintf(what, sizeof(what), "%s%s %s %s", reduce ? "reduce" : "allreduce",
 						 reduce ? (char[8]){ '@', (char)('0' + root), 0 } : "", dn, opn(op));
@@ -153,21 +235,21 @@ int main(int argc, char **argv)
 				}
 			}
 			int root = k % nranks;
-			fill(dtype, rank == root ? root : nranks + 7, send, count); /* non-roots hold other data */
-			double t0 = now_s();
+			/* non-roots hold other data: the input of a rank that does not exist */
+			cref_fill(pattern, dtype, rank == root ? root : nranks + 7, nranks, send, count);
+			double t0 = cref_now_ms();
 			rc = inccl_broadcast(c, send, count, dtype, root);
-			double t = now_s() - t0;
+			double t = (cref_now_ms() - t0) / 1e3;
 			size_t wrong = 0, first = 0;
-			fill(dtype, root, want, count);
+			cref_fill(pattern, dtype, root, nranks, want, count);
+			/* copied, not computed: bit for bit, NaNs too */
 			for (size_t i = 0; rc == INCCL_OK && i < count; i++)
-				if (memcmp(send + 4 * i, want + 4 * i, 4) && !wrong++)
+				if (memcmp(send + 4 * i, want + i, 4) && !wrong++)
 					first = i;
 			snprintf(what, sizeof(what), "broadcast@%d %s", root, dn);
 			report(what, count, rc, c, wrong, first, t);
 		}
-		double t0 = now_s();
-		rc = inccl_barrier(c);
-		report("barrier", 0, rc, c, 0, 0, now_s() - t0);
+		barrier_check(c, rank, nranks, k, delay_ms);
 		free(sraw);
 		free(rraw);
 		free(want);
@@ -186,7 +268,18 @@ int main(int argc, char **argv)
 	inccl_group_destroy(g);
 	return failed ? 1 : 0;
 usage:
-	fprintf(stderr, "usage: inccl_check -r RANK -n NRANKS [-m MASTER[:PORT]] [-C CONTROLLER[:PORT]] [-T TIMEOUT_MS] "
-			"[-c COUNT,...]\n");
+	fprintf(stderr,
+		"usage: inccl_check -r RANK -n NRANKS [-m MASTER[:PORT]] [-C CONTROLLER[:PORT]] [-T TIMEOUT_MS]\n"
+		"                   [-c COUNT,...] [-t TREE] [-p exact|ieee] [-D MS]\n"
+		"  -t TREE   the switches' aggregation tree, e.g. '(0,1)' or '((0,1),(2,3))': nested\n"
+		"            parentheses are switches, numbers ranks, 0..NRANKS-1 each once (default: one\n"
+		"            switch over all ranks)\n"
+		"  -p PATT   exact: inputs whose sums are exact in any order; ieee: float32 sums that\n"
+		"            round (expected in the tree's order, every switch with at most 2 children),\n"
+		"            NaN, +-Inf, +-0, subnormals, overflow, int32 sums that wrap\n"
+		"            (default: ieee with -t, exact without)\n"
+		"  -D MS     barrier check: each round one rank enters MS ms late, every other rank\n"
+		"            must wait at least MS/2 for it (default %d, 0: no check; at most %d)\n",
+		CREF_BARRIER_DELAY_MS, MAX_DELAY_MS);
 	return 2;
 }

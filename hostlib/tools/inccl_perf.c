@@ -9,15 +9,22 @@
  * -n timed ones. Before each iteration the buffer (send = receive buffer: in
  * place, so 2 GiB fit a host with 3 GiB) is refilled with this rank's input
  * and the ranks meet at a barrier; only the collective itself is timed.
- * After the last iteration each rank checks its buffer against what it
- * computes itself from the deterministic inputs of all ranks (reduce
- * non-roots: still their own input), and one more inccl_allreduce (int32
- * SUM, see perf_tally_*) adds up every rank's wrong count — the library
- * offers nothing else to combine numbers across ranks. Rank 0 (every rank
- * with -v) reports one line per size.
+ * After every iteration, warm-up included, each rank checks its buffer
+ * against what it computes itself from the deterministic inputs of all
+ * ranks (reduce non-roots: still their own input), so one wrong result in
+ * any iteration counts. Barrier moves no data: after its iterations a
+ * verification round has rank NRANKS-1 enter a barrier -D ms late, and
+ * every other rank that leaves it before half of that counts as one wrong
+ * (verify_barrier()). Per size, one more inccl_allreduce (int32 SUM, see
+ * perf_tally_*) adds up every rank's wrong count — the library offers
+ * nothing else to combine numbers across ranks; every rank says a non-zero
+ * total on stderr. Rank 0 (every rank with -v) reports one line per size.
  *
  * Exit status: 0 if every call succeeded and no element was wrong on any
- * rank, 1 otherwise, 2 for bad arguments.
+ * rank, 1 a wrong element or a call that failed after the bootstrap, 2 for
+ * bad arguments, 3 could not start: allocation, the report file or the
+ * bootstrap (group, communicator) failed, no collective ran
+ * (experiments/lib.sh tells a baseline that could not start by it).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -25,11 +32,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "check_ref.h"
 #include "inccl.h"
 #include "perf_opts.h"
 
+_Static_assert(PERF_BARRIER_DELAY_MS == CREF_BARRIER_DELAY_MS, "inccl_perf and inccl_check: one default delay");
+
 #define PROGRESS_BYTES ((size_t)64 << 20) /* sizes from here up print their progress on stderr */
 #define NOT_A_RANK (-1)                   /* broadcast non-roots start with this "rank's" input */
+#define EXIT_NOT_STARTED 3                /* prepare() or bootstrap() failed: no collective ran */
 
 /** One run of the tool: options, library handles, the buffer and the report. */
 struct bench {
@@ -233,28 +244,84 @@ static int tally(struct bench *b, size_t local, uint64_t *total)
 	return 0;
 }
 
-/** Run one size: warm-up, timed iterations, check, tally; fill @row. */
+/**
+ * Iteration @k of @n of @phase ("warm-up", "iteration") on @bytes, its time
+ * added to *@elapsed_us; then this rank's result is checked and its wrong
+ * elements (said on stderr) added to *@wrong. Return 0, or -1 if a call failed.
+ */
+static int checked_iteration(struct bench *b, size_t bytes, const char *phase, int k, int n, double *elapsed_us,
+			     size_t *wrong)
+{
+	size_t count = bytes / PERF_ELEM_SIZE, w;
+
+	progress(b, bytes, phase, k, n);
+	if (iterate(b, bytes, elapsed_us))
+		return -1;
+	if ((w = count_wrong(b, count))) {
+		fprintf(stderr, "inccl_perf: rank %d: %s of %zu bytes, %s %d/%d: %zu of %zu elements wrong\n",
+			b->o->rank, perf_coll_name(b->o->coll), bytes, phase, k, n, w, count);
+		*wrong += w;
+	}
+	return 0;
+}
+
+/*
+ * verify_barrier() - the barrier's verification round (-D; 0: none): one
+ * barrier lines the ranks up, then rank nranks-1 sleeps the delay before it
+ * enters the next; every other rank times that barrier and must have waited
+ * at least half the delay — the rest is headroom for the skew with which the
+ * ranks left the first one (check_ref.h). A barrier that releases ranks
+ * early lets them go within a round trip. Return: 0, with *@early 1 if this
+ * rank left too early (said on stderr); or -1 if a barrier failed.
+ */
+static int verify_barrier(struct bench *b, size_t *early)
+{
+	const struct perf_opts *o = b->o;
+	int late = o->nranks - 1, delay = o->barrier_delay_ms, rc;
+	double t0, waited;
+
+	*early = 0;
+	if (delay == 0)
+		return 0;
+	if ((rc = inccl_barrier(b->comm)))
+		return call_failed(b, "the barrier that starts the verification round", rc, inccl_errmsg(b->comm));
+	if (o->rank == late)
+		cref_sleep_ms(delay);
+	t0 = cref_now_ms();
+	if ((rc = inccl_barrier(b->comm)))
+		return call_failed(b, "the barrier of the verification round", rc, inccl_errmsg(b->comm));
+	waited = cref_now_ms() - t0;
+	if (o->rank != late && cref_barrier_left_early(waited, delay)) {
+		fprintf(stderr,
+			"inccl_perf: rank %d: barrier: left after %.1f ms, before rank %d entered (it was %d ms late)\n",
+			o->rank, waited, late, delay);
+		*early = 1;
+	} else if (o->verbose) {
+		fprintf(stderr, "inccl_perf: rank %d: barrier: %s %.1f ms (rank %d was %d ms late)\n", o->rank,
+			o->rank == late ? "this rank entered late and left after" : "waited", waited, late, delay);
+	}
+	return 0;
+}
+
+/** Run one size: warm-up and timed iterations, each checked (barrier: the verification round), tally; fill @row. */
 static int run_size(struct bench *b, size_t bytes, struct perf_row *row)
 {
 	const struct perf_opts *o = b->o;
 	double elapsed_us = 0, warmup_us = 0;
+	size_t count = bytes / PERF_ELEM_SIZE, local = 0, early;
 	uint64_t total;
 
-	for (int k = 1; k <= o->warmup; k++) {
-		progress(b, bytes, "warm-up", k, o->warmup);
-		if (iterate(b, bytes, &warmup_us))
+	for (int k = 1; k <= o->warmup; k++)
+		if (checked_iteration(b, bytes, "warm-up", k, o->warmup, &warmup_us, &local))
 			return -1;
-	}
-	for (int k = 1; k <= o->iters; k++) {
-		progress(b, bytes, "iteration", k, o->iters);
-		if (iterate(b, bytes, &elapsed_us))
+	for (int k = 1; k <= o->iters; k++)
+		if (checked_iteration(b, bytes, "iteration", k, o->iters, &elapsed_us, &local))
 			return -1;
+	if (o->coll == PERF_BARRIER) {
+		if (verify_barrier(b, &early))
+			return -1;
+		local += early;
 	}
-	progress(b, bytes, "checking", 0, 0);
-	size_t count = bytes / PERF_ELEM_SIZE, local = count_wrong(b, count);
-	if (local)
-		fprintf(stderr, "inccl_perf: rank %d: %s of %zu bytes: %zu of %zu elements wrong\n", o->rank,
-			perf_coll_name(o->coll), bytes, local, count);
 	if (tally(b, local, &total))
 		return -1;
 	*row = (struct perf_row){ .bytes = bytes, .elements = count, .iters = o->iters,
@@ -270,7 +337,7 @@ static int run(struct bench *b, const size_t *sizes, size_t nsizes)
 	size_t k;
 
 	if (prepare(b, sizes[nsizes - 1]) || bootstrap(b))
-		return 1;
+		return EXIT_NOT_STARTED;
 	if (b->out)
 		perf_report_begin(&rep, b->out, b->o);
 	for (k = 0; k < nsizes; k++) {
@@ -283,8 +350,12 @@ static int run(struct bench *b, const size_t *sizes, size_t nsizes)
 	}
 	if (b->out)
 		perf_report_end(&rep, k == nsizes);
-	if (wrong && b->talk)
-		fprintf(stderr, "inccl_perf: %llu wrong elements over all ranks\n", (unsigned long long)wrong);
+	if (wrong && b->o->coll == PERF_BARRIER)
+		fprintf(stderr, "inccl_perf: rank %d: barrier: %llu rank(s) left before the late rank entered\n",
+			b->o->rank, (unsigned long long)wrong);
+	else if (wrong)
+		fprintf(stderr, "inccl_perf: rank %d: %llu wrong elements over all ranks\n", b->o->rank,
+			(unsigned long long)wrong);
 	return k == nsizes && !wrong ? 0 : 1;
 }
 

@@ -15,7 +15,8 @@ const char perf_usage[] =
 	"usage: inccl_perf [-C allreduce|reduce|broadcast|barrier] [-b MIN] [-e MAX] [-f FACTOR]\n"
 	"                  [-d int32|float32] [-o sum|max|min] [-R ROOT] [-n ITERS] [-w WARMUP]\n"
 	"                  [-r RANK] [-N NRANKS] [-m HOST[:PORT]] [-c HOST[:PORT]] [-t SECONDS]\n"
-	"                  [-T SECONDS] [-W PACKETS] [-A inc|ring] [-F text|csv|json] [-O FILE] [-v] [-h]\n";
+	"                  [-T SECONDS] [-W PACKETS] [-A inc|ring] [-D MS] [-F text|csv|json] [-O FILE]\n"
+	"                  [-v] [-h]\n";
 
 const char perf_help[] =
 	"Times a libinccl collective over a range of sizes on every rank and checks every result.\n"
@@ -29,7 +30,7 @@ const char perf_help[] =
 	"  -o OP       sum (default), max or min (allreduce, reduce)\n"
 	"  -R ROOT     root rank of reduce and broadcast (default 0)\n"
 	"  -n ITERS    timed iterations per size (default 5)\n"
-	"  -w WARMUP   untimed iterations before them (default 1)\n"
+	"  -w WARMUP   untimed iterations before them, checked too (default 1)\n"
 	"  -r RANK     this rank (default $INCCL_RANK)\n"
 	"  -N NRANKS   number of ranks (default $INCCL_NRANKS)\n"
 	"  -m MASTER   rank 0 as host[:port] (default $INCCL_MASTER, else node.conf)\n"
@@ -44,6 +45,8 @@ const char perf_help[] =
 	"  -A ALGO     inc (default): aggregated in the switches; ring: the host-based\n"
 	"              baseline, a ring of RDMA connections between the hosts (allreduce,\n"
 	"              broadcast, barrier), the switches only routing\n"
+	"  -D MS       barrier: the late rank's delay in the verification round (default 1000,\n"
+	"              0: no verification round; at most 30000)\n"
 	"  -F FORMAT   text (default), csv or json\n"
 	"  -O FILE     write the report to FILE instead of stdout\n"
 	"  -v          every rank reports (not only rank 0)\n"
@@ -53,10 +56,18 @@ const char perf_help[] =
 	"other ranks at a barrier, then times the collective; neither refill nor barrier\n"
 	"is timed. time_us is the reporting rank's average over the timed iterations,\n"
 	"algbw = bytes / time, busbw as in nccl-tests (allreduce: algbw * 2(n-1)/n;\n"
-	"reduce, broadcast: algbw). Every rank checks its result of the last iteration;\n"
-	"'wrong' counts the wrong elements of all ranks, summed by one extra int32\n"
-	"allreduce per size. Sizes of 64 MiB and more show their progress on stderr.\n"
-	"Exit status: 0 all correct, 1 a wrong element or a failed call, 2 bad arguments.\n";
+	"reduce, broadcast: algbw). Every rank checks its result of every iteration,\n"
+	"warm-up included, against the exact expected values (floats by value: -0\n"
+	"passes for 0, a NaN never); 'wrong' counts the wrong elements of all ranks and\n"
+	"iterations, summed by one extra int32 allreduce per size, and every rank names\n"
+	"a non-zero total on stderr. Barrier moves no data: after its iterations comes a\n"
+	"verification round: the ranks meet at a barrier, then rank NRANKS-1 enters the\n"
+	"next one -D ms late; every other rank must wait at least half of that in it,\n"
+	"else it says on stderr \"barrier: left after X ms, before rank L entered\" and\n"
+	"counts as one wrong (the rest of the delay is headroom for the ranks leaving\n"
+	"the first barrier apart). Sizes of 64 MiB and more show their progress on stderr.\n"
+	"Exit status: 0 all correct, 1 a wrong element or a failed call, 2 bad arguments,\n"
+	"3 could not start (allocation, report file or bootstrap failed: no collective ran).\n";
 
 /* ---- names --------------------------------------------------------------- */
 
@@ -211,7 +222,7 @@ static void set_defaults(struct perf_opts *o)
 	*o = (struct perf_opts){
 		.coll = PERF_ALLREDUCE, .dtype = INCCL_FLOAT32, .op = INCCL_SUM, .root = 0,
 		.min_bytes = 1 << 10, .max_bytes = 16 << 20, .factor = 2, .iters = 5, .warmup = 1,
-		.rank = -1, .nranks = -1, .format = PERF_TEXT,
+		.rank = -1, .nranks = -1, .format = PERF_TEXT, .barrier_delay_ms = PERF_BARRIER_DELAY_MS,
 	};
 }
 
@@ -290,6 +301,10 @@ static enum perf_parse_result set_option(struct perf_opts *o, char flag, const c
 		if (parse_int(val, 1, 16384, &o->window))
 			return fail(err, errlen, "-W: bad window '%s' (1..16384 packets)", val);
 		return PERF_PARSE_OK;
+	case 'D':
+		if (parse_int(val, 0, PERF_MAX_DELAY_MS, &o->barrier_delay_ms))
+			return fail(err, errlen, "-D: bad delay '%s' (0..%d ms)", val, PERF_MAX_DELAY_MS);
+		return PERF_PARSE_OK;
 	case 'm':
 	case 'c':
 	case 'O':
@@ -331,6 +346,9 @@ static enum perf_parse_result validate(const struct perf_opts *o, char *err, siz
 		return fail(err, errlen, "root %d is not a rank of 0..%d", o->root, o->nranks - 1);
 	if (o->algorithm == INCCL_ALGO_RING && o->coll == PERF_REDUCE)
 		return fail(err, errlen, "the ring baseline has no reduce (allreduce, broadcast, barrier)");
+	if (o->coll == PERF_BARRIER && o->comm_timeout_ms && o->barrier_delay_ms >= o->comm_timeout_ms)
+		return fail(err, errlen, "-D %d ms is not below -T (%d s): the ranks waiting for the late one would time out",
+			    o->barrier_delay_ms, o->comm_timeout_ms / 1000);
 	if (o->coll == PERF_BARRIER)
 		return PERF_PARSE_OK; /* moves no data: sizes do not matter */
 	if (o->min_bytes > o->max_bytes)
@@ -342,7 +360,7 @@ static enum perf_parse_result validate(const struct perf_opts *o, char *err, siz
 }
 
 /* Options that take a value; -v and -h take none. */
-#define VALUE_FLAGS "CbefdoRnwrNmctTWAFO"
+#define VALUE_FLAGS "CbefdoRnwrNmctTWADFO"
 
 enum perf_parse_result perf_parse_args(int argc, char *const argv[], struct perf_opts *o, char *err, size_t errlen)
 {

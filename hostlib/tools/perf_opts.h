@@ -42,7 +42,11 @@ struct perf_opts {
 	const char *out_path;     /* -O, NULL: stdout */
 	int verbose;              /* -v */
 	enum inccl_algo algorithm; /* -A: inc (in the switches) or ring (host-based baseline) */
+	int barrier_delay_ms;     /* -D: barrier's verification round, the late rank's delay; 0: none */
 };
+
+#define PERF_BARRIER_DELAY_MS 1000 /* default of -D (check_ref.h: CREF_BARRIER_DELAY_MS) */
+#define PERF_MAX_DELAY_MS 30000    /* -D at most: well under the collectives' default timeout of 60 s */
 
 /** What perf_parse_args() found. */
 enum perf_parse_result { PERF_PARSE_OK = 0, PERF_PARSE_HELP = 1, PERF_PARSE_ERROR = -1 };

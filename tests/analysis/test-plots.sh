@@ -5,22 +5,28 @@
 # (tests/analysis/bad). No lab. Every expectation is computed here from the
 # sample files with awk, or is a parameter the samples were generated from
 # (LogGP: L = 100 us, o = 40 us, G = 0.4 us/B). Prints ok/FAIL per check and
+# at its end only (tests/lib/harness.sh),
 # "N passed, M failed"; exit 1 on any failure.
+# The tools are make's: ${INCLAB_BUILD:-${BUILD:-build}}/increport (make
+# test-analysis passes its BUILD), also for analysis/plots.sh.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
-increport=${INCLAB_BUILD:-build}/increport
+build=${INCLAB_BUILD:-${BUILD:-build}}
+case $build in /*) ;; *) build=$top/$build ;; esac
+export INCLAB_BUILD=$build # analysis/plots.sh takes increport from there
+increport=$build/increport
 samples=tests/analysis/samples
 bad=tests/analysis/bad
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-ko() { fail=$((fail + 1)); echo "FAIL $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else ko "$what"; fi; }
 # said RC WANT_RC TEXT — the exit status was WANT_RC and stdin contains TEXT
 said() { [ "$1" = "$2" ] && grep -qF -- "$3"; }
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-[ -x "$increport" ] || { ko "$increport is not built (make build/increport)"; echo "$pass passed, $fail failed"; exit 1; }
+. "$top/tests/lib/harness.sh"
+gone() { rm -rf "$tmp"; }
+harness_begin test-plots all
+harness_on_exit gone
+phase all "every check"
+[ -x "$increport" ] || { ko "$increport is not built (make BUILD=$build $increport)"; harness_end; }
 
 # ---- bad files: each refused, with the file, the line and the reason ---------------
 while IFS='|' read -r file want; do
@@ -163,5 +169,4 @@ mkdir "$tmp/empty"
 out=$(analysis/plots.sh "$tmp/empty" 2>&1); rc=$?
 check "an empty results directory: exit 0, says there are no runs" said $rc 0 'no runs in' <<<"$out"
 
-echo "$pass passed, $fail failed"
-exit $((fail > 0 ? 1 : 0))
+harness_end

@@ -2,18 +2,25 @@
 # test-exp-args.sh — the experiment driver's settings, without a lab:
 # experiments/lib.sh's checks (sizes with K/M/G, roots, choices, run
 # directories that never overwrite) and experiments/exp.sh's plans and errors
-# (EXP_DRY_RUN=1 stops before the lab). Prints ok/FAIL per check and
+# (EXP_DRY_RUN=1 stops before the lab); lib.sh's verdicts on a measurement
+# (verified / failed / not available) and exp.sh end to end on a fake lab
+# (a copy of exp.sh and lib.sh next to a lab/lab.sh that answers as the
+# hosts would): baselines that cannot start, wrong elements in each
+# algorithm, failures after the start, with exit status, meta.yaml and
+# messages checked. Needs ${INCLAB_BUILD:-build}/topogen. Prints ok/FAIL per
+# check and at its end only (tests/lib/harness.sh),
 # "N passed, M failed"; exit 1 on any failure.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
 state=/nonexistent
 . experiments/lib.sh
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-ko() { fail=$((fail + 1)); echo "FAIL $*"; }
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$top/tests/lib/harness.sh"
+gone() { rm -rf "$tmp"; }
+harness_begin test-exp-args all
+harness_on_exit gone
+phase all "every check"
 
 # same VALUE OUTPUT... — expect a command's stdout
 same() { local want=$1 got; shift; got=$("$@" 2>/dev/null); [ "$got" = "$want" ] && ok "$* = $(echo $want)" || ko "$* = '$(echo $got)', want '$(echo $want)'"; }
@@ -111,5 +118,252 @@ refused "ITERS=0 is not a whole number >= 1" env EXP_DRY_RUN=1 ITERS=0 experimen
 refused "unknown experiment 'alltoall'" env EXP_DRY_RUN=1 experiments/exp.sh alltoall
 refused "topology topology/none.yaml" env EXP_DRY_RUN=1 TOPOLOGY=topology/none.yaml experiments/exp.sh allreduce
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+# ---- what a measurement came to (experiments/lib.sh) ------------------------------
+H=$EXP_CSV_HEADER
+row() { echo "$1,allreduce,float32,sum,-,4,4096,1024,3,100.00,40.96,61.44,$2"; } # row LABEL WRONG
+# verdict WANT LABEL RC OUT ERR — exp_outcome's line must start with WANT
+verdict() {
+    local want=$1 got
+    shift
+    printf '%b' "$3" >"$tmp/v.out"
+    printf '%b' "$4" >"$tmp/v.err"
+    got=$(exp_outcome "$1" "$2" "$tmp/v.out" "$tmp/v.err")
+    [[ $got == "$want"* ]] && ok "verdict $1 status $2: $got" || ko "verdict $1 status $2: '$got', want '$want...'"
+}
+verdict "ok" ring 0 "$H\n$(row ring 0)\n" ""
+verdict "failed: 3 wrong elements in 1 row" mpi-ucx 1 "$H\n$(row mpi-ucx 3)\n" "exp: mpi-ucx: mpirun exited 1: mpi_perf: 3 wrong elements over all ranks\n"
+verdict "failed: 7 wrong elements in 2 rows (though it exited 0)" mpi-tcp 0 "$H\n$(row mpi-tcp 0)\n$(row mpi-tcp 3)\n$(row mpi-tcp 4)\n" ""
+verdict "failed: 1 wrong element in 1 row" inc 3 "$(row inc 1)\n" "" # a row proves it started, whatever the status says
+verdict "unavailable: mpi-ucx: mpirun exited 1: PML ucx cannot be selected" mpi-ucx 3 "[1] [vm:1] UCX WARN noise\n" "exp: mpi-ucx: mpirun exited 1: PML ucx cannot be selected\n"
+verdict "failed: failed after it started: inccl_perf: rank 1" ring 3 "$H\n" "inccl_perf: rank 1: inccl_comm_init failed\n" # the header: rank 0 was past its bootstrap
+verdict "failed: failed after it started: mpi-tcp: mpirun exited 4" mpi-tcp 1 "$H\n" "exp: mpi-tcp: mpirun exited 4: mpi_perf: rank 2: MPI_Allreduce of 4 KiB failed\n"
+verdict "failed: exited 0 without a row of mpi-tcp" mpi-tcp 0 "$H\n" ""
+verdict "failed: 1 unreadable row(s): ring,allreduce,float32" ring 1 "$H\nring,allreduce,float32,sum,-,4,40\n" ""
+verdict "failed: 1 unreadable row(s)" ring 0 "$H\n$(row ring 0)\nring,allreduce,float32,sum,-,4,4096,1024,3,100.00,40.96,61.44,x\n" ""
+same "$(row ring 0)" exp_rows ring <(printf '%s\n' "$H" "[17.5] UCX WARN ring,is,not,a,row" "$(row ring 0)" "$(row inc 2)" "ring,cut,short")
+got=$(exp_yaml_str "it's \"quoted\": #1"$'\n'"x")
+[ "$got" = "'it''s \"quoted\": #1 x'" ] && ok "exp_yaml_str: quotes doubled, a newline a space: $got" || ko "exp_yaml_str: $got"
+
+# a real inccl_perf whose bootstrap fails (nobody at the master's address): exit 3, no
+# report header, so a ring that cannot start is "not available" with inccl_perf's reason
+# (make test-experiments builds it first; a missing or stale one is a failure)
+perf=$(cd "${INCLAB_BUILD:-${BUILD:-build}}" 2>/dev/null && pwd)/inccl_perf
+if [ -x "$perf" ] && [ "$perf" -nt hostlib/tools/inccl_perf.c ] && [ "$perf" -nt hostlib/tools/perf_opts.c ]; then
+    rc=0
+    timeout 60 "$perf" -r 1 -N 2 -m 127.0.0.1:1 -t 1 -F csv -C barrier -A ring >"$tmp/p.out" 2>"$tmp/p.err" || rc=$?
+    v=$(exp_outcome ring "$rc" "$tmp/p.out" "$tmp/p.err")
+    if [ "$rc" = 3 ] && [ ! -s "$tmp/p.out" ] && [[ $v == "unavailable: inccl_perf: rank 1: inccl_group_create failed"* ]]; then
+        ok "inccl_perf without a master: exit 3, no report; $v"
+    else
+        ko "inccl_perf without a master: exit $rc, stdout '$(cat "$tmp/p.out")', verdict '$v'"
+    fi
+else
+    ko "no up-to-date $perf to run (make inccl_perf)"
+fi
+
+# ---- experiments/exp.sh on a fake lab: every verdict end to end ---------------------
+# A copy of exp.sh and lib.sh next to a fake lab/lab.sh that plays the lab's
+# hosts: it answers exp_run_ranks' and exp_run_mpi's commands from scenario
+# files $scen/ALGO (or $scen/ALGO@BYTES for one size): shell variables rc
+# (every rank's exit status / mpirun's), wrong (the row's wrong count),
+# header=0 (no report header), rows=0 (no row), err (stderr), noise (stdout
+# lines before the report, as UCX prints its warnings).
+topogen=$(cd "${INCLAB_BUILD:-build}" 2>/dev/null && pwd)/topogen
+tree=$tmp/tree scen=$tmp/scen
+mkdir -p "$tree/experiments" "$tree/lab" "$tmp/state"
+cp experiments/exp.sh experiments/lib.sh "$tree/experiments/"
+cp -r topology "$tree/"
+cat >"$tree/lab/lab.sh" <<'FAKE'
+#!/usr/bin/env bash
+# fake lab.sh (test-exp-args.sh): status, and exec NODE CMD answered from $FAKE_SCEN
+set -uo pipefail
+[ "$1" = exec ] || exit 0
+node=$2 c=$3 d=$FAKE_SCEN/nodes/$2
+mkdir -p "$d"
+# tool ALGO COLL BYTES — load the scenario of ALGO at BYTES, log the call
+tool() {
+    rc=0 wrong=0 header=1 rows=1 err= noise=
+    . "$FAKE_SCEN/$1" 2>/dev/null
+    [ -e "$FAKE_SCEN/$1@$3" ] && . "$FAKE_SCEN/$1@$3"
+    echo "$1 $3" >>"$FAKE_SCEN/calls"
+}
+# report ALGO COLL BYTES — what rank 0 prints on stdout
+report() {
+    [ -z "$noise" ] || printf '%s\n' "$noise"
+    [ "$header" = 0 ] || echo "algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong"
+    [ "$rows" = 0 ] || echo "$1,$2,float32,sum,-,4,$3,$(($3 / 4)),3,100.00,40.96,61.44,$wrong"
+}
+arg() { [[ $c =~ (^| )$1\ ([^ ]+) ]] && echo "${BASH_REMATCH[2]}"; }
+case $c in
+*"inccl_perf -r "*)
+    tool "$(arg -A)" "$(arg -C)" "$(arg -b)"
+    if [ "$(arg -r)" = 0 ]; then report "$(arg -A)" "$(arg -C)" "$(arg -b)" >"$d/exp.out"; else : >"$d/exp.out"; fi
+    printf '%s\n' "$err" >"$d/exp.err"
+    echo "$rc" >"$d/exp.rc"
+    ;;
+*mpirun*)
+    tool "$(arg -a)" "$(arg -C)" "$(arg -b)"
+    report "$(arg -a)" "$(arg -C)" "$(arg -b)" >"$d/mpi.out"
+    printf '%s\n' "$err" >"$d/mpi.err"
+    exit "$rc"
+    ;;
+"test -e /tmp/exp.rc") [ -e "$d/exp.rc" ] ;;
+"cat /tmp/exp."* | "cat /tmp/mpi."*) cat "$d/${c#cat /tmp/}" ;;
+"tail -n "*) read -r _ _ n f <<<"$c"; tail -n "$n" "$d/${f#/tmp/}" ;;
+"cat /root/.ssh/id_ed25519.pub") [ ! -e "$FAKE_SCEN/no-ssh" ] && echo "ssh-ed25519 AAAAfake root@$node" ;;
+*"wc -l < /var/log/inclab/incswitch.log"*) echo 0 ;;
+*) exit 0 ;; # pkill, ssh set-up, switch counters: nothing to do
+esac
+FAKE
+chmod +x "$tree/lab/lab.sh"
+
+# fake NAME BASELINES [EXP [VAR=VALUE...]] — exp.sh EXP (default allreduce of 4K) on the fake lab
+# with the scenario files in $scen; its exit status in $tmp/NAME.rc, all it printed in $tmp/NAME.log,
+# its run directory in $run
+fake() {
+    local name=$1 baselines=$2 exp=${3:-allreduce} rc=0
+    shift 3 2>/dev/null || shift $#
+    env -u EXP_DRY_RUN INCLAB_BUILD="$(dirname "$topogen")" INCLAB_STATE="$tmp/state" FAKE_SCEN="$scen" \
+        TOPOLOGY=topology/1-2-4.yaml RESULTS="$tmp/res-$name" BASELINES="$baselines" SIZE=4K "$@" \
+        "$tree/experiments/exp.sh" "$exp" >"$tmp/$name.log" 2>&1 </dev/null || rc=$?
+    echo "$rc" >"$tmp/$name.rc"
+    run=$(ls -d "$tmp/res-$name"/*/ 2>/dev/null | head -n 1)
+    run=${run%/}
+}
+# status NAME — meta.yaml's status, as YAML reads it (python3's yaml; else the line as written)
+status() {
+    if python3 -c 'import yaml' 2>/dev/null; then
+        python3 -c 'import sys, yaml; m = yaml.safe_load(open(sys.argv[1])); print(m["status"]); [print("na", k, v) for k, v in (m.get("not_available") or {}).items()]' "$run/meta.yaml"
+    else # single-quoted scalars read by hand
+        sed -n "s/^status: //p; s/^  \\([a-z-]*\\): /na \\1 /p" "$run/meta.yaml" | sed "s/^\\(na [a-z-]* \\)\\{0,1\\}'\\(.*\\)'\$/\\1\\2/; s/''/'/g"
+    fi
+}
+# expect NAME RC STATUS [TEXT...] — exp.sh's exit status RC, meta.yaml's status starting with STATUS
+# (YAML read back), every TEXT in what it printed
+expect() {
+    local name=$1 want_rc=$2 want=$3 st t miss=
+    shift 3
+    st=$(status 2>&1)
+    for t in "$@"; do grep -qF -- "$t" "$tmp/$name.log" || miss="$miss '$t'"; done
+    if [ "$(cat "$tmp/$name.rc")" = "$want_rc" ] && [[ $(head -n 1 <<<"$st") == "$want"* ]] && [ -z "$miss" ]; then
+        ok "$name: exit $want_rc, status '$(head -n 1 <<<"$st" | cut -c1-90)'"
+    else
+        ko "$name: exit $(cat "$tmp/$name.rc") (want $want_rc), status '$st' (want '$want...'), not printed:$miss; log: $(tail -n 8 "$tmp/$name.log")"
+    fi
+}
+# csv_has NAME ROWS — results.csv's data rows, as "algorithm:wrong" space-separated, must be ROWS
+csv_has() {
+    local got
+    got=$(tail -n +2 "$run/results.csv" | awk -F, '{printf "%s%s:%s", (NR > 1 ? " " : ""), $1, $13}')
+    [ "$got" = "$2" ] && [ "$(head -n 1 "$run/results.csv")" = "$H" ] && ok "$1: results.csv rows $2" || ko "$1: results.csv rows '$got', want '$2'"
+}
+# scenario ALGO[@BYTES] VAR=VALUE... — what the fake tool does
+scenario() {
+    local f=$scen/$1 a
+    shift
+    for a in "$@"; do printf '%s=%q\n' "${a%%=*}" "${a#*=}"; done >"$f"
+}
+
+if [ ! -x "$topogen" ]; then
+    ko "no $topogen to run exp.sh on a fake lab (make topogen; INCLAB_BUILD=DIR for another build)"
+else
+    "$topogen" -o "$tmp/state/gen" "$tree/topology/1-2-4.yaml" >/dev/null
+    reset() { rm -rf "$scen"; mkdir -p "$scen"; }
+    ucx_unusable=(rc=1 header=0 rows=0 "noise=[1795596715.752032] [pku1:2333 :0] ucp_context.c:1014 UCX WARN transport 'rc_verbs' is not available"
+        "err=No components were able to be opened in the pml framework.
+[pku1:02333] PML ucx cannot be selected")
+
+    reset
+    fake all-good "ring mpi-tcp mpi-ucx"
+    expect all-good 0 verified "every result verified"
+    csv_has all-good "inc:0 ring:0 mpi-tcp:0 mpi-ucx:0"
+
+    # (a) could not start: not available with the reason from its output, the run goes on and is verified
+    reset
+    scenario mpi-ucx "${ucx_unusable[@]}"
+    fake ucx-cannot-start "ring mpi-tcp mpi-ucx" sweep MIN=4K MAX=8K
+    expect ucx-cannot-start 0 verified "mpi-ucx: not available: " "PML ucx cannot be selected" "every result verified"
+    [ "$(grep -c '^mpi-ucx ' "$scen/calls")" = 1 ] && ok "ucx-cannot-start: mpi-ucx tried once, then left out" ||
+        ko "ucx-cannot-start: mpi-ucx tried $(grep -c '^mpi-ucx ' "$scen/calls") times"
+    st=$(status)
+    grep -q "^na mpi-ucx .*PML ucx cannot be selected" <<<"$st" && grep -qx 'baselines: "ring mpi-tcp"' "$run/meta.yaml" &&
+        ok "ucx-cannot-start: meta.yaml not_available: mpi-ucx with its reason; baselines without it" ||
+        ko "ucx-cannot-start: meta.yaml: $(cat "$run/meta.yaml")"
+    ! grep -q "UCX\|^mpi-ucx" "$run/results.csv" && ok "ucx-cannot-start: neither a mpi-ucx row nor UCX's warnings in results.csv" ||
+        ko "ucx-cannot-start: results.csv: $(cat "$run/results.csv")"
+
+    reset
+    scenario ring rc=3 header=0 rows=0 "err=inccl_perf: rank 0: inccl_comm_init failed: -6 (ECONN): the controller's answer: no ring for 4 ranks"
+    fake ring-cannot-start "ring mpi-tcp"
+    expect ring-cannot-start 0 verified "ring: not available: " "inccl_comm_init failed: -6 (ECONN)"
+    csv_has ring-cannot-start "inc:0 mpi-tcp:0"
+
+    reset
+    scenario mpi-tcp rc=132 header=0 rows=0 "err=mpirun was unable to launch the specified application as it could not access
+or execute an executable:
+Executable: mpi_perf"
+    fake mpi-perf-missing "mpi-tcp"
+    expect mpi-perf-missing 0 verified "mpi-tcp: not available: " "could not access"
+
+    reset
+    touch "$scen/no-ssh"
+    fake no-ssh "mpi-tcp mpi-ucx"
+    expect no-ssh 0 verified "mpi-tcp: not available: " "mpi-ucx: not available: " "ssh between the hosts is not set up"
+
+    # a reason full of YAML's special characters reads back as written
+    reset
+    scenario mpi-ucx rc=3 header=0 rows=0 "err=mpi_perf: rank 0: it's \"bad\": #1 {x} [y] & *z"
+    fake yaml-reason "mpi-ucx"
+    grep -qxF "na mpi-ucx mpi-ucx: mpirun exited 3: mpi_perf: rank 0: it's \"bad\": #1 {x} [y] & *z" <<<"$(status)" &&
+        ok "yaml-reason: a reason with ' \" : # { [ & * reads back from meta.yaml" || ko "yaml-reason: $(status 2>&1); meta: $(grep -A2 not_available "$run/meta.yaml")"
+
+    # (b) wrong elements, whatever the baseline: the run fails, names it and the count, keeps the row
+    for b in mpi-ucx mpi-tcp ring; do
+        reset
+        scenario "$b" rc=1 wrong=3 "err=some rank: 3 of 1024 elements wrong"
+        fake "$b-wrong" "ring mpi-tcp mpi-ucx"
+        expect "$b-wrong" 1 "failed: $b allreduce 4096 B: 3 wrong elements in 1 row" "exp: failed: $b allreduce 4096 B: 3 wrong elements in 1 row" "the run failed"
+        csv_has "$b-wrong" "$(for a in inc ring mpi-tcp mpi-ucx; do printf '%s:%s ' "$a" "$([ "$a" = "$b" ] && echo 3 || echo 0)"; done | sed 's/ $//')"
+        grep -q "not_available" "$run/meta.yaml" && ko "$b-wrong: listed as not available: $(cat "$run/meta.yaml")" || ok "$b-wrong: not listed as not available"
+    done
+    # a wrong count in a row the tool said was fine (exit 0) fails just the same
+    reset
+    scenario mpi-ucx rc=0 wrong=2
+    fake ucx-wrong-exit0 "mpi-ucx"
+    expect ucx-wrong-exit0 1 "failed: mpi-ucx allreduce 4096 B: 2 wrong elements in 1 row (though it exited 0)" "exp: failed: mpi-ucx"
+    csv_has ucx-wrong-exit0 "inc:0 mpi-ucx:2"
+    # the INC row itself
+    reset
+    scenario inc rc=1 wrong=5
+    fake inc-wrong "none"
+    expect inc-wrong 1 "failed: inc allreduce 4096 B: 5 wrong elements in 1 row" "exp: failed: inc allreduce 4096 B: 5 wrong elements"
+    csv_has inc-wrong "inc:5"
+    # INC that cannot start is a failure, never "not available"
+    reset
+    scenario inc rc=3 header=0 rows=0 "err=inccl_perf: rank 0: inccl_group_create failed: -5 (ETIMEDOUT): no controller"
+    fake inc-cannot-start "mpi-tcp"
+    expect inc-cannot-start 1 "failed: inc allreduce 4096 B: could not start: " "exp: failed: inc allreduce 4096 B: could not start: " "inccl_group_create failed: -5 (ETIMEDOUT)"
+    # a failure after the start (mpi_perf's exit 4, after its header) is a failure, not "not available"
+    reset
+    scenario mpi-ucx rc=4 rows=0 "err=mpi_perf: rank 2: MPI_Allreduce of 4 KiB failed: MPI_ERR_OTHER"
+    fake ucx-fails-after-start "mpi-ucx"
+    expect ucx-fails-after-start 1 "failed: mpi-ucx allreduce 4096 B: failed after it started" "MPI_Allreduce of 4 KiB failed"
+    # mpirun dies without mpi_perf's exit code but after the header: started, so failed
+    reset
+    scenario mpi-tcp rc=1 rows=0 "err=mpirun noticed that process rank 3 exited on signal 9 (Killed)."
+    fake tcp-killed "mpi-tcp"
+    expect tcp-killed 1 "failed: mpi-tcp allreduce 4096 B: failed after it started" "signal 9"
+    # inccl_perf's exit 1 (a wrong element or a failed call; also what one from before exit 3
+    # says for a failed bootstrap) never makes "not available", even without a report
+    reset
+    scenario ring rc=1 header=0 rows=0 "err=inccl_perf: rank 2: allreduce of 4 KiB failed: -4 (EIO): the ring's peer went away"
+    fake ring-exit1-no-report "ring"
+    expect ring-exit1-no-report 1 "failed: ring allreduce 4096 B: failed after it started: " "the ring's peer went away"
+    # a baseline that ran at one size and cannot start at the next has not "never started": failed
+    reset
+    scenario ring@8192 rc=3 header=0 rows=0 "err=inccl_perf: rank 0: inccl_comm_init failed: -6 (ECONN)"
+    fake ring-later "ring" sweep MIN=4K MAX=8K
+    expect ring-later 1 "failed: ring allreduce 8192 B: could not start (it ran earlier in this run)"
+fi
+
+harness_end

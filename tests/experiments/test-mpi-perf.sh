@@ -5,27 +5,23 @@
 # dtype and operator at sizes with odd element counts, the exact CSV header
 # and fields of inccl_perf's report, JSON and text, -O, the chunking of
 # large collectives (MPI_PERF_CHUNK_BYTES), a corrupted element that must be
-# found (MPI_PERF_CORRUPT) and bad options refused with exit 2. Prints
-# ok/FAIL per check and "N passed, M failed"; exit 1 on any failure.
+# found (MPI_PERF_CORRUPT), bad options refused with exit 2, and the exit
+# statuses experiments/lib.sh tells "could not start" (3, or OpenMPI's own
+# failure before mpi_perf's report header) from wrong elements (1) by, with
+# its verdicts on real runs. Prints ok/FAIL per check and, at its end only
+# (tests/lib/harness.sh), "N passed, M failed"; exit 1 on any failure.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 prog=${1:-$top/build/mpi_perf}
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-ko() { fail=$((fail + 1)); echo "FAIL $*"; }
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$top/tests/lib/harness.sh"
+gone() { rm -rf "$tmp"; }
+harness_begin test-mpi-perf all
+harness_on_exit gone
+phase all "every check"
 
-if [ ! -x "$prog" ]; then
-    echo "FAIL $prog is not built (make build/mpi_perf)"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
-if ! command -v mpirun >/dev/null; then
-    echo "FAIL no mpirun (OpenMPI: make deps installs libopenmpi-dev)"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+[ -x "$prog" ] || { ko "$prog is not built (make build/mpi_perf)"; harness_end; }
+command -v mpirun >/dev/null || { ko "no mpirun (OpenMPI: make deps installs libopenmpi-dev)"; harness_end; }
 
 # Loopback only, also for anything OpenMPI starts on its own; root allowed (CI runs as root).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -208,8 +204,8 @@ else
     ko "-O FILE: exit $(cat "$tmp/rc"), stdout '$(cat "$tmp/out")', file '$(cat "$tmp/report.csv" 2>/dev/null)'"
 fi
 mpi "$NP" -F csv -b 64 -e 64 -O "$tmp/no/such/dir/report.csv"
-if [ "$(cat "$tmp/rc")" = 1 ] && grep -q "cannot write $tmp/no/such/dir/report.csv" "$tmp/err"; then
-    ok "-O into a missing directory: exit 1 with the reason"
+if [ "$(cat "$tmp/rc")" = 3 ] && grep -q "cannot write $tmp/no/such/dir/report.csv" "$tmp/err"; then
+    ok "-O into a missing directory: exit 3 (could not start) with the reason"
 else
     ko "-O into a missing directory: exit $(cat "$tmp/rc"): $(head -n 2 "$tmp/err")"
 fi
@@ -265,5 +261,45 @@ else
     ko "-h: exit $(cat "$tmp/rc"): $(head -n 2 "$tmp/out")"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+# ---- could not start, or wrong: what experiments/lib.sh makes of real runs ----------
+# judged WANT LABEL — exp_mpi_status on mpirun's status and stdout in $tmp/{rc,out},
+# then exp_outcome with its stderr ($tmp/err): the verdict must start with WANT
+judged() {
+    local want=$1 label=$2 st=0 v
+    exp_mpi_status "$(cat "$tmp/rc")" "$tmp/out" || st=$?
+    v=$(exp_outcome "$label" "$st" "$tmp/out" "$tmp/err")
+    if [[ $v == "$want"* ]]; then
+        ok "$3: mpirun exit $(cat "$tmp/rc") -> $(cut -c1-110 <<<"$v")"
+    else
+        ko "$3: mpirun exit $(cat "$tmp/rc"), status $st -> '$v', want '$want...'; stdout '$(head -c 300 "$tmp/out")'"
+    fi
+}
+state=/nonexistent
+. "$top/experiments/lib.sh"
+mpi 2 -F csv -a mpi-tcp -b 4K -e 4K -n 1
+judged "ok" mpi-tcp "every element right"
+MPI_PERF_CORRUPT=1 mpi 2 -F csv -a mpi-tcp -b 4K -e 8K -n 1
+judged "failed: 2 wrong elements in 2 rows" mpi-tcp "one element corrupted per size"
+mpi 2 -F csv -a mpi-tcp -b 64 -e 64 -O "$tmp/no/such/dir/report.csv"
+judged "unavailable: mpi_perf: cannot write $tmp/no/such/dir/report.csv" mpi-tcp "report file that cannot be opened"
+rc=0
+timeout 120 mpirun --allow-run-as-root -np 2 --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include lo \
+    --mca oob_tcp_if_include lo "$tmp/no-mpi_perf" -F csv >"$tmp/out" 2>"$tmp/err" || rc=$?
+echo "$rc" >"$tmp/rc"
+judged "unavailable: " mpi-tcp "no mpi_perf to start"
+grep -q "unable to launch" <<<"$(exp_outcome mpi-tcp 3 "$tmp/out" "$tmp/err")" && ok "no mpi_perf to start: the reason says mpirun was unable to launch it" ||
+    ko "no mpi_perf to start: reason '$(exp_outcome mpi-tcp 3 "$tmp/out" "$tmp/err")'"
+if [ -e /sys/class/infiniband/rxe0 ]; then
+    ok "UCX on a missing rxe0: skipped, this machine has rxe0"
+else # the lab's UCX settings where there is no rxe0: OpenMPI fails in MPI_Init, before mpi_perf's header
+    rc=0
+    timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 --mca oob_tcp_if_include lo --mca pml ucx \
+        --mca btl ^tcp,openib,uct -x UCX_NET_DEVICES=rxe0:1 -x UCX_TLS=rc_verbs,self \
+        "$prog" -a mpi-ucx -F csv -b 4K -e 4K >"$tmp/out" 2>"$tmp/err" || rc=$?
+    echo "$rc" >"$tmp/rc"
+    judged "unavailable: " mpi-ucx "UCX without a transport"  # the reason: "PML ucx cannot be selected", UCX's warnings
+    grep -qi "ucx" <<<"$(exp_outcome mpi-ucx 3 "$tmp/out" "$tmp/err")" && ok "UCX without a transport: the reason names UCX" ||
+        ko "UCX without a transport: reason '$(exp_outcome mpi-ucx 3 "$tmp/out" "$tmp/err")'"
+fi
+
+harness_end

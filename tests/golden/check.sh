@@ -6,23 +6,27 @@
 # For each topology/*.yaml the generated tree (with fixed paths and ports) must
 # equal tests/golden/NAME/ byte for byte; for each tests/topology/invalid/*.yaml
 # topogen must exit 1 with exactly the messages of the matching .err file.
+# A test lab (--test-lab) differs from the golden files only by the
+# FAULT_FILE line of each switch's node.conf.
 # --update rewrites the golden files (review the diff before committing).
+# Runs in tests/lib/harness.sh: "N passed, M failed" only at its end.
 set -uo pipefail
 update=0
 [ "${1:-}" = --update ] && { update=1; shift; }
 topogen=${1:?usage: check.sh [--update] TOPOGEN}
 cd "$(dirname "$0")/../.."
-pass=0 fail=0
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-ko() { fail=$((fail + 1)); echo "FAIL $*"; }
+. tests/lib/harness.sh
+tmp=$(mktemp -d)
+gone() { rm -rf "$tmp"; }
+harness_begin golden "generated invalid test-lab"
+harness_on_exit gone
+gen() { "$topogen" -o "$1" --prefix inclab --state-dir /var/lib/inclab/test --udp-base 47000 --accel tcg \
+    --image controller=/img/controller --image switch=/img/switch --image host=/img/host "${@:2}"; }
+phase generated "generated lab files equal tests/golden/"
 
 for topo in topology/*.yaml; do
     name=$(basename "$topo" .yaml)
-    "$topogen" -o "$tmp/$name" --prefix inclab --state-dir /var/lib/inclab/test --udp-base 47000 --accel tcg \
-        --image controller=/img/controller --image switch=/img/switch --image host=/img/host "$topo" \
-        || { ko "$name: topogen failed"; continue; }
+    gen "$tmp/$name" "$topo" || { ko "$name: topogen failed"; continue; }
     if [ $update = 1 ]; then rm -rf "tests/golden/$name"; cp -r "$tmp/$name" "tests/golden/$name"; fi
     if diff -r "tests/golden/$name" "$tmp/$name" > "$tmp/$name.diff"; then
         ok "$name: $(find "$tmp/$name" -type f | wc -l) generated files match tests/golden/$name"
@@ -38,6 +42,7 @@ for topo in topology/*.yaml; do
     fi
 done
 
+phase invalid "invalid topology files are refused with exact messages"
 for bad in tests/topology/invalid/*.yaml; do
     want=${bad%.yaml}.err
     "$topogen" --check "$bad" > "$tmp/out" 2> "$tmp/err"; rc=$?
@@ -50,5 +55,18 @@ for bad in tests/topology/invalid/*.yaml; do
         ok "$bad rejected: $(head -n 1 "$tmp/err")"
     fi
 done
-echo "golden: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+
+phase test-lab "a test lab differs only by its switches' FAULT_FILE"
+if gen "$tmp/test-lab" --test-lab topology/1-2-4.yaml; then
+    got=$(diff -r tests/golden/1-2-4 "$tmp/test-lab" | grep '^[<>]' | sort | uniq -c | sed 's/^ *//')
+    nsw=$(awk -F'\t' '$2 == "switch"' tests/golden/1-2-4/inventory.tsv | wc -l)
+    want="$nsw >       # a test lab: incswitch allows fault injection, armed from this file
+$nsw >       FAULT_FILE=/run/inclab/incswitch.fault"
+    files=$(diff -rq tests/golden/1-2-4 "$tmp/test-lab" | awk '{print $2}' | sed 's|.*/seeds/||' | sort | tr '\n' ' ')
+    check "1-2-4 --test-lab: 2 more lines in each of the $nsw switches' user-data and nowhere else ($files)" \
+        sh -c "[ \"\$1\" = \"\$2\" ] && [ \"\$3\" = \"\$(awk -F'\t' '\$2 == \"switch\" {printf \"%s/user-data \", \$1}' tests/golden/1-2-4/inventory.tsv)\" ]" \
+        _ "$got" "$want" "$files"
+else
+    ko "topogen --test-lab failed"
+fi
+harness_end

@@ -9,16 +9,18 @@
 #   tests/system/exp-plots.sh [SIZE]       (default 1M)
 #
 # Stores into a temporary RESULTS directory (removed at the end; EXP_KEEP=1
-# keeps it and prints where). Prints ok/FAIL per check and "N passed, M failed".
+# keeps it and prints where). Prints ok/FAIL per check and, at its end only
+# (tests/lib/harness.sh), "N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+. tests/lib/harness.sh
 size=${1:-1M}
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-ko() { fail=$((fail + 1)); echo "FAIL $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else ko "$what"; fi; }
+build=${INCLAB_BUILD:-${BUILD:-build}}
 res=$(mktemp -d /tmp/inclab-exp.XXXXXX)
-trap '[ "${EXP_KEEP:-0}" = 1 ] && echo "results kept in $res" || rm -rf "$res"' EXIT
+keep() { if [ "${EXP_KEEP:-0}" = 1 ]; then echo "results kept in $res"; else rm -rf "$res"; fi; }
+harness_begin exp-plots "experiment plots"
+harness_on_exit keep
+phase experiment "make exp-allreduce SIZE=$size with every baseline"
 
 t0=$(date +%s)
 LOGGP_SIZES=${LOGGP_SIZES:-8 1024 16384} LOGGP_ITERS=${LOGGP_ITERS:-50} \
@@ -30,8 +32,7 @@ check "make exp-allreduce SIZE=$size with every baseline exits 0 in $(($(date +%
 run=$(ls -d "$res"/allreduce-* 2>/dev/null | head -n 1)
 if [ -z "$run" ]; then
     ko "no run directory in $res"
-    echo "$pass passed, $fail failed"
-    exit 1
+    harness_stop "nothing to draw"
 fi
 csv=$run/results.csv
 bytes=$(. experiments/lib.sh; exp_size_bytes "$size")
@@ -42,7 +43,7 @@ done
 nranks=$(sed -n 's/^nranks: //p' "$run/meta.yaml")
 check "the inc and ring rows are AllReduce of $bytes bytes on all $nranks ranks" \
     [ "$(awk -F, -v b="$bytes" -v n="$nranks" 'NR > 1 && ($1 == "inc" || $1 == "ring") && $2 == "allreduce" && $7 == b && $6 == n' "$csv" | wc -l)" = 2 ]
-check "increport reads results.csv and loggp.csv" build/increport check "$csv" "$run/loggp.csv"
+check "increport reads results.csv and loggp.csv" "$build/increport" check "$csv" "$run/loggp.csv"
 for k in commit topology accelerator host_cpu date; do
     v=$(sed -n "s/^$k: //p" "$run/meta.yaml")
     check "meta.yaml: $k: $v" [ -n "$v" ]
@@ -51,6 +52,7 @@ check "meta.yaml: status verified" grep -qx 'status: verified' "$run/meta.yaml"
 check "the host image's package manifest is stored" [ -s "$run/manifest-host.txt" ]
 check "the switches' counters of the run are stored ($(wc -l < "$run/switch-counters.txt") lines)" [ -s "$run/switch-counters.txt" ]
 
+phase plots "make plots on the stored run"
 out=$(make -s plots RESULTS="$res" 2>&1); rc=$?
 echo "$out" | sed 's/^/    /'
 check "make plots exits 0" [ $rc = 0 ]
@@ -62,5 +64,4 @@ check "REPORT.md shows INC against ring and OpenMPI for this run" \
 check "REPORT.md has the run's LogGP fit: $(grep -A 2 '^| L | o = g |' "$res/REPORT.md" | tail -n 1)" \
     grep -q '^| L | o = g |' "$res/REPORT.md"
 grep "^| $(basename "$run") | AllReduce | \|^- INC over" "$res/REPORT.md" | sed 's/^/    /'
-echo "$pass passed, $fail failed"
-exit $((fail > 0 ? 1 : 0))
+harness_end

@@ -11,35 +11,73 @@
 #   in bundles on UDP 4793: checked in the switches' counters), the top
 #   switch sends the results down.
 # INC_COUNTS: element counts (default 1,255,256,257,1031,65539).
+# INC_PATTERN: inccl_check's inputs, ieee (default: float sums that round,
+#   NaN, ±Inf, ±0, int32 overflow, checked bit for bit against the tree's
+#   order, given to inccl_check as -t from the inventory) or exact.
+# INC_EXPECT_FAIL=REGEX: a switch was told to be wrong (lab.sh fault): every
+#   rank must exit 1, its first FAIL line the fault's (REGEX) or a timeout
+#   after a peer gave up, and at least one rank must show REGEX.
 #
 # Hosts run inccl_check: every collective × dtype × op verified on every rank
-# against an expectation the rank computes itself. Prints "N passed, M failed".
+# against an expectation the rank computes itself, barriers with a late rank.
+# Runs in tests/lib/harness.sh: "N passed, M failed" only at its end.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+. tests/lib/harness.sh
+harness_begin inc-collectives run
+phase run "inccl_check on the ranks"
 lab=lab/lab.sh
 state=${INCLAB_STATE:-/var/lib/inclab/${INCLAB_PREFIX:-inclab}}
 counts=${INC_COUNTS:-1,255,256,257,1031,65539}
 scope=${INC_SCOPE:-leaf}
 limit=${INC_LIMIT:-1500}   # seconds for all ranks to finish
+pattern=${INC_PATTERN:-ieee}
+expect_fail=${INC_EXPECT_FAIL:-}
+caught=0
 inv=$state/gen/inventory.tsv
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-ko() { fail=$((fail + 1)); echo "FAIL $*"; }
-done_() { echo "$pass passed, $fail failed"; exit $((fail > 0 ? 1 : 0)); }
+done_() { harness_end; }
 col() { awk -F'\t' -v n="$1" -v c="$2" '$1 == n {print $c}' "$inv"; }
 
-[ -r "$inv" ] || { echo "inc-collectives: no lab (make lab-up)"; exit 1; }
+# tree_spec NODE — the aggregation tree below NODE over the ranks of this run,
+# as inccl_check -t reads it: a switch is "(" its children ")" in rank order,
+# a host its rank; a switch with one child in the run is that child.
+tree_spec() {
+    local kids=() k sub
+    if [ -n "${in_run[$1]:-}" ]; then echo "${in_run[$1]}"; return; fi
+    for k in $(awk -F'\t' -v p="$1" '!/^#/ && $7 == p {print $1}' "$inv"); do
+        sub=$(tree_spec "$k")
+        [ -z "$sub" ] || kids+=("$sub")
+    done
+    case ${#kids[@]} in
+    0) ;;
+    1) echo "${kids[0]}" ;;
+    *) (IFS=,; echo "(${kids[*]})") ;;
+    esac
+}
+
+[ -r "$inv" ] || { ko "inc-collectives: no lab in $state (make lab-up)"; done_; }
 ctl=$(awk -F'\t' '$2 == "controller" {print $1}' "$inv")
 ctl_addr=$(col "$ctl" 4)
 leaf0=$(awk -F'\t' '$2 == "host" && $3 == 0 {print $7}' "$inv")
 case "$scope" in
 leaf) mapfile -t hosts < <(awk -F'\t' -v l="$leaf0" '$2 == "host" && $7 == l {print $3 "\t" $1}' "$inv" | sort -n | cut -f2) ;;
 tree) mapfile -t hosts < <(awk -F'\t' '$2 == "host" {print $3 "\t" $1}' "$inv" | sort -n | cut -f2) ;;
-*) echo "inc-collectives: INC_SCOPE must be leaf or tree"; exit 2 ;;
+*) ko "INC_SCOPE must be leaf or tree, not '$scope'"; done_ ;;
 esac
 n=${#hosts[@]}
 master=$(col "${hosts[0]}" 4)
-echo "inc-collectives ($scope): ranks ${hosts[*]}; rank 0 at $master; controller $ctl_addr; counts $counts"
+declare -A in_run
+for i in "${!hosts[@]}"; do in_run[${hosts[$i]}]=$i; done
+top=$(awk -F'\t' '!/^#/ && $2 == "switch" && $7 == "-" {print $1}' "$inv")
+spec=$(tree_spec "$top")
+case $spec in "("*) ;; *) spec="($spec)" ;; esac
+[[ $spec =~ ^[0-9(),]+$ ]] || { ko "the tree of this run from $inv is not a tree spec: '$spec'"; done_; }
+case $pattern in
+ieee) topt="-p ieee -t '$spec'" ;;   # a tree spec holds only ( ) , and digits
+exact) topt="-p exact" ;;
+*) ko "INC_PATTERN must be ieee or exact, not '$pattern'"; done_ ;;
+esac
+echo "inc-collectives ($scope): ranks ${hosts[*]}; rank 0 at $master; controller $ctl_addr; counts $counts; inputs $pattern, tree $spec${expect_fail:+; expecting failures matching '$expect_fail'}"
 
 # The control plane is up: every switch registered with the controller.
 mapfile -t switches < <(awk -F'\t' '$2 == "switch" {print $1}' "$inv")
@@ -58,8 +96,9 @@ for sw in "${switches[@]}"; do
     logged[$sw]=$("$lab" exec "$sw" "wc -l < /var/log/inclab/incswitch.log" 2>/dev/null)
 done
 for i in "${!hosts[@]}"; do
-    "$lab" exec "${hosts[$i]}" "pkill -x inccl_check; rm -f /tmp/inccl.*; (inccl_check -r $i -n $n -m $master -c $counts \
-        > /tmp/inccl.out 2>&1; echo \$? > /tmp/inccl.rc) < /dev/null > /dev/null 2>&1 &" >/dev/null
+    out=$("$lab" exec "${hosts[$i]}" "pkill -x inccl_check; rm -f /tmp/inccl.*; (inccl_check -r $i -n $n -m $master -c $counts $topt \
+        > /tmp/inccl.out 2>&1; echo \$? > /tmp/inccl.rc) < /dev/null > /dev/null 2>&1 &" 2>&1) ||
+        { ko "cannot start inccl_check on ${hosts[$i]}: $out"; done_; }
 done
 t0=$(date +%s)
 for h in "${hosts[@]}"; do
@@ -92,11 +131,27 @@ fi
 for i in "${!hosts[@]}"; do
     h=${hosts[$i]}
     out=$("$lab" exec "$h" "cat /tmp/inccl.out")
-    grep '^FAIL' <<<"$out" | head -n 5 | sed "s/^/  $h: /"
     rc=$("$lab" exec "$h" "cat /tmp/inccl.rc" 2>/dev/null)
-    if [ "$rc" = 0 ]; then ok "rank $i ($h): $(tail -n 1 <<<"$out")"
-    else ko "rank $i ($h) exit '${rc:-none: still running after $limit s}': $(tail -n 1 <<<"$out")"; fi
+    fails=$(grep '^FAIL' <<<"$out")
+    if [ -n "$expect_fail" ]; then
+        # the fault must be caught: every rank exits 1, and its first failure
+        # is the fault's own, or a timeout when a peer gave up after it
+        first=$(head -n 1 <<<"$fails")
+        if [ "$rc" = 1 ] && grep -q -E -- "$expect_fail" <<<"$first"; then
+            caught=$((caught + 1))
+            ok "rank $i ($h) caught the fault: exit 1, $(grep -c . <<<"$fails") FAIL line(s), first: $(cut -c1-110 <<<"$first")"
+        elif [ "$rc" = 1 ] && grep -q 'no progress for' <<<"$first"; then
+            ok "rank $i ($h) exit 1 after a peer gave up: $(cut -c1-110 <<<"$first")"
+        else
+            ko "rank $i ($h) exit '${rc:-none: still running after $limit s}', first FAIL line '$(cut -c1-150 <<<"$first")' (want exit 1 and '$expect_fail')"
+        fi
+    else
+        [ -z "$fails" ] || head -n 5 <<<"$fails" | sed "s/^/  $h: /"
+        if [ "$rc" = 0 ]; then ok "rank $i ($h): $(tail -n 1 <<<"$out")"
+        else ko "rank $i ($h) exit '${rc:-none: still running after $limit s}': $(tail -n 1 <<<"$out")"; fi
+    fi
     "$lab" exec "$h" "pkill -x inccl_check; true" >/dev/null 2>&1
 done
 echo "  (all ranks done in $secs s)"
+[ -z "$expect_fail" ] || check "the fault was caught on $caught of $n ranks (want at least one)" [ "$caught" -ge 1 ]
 done_

@@ -6,24 +6,30 @@
 #
 # leaf: the hosts under rank 0's leaf switch; tree: every host. Prints
 # "ok"/"FAIL" per rank (exit status of inccl_perf: 0 only when every element
-# on every rank was right) and "N passed, M failed".
+# on every rank was right) and, at its end only (tests/lib/harness.sh),
+# "N passed, M failed".
+# INC_EXPECT_FAIL=REGEX: a switch was told to be wrong (lab.sh fault): every
+#   rank must exit 1 with REGEX on stderr (or a timeout after a peer gave
+#   up), and at least one rank must show REGEX.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+. tests/lib/harness.sh
+harness_begin inc-perf run
+phase run "inccl_perf on the ranks"
 lab=lab/lab.sh
 state=${INCLAB_STATE:-/var/lib/inclab/${INCLAB_PREFIX:-inclab}}
 scope=${INC_SCOPE:-leaf}
 limit=${INC_LIMIT:-3600}
 inv=$state/gen/inventory.tsv
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-ko() { fail=$((fail + 1)); echo "FAIL $*"; }
+expect_fail=${INC_EXPECT_FAIL:-}
+caught=0
 col() { awk -F'\t' -v n="$1" -v c="$2" '$1 == n {print $c}' "$inv"; }
-[ -r "$inv" ] || { echo "inc-perf: no lab (make lab-up)"; exit 1; }
+[ -r "$inv" ] || { ko "inc-perf: no lab in $state (make lab-up)"; harness_end; }
 leaf0=$(awk -F'\t' '$2 == "host" && $3 == 0 {print $7}' "$inv")
 case "$scope" in
 leaf) mapfile -t hosts < <(awk -F'\t' -v l="$leaf0" '$2 == "host" && $7 == l {print $3 "\t" $1}' "$inv" | sort -n | cut -f2) ;;
 tree) mapfile -t hosts < <(awk -F'\t' '$2 == "host" {print $3 "\t" $1}' "$inv" | sort -n | cut -f2) ;;
-*) echo "inc-perf: INC_SCOPE must be leaf or tree"; exit 2 ;;
+*) ko "INC_SCOPE must be leaf or tree, not '$scope'"; harness_end ;;
 esac
 n=${#hosts[@]} master=$(col "${hosts[0]}" 4)
 args="$*"
@@ -42,10 +48,20 @@ done
 for i in "${!hosts[@]}"; do
     h=${hosts[$i]}
     rc=$("$lab" exec "$h" "cat /tmp/perf.rc" 2>/dev/null)
-    if [ "$rc" = 0 ]; then ok "inccl_perf $args: rank $i ($h) verified every element"
-    else ko "inccl_perf $args: rank $i ($h) exit '${rc:-none after $limit s}': $("$lab" exec "$h" "tail -n 2 /tmp/perf.err" | tr '\n' ' ')"; fi
+    err=$("$lab" exec "$h" "cat /tmp/perf.err" 2>/dev/null)
+    if [ -n "$expect_fail" ]; then
+        if [ "$rc" = 1 ] && grep -q -E -- "$expect_fail" <<<"$err"; then
+            caught=$((caught + 1))
+            ok "inccl_perf $args: rank $i ($h) caught the fault: exit 1, $(grep -m 1 -E -- "$expect_fail" <<<"$err" | cut -c1-120)"
+        elif [ "$rc" = 1 ] && grep -q 'no progress for' <<<"$err"; then
+            ok "inccl_perf $args: rank $i ($h) exit 1 after a peer gave up: $(grep -m 1 'no progress for' <<<"$err" | cut -c1-120)"
+        else
+            ko "inccl_perf $args: rank $i ($h) exit '${rc:-none after $limit s}', want 1 and '$expect_fail' on stderr: $(tail -n 2 <<<"$err" | tr '\n' ' ')"
+        fi
+    elif [ "$rc" = 0 ]; then ok "inccl_perf $args: rank $i ($h) verified every element"
+    else ko "inccl_perf $args: rank $i ($h) exit '${rc:-none after $limit s}': $(tail -n 2 <<<"$err" | tr '\n' ' ')"; fi
     "$lab" exec "$h" "pkill -x inccl_perf; true" >/dev/null 2>&1
 done
 echo "  (done in $(($(date +%s) - t0)) s)"
-echo "$pass passed, $fail failed"
-exit $((fail > 0 ? 1 : 0))
+[ -z "$expect_fail" ] || check "the fault was caught on $caught of $n ranks (want at least one)" [ "$caught" -ge 1 ]
+harness_end

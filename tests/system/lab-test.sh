@@ -16,69 +16,62 @@
 #   4c. in-network AllReduce/Reduce/Broadcast/Barrier of the ranks under one
 #      leaf, bootstrapped through the controller and the switch daemons running
 #      as services, every result verified on every rank (tests/system/inc-collectives.sh)
-#   4d. the same for every rank across the whole tree
+#   4d. the same for every rank across the whole tree, with float inputs whose
+#      sums round, NaN, ±Inf, ±0 and int32 overflow, checked bit for bit
+#      against the order of the tree, and barriers with a late rank
 #   4e. large collectives: every collective x dtype x op at 64 MiB on every
 #      rank across the tree, a 512 MiB AllReduce under one leaf (inccl_perf),
 #      and the ring baseline's AllReduce and Broadcast across the tree
-#   4f. one small experiment end to end: make exp-allreduce with every
+#   4f. the checkers catch a wrong switch: the leaf's switch corrupts one
+#      element of one result, drops one rank's contribution, releases the
+#      barrier early (lab.sh fault; this is a test lab): inccl_check and
+#      inccl_perf must report it and exit non-zero; then a clean run passes
+#   4g. one small experiment end to end: make exp-allreduce with every
 #      baseline (ceiling, LogGP, ring, OpenMPI), then make plots on what it
 #      stored (tests/system/exp-plots.sh)
 #   5. lab-down leaves no domain, network, bridge, process or state; a second
 #      lab-down is a no-op
-# Ends with "N passed, M failed"; exit status 0 only when nothing failed.
-# INCLAB_KEEP=1 leaves the lab up after the test (for debugging).
+# Runs in tests/lib/harness.sh: ends with "N passed, M failed" only when it
+# reached its end, exit status 0 only when nothing failed; a signal, an abort
+# or a phase that never ran exits non-zero and names the phases left.
+# The lab is a test lab (INCLAB_TEST_LAB=1: its switches allow fault injection).
+# Sizes: INC_TREE_COUNTS, INC_LARGE_COUNT, INC_HUGE, EXP_SIZE override the
+# defaults below and are printed at the start (.ci/run clears them).
+# INCLAB_KEEP=1 leaves the lab up after the test (for debugging): the run then
+# stops before phase 5 and does not pass.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+. tests/lib/harness.sh
+. tests/lib/labclean.sh
 : "${TOPOLOGY:=topology/1-2-4.yaml}"
 export TOPOLOGY
 : "${INCLAB_PREFIX:=inclab}"
+export INCLAB_TEST_LAB=1
+# the binaries of make's BUILD (lab.sh and the sub-tests read INCLAB_BUILD)
+INCLAB_BUILD=$(cd "${INCLAB_BUILD:-${BUILD:-build}}" 2>/dev/null && pwd) || { echo "lab-test: no build directory '${INCLAB_BUILD:-${BUILD:-build}}' (make payload)"; exit 2; }
+export INCLAB_BUILD
 state=${INCLAB_STATE:-/var/lib/inclab/$INCLAB_PREFIX}
 lab=lab/lab.sh
-pass=0 fail=0
-tp=$(date +%s)
+tree_counts=${INC_TREE_COUNTS:-1,257,65539}
+large_count=${INC_LARGE_COUNT:-16777216}
+huge=${INC_HUGE:-512M}
+exp_size=${EXP_SIZE:-1M}
 
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-ko() { fail=$((fail + 1)); echo "FAIL $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else ko "$what"; fi; }
-phase() { local now; now=$(date +%s); echo "--- [$((now - tp)) s] $*"; tp=$now; }
 on() { "$lab" exec "$@"; }
-finish() {
-    if [ "${INCLAB_KEEP:-0}" != 1 ]; then "$lab" down >/dev/null 2>&1; fi
-    echo "lab test: $pass passed, $fail failed"
-    echo "$pass passed, $fail failed"
-    exit $((fail > 0 ? 1 : 0))   # a bare `exit` in an EXIT trap would return the pre-trap status
-}
-trap finish EXIT
-trap 'echo "interrupted"; exit 130' INT TERM
+cleanup() { if [ "${INCLAB_KEEP:-0}" != 1 ]; then "$lab" down >/dev/null 2>&1; fi; }
+harness_begin lab-test "1 2 3 4 4b 4c 4d 4e 4f 4g 5"
+harness_on_exit cleanup
+over=""
+for v in INC_TREE_COUNTS INC_LARGE_COUNT INC_HUGE EXP_SIZE INCLAB_KEEP; do
+    [ -z "${!v:-}" ] || over+=" $v=${!v}"
+done
+echo "lab test: $TOPOLOGY; tree counts $tree_counts, large count $large_count, huge AllReduce $huge, experiment size $exp_size${over:+; set in the environment:$over}"
 
 inv() { grep -v '^#' "$state/gen/inventory.tsv"; }
-
-# sub_test SCRIPT [ARGS] — run a test script of the same format; count its ok/FAIL
-# lines as ours, show its other output, fail if it failed without saying why.
-sub_test() {
-    local out rc line
-    out=$("$@" 2>&1); rc=$?
-    grep -v '^ok \|^FAIL \|passed, .* failed$' <<<"$out"
-    while read -r line; do
-        case "$line" in ok\ *) ok "${line#ok   }" ;; FAIL\ *) ko "${line#FAIL }" ;; esac
-    done <<<"$out"
-    [ $rc = 0 ] || grep -q '^FAIL' <<<"$out" || ko "$* exited $rc"
-}
 field() { awk -F'\t' -v n="$1" -v c="$2" '$1 == n {print $c}' "$state/gen/inventory.tsv"; }
 
-lab_is_clean() {
-    local left=""
-    left+=$(virsh -q -c qemu:///system list --all --name 2>/dev/null | grep "^$INCLAB_PREFIX-" || true)
-    left+=$(virsh -q -c qemu:///system net-list --all --name 2>/dev/null | grep "^$INCLAB_PREFIX-" || true)
-    left+=$(pgrep -af "qemu-system.*guest=$INCLAB_PREFIX-" || true)
-    ip link show "$INCLAB_PREFIX-mgmt" >/dev/null 2>&1 && left+=" bridge $INCLAB_PREFIX-mgmt"
-    [ -e "$state" ] && left+=" $state"
-    [ -z "$left" ] || echo "  left behind: $left"
-    [ -z "$left" ]
-}
-
 # ---------------------------------------------------------------------------
-phase "1. half-failed lab-up, then lab-down"
+phase 1 "half-failed lab-up, then lab-down"
 "$lab" down >/dev/null 2>&1
 if INCLAB_BOOT_TIMEOUT=5 "$lab" up > /tmp/inclab-halfup.log 2>&1; then
     ko "lab-up with a 5 s boot limit should fail"
@@ -91,11 +84,11 @@ check "lab-down after a half-failed lab-up removes everything" sh -c "'$lab' dow
 check "nothing left behind after lab-down" lab_is_clean
 
 # ---------------------------------------------------------------------------
-phase "2. lab-up"
+phase 2 "lab-up"
 t0=$(date +%s)
 if ! "$lab" up; then
     ko "lab-up of $TOPOLOGY"
-    exit 1
+    harness_stop "no lab to test"
 fi
 up_s=$(($(date +%s) - t0))
 ok "lab-up of $TOPOLOGY: every node ready in $up_s s"
@@ -105,7 +98,7 @@ check "second lab-up is a no-op (exit $rc, $(($(date +%s) - t0)) s, starts nothi
     sh -c "[ $rc = 0 ] && grep -q 'every node already running' /tmp/inclab-up2.log"
 
 # ---------------------------------------------------------------------------
-phase "3. nodes"
+phase 3 "nodes"
 for n in $(inv | cut -f1); do
     h=$(on "$n" hostname 2>&1)
     check "$n: hostname is '$h'" [ "$h" = "$n" ]
@@ -122,7 +115,7 @@ on pku1 'exit 7' >/dev/null 2>&1; rc=$?
 check "exec returns the command's exit code (7 -> $rc)" [ $rc = 7 ]
 
 # ---------------------------------------------------------------------------
-phase "4. data plane"
+phase 4 "data plane"
 # Each tree edge: ping from one end to the other end's address on that link,
 # and the receiving NIC's counter must move by at least the pings.
 while IFS=$'\t' read -r idx a ifa porta b ifb portb subnet; do
@@ -166,7 +159,7 @@ for mode in poll events; do
 done
 
 # ---------------------------------------------------------------------------
-phase "4b. frames built by the switch code, accepted by real rdma_rxe"
+phase 4b "frames built by the switch code, accepted by real rdma_rxe"
 host0=$(inv | awk -F'\t' '$2 == "host" && $3 == 0 {print $1}')
 leaf0=$(field "$host0" 7)
 "$lab" capture "$leaf0-$host0" 45 > /tmp/inclab-capture.out 2>&1 &
@@ -187,31 +180,35 @@ else
 fi
 
 # ---------------------------------------------------------------------------
-phase "4c. in-network collectives under one leaf switch (libinccl + incswitch)"
+phase 4c "in-network collectives under one leaf switch (libinccl + incswitch)"
 sub_test tests/system/inc-collectives.sh
 
 # ---------------------------------------------------------------------------
-phase "4d. in-network collectives across the whole tree (leaves forward to the root)"
-INC_SCOPE=tree INC_COUNTS=${INC_TREE_COUNTS:-1,257,65539} sub_test tests/system/inc-collectives.sh
+phase 4d "in-network collectives across the whole tree (leaves forward to the root)"
+INC_SCOPE=tree INC_COUNTS=$tree_counts sub_test tests/system/inc-collectives.sh
 
 # ---------------------------------------------------------------------------
-phase "4e. large collectives (inccl_perf, every element verified on every rank)"
+phase 4e "large collectives (inccl_perf, every element verified on every rank)"
 # Every collective x dtype x op at 64 MiB (16M elements) on every rank across the
 # tree (inccl_check: 16 checks per rank; 553 s here), then one 512 MiB AllReduce.
-INC_SCOPE=tree INC_COUNTS=${INC_LARGE_COUNT:-16777216} INC_LIMIT=3600 sub_test tests/system/inc-collectives.sh
-sub_test tests/system/inc-perf.sh -C allreduce -d float32 -o sum -b "${INC_HUGE:-512M}" -e "${INC_HUGE:-512M}" -n 1 -w 0
+INC_SCOPE=tree INC_COUNTS=$large_count INC_LIMIT=3600 sub_test tests/system/inc-collectives.sh
+sub_test tests/system/inc-perf.sh -C allreduce -d float32 -o sum -b "$huge" -e "$huge" -n 1 -w 0
 # the host-based baseline (libinccl's ring over RC between the hosts, switches routing)
 INC_SCOPE=tree sub_test tests/system/inc-perf.sh -A ring -C allreduce -d float32 -o sum -b 4 -e 4M -f 32 -n 1 -w 1
 INC_SCOPE=tree sub_test tests/system/inc-perf.sh -A ring -C broadcast -d int32 -R 2 -b 1028 -e 1028 -n 2 -w 0
 
 # ---------------------------------------------------------------------------
-phase "4f. an experiment end to end: make exp-allreduce, then make plots"
-sub_test tests/system/exp-plots.sh "${EXP_SIZE:-1M}"
+phase 4f "the checkers catch a wrong switch (fault injection, test lab only)"
+sub_test tests/system/inc-faults.sh
 
 # ---------------------------------------------------------------------------
-phase "5. lab-down"
-[ "${INCLAB_KEEP:-0}" = 1 ] && { echo "INCLAB_KEEP=1: leaving the lab up"; exit; }
+phase 4g "an experiment end to end: make exp-allreduce, then make plots"
+sub_test tests/system/exp-plots.sh "$exp_size"
+
+# ---------------------------------------------------------------------------
+phase 5 "lab-down"
+[ "${INCLAB_KEEP:-0}" = 1 ] && harness_stop "INCLAB_KEEP=1: leaving the lab up (phase 5 did not run)"
 check "lab-down" sh -c "'$lab' down >/dev/null 2>&1"
 check "nothing left behind after lab-down" lab_is_clean
 check "second lab-down is a no-op" sh -c "'$lab' down 2>&1 | grep -q '0 domain(s) removed'"
-phase "done"
+harness_end

@@ -7,7 +7,8 @@
  * hosts' inputs. Covers AllReduce/Reduce/Broadcast/Barrier, slot reuse with
  * RNR back-pressure, lost frames in both directions, the switch as an RC
  * requester towards hosts (go-back-N from a NAKed PSN, stale NAKs, timeout
- * probes with backoff, RNR retries), and bad input.
+ * probes with backoff, RNR retries), bad input, and fault injection (each
+ * fault of sw_engine_inject() exactly as engine.h says, none when disarmed).
  */
 #include <arpa/inet.h>
 #include <setjmp.h>
@@ -48,6 +49,7 @@ static void tx(void *ctx, int port, const uint8_t *f, size_t len)
 struct host {
 	uint32_t ip, qpn, spsn, epsn, msn;
 	int nresults, nacks, nnaks, nrnr;
+	int nsends; /* SENDs from the switch, retransmitted duplicates included */
 	uint32_t last_ack_psn, last_ack_msn;
 	uint32_t result_imm[64];
 	uint16_t result_len[64];
@@ -57,9 +59,14 @@ static struct host h[HOSTS];
 static struct sw_engine *eng;
 static uint8_t mac_sw[6] = { 2, 0, 0, 0, 0, 0x10 }, mac_h[6] = { 2, 0, 0, 0, 0, 0x20 };
 
-static void setup_engine_rto(uint32_t nslots, uint64_t retransmit_ns)
+/*
+ * setup_engine_children() - a root engine of @n children (1..HOSTS): child i
+ * is reached on port i and holds rank i; it is host h[i] (UDP 4791) unless
+ * bit i of @switches makes it a switch (UDP 4792). Every h[] is reset.
+ */
+static void setup_engine_children(int n, unsigned switches, uint32_t nslots, uint64_t retransmit_ns)
 {
-	struct sw_cfg cfg = { .nchildren = HOSTS, .nslots = nslots, .retransmit_ns = retransmit_ns, .rnr_timer = 1 };
+	struct sw_cfg cfg = { .nchildren = n, .nslots = nslots, .retransmit_ns = retransmit_ns, .rnr_timer = 1 };
 
 	qn = 0;
 	drop_next_to = 0;
@@ -68,14 +75,22 @@ static void setup_engine_rto(uint32_t nslots, uint64_t retransmit_ns)
 		struct sw_conn_cfg *c = &cfg.child[i];
 		h[i] = (struct host){ .ip = 0x0a010115u + (uint32_t)i, .qpn = 0x11 + (uint32_t)i, .spsn = BASE_PSN,
 				      .epsn = BASE_PSN };
+		if (i >= n)
+			continue;
 		*c = (struct sw_conn_cfg){ .port = i, .local_ip = SW_IP, .peer_ip = h[i].ip, .local_qpn = SW_QPN,
 					   .peer_qpn = h[i].qpn, .rq_psn = BASE_PSN, .sq_psn = BASE_PSN,
-					   .udp_dst = ROCE_PORT_HOST, .first_rank = (uint16_t)i, .nranks = 1 };
+					   .udp_dst = switches >> i & 1 ? ROCE_PORT_SWITCH : ROCE_PORT_HOST,
+					   .first_rank = (uint16_t)i, .nranks = 1 };
 		memcpy(c->local_mac, mac_sw, 6);
 		memcpy(c->peer_mac, mac_h, 6);
 	}
 	eng = sw_engine_new(&cfg, tx, NULL);
 	assert_non_null(eng);
+}
+
+static void setup_engine_rto(uint32_t nslots, uint64_t retransmit_ns)
+{
+	setup_engine_children(HOSTS, 0, nslots, retransmit_ns);
 }
 
 static void setup_engine(uint32_t nslots)
@@ -143,6 +158,7 @@ static void pump(uint64_t now)
 			continue;
 		}
 		assert_int_equal(p.opcode, RC_SEND_ONLY_WITH_IMM);
+		x->nsends++;
 		if (p.psn != x->epsn) /* a retransmitted duplicate: re-ACK it */
 			continue;
 		x->epsn = (x->epsn + 1) & ROCE_PSN_MASK;
@@ -273,6 +289,30 @@ static void test_float_max_and_reduce_to_one_rank(void **state)
 	sw_engine_free(eng);
 }
 
+static const int barrier_order[HOSTS] = { 2, 0, 3, 1 };
+
+/*
+ * enter_barrier() - host @i sends its empty barrier packet and everything
+ * the switch sends in answer is delivered (pump()). Its packet must be
+ * ACKed, and no host may have had a NAK or an RNR NAK. Return: how many SENDs
+ * (results, duplicates included) the switch sent all hosts in answer.
+ */
+static int enter_barrier(int i)
+{
+	int acks = h[i].nacks, sends = 0;
+
+	for (int j = 0; j < HOSTS; j++)
+		sends -= h[j].nsends;
+	host_send(i, imm(INC_ALLREDUCE, INC_OP_BARRIER, INC_INT32, INC_RANK_ALL), NULL, 0, -1, 0);
+	pump(0);
+	for (int j = 0; j < HOSTS; j++) {
+		sends += h[j].nsends;
+		assert_int_equal(h[j].nnaks + h[j].nrnr, 0);
+	}
+	assert_int_equal(h[i].nacks, acks + 1);
+	return sends;
+}
+
 static void test_broadcast_and_barrier(void **state)
 {
 	const char msg[] = "root data, 28 bytes long!!!";
@@ -288,15 +328,21 @@ static void test_broadcast_and_barrier(void **state)
 			assert_memory_equal(h[i].result[0], msg, 28);
 		}
 	}
-	for (int i = 0; i < HOSTS; i++)
-		host_send(i, imm(INC_ALLREDUCE, INC_OP_BARRIER, INC_INT32, INC_RANK_ALL), NULL, 0, -1, 0);
-	for (int i = 0; i < HOSTS; i++)
-		assert_int_equal(h[i].nresults, i == 1 ? 0 : 1); /* nothing before the last arrives */
-	pump(0);
+	/* Barrier, ranks entering in the order 2, 0, 3, 1: each one's packet is
+	 * taken, and delivered frame by frame nothing but its ACK comes back until
+	 * the last one enters; then every rank gets an empty result */
+	for (int o = 0; o < HOSTS - 1; o++)
+		assert_int_equal(enter_barrier(barrier_order[o]), 0);
+	assert_int_equal(sw_engine_busy_slots(eng), 1);
+	assert_int_equal(enter_barrier(barrier_order[HOSTS - 1]), HOSTS);
 	for (int i = 0; i < HOSTS; i++) {
+		int last = h[i].nresults - 1;
+
 		assert_int_equal(h[i].nresults, i == 1 ? 1 : 2);
-		assert_int_equal(h[i].result_len[h[i].nresults - 1], 0);
+		assert_int_equal(h[i].result_len[last], 0);
+		assert_int_equal(h[i].result_imm[last], imm(INC_ALLREDUCE, INC_OP_BARRIER, INC_INT32, INC_RANK_ALL));
 	}
+	assert_int_equal(sw_engine_busy_slots(eng), 0);
 	sw_engine_free(eng);
 }
 
@@ -617,6 +663,492 @@ static void test_bad_input_is_counted_not_crashing(void **state)
 	assert_null(sw_engine_new(&cfg, tx, NULL));
 }
 
+/*
+ * Fault injection (sw_engine_inject()): each fault does what engine.h says
+ * and nothing else, and with no fault armed, or after SW_FAULT_NONE, the
+ * same sequences come out right with nothing counted.
+ */
+
+static void test_fault_names(void **state)
+{
+	static const struct { const char *name; enum sw_fault f; } known[] = {
+		{ "off", SW_FAULT_NONE }, { "corrupt", SW_FAULT_CORRUPT }, { "drop", SW_FAULT_DROP },
+		{ "early-barrier", SW_FAULT_EARLY_BARRIER },
+	};
+	static const char *const unknown[] = { "", "none", "on", "Corrupt", "CORRUPT", "corrupt ", " drop", "dro",
+					       "drops", "early_barrier", "earlybarrier", "early-barriers", "early",
+					       "off\n", "?" };
+	enum sw_fault f;
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		assert_string_equal(sw_fault_name(known[i].f), known[i].name);
+		f = known[i].f == SW_FAULT_NONE ? SW_FAULT_DROP : SW_FAULT_NONE;
+		assert_int_equal(sw_fault_parse(known[i].name, &f), 0);
+		assert_int_equal(f, known[i].f);
+	}
+	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)
+		assert_int_equal(sw_fault_parse(unknown[i], &f), -1);
+	/* a value outside the enum has no name that would parse back */
+	assert_int_equal(sw_fault_parse(sw_fault_name((enum sw_fault)4), &f), -1);
+	assert_int_equal(sw_fault_parse(sw_fault_name((enum sw_fault)-1), &f), -1);
+}
+
+/* How a fault case arms its fault: not at all, armed then disarmed (SW_FAULT_NONE), or armed. */
+enum arming { ARM_NOTHING, ARM_THEN_DISARM, ARM };
+
+/* arm() - arm @f on eng as @how says; every call must be accepted. */
+static void arm(enum sw_fault f, enum arming how)
+{
+	if (how == ARM_NOTHING)
+		return;
+	assert_int_equal(sw_engine_inject(eng, f), 0);
+	if (how == ARM_THEN_DISARM)
+		assert_int_equal(sw_engine_inject(eng, SW_FAULT_NONE), 0);
+}
+
+/* faults() - eng's faults_injected counter. */
+static uint64_t faults(void)
+{
+	return sw_engine_counters(eng)->faults_injected;
+}
+
+/* Rank i's float32 element j of packet k: multiples of 1/4, so that every sum is exact in any order. */
+static float fval(int i, int k, int j)
+{
+	return (float)((i + 1) * (j + 3) * (i % 2 ? -1 : 1) + 5 * k) * 0.25f;
+}
+
+/* elem_bits() - rank @i's element @j of packet @k (val() or fval()), as the bits of a @t in host order. */
+static uint32_t elem_bits(enum inc_dtype t, int i, int k, int j)
+{
+	float f = fval(i, k, j);
+	uint32_t b;
+
+	if (t != INC_FLOAT32)
+		return (uint32_t)val(i, k, j);
+	memcpy(&b, &f, 4);
+	return b;
+}
+
+/* sum_bits() - the SUM of element @j of packet @k over the ranks in @mask, as the bits of a @t in host order. */
+static uint32_t sum_bits(enum inc_dtype t, unsigned mask, int k, int j)
+{
+	int64_t si = 0;
+	float sf = 0;
+	uint32_t b;
+
+	for (int r = 0; r < HOSTS; r++)
+		if (mask >> r & 1) {
+			si += val(r, k, j);
+			sf += fval(r, k, j);
+		}
+	if (t != INC_FLOAT32)
+		return (uint32_t)si;
+	memcpy(&b, &sf, 4);
+	return b;
+}
+
+/*
+ * allreduce_packet() - each of the @n hosts sends its packet @k of an
+ * AllReduce SUM of @nelem elements of @t (elem_bits()), host @first first
+ * and the others in rank order after it (wrapping); then everything the
+ * switch sent is delivered (pump()).
+ */
+static void allreduce_packet(int n, enum inc_dtype t, int k, int nelem, int first)
+{
+	uint32_t buf[SW_MTU / 4];
+
+	for (int o = 0; o < n; o++) {
+		int i = (first + o) % n;
+
+		for (int j = 0; j < nelem; j++)
+			buf[j] = htonl(elem_bits(t, i, k, j));
+		host_send(i, imm(INC_ALLREDUCE, INC_OP_SUM, t, INC_RANK_ALL), buf, (size_t)nelem * 4, -1, 0);
+	}
+	pump(0);
+}
+
+static int mark[HOSTS]; /* each host's result count at the last mark_results() */
+
+/* mark_results() - the next result of each host is result 0 for expect_sum(). */
+static void mark_results(void)
+{
+	for (int i = 0; i < HOSTS; i++)
+		mark[i] = h[i].nresults;
+}
+
+/*
+ * expect_sum() - result @r since mark_results() of each of the @n hosts is
+ * packet @k of an AllReduce SUM of @nelem elements of @t over the ranks in
+ * @mask, bit for bit, except element @flip (-1: none), which differs from
+ * it in bit 23 alone.
+ */
+static void expect_sum(int n, int r, enum inc_dtype t, int k, int nelem, unsigned mask, int flip)
+{
+	for (int i = 0; i < n; i++) {
+		int x = mark[i] + r;
+
+		assert_true(h[i].nresults > x);
+		assert_int_equal(h[i].result_imm[x], imm(INC_ALLREDUCE, INC_OP_SUM, t, INC_RANK_ALL));
+		assert_int_equal(h[i].result_len[x], nelem * 4);
+		for (int j = 0; j < nelem; j++) {
+			uint32_t got;
+
+			memcpy(&got, h[i].result[x] + 4 * j, 4);
+			assert_int_equal(ntohl(got) ^ sum_bits(t, mask, k, j), j == flip ? 0x00800000u : 0);
+		}
+	}
+}
+
+/* expect_all_acked() - each of the @n hosts has had all its @sends SENDs acknowledged, none NAKed. */
+static void expect_all_acked(int n, int sends)
+{
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(h[i].nnaks + h[i].nrnr, 0);
+		assert_int_equal(h[i].last_ack_msn, sends);
+		assert_int_equal(h[i].last_ack_psn, (BASE_PSN + (uint32_t)sends - 1) & ROCE_PSN_MASK);
+	}
+}
+
+/* order_of() - barrier_order without the ranks >= @n (reversed if @rev): an entry order for @n hosts. */
+static const int *order_of(int n, int rev)
+{
+	static int o[HOSTS];
+	int m = 0;
+
+	for (int x = 0; x < HOSTS; x++) {
+		int i = barrier_order[rev ? HOSTS - 1 - x : x];
+
+		if (i < n)
+			o[m++] = i;
+	}
+	return o;
+}
+
+/*
+ * barrier_round() - the @n hosts enter a barrier one by one in @order (a
+ * permutation of 0..n-1), each entry delivered at once (enter_barrier()).
+ * As usual (@early 0) nothing is sent before the last entry, which brings
+ * every host its empty result; with @early (EARLY_BARRIER armed) the first
+ * entry does, and the others bring nothing but their ACKs. Either way the
+ * slot stays busy until the last entry and is free after it. The fault is
+ * disarmed (SW_FAULT_NONE) after entry @disarm_after (-1: never), which
+ * must not change what the rest of this barrier does.
+ */
+static void barrier_round(int n, const int *order, int early, int disarm_after)
+{
+	int base[HOSTS];
+
+	for (int i = 0; i < n; i++)
+		base[i] = h[i].nresults;
+	for (int o = 0; o < n; o++) {
+		int released = early || o == n - 1;
+
+		assert_int_equal(enter_barrier(order[o]), (early ? o == 0 : o == n - 1) ? n : 0);
+		for (int i = 0; i < n; i++)
+			assert_int_equal(h[i].nresults, base[i] + released);
+		assert_int_equal(sw_engine_busy_slots(eng), o < n - 1);
+		if (o == disarm_after)
+			assert_int_equal(sw_engine_inject(eng, SW_FAULT_NONE), 0);
+	}
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(h[i].result_len[base[i]], 0);
+		assert_int_equal(h[i].result_imm[base[i]], imm(INC_ALLREDUCE, INC_OP_BARRIER, INC_INT32, INC_RANK_ALL));
+	}
+}
+
+static void test_fault_inject_refusals(void **state)
+{
+	/* one child: DROP is refused (nobody else's data would make the result) and arms nothing */
+	setup_engine_children(1, 0, 4, 1000000);
+	assert_int_equal(sw_engine_inject(eng, SW_FAULT_DROP), -1);
+	mark_results();
+	allreduce_packet(1, INC_INT32, 0, 5, 0);
+	expect_sum(1, 0, INC_INT32, 0, 5, 1, -1);
+	assert_int_equal(faults(), 0);
+	assert_int_equal(sw_engine_inject(eng, SW_FAULT_CORRUPT), 0);       /* the others can show */
+	assert_int_equal(sw_engine_inject(eng, SW_FAULT_EARLY_BARRIER), 0);
+	assert_int_equal(sw_engine_inject(eng, SW_FAULT_NONE), 0);
+	sw_engine_free(eng);
+
+	/* a switch among the children (child 1, UDP 4792): EARLY_BARRIER is refused and arms
+	 * nothing (host 0 entering a barrier is only ACKed); DROP and CORRUPT can show */
+	setup_engine_children(3, 1u << 1, 4, 1000000);
+	assert_int_equal(sw_engine_inject(eng, SW_FAULT_EARLY_BARRIER), -1);
+	assert_int_equal(enter_barrier(0), 0);
+	assert_int_equal(sw_engine_busy_slots(eng), 1);
+	assert_int_equal(faults(), 0);
+	assert_int_equal(sw_engine_inject(eng, SW_FAULT_DROP), 0);
+	assert_int_equal(sw_engine_inject(eng, SW_FAULT_CORRUPT), 0);
+	assert_int_equal(sw_engine_inject(eng, SW_FAULT_NONE), 0);
+	sw_engine_free(eng);
+
+	/* the same switch as the only child: both refused */
+	setup_engine_children(1, 1u << 0, 4, 1000000);
+	assert_int_equal(sw_engine_inject(eng, SW_FAULT_DROP), -1);
+	assert_int_equal(sw_engine_inject(eng, SW_FAULT_EARLY_BARRIER), -1);
+	sw_engine_free(eng);
+}
+
+/*
+ * corrupt_case() - @n hosts enter a barrier, then run an AllReduce SUM of
+ * @t in four packets (@nelem0 elements in the first, each in its own
+ * arrival order). With CORRUPT armed (@how ARM) the barrier (no data) is
+ * left alone, the first data result of every host is the sum with bit 23 of
+ * its middle element flipped (in a frame pump() accepted: valid ICRC), the
+ * later ones are right, and one fault is counted; otherwise every result is
+ * right and none is counted. Either way each SEND is ACKed, each packet
+ * aggregated n-1 times, and no slot stays busy.
+ */
+static void corrupt_case(int n, enum inc_dtype t, int nelem0, enum arming how)
+{
+	const int nelem[4] = { nelem0, 256, 3, 1 };
+
+	setup_engine_children(n, 0, 4, 1000000);
+	arm(SW_FAULT_CORRUPT, how);
+	barrier_round(n, order_of(n, 0), 0, -1);
+	assert_int_equal(faults(), 0);
+	mark_results();
+	for (int k = 0; k < 4; k++)
+		allreduce_packet(n, t, k, nelem[k], (k + 1) % n);
+	for (int k = 0; k < 4; k++)
+		expect_sum(n, k, t, k, nelem[k], (1u << n) - 1, how == ARM && k == 0 ? nelem0 / 2 : -1);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(h[i].nresults, mark[i] + 4);
+	assert_int_equal(faults(), how == ARM);
+	assert_int_equal(sw_engine_counters(eng)->aggregations, 4 * (n - 1));
+	expect_all_acked(n, 5);
+	assert_int_equal(sw_engine_busy_slots(eng), 0);
+	sw_engine_free(eng);
+}
+
+static void test_fault_corrupt_flips_bit_23_of_the_middle_element_once(void **state)
+{
+	for (enum arming how = ARM_NOTHING; how <= ARM; how++) {
+		corrupt_case(2, INC_INT32, 5, how);   /* middle: element 2 of 5 */
+		corrupt_case(3, INC_INT32, 256, how); /* element 128 of a full MTU */
+		corrupt_case(4, INC_INT32, 8, how);   /* element 4 of 8 */
+		corrupt_case(4, INC_INT32, 1, how);   /* the only one */
+		corrupt_case(4, INC_FLOAT32, 6, how); /* element 3: its exponent's lowest bit */
+	}
+}
+
+/*
+ * drop_case() - @n hosts run a Broadcast from the last rank and a barrier
+ * (no reduction: DROP must stay armed), then an AllReduce int32 SUM in four
+ * packets; in the first the last rank's packet arrives first (@last_first)
+ * or last. With DROP armed (@how ARM) the broadcast and barrier are right,
+ * the first AllReduce result is the sum over all ranks but the last, the
+ * later ones are right, and one fault is counted; otherwise all are right
+ * and none is counted. Either way each SEND is ACKed and no slot stays busy.
+ */
+static void drop_case(int n, int last_first, enum arming how)
+{
+	static const char msg[] = "the last rank's data";
+	const int nelem[4] = { 7, 256, 2, 1 };
+
+	setup_engine_children(n, 0, 4, 1000000);
+	arm(SW_FAULT_DROP, how);
+	for (int i = 0; i < n; i++)
+		host_send(i, imm(INC_BROADCAST, INC_OP_SUM, INC_INT32, (uint16_t)(n - 1)), i == n - 1 ? msg : NULL,
+			  i == n - 1 ? 20 : 0, -1, 0);
+	pump(0);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(h[i].nresults, i < n - 1);
+		if (i < n - 1) {
+			assert_int_equal(h[i].result_len[0], 20);
+			assert_memory_equal(h[i].result[0], msg, 20);
+		}
+	}
+	barrier_round(n, order_of(n, 1), 0, -1);
+	assert_int_equal(faults(), 0);
+	mark_results();
+	for (int k = 0; k < 4; k++)
+		allreduce_packet(n, INC_INT32, k, nelem[k], k == 0 ? (last_first ? n - 1 : 0) : k % n);
+	for (int k = 0; k < 4; k++)
+		expect_sum(n, k, INC_INT32, k, nelem[k], how == ARM && k == 0 ? (1u << (n - 1)) - 1 : (1u << n) - 1,
+			   -1);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(h[i].nresults, mark[i] + 4);
+	assert_int_equal(faults(), how == ARM);
+	expect_all_acked(n, 6);
+	assert_int_equal(sw_engine_busy_slots(eng), 0);
+	sw_engine_free(eng);
+}
+
+static void test_fault_drop_leaves_the_last_child_out_once(void **state)
+{
+	for (enum arming how = ARM_NOTHING; how <= ARM; how++)
+		for (int n = 2; n <= HOSTS; n++) {
+			drop_case(n, 0, how);
+			drop_case(n, 1, how);
+		}
+}
+
+/*
+ * early_barrier_case() - @n hosts (two slots) enter two barriers, run an
+ * AllReduce int32 SUM in three packets (the first reuses the first
+ * barrier's slot), enter a third barrier, disarming the fault after the
+ * first entry, and a fourth. With EARLY_BARRIER armed (@how ARM) the first
+ * three are released at their first entry (barrier_round()), each counts
+ * one fault, the AllReduce is right, and the fourth is as usual; otherwise
+ * every barrier is as usual and nothing is counted.
+ */
+static void early_barrier_case(int n, enum arming how)
+{
+	const int early = how == ARM;
+
+	setup_engine_children(n, 0, 2, 1000000);
+	arm(SW_FAULT_EARLY_BARRIER, how);
+	barrier_round(n, order_of(n, 0), early, -1);
+	assert_int_equal(faults(), early);
+	barrier_round(n, order_of(n, 1), early, -1); /* it stays armed */
+	assert_int_equal(faults(), 2 * early);
+	mark_results();
+	for (int k = 0; k < 3; k++)
+		allreduce_packet(n, INC_INT32, k, 9, k % n);
+	for (int k = 0; k < 3; k++)
+		expect_sum(n, k, INC_INT32, k, 9, (1u << n) - 1, -1);
+	assert_int_equal(faults(), 2 * early);
+	barrier_round(n, order_of(n, 0), early, 0); /* released already: the rest as before */
+	assert_int_equal(faults(), 3 * early);
+	barrier_round(n, order_of(n, 1), 0, -1);
+	assert_int_equal(faults(), 3 * early);
+	expect_all_acked(n, 7);
+	assert_int_equal(sw_engine_busy_slots(eng), 0);
+	sw_engine_free(eng);
+}
+
+static void test_fault_early_barrier_releases_at_the_first_entry(void **state)
+{
+	for (enum arming how = ARM_NOTHING; how <= ARM; how++)
+		for (int n = 2; n <= HOSTS; n++)
+			early_barrier_case(n, how);
+}
+
+/*
+ * data_packet() - host @i sends its packet @k of a SUM of @nelem elements
+ * of @t (elem_bits()), primitive @prim to rank @dest (INC_RANK_ALL for an
+ * AllReduce), at its next PSN. Nothing is delivered.
+ */
+static void data_packet(int i, enum inc_prim prim, uint16_t dest, enum inc_dtype t, int k, int nelem)
+{
+	uint32_t buf[SW_MTU / 4];
+
+	for (int j = 0; j < nelem; j++)
+		buf[j] = htonl(elem_bits(t, i, k, j));
+	host_send(i, imm(prim, INC_OP_SUM, t, dest), buf, (size_t)nelem * 4, -1, 0);
+}
+
+/*
+ * expect_result() - host @i's result @x (0: the first it took) has
+ * immediate @im and is packet @k of a SUM of @nelem elements of @t over
+ * the ranks in @mask, bit for bit.
+ */
+static void expect_result(int i, int x, uint32_t im, enum inc_dtype t, int k, int nelem, unsigned mask)
+{
+	assert_true(h[i].nresults > x);
+	assert_int_equal(h[i].result_imm[x], im);
+	assert_int_equal(h[i].result_len[x], nelem * 4);
+	for (int j = 0; j < nelem; j++) {
+		uint32_t got;
+
+		memcpy(&got, h[i].result[x] + 4 * j, 4);
+		assert_int_equal(ntohl(got), sum_bits(t, mask, k, j));
+	}
+}
+
+/*
+ * early_order_case() - 3 hosts (4 slots), EARLY_BARRIER armed, run @skip
+ * AllReduce packets first (with 16 - @np the barrier gets PSN 0, after the
+ * wrap). Then ranks 1 and 2 send their @np packets (1..3) of a SUM of @t,
+ * a Reduce to rank 0 or an AllReduce (@prim); rank 0 sends none yet, so
+ * the data slots stay open. Rank 1 enters a barrier: while a slot before
+ * it is open the barrier must not be released (its result would overtake
+ * the data results on rank 0's connection, and libinccl takes results in
+ * order), so only the ACK comes back. Rank 0's packets then complete the
+ * data slots one by one, each result going out at once, and the last one
+ * releases the barrier right behind it: every host that wants the data
+ * gets all of it and then the empty barrier result, in PSN order, nothing
+ * resent, before ranks 0 and 2 entered. Their entries bring only ACKs. One
+ * fault is counted, every SEND is ACKed, and no slot stays busy.
+ */
+static void early_order_case(enum inc_prim prim, enum inc_dtype t, int np, int skip)
+{
+	const uint16_t dest = prim == INC_REDUCE ? 0 : INC_RANK_ALL;
+	const uint32_t bar = imm(INC_ALLREDUCE, INC_OP_BARRIER, INC_INT32, INC_RANK_ALL);
+	const int nelem = 11; /* packet k has nelem + k elements */
+	const int n = 3;
+	int sends[HOSTS];
+
+	setup_engine_children(n, 0, 4, 1000000);
+	arm(SW_FAULT_EARLY_BARRIER, ARM);
+	for (int k = 0; k < skip; k++)
+		allreduce_packet(n, INC_INT32, k, 5, k % n);
+	mark_results();
+	for (int i = 0; i < n; i++)
+		sends[i] = h[i].nsends;
+	for (int k = 0; k < np; k++)
+		for (int i = n - 1; i >= 1; i--)
+			data_packet(i, prim, dest, t, k, nelem + k);
+	pump(0);
+	assert_int_equal(enter_barrier(1), 0); /* the data slots before it are open */
+	for (int i = 0; i < n; i++)
+		assert_int_equal(h[i].nresults, mark[i]);
+	assert_int_equal(sw_engine_busy_slots(eng), np + 1);
+	assert_int_equal(faults(), 0);
+	for (int k = 0; k < np; k++) {
+		const int released = k == np - 1; /* the slot just before the barrier completed */
+
+		data_packet(0, prim, dest, t, k, nelem + k);
+		pump(0);
+		for (int i = 0; i < n; i++)
+			assert_int_equal(h[i].nresults - mark[i], (prim == INC_ALLREDUCE || i == 0 ? k + 1 : 0) + released);
+		assert_int_equal(faults(), released);
+		assert_int_equal(sw_engine_busy_slots(eng), np - k); /* the open data slots, and the barrier's */
+	}
+	for (int i = 0; i < n; i++) {
+		const int nd = prim == INC_ALLREDUCE || i == 0 ? np : 0;
+
+		/* pump() takes a result only at the PSN it expects: result x is PSN BASE_PSN + x */
+		assert_int_equal(h[i].nsends - sends[i], nd + 1);
+		assert_int_equal(h[i].nresults - mark[i], nd + 1);
+		for (int k = 0; k < nd; k++)
+			expect_result(i, mark[i] + k, imm(prim, INC_OP_SUM, t, dest), t, k, nelem + k, (1u << n) - 1);
+		assert_int_equal(h[i].result_imm[mark[i] + nd], bar);
+		assert_int_equal(h[i].result_len[mark[i] + nd], 0);
+	}
+	assert_int_equal(enter_barrier(0), 0); /* released already: only ACKs */
+	assert_int_equal(sw_engine_busy_slots(eng), 1);
+	assert_int_equal(enter_barrier(2), 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(h[i].nresults - mark[i], (prim == INC_ALLREDUCE || i == 0 ? np : 0) + 1);
+	assert_int_equal(faults(), 1);
+	assert_int_equal(sw_engine_counters(eng)->aggregations, (skip + np) * (n - 1));
+	expect_all_acked(n, skip + np + 1);
+	assert_int_equal(sw_engine_busy_slots(eng), 0);
+	sw_engine_free(eng);
+}
+
+/* EARLY_BARRIER with a Reduce to rank 0 open before the barrier (the lab's failure: rank 0 got the
+ * barrier's result before its Reduce result). */
+static void test_fault_early_barrier_keeps_results_in_order(void **state)
+{
+	for (int np = 1; np <= 3; np++) {
+		early_order_case(INC_REDUCE, INC_INT32, np, 0);
+		early_order_case(INC_REDUCE, INC_INT32, np, 16 - np);
+	}
+}
+
+/* The same with an AllReduce open before the barrier: every host's data results come first. */
+static void test_fault_early_barrier_waits_for_an_open_allreduce(void **state)
+{
+	for (int np = 1; np <= 3; np++) {
+		early_order_case(INC_ALLREDUCE, INC_INT32, np, 0);
+		early_order_case(INC_ALLREDUCE, INC_FLOAT32, np, 16 - np);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -632,6 +1164,13 @@ int main(void)
 		cmocka_unit_test(test_lost_nak_after_tail_probe),
 		cmocka_unit_test(test_host_rnr_nak_retries_after_the_delay),
 		cmocka_unit_test(test_bad_input_is_counted_not_crashing),
+		cmocka_unit_test(test_fault_names),
+		cmocka_unit_test(test_fault_inject_refusals),
+		cmocka_unit_test(test_fault_corrupt_flips_bit_23_of_the_middle_element_once),
+		cmocka_unit_test(test_fault_drop_leaves_the_last_child_out_once),
+		cmocka_unit_test(test_fault_early_barrier_releases_at_the_first_entry),
+		cmocka_unit_test(test_fault_early_barrier_keeps_results_in_order),
+		cmocka_unit_test(test_fault_early_barrier_waits_for_an_open_allreduce),
 	};
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }

@@ -102,10 +102,12 @@ static void test_sweep(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(s[0] / PERF_ELEM_SIZE, 536870912);
 
-	n = sweep(1, SIZE_MAX, 2, s); /* stops before overflowing */
-	assert_true(n <= PERF_MAX_SIZES);
+	n = sweep(1, SIZE_MAX, 2, s); /* 4, 8, ... up to the top bit, then stops before overflowing */
+	assert_int_equal(n, sizeof(size_t) * 8 - 2);
+	assert_int_equal(s[0], 4);
 	for (size_t i = 1; i < n; i++)
-		assert_true(s[i] > s[i - 1]);
+		assert_int_equal(s[i], 2 * s[i - 1]);
+	assert_int_equal(s[n - 1], SIZE_MAX / 2 + 1);
 
 	n = sweep(100, 1000, 3, s);
 	assert_int_equal(n, 3);
@@ -430,12 +432,120 @@ static void test_verify_reduced(void **state)
 				buf[4 * 1030 + 3] ^= 0x80; /* the sign of the last element */
 				assert_int_equal(perf_count_wrong_reduced(buf, N, dtype, op, nranks), 2);
 			}
-	float nan = NAN;
-	simulate(buf, N, INCCL_FLOAT32, INCCL_SUM, 3);
-	memcpy(buf + 4 * 5, &nan, 4);
-	assert_int_equal(perf_count_wrong_reduced(buf, N, INCCL_FLOAT32, INCCL_SUM, 3), 1);
-	float neg_zero = -0.0f, zero = 0.0f; /* the same value, whatever the order of additions */
-	assert_true(neg_zero == zero);
+}
+
+/** The float32 with bit pattern @bits. */
+static float f32_bits(uint32_t bits)
+{
+	float f;
+
+	memcpy(&f, &bits, sizeof(f));
+	return f;
+}
+
+/* A float32 check under test: perf_count_wrong_reduced() of @op over ranks
+ * 0..@nranks-1, or (@input) perf_count_wrong_input() of rank @rank. */
+struct f32_check {
+	int input;
+	enum inccl_op op;
+	int nranks;
+	int rank;
+};
+
+#define ZERO_SEARCH (1 << 16) /* elements searched for an expected value of exactly 0 */
+
+/** What the check @c should find at element @i, computed here from perf_input_f32(). */
+static float f32_want(const struct f32_check *c, size_t i)
+{
+	float a;
+
+	if (c->input)
+		return perf_input_f32(c->rank, i);
+	a = perf_input_f32(0, i);
+	for (int r = 1; r < c->nranks; r++) {
+		float v = perf_input_f32(r, i);
+		a = c->op == INCCL_SUM ? a + v : c->op == INCCL_MAX ? fmaxf(a, v) : fminf(a, v);
+	}
+	return a;
+}
+
+/** @c for a failure message, in @name (64 bytes). */
+static const char *f32_check_name(const struct f32_check *c, char *name)
+{
+	if (c->input)
+		snprintf(name, 64, "input of rank %d", c->rank);
+	else
+		snprintf(name, 64, "%s of %d ranks", perf_op_name(c->op), c->nranks);
+	return name;
+}
+
+/** The wrong elements the check @c under test finds in @buf[0..@count-1]. */
+static size_t f32_wrong(const struct f32_check *c, const float *buf, size_t count)
+{
+	if (c->input)
+		return perf_count_wrong_input(buf, count, INCCL_FLOAT32, c->rank);
+	return perf_count_wrong_reduced(buf, count, INCCL_FLOAT32, c->op, c->nranks);
+}
+
+/*
+ * expect_ieee_specials() - the check @c counts -0 as the 0 it expects (SUM
+ * of the same values in another order may give either), and NaN (any sign,
+ * quiet or signaling, any payload), +-Inf and the denormals next to 0 as
+ * wrong, where it expects 0 as well as where it expects a value that is not
+ * 0. Both elements are put, one special value at a time, into a result that
+ * is right everywhere else.
+ */
+static void expect_ieee_specials(const struct f32_check *c)
+{
+	static const struct { uint32_t bits; size_t wrong_at_zero; } special[] = {
+		{ 0x00000000, 0 }, /* +0 */
+		{ 0x80000000, 0 }, /* -0 */
+		{ 0x7fc00000, 1 }, /* quiet NaN */
+		{ 0xffc00000, 1 }, /* negative quiet NaN */
+		{ 0x7f800001, 1 }, /* signaling NaN */
+		{ 0x7fc00123, 1 }, /* NaN with a payload */
+		{ 0x7f800000, 1 }, /* +Inf */
+		{ 0xff800000, 1 }, /* -Inf */
+		{ 0x00000001, 1 }, /* the smallest denormal */
+		{ 0x80000001, 1 }, /* and its negative */
+	};
+	static float buf[ZERO_SEARCH];
+	size_t zero = 0, other, count;
+	char name[64];
+
+	while (zero < ZERO_SEARCH && (buf[zero] = f32_want(c, zero)) != 0)
+		zero++;
+	if (zero == ZERO_SEARCH)
+		fail_msg("no element of %d expects 0 (%s)", ZERO_SEARCH, f32_check_name(c, name));
+	buf[zero] = 0.0f;
+	other = zero ? 0 : 1;
+	buf[other] = f32_want(c, other);
+	assert_true(buf[other] != 0);
+	count = (zero > other ? zero : other) + 1; /* both, and every element before them */
+	assert_int_equal(f32_wrong(c, buf, count), 0);
+	for (size_t k = 0; k < sizeof(special) / sizeof(special[0]); k++) {
+		buf[zero] = f32_bits(special[k].bits);
+		if (f32_wrong(c, buf, count) != special[k].wrong_at_zero)
+			fail_msg("0x%08x where 0 is expected: %zu wrong, want %zu (%s)", (unsigned)special[k].bits,
+				 f32_wrong(c, buf, count), special[k].wrong_at_zero, f32_check_name(c, name));
+		buf[zero] = 0.0f;
+		float keep = buf[other];
+		buf[other] = f32_bits(special[k].bits);
+		if (f32_wrong(c, buf, count) != 1)
+			fail_msg("0x%08x where %g is expected: %zu wrong, want 1 (%s)", (unsigned)special[k].bits,
+				 (double)keep, f32_wrong(c, buf, count), f32_check_name(c, name));
+		buf[other] = keep;
+	}
+}
+
+/* -0, NaN, Inf and denormals in a float32 result, for every check and operator. */
+static void test_verify_ieee_specials(void **state)
+{
+	for (int op = INCCL_SUM; op <= INCCL_MIN; op++)
+		for (int nranks = 1; nranks <= RANKS; nranks++)
+			expect_ieee_specials(&(struct f32_check){ .op = (enum inccl_op)op, .nranks = nranks });
+	for (int rank = 0; rank < RANKS; rank++)
+		expect_ieee_specials(&(struct f32_check){ .input = 1, .rank = rank });
 }
 
 static void test_verify_input(void **state)
@@ -512,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_inputs),
 		cmocka_unit_test(test_verify_reduced),
 		cmocka_unit_test(test_verify_input),
+		cmocka_unit_test(test_verify_ieee_specials),
 		cmocka_unit_test(test_tally),
 	};
 

@@ -654,8 +654,16 @@ static struct sim_result run_sim(const struct scenario *sc)
  * multiple of the lossless time. The engine before (go-back-N of everything
  * unacknowledged, one fixed timer, no window) resent 28 frames per frame the
  * 3% run lost, dropped 26,616 out of sequence, overflowed 24,363 and took
- * 13 times as long as the lossless run (switch/README.md has the figures).
+ * 13 to 25 times as long as the lossless run (switch/README.md has the
+ * figures).
+ *
+ * The completion time is a figure, printed as a multiple of the lossless
+ * run; what is asserted is only that it is no storm: STORM_SLOWDOWN lies
+ * half-way (geometrically) between today's worst scenario (2.9 times, the
+ * stalling root) and the storm's best (13 times), so a harmless change to
+ * the engine's timing does not fail the test and a storm still does.
  */
+#define STORM_SLOWDOWN 6
 static void test_tree_lossy_links(void **state)
 {
 	static const struct scenario ideal = { "lossless:", 0, 0, 0, 0, 0, 1 };
@@ -674,7 +682,9 @@ static void test_tree_lossy_links(void **state)
 		assert_true(r.retransmits <= 2 * lost + 64);
 		assert_true(r.drop_seq <= lost / 4);
 		assert_true(r.overflow <= r.lost / 2 + 200);
-		assert_true(r.done_ns <= 3 * base.done_ns);
+		printf("tree sim %-34s %7.2f times the lossless run (fails above %d; the storm took 13 to 25)\n",
+		       lossy[n].name, (double)r.done_ns / (double)base.done_ns, STORM_SLOWDOWN);
+		assert_true(r.done_ns <= STORM_SLOWDOWN * base.done_ns);
 		assert_int_equal(r.host_resent, 0); /* hosts' links are clean: no host ever goes back */
 	}
 }

@@ -1,0 +1,631 @@
+/*
+ * check_ref.c — host-side reference of INC collectives (see check_ref.h):
+ * the tree spec parser, the exact and ieee input patterns, the expected
+ * result in the switches' order and arithmetic, the comparison, and the
+ * timing rule of the barrier check. Unit tested by tests/unit/test_check_ref.c,
+ * which also runs the switches' own inc_combine() against it.
+ */
+#include "check_ref.h"
+
+#include <errno.h>
+#include <float.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* The reference adds in float32: every operation must round to float, as the
+ * switch's does (x86-64's SSE arithmetic; not x87's 80-bit registers). */
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+#error "check_ref.c needs float arithmetic evaluated in float (FLT_EVAL_METHOD 0)"
+#endif
+
+/* ---- tree spec ----------------------------------------------------------- */
+
+/** Parser state: the spec, the next character, the tree being built, the error. */
+struct parser {
+	const char *s;
+	size_t len;
+	size_t pos;                   /* index of the next character */
+	struct cref_tree *t;
+	int seen[CREF_MAX_NODES];     /* column where each rank was first seen, 0: not yet */
+	char *err;
+	size_t errlen;
+};
+
+static int perr(struct parser *ps, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/** Write "column C: reason" into the parser's error. Return -1. */
+static int perr(struct parser *ps, size_t pos, const char *fmt, ...)
+{
+	char why[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	snprintf(ps->err, ps->errlen, "column %zu: %s", pos + 1, why);
+	return -1;
+}
+
+/** The character at @pos for a message: "'x'", "byte 0x07" or "the end". Return @buf. */
+static const char *shown(const struct parser *ps, size_t pos, char buf[16])
+{
+	unsigned char c = pos < ps->len ? (unsigned char)ps->s[pos] : 0;
+
+	if (pos >= ps->len)
+		snprintf(buf, 16, "the end");
+	else if (c >= 0x20 && c < 0x7f)
+		snprintf(buf, 16, "'%c'", c);
+	else
+		snprintf(buf, 16, "byte 0x%02x", c);
+	return buf;
+}
+
+/** Skip blanks (space, tab). */
+static void skip_blanks(struct parser *ps)
+{
+	while (ps->pos < ps->len && (ps->s[ps->pos] == ' ' || ps->s[ps->pos] == '\t'))
+		ps->pos++;
+}
+
+/** A new node of the tree (rank -1 for a switch) starting at @pos. Return its index, or -1 (error set). */
+static int new_node(struct parser *ps, int rank, size_t pos)
+{
+	struct cref_tree *t = ps->t;
+
+	if (t->nnodes >= CREF_MAX_NODES) /* cannot happen: each node takes a character */
+		return perr(ps, pos, "more than %d nodes", CREF_MAX_NODES);
+	t->node[t->nnodes] = (struct cref_node){ .rank = rank, .child = -1, .next = -1, .col = (int)pos + 1 };
+	return t->nnodes++;
+}
+
+/** A rank number at the current position (a digit). Return its node, or -1. */
+static int parse_rank(struct parser *ps)
+{
+	size_t start = ps->pos;
+	long v = 0;
+
+	while (ps->pos < ps->len && ps->s[ps->pos] >= '0' && ps->s[ps->pos] <= '9') {
+		if (v <= CREF_MAX_RANKS) /* stop growing past the limit: no overflow on long input */
+			v = v * 10 + (ps->s[ps->pos] - '0');
+		ps->pos++;
+	}
+	if (ps->pos - start > 1 && ps->s[start] == '0')
+		return perr(ps, start, "rank '%.*s' has a leading zero", (int)(ps->pos - start), ps->s + start);
+	if (v >= CREF_MAX_RANKS) /* shows at most 12 digits */
+		return perr(ps, start, "rank '%.*s' is too large (at most %d)",
+			    (int)(ps->pos - start > 12 ? 12 : ps->pos - start), ps->s + start, CREF_MAX_RANKS - 1);
+	if (ps->seen[v])
+		return perr(ps, start, "rank %ld appears twice (first at column %d)", v, ps->seen[v]);
+	ps->seen[v] = (int)start + 1;
+	return new_node(ps, (int)v, start);
+}
+
+/** A switch at the current position ('('), nested @depth deep (the top is 1). Return its node, or -1. */
+static int parse_switch(struct parser *ps, int depth)
+{
+	size_t start = ps->pos;
+	char c[16];
+	int me, last = -1, fanin = 0;
+
+	if (depth > CREF_MAX_DEPTH)
+		return perr(ps, start, "switches nested more than %d deep", CREF_MAX_DEPTH);
+	if ((me = new_node(ps, -1, start)) < 0)
+		return -1;
+	ps->pos++; /* '(' */
+	for (;;) {
+		int child;
+
+		skip_blanks(ps);
+		if (ps->pos < ps->len && ps->s[ps->pos] == '(')
+			child = parse_switch(ps, depth + 1);
+		else if (ps->pos < ps->len && ps->s[ps->pos] >= '0' && ps->s[ps->pos] <= '9')
+			child = parse_rank(ps);
+		else if (ps->pos < ps->len && ps->s[ps->pos] == ')' && fanin == 0)
+			return perr(ps, ps->pos, "empty switch '()': a switch needs at least one child");
+		else
+			return perr(ps, ps->pos, "expected a rank or '(', found %s", shown(ps, ps->pos, c));
+		if (child < 0)
+			return -1;
+		if (last < 0)
+			ps->t->node[me].child = child;
+		else
+			ps->t->node[last].next = child;
+		last = child;
+		fanin++;
+		skip_blanks(ps);
+		if (ps->pos < ps->len && ps->s[ps->pos] == ',') {
+			ps->pos++;
+			continue;
+		}
+		if (ps->pos < ps->len && ps->s[ps->pos] == ')') {
+			ps->pos++;
+			break;
+		}
+		return perr(ps, ps->pos, "expected ',' or ')', found %s", shown(ps, ps->pos, c));
+	}
+	if (fanin > ps->t->max_fanin) {
+		ps->t->max_fanin = fanin;
+		ps->t->max_fanin_col = (int)start + 1;
+	}
+	return me;
+}
+
+int cref_tree_parse(const char *spec, struct cref_tree *t, char *err, size_t errlen)
+{
+	struct parser ps;
+	char c[16];
+	int missing = 0;
+
+	memset(&ps, 0, sizeof(ps));
+	ps.s = spec;
+	ps.t = t;
+	ps.err = err;
+	ps.errlen = errlen;
+	memset(t, 0, sizeof(*t));
+	snprintf(err, errlen, "%s", "");
+	if (!spec || !*spec) {
+		snprintf(err, errlen, "empty tree spec (e.g. '(0,1)' or '((0,1),(2,3))')");
+		return -1;
+	}
+	ps.len = strnlen(spec, CREF_MAX_SPEC + 1);
+	if (ps.len > CREF_MAX_SPEC) {
+		snprintf(err, errlen, "tree spec longer than %d characters", CREF_MAX_SPEC);
+		return -1;
+	}
+	skip_blanks(&ps);
+	if (ps.pos >= ps.len || spec[ps.pos] != '(')
+		return perr(&ps, ps.pos, "a tree starts with '(' (its top switch), found %s", shown(&ps, ps.pos, c));
+	if (parse_switch(&ps, 1) < 0)
+		return -1;
+	skip_blanks(&ps);
+	if (ps.pos < ps.len)
+		return perr(&ps, ps.pos, "unexpected %s after the tree's last ')'", shown(&ps, ps.pos, c));
+	for (int k = 0; k < t->nnodes; k++)
+		t->nranks += t->node[k].rank >= 0;
+	while (ps.seen[missing])
+		missing++;
+	for (int k = 0; k < t->nnodes; k++)
+		if (t->node[k].rank >= t->nranks)
+			return perr(&ps, (size_t)t->node[k].col - 1,
+				    "rank %d, but a tree of %d ranks holds 0..%d, each once (rank %d is missing)",
+				    t->node[k].rank, t->nranks, t->nranks - 1, missing);
+	/* n leaves, all < n, none twice: every rank of 0..n-1 is there */
+	return 0;
+}
+
+int cref_tree_flat(struct cref_tree *t, int nranks)
+{
+	if (nranks < 1 || nranks > CREF_MAX_RANKS)
+		return -1;
+	memset(t, 0, sizeof(*t));
+	t->node[0] = (struct cref_node){ .rank = -1, .child = 1, .next = -1 };
+	for (int r = 0; r < nranks; r++)
+		t->node[r + 1] = (struct cref_node){ .rank = r, .child = -1, .next = r + 1 < nranks ? r + 2 : -1 };
+	t->nnodes = nranks + 1;
+	t->nranks = nranks;
+	t->max_fanin = nranks;
+	return 0;
+}
+
+/** A bounded string being written. */
+struct out {
+	char *buf;
+	size_t len, used;
+};
+
+/** Append @s to @o, truncating. */
+static void put(struct out *o, const char *s)
+{
+	for (; *s && o->used + 1 < o->len; s++)
+		o->buf[o->used++] = *s;
+	if (o->len)
+		o->buf[o->used] = 0;
+}
+
+/** Write node @k of @t (depth at most CREF_MAX_DEPTH + 1: bounded recursion). */
+static void format_node(const struct cref_tree *t, int k, struct out *o)
+{
+	char num[16];
+
+	if (t->node[k].rank >= 0) {
+		snprintf(num, sizeof(num), "%d", t->node[k].rank);
+		put(o, num);
+		return;
+	}
+	put(o, "(");
+	for (int c = t->node[k].child; c >= 0; c = t->node[c].next) {
+		format_node(t, c, o);
+		if (t->node[c].next >= 0)
+			put(o, ",");
+	}
+	put(o, ")");
+}
+
+const char *cref_tree_format(const struct cref_tree *t, char *buf, size_t len)
+{
+	struct out o = { buf, len, 0 };
+
+	if (len)
+		buf[0] = 0;
+	if (t->nnodes > 0)
+		format_node(t, 0, &o);
+	return buf;
+}
+
+/* ---- patterns ---------------------------------------------------------------- */
+
+int cref_pattern_parse(const char *s, enum cref_pattern *p)
+{
+	if (s && !strcmp(s, "exact"))
+		*p = CREF_EXACT;
+	else if (s && !strcmp(s, "ieee"))
+		*p = CREF_IEEE;
+	else
+		return -1;
+	return 0;
+}
+
+const char *cref_pattern_name(enum cref_pattern p)
+{
+	return p == CREF_EXACT ? "exact" : p == CREF_IEEE ? "ieee" : "?";
+}
+
+int cref_pattern_check(const struct cref_tree *t, enum cref_pattern p, char *err, size_t errlen)
+{
+	if (p != CREF_IEEE || t->max_fanin <= 2)
+		return 0;
+	if (t->max_fanin_col)
+		snprintf(err, errlen,
+			 "-p ieee cannot be checked on this tree: the switch at column %d has %d children, and a "
+			 "float32 SUM over 3 or more depends on the order their contributions arrive, which the "
+			 "switches do not fix yet (use -p exact, or a tree whose switches have at most 2 children)",
+			 t->max_fanin_col, t->max_fanin);
+	else
+		snprintf(err, errlen,
+			 "-p ieee cannot be checked on one switch of %d ranks: a float32 SUM over 3 or more "
+			 "children depends on the order their contributions arrive, which the switches do not fix "
+			 "yet (use -p exact, or give the tree with -t, every switch with at most 2 children)",
+			 t->max_fanin);
+	return -1;
+}
+
+/* The exact pattern, as inccl_check has always had it: int32 in
+ * [-100000, 100000], float32 multiples of 1/8 in [-256, 256]: every partial
+ * sum of up to 2^16 ranks is exact in float32, in any order. */
+static int32_t exact_i32(int r, size_t i)
+{
+	return (int32_t)(((uint32_t)i * 2654435761u + (uint32_t)r * 97u) % 200001u) - 100000;
+}
+
+static float exact_f32(int r, size_t i)
+{
+	return (float)((int)(((uint32_t)i * 2246822519u + (uint32_t)r * 31u) % 4097u) - 2048) / 8.0f;
+}
+
+/** The bits of float @f. */
+static uint32_t bits_of(float f)
+{
+	uint32_t h;
+
+	memcpy(&h, &f, sizeof(h));
+	return h;
+}
+
+/** The float with bits @h. */
+static float float_of(uint32_t h)
+{
+	float f;
+
+	memcpy(&f, &h, sizeof(f));
+	return f;
+}
+
+/** Whether bits @h are a float32 NaN (exponent all ones, mantissa not zero). */
+static int is_nan(uint32_t h)
+{
+	return (h & 0x7fffffffu) > 0x7f800000u;
+}
+
+/** A 32-bit mixer (a bijection with good avalanche: lowbias32). */
+static uint32_t mix32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352du;
+	x ^= x >> 15;
+	x *= 0x846ca68bu;
+	x ^= x >> 16;
+	return x;
+}
+
+/** A hash of element @i (all 64 bits of it) and @salt, the same on every rank. */
+static uint32_t elem_hash(size_t i, uint32_t salt)
+{
+	uint64_t i64 = (uint64_t)i;
+
+	return mix32(mix32((uint32_t)i64 ^ salt * 0x9e3779b9u) ^ (uint32_t)(i64 >> 32));
+}
+
+/** A hash of (@rank, @i, @salt). */
+static uint32_t rank_hash(int rank, size_t i, uint32_t salt)
+{
+	return mix32(elem_hash(i, salt) ^ mix32((uint32_t)rank + 0x632be5abu));
+}
+
+/* Salts: independent streams of the hash for each use. */
+enum { SALT_VALUE = 1, SALT_MANTISSA = 2, SALT_WHO = 3, SALT_SPECIAL = 4 };
+
+/*
+ * The ieee pattern places its special cases at fixed positions: element i
+ * with i % IEEE_PERIOD = 1 + case. Element 0, and most others, are "normal"
+ * values; every count >= IEEE_PERIOD meets every case.
+ */
+#define IEEE_PERIOD 64
+
+/* float32 special cases; "s" and "s+1" are two ranks chosen per element (see role()) */
+enum f32_case {
+	F_NAN_ONE,      /* rank s: a NaN; others normal. SUM NaN; MAX/MIN: the others' */
+	F_NAN_ALL,      /* every rank a NaN (quiet or signaling, any sign and payload) */
+	F_PINF_ONE,     /* rank s: +Inf */
+	F_NINF_ONE,     /* rank s: -Inf */
+	F_INF_BOTH,     /* rank s: +Inf, rank s+1: -Inf: SUM NaN */
+	F_ZERO_MIX,     /* -0 and +0 alternating from rank s: SUM +0, MAX +0, MIN -0 */
+	F_NZERO_ALL,    /* every rank -0: -0 + -0 = -0 */
+	F_CANCEL,       /* rank s: x, rank s+1: -x, others -0: x + -x = +0 */
+	F_SUBNORMAL,    /* every rank a subnormal of either sign */
+	F_TO_SUBNORMAL, /* rank s: FLT_MIN, others negative subnormals: results fall below FLT_MIN */
+	F_FMAX_PAIR,    /* ranks s, s+1: FLT_MAX: SUM overflows to +Inf */
+	F_NFMAX_PAIR,   /* ranks s, s+1: -FLT_MAX: SUM overflows to -Inf */
+	F_FMAX_CANCEL,  /* rank s: FLT_MAX, rank s+1: -FLT_MAX, others normal */
+	F_NAN_INF,      /* rank s: a NaN, rank s+1: +Inf */
+	F_CASES
+};
+
+/* int32 special cases */
+enum i32_case {
+	I_NEAR_MAX, /* every rank just below INT32_MAX: SUM wraps negative */
+	I_NEAR_MIN, /* every rank just above INT32_MIN: SUM wraps positive */
+	I_EXTREMES, /* rank s: INT32_MAX, rank s+1: INT32_MIN: MAX/MIN at the limits */
+	I_ALL_MIN,  /* every rank INT32_MIN */
+	I_ALL_MAX,  /* every rank INT32_MAX */
+	I_MINUS_ONE, /* rank s: -1, others 0 */
+	I_CASES
+};
+
+#define F32_SIGN 0x80000000u
+#define F32_INF 0x7f800000u
+#define F32_FLT_MAX 0x7f7fffffu
+#define F32_FLT_MIN 0x00800000u /* the smallest normal */
+#define F32_MANT 0x007fffffu
+#define F32_QUIET 0x00400000u   /* the quiet bit of a NaN's mantissa */
+/* Normal values lie in [2^-2, 2^2): 4 binades. Any two with different
+ * exponents (or both odd mantissas) round when added; values this close
+ * in magnitude make the order of additions matter most often (about 1 in 3
+ * elements of 4 ranks differ between ((a+b)+c)+d and (a+b)+(c+d); with 16
+ * binades, 1 in 4, as small addends vanish in either order). */
+#define NORMAL_EXP_MIN (127 - 2)
+#define NORMAL_EXP_SPAN 4
+
+/**
+ * The rank s that holds the special value of element @i: chosen per element
+ * so every rank (and every subtree) gets to hold each case. With one rank,
+ * rank s+1 is rank s: only role 1 exists.
+ */
+static int chosen(int nranks, size_t i)
+{
+	return (int)(elem_hash(i, SALT_WHO) % (uint32_t)(nranks < 1 ? 1 : nranks));
+}
+
+/** The role of @rank at element @i (see chosen()): 1 for rank s, 2 for rank s+1 (mod @nranks), 0 for the others. */
+static int role(int rank, int nranks, size_t i)
+{
+	int n = nranks < 1 ? 1 : nranks, s = chosen(nranks, i);
+
+	return rank == s ? 1 : rank == (s + 1) % n ? 2 : 0;
+}
+
+/** A normal float32 of @rank at @i: random sign, one of 4 binades, a full 24-bit mantissa (lowest bit set). */
+static uint32_t f32_normal(int rank, size_t i)
+{
+	uint32_t h = rank_hash(rank, i, SALT_VALUE), m = rank_hash(rank, i, SALT_MANTISSA);
+
+	return (h & F32_SIGN) | (NORMAL_EXP_MIN + (h >> 23) % NORMAL_EXP_SPAN) << 23 | (m & F32_MANT) | 1;
+}
+
+/** A NaN of @rank at @i: any sign, quiet or signaling, any payload. */
+static uint32_t f32_nan(int rank, size_t i)
+{
+	uint32_t h = rank_hash(rank, i, SALT_SPECIAL), mant = h & F32_MANT;
+
+	return (h & F32_SIGN) | F32_INF | (mant ? mant : F32_QUIET);
+}
+
+/** A subnormal (not zero) of @rank at @i with the sign of @sign (or random if @sign is 1). */
+static uint32_t f32_subnormal(int rank, size_t i, int sign)
+{
+	uint32_t h = rank_hash(rank, i, SALT_SPECIAL);
+
+	return (sign == 1 ? h & F32_SIGN : sign < 0 ? F32_SIGN : 0) | (h & F32_MANT) | 1;
+}
+
+/** Element @i of @rank's ieee float32 input. */
+static uint32_t ieee_f32(int rank, int nranks, size_t i)
+{
+	size_t q = i % IEEE_PERIOD;
+	int who = role(rank, nranks, i);
+
+	if (q < 1 || q > F_CASES)
+		return f32_normal(rank, i);
+	switch ((enum f32_case)(q - 1)) {
+	case F_NAN_ONE: return who == 1 ? f32_nan(rank, i) : f32_normal(rank, i);
+	case F_NAN_ALL: return f32_nan(rank, i);
+	case F_PINF_ONE: return who == 1 ? F32_INF : f32_normal(rank, i);
+	case F_NINF_ONE: return who == 1 ? F32_SIGN | F32_INF : f32_normal(rank, i);
+	case F_INF_BOTH: return who == 1 ? F32_INF : who == 2 ? F32_SIGN | F32_INF : f32_normal(rank, i);
+	case F_ZERO_MIX: /* rank s -0, s+1 +0, s+2 -0, ... */
+		return ((unsigned)rank - (unsigned)chosen(nranks, i)) & 1 ? 0 : F32_SIGN;
+	case F_NZERO_ALL: return F32_SIGN;
+	case F_CANCEL: {
+		uint32_t x = f32_normal(chosen(nranks, i), i); /* the same x on both ranks */
+		return who == 1 ? x : who == 2 ? x ^ F32_SIGN : F32_SIGN;
+	}
+	case F_SUBNORMAL: return f32_subnormal(rank, i, 1);
+	case F_TO_SUBNORMAL: return who == 1 ? F32_FLT_MIN : f32_subnormal(rank, i, -1);
+	case F_FMAX_PAIR: return who ? F32_FLT_MAX : f32_normal(rank, i);
+	case F_NFMAX_PAIR: return who ? F32_SIGN | F32_FLT_MAX : f32_normal(rank, i);
+	case F_FMAX_CANCEL: return who == 1 ? F32_FLT_MAX : who == 2 ? F32_SIGN | F32_FLT_MAX : f32_normal(rank, i);
+	case F_NAN_INF: return who == 1 ? f32_nan(rank, i) : who == 2 ? F32_INF : f32_normal(rank, i);
+	case F_CASES: break;
+	}
+	return f32_normal(rank, i);
+}
+
+/** Element @i of @rank's ieee int32 input: the full int32 range (sums wrap), and the cases above. */
+static uint32_t ieee_i32(int rank, int nranks, size_t i)
+{
+	size_t q = i % IEEE_PERIOD;
+	int who = role(rank, nranks, i);
+	uint32_t h = rank_hash(rank, i, SALT_VALUE), near = h % 1024; /* a small distance from a limit */
+
+	if (q < 1 || q > I_CASES)
+		return h;
+	switch ((enum i32_case)(q - 1)) {
+	case I_NEAR_MAX: return 0x7fffffffu - near;
+	case I_NEAR_MIN: return 0x80000000u + near;
+	case I_EXTREMES: return who == 1 ? 0x7fffffffu : who == 2 ? 0x80000000u : h;
+	case I_ALL_MIN: return 0x80000000u;
+	case I_ALL_MAX: return 0x7fffffffu;
+	case I_MINUS_ONE: return who == 1 ? 0xffffffffu : 0;
+	case I_CASES: break;
+	}
+	return h;
+}
+
+uint32_t cref_input(enum cref_pattern p, enum inccl_dtype dtype, int rank, int nranks, size_t i)
+{
+	if (p == CREF_IEEE)
+		return dtype == INCCL_INT32 ? ieee_i32(rank, nranks, i) : ieee_f32(rank, nranks, i);
+	return dtype == INCCL_INT32 ? (uint32_t)exact_i32(rank, i) : bits_of(exact_f32(rank, i));
+}
+
+void cref_fill(enum cref_pattern p, enum inccl_dtype dtype, int rank, int nranks, void *buf, size_t count)
+{
+	uint8_t *b = buf;
+
+	for (size_t i = 0; i < count; i++) {
+		uint32_t v = cref_input(p, dtype, rank, nranks, i);
+		memcpy(b + 4 * i, &v, sizeof(v));
+	}
+}
+
+/* ---- arithmetic, expectation, comparison ----------------------------------------- */
+
+/** A key of non-NaN float bits that orders as the values do, with -0 < +0 (both zeros distinct). */
+static uint32_t order_key(uint32_t h)
+{
+	return h & F32_SIGN ? ~h : h | F32_SIGN;
+}
+
+uint32_t cref_combine(enum inccl_dtype dtype, enum inccl_op op, uint32_t acc, uint32_t in)
+{
+	if (dtype == INCCL_INT32) {
+		switch (op) {
+		case INCCL_SUM: return acc + in; /* modulo 2^32: two's complement wrap */
+		case INCCL_MAX: return (int32_t)in > (int32_t)acc ? in : acc;
+		case INCCL_MIN: return (int32_t)in < (int32_t)acc ? in : acc;
+		}
+		return acc;
+	}
+	if (op == INCCL_SUM) {
+		float sum = float_of(acc) + float_of(in); /* one float32 addition, rounded to nearest */
+		return bits_of(sum);
+	}
+	if (is_nan(acc))
+		return in; /* a NaN loses to a number; two NaNs: a NaN */
+	if (is_nan(in))
+		return acc;
+	if (op == INCCL_MAX)
+		return order_key(in) > order_key(acc) ? in : acc;
+	return order_key(in) < order_key(acc) ? in : acc;
+}
+
+/** The value node @k of @t computes at element @i (recursion bounded by CREF_MAX_DEPTH). */
+static uint32_t eval(const struct cref_tree *t, int k, enum cref_pattern p, enum inccl_dtype dtype, enum inccl_op op,
+		     size_t i)
+{
+	const struct cref_node *nd = &t->node[k];
+	uint32_t acc;
+	int c = nd->child;
+
+	if (nd->rank >= 0)
+		return cref_input(p, dtype, nd->rank, t->nranks, i);
+	acc = eval(t, c, p, dtype, op, i); /* the first child's value is copied ... */
+	for (c = t->node[c].next; c >= 0; c = t->node[c].next)
+		acc = cref_combine(dtype, op, acc, eval(t, c, p, dtype, op, i)); /* ... the others folded in */
+	return acc;
+}
+
+uint32_t cref_expect(const struct cref_tree *t, enum cref_pattern p, enum inccl_dtype dtype, enum inccl_op op,
+		     size_t i)
+{
+	return eval(t, 0, p, dtype, op, i);
+}
+
+int cref_same(enum inccl_dtype dtype, uint32_t got, uint32_t want)
+{
+	if (dtype == INCCL_FLOAT32 && is_nan(got) && is_nan(want))
+		return 1; /* a NaN's sign and payload are unspecified */
+	return got == want;
+}
+
+size_t cref_count_wrong(enum inccl_dtype dtype, const void *buf, const uint32_t *want, size_t count, size_t *first)
+{
+	const uint8_t *b = buf;
+	size_t wrong = 0;
+
+	for (size_t i = 0; i < count; i++) {
+		uint32_t got;
+		memcpy(&got, b + 4 * i, sizeof(got));
+		if (!cref_same(dtype, got, want[i]) && !wrong++ && first)
+			*first = i;
+	}
+	return wrong;
+}
+
+/* ---- barrier timing ------------------------------------------------------------------ */
+
+int cref_barrier_late_rank(int k, int nranks)
+{
+	return nranks > 0 ? (int)((unsigned)k % (unsigned)nranks) : 0;
+}
+
+int cref_barrier_left_early(double waited_ms, int delay_ms)
+{
+	return waited_ms < delay_ms / 2.0;
+}
+
+double cref_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void cref_sleep_ms(int ms)
+{
+	struct timespec until;
+
+	if (ms <= 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+		; /* a signal: sleep on until the same deadline */
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# test-lab-aborts.sh — the lab system test itself cannot pass when it is cut
+# short. tests/system/lab-test.sh, on the real lab, is ended at several
+# points: a set -u abort and an `exit 0` as phase 1 begins
+# (HARNESS_ABORT_AT), SIGTERM to its process group while phase 1's
+# half-failed lab-up boots the VMs, and SIGINT (a terminal's Ctrl-C) while
+# phase 2's lab-up runs. Each time it must exit non-zero, name the phase it
+# was in and those it never began, print no closing count line, and leave no
+# lab behind (its cleanup runs on every end). Needs what the lab needs
+# (images, libvirt); runs before the lab test in `make test`.
+# Runs in tests/lib/harness.sh: "N passed, M failed" only at its end.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/lib/harness.sh
+. tests/lib/labclean.sh
+: "${INCLAB_PREFIX:=inclab}"
+state=${INCLAB_STATE:-/var/lib/inclab/$INCLAB_PREFIX}
+harness_begin test-lab-aborts "abort-at-start exit0-at-start term-in-1 int-in-2"
+tmp=$(mktemp -d)
+gone() { rm -rf "$tmp"; }
+harness_on_exit gone
+all="1 2 3 4 4b 4c 4d 4e 4f 4g 5"
+
+# judge WHAT RC LEFT — the lab test's run in $tmp/out ended abnormally: exit
+# RC non-zero, no closing count line, phases LEFT named, and no lab left.
+judge() {
+    local what=$1 rc=$2 left=$3
+    check "$what: exit $rc, $(grep -m 1 'ABORTED' "$tmp/out" | cut -c1-120)" \
+        sh -c "[ $rc != 0 ] && ! grep -q '^[0-9]* passed, [0-9]* failed\$' '$tmp/out' &&
+               grep -q 'did not finish: $left;' '$tmp/out'"
+    check "$what: nothing of the lab left behind" lab_is_clean
+}
+
+# run_until PATTERN SIGNAL — start the lab test as its own process group,
+# send SIGNAL to the group once PATTERN shows in its output (then wait a
+# little, so the phase's work is under way), and return its exit status.
+run_until() {
+    local pattern=$1 sig=$2 pid rc
+    set -m
+    tests/system/lab-test.sh > "$tmp/out" 2>&1 &
+    pid=$!
+    set +m
+    for _ in $(seq 1 1800); do
+        grep -q -- "$pattern" "$tmp/out" && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.5
+    done
+    sleep "${KILL_DELAY:-8}"
+    echo "  at '$pattern' + ${KILL_DELAY:-8} s: SIG$sig to the lab test's process group"
+    kill -"$sig" -- -"$pid" 2>/dev/null
+    wait "$pid"; rc=$?
+    tail -n 3 "$tmp/out" | sed 's/^/    /'
+    return $rc
+}
+
+phase abort-at-start "a set -u abort as phase 1 begins"
+HARNESS_ABORT_AT=1:unset tests/system/lab-test.sh > "$tmp/out" 2>&1
+judge "set -u abort in phase 1" $? "$all"
+
+phase exit0-at-start "an exit 0 as phase 1 begins"
+HARNESS_ABORT_AT=1:exit0 tests/system/lab-test.sh > "$tmp/out" 2>&1
+judge "exit 0 in phase 1" $? "$all"
+
+phase term-in-1 "SIGTERM while phase 1's half-failed lab-up boots the VMs"
+KILL_DELAY=15 run_until '--- \[[0-9]* s\] 1\. ' TERM
+judge "SIGTERM in phase 1" $? "$all"
+
+phase int-in-2 "SIGINT while phase 2's lab-up runs"
+run_until '--- \[[0-9]* s\] 2\. lab-up' INT
+judge "SIGINT in phase 2" $? "${all#1 }"
+harness_end
