@@ -13,7 +13,9 @@
 # INC_COUNTS: element counts (default 1,255,256,257,1031,65539).
 # INC_PATTERN: inccl_check's inputs, ieee (default: float sums that round,
 #   NaN, ±Inf, ±0, int32 overflow, checked bit for bit against the tree's
-#   order, given to inccl_check as -t from the inventory) or exact.
+#   order, given to inccl_check as -t from the inventory; INC_TREE=SPEC
+#   gives another, to show that a reference in the wrong order is caught)
+#   or exact.
 # INC_EXPECT_FAIL=REGEX: a switch was told to be wrong (lab.sh fault): every
 #   rank must exit 1, its first FAIL line the fault's (REGEX) or a timeout
 #   after a peer gave up, and at least one rank must show REGEX.
@@ -69,7 +71,7 @@ master=$(col "${hosts[0]}" 4)
 declare -A in_run
 for i in "${!hosts[@]}"; do in_run[${hosts[$i]}]=$i; done
 top=$(awk -F'\t' '!/^#/ && $2 == "switch" && $7 == "-" {print $1}' "$inv")
-spec=$(tree_spec "$top")
+spec=${INC_TREE:-$(tree_spec "$top")}
 case $spec in "("*) ;; *) spec="($spec)" ;; esac
 [[ $spec =~ ^[0-9(),]+$ ]] || { ko "the tree of this run from $inv is not a tree spec: '$spec'"; done_; }
 case $pattern in
