@@ -144,7 +144,10 @@ plots: $(BUILD)/increport
 	INCLAB_BUILD=$(abspath $(BUILD)) analysis/plots.sh $(or $(RESULTS),results)
 
 # ---- tests -------------------------------------------------------------
-test: check test-lab-aborts test-lab
+# the two lab tests share the lab's names: one after the other, also under make -j
+test: check
+	@$(MAKE) --no-print-directory test-lab-aborts
+	@$(MAKE) --no-print-directory test-lab
 check: test-harness test-unit test-golden test-experiments test-baselines test-analysis
 # the test harness (tests/lib/harness.sh): no run that was cut short can pass
 test-harness:

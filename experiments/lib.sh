@@ -222,12 +222,13 @@ exp_mpirun_args() {
 # failed and OUT has no report header (mpi_perf prints it once every rank is
 # ready: no mpi_perf on a host, OpenMPI's abort of MPI_Init when UCX has no
 # transport, mpi_perf's own exit 3); 1 otherwise: wrong elements (mpi_perf
-# exits 1), a failure after the start (mpi_perf's 4), no result within the
-# time limit (124) or the lab's agent failed (125).
+# exits 1), bad arguments (2: exp.sh's own fault), a failure after the
+# start (mpi_perf's 4), no result within the time limit (124) or the lab's
+# agent failed (125).
 exp_mpi_status() {
     case $1 in
     0) return 0 ;;
-    4 | 124 | 125) return 1 ;;
+    2 | 4 | 124 | 125) return 1 ;;
     esac
     grep -qxF "$EXP_CSV_HEADER" "$2" && return 1
     return 3

@@ -47,6 +47,10 @@
 #include "check_ref.h"
 #include "inccl.h"
 
+/* The most elements a count may ask for: 2^30, 4 GiB per buffer (three
+ * buffers of it must fit a host), far from where count * 4 + 8 wraps. */
+#define MAX_COUNT (1ull << 30)
+
 #define MAX_DELAY_MS 30000 /* -D: well under libinccl's default 60 s timeout, which the waiting ranks run into */
 
 static const char *opn(int op) { return op == INCCL_SUM ? "sum" : op == INCCL_MAX ? "max" : "min"; }
@@ -112,6 +116,26 @@ static void barrier_check(inccl_comm_t *c, int rank, int nranks, int k, int dela
 }
 
 /** Parse a whole decimal int of [@min, @max] into *@out. Return 0 or -1. */
+/* count_bad() - does the -c list hold anything but counts 1..MAX_COUNT separated by
+ * single commas, or more than main()'s copy of it holds (255 characters)? */
+static int count_bad(const char *list)
+{
+	const char *p = list;
+
+	if (strlen(list) > 255)
+		return 1;
+	do {
+		char *end;
+		if (*p < '0' || *p > '9')
+			return 1;
+		unsigned long long n = strtoull(p, &end, 10);
+		if (n == 0 || n > MAX_COUNT || (*end && *end != ','))
+			return 1;
+		p = *end ? end + 1 : end;
+	} while (*p);
+	return p[-1] == ',';
+}
+
 static int parse_int(const char *s, long min, long max, int *out)
 {
 	char *end;
@@ -180,6 +204,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "inccl_check: %s\n", err);
 		return 2;
 	}
+	if (count_bad(counts)) {
+		fprintf(stderr, "inccl_check: -c: bad count in '%s' (numbers 1..%llu separated by commas)\n", counts,
+			(unsigned long long)MAX_COUNT);
+		return 2;
+	}
 	double tb = cref_now_ms();
 	int rc = inccl_group_create(&go, rank, nranks, &g);
 	if (rc == INCCL_OK && (rc = inccl_comm_init(g, NULL, &c)) != INCCL_OK)
@@ -198,13 +227,19 @@ int main(int argc, char **argv)
 	snprintf(list, sizeof(list), "%s", counts);
 	int k = 0;
 	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ","), k++) {
-		size_t count = strtoul(tok, NULL, 10), misalign = (size_t)(k % 4); /* 0..3 bytes off alignment */
+		char *end;
+		unsigned long long n = strtoull(tok, &end, 10);
+		if (*end || !*tok || *tok == '-' || n == 0 || n > MAX_COUNT) {
+			fprintf(stderr, "inccl_check: bad count '%s' (1..%llu elements)\n", tok, (unsigned long long)MAX_COUNT);
+			return 2;
+		}
+		size_t count = (size_t)n, misalign = (size_t)(k % 4); /* 0..3 bytes off alignment */
 		uint8_t *sraw = malloc(count * 4 + 8), *rraw = malloc(count * 4 + 8);
 		uint32_t *want = malloc(count * 4);
 		uint8_t *send = sraw + misalign, *recv = rraw + (3 - misalign);
 		char what[64];
-		if (!sraw || !rraw || !want || count == 0) {
-			fprintf(stderr, "inccl_check: bad count '%s'\n", tok);
+		if (!sraw || !rraw || !want) {
+			fprintf(stderr, "inccl_check: no memory for %zu elements\n", count);
 			return 1;
 		}
 		for (int dtype = INCCL_INT32; dtype <= INCCL_FLOAT32; dtype++) {

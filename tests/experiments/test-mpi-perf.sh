@@ -290,7 +290,7 @@ judged "unavailable: " mpi-tcp "no mpi_perf to start"
 grep -q "unable to launch" <<<"$(exp_outcome mpi-tcp 3 "$tmp/out" "$tmp/err")" && ok "no mpi_perf to start: the reason says mpirun was unable to launch it" ||
     ko "no mpi_perf to start: reason '$(exp_outcome mpi-tcp 3 "$tmp/out" "$tmp/err")'"
 if [ -e /sys/class/infiniband/rxe0 ]; then
-    ok "UCX on a missing rxe0: skipped, this machine has rxe0"
+    echo "  (UCX on a missing rxe0 not tried: this machine has rxe0; not counted)"
 else # the lab's UCX settings where there is no rxe0: OpenMPI fails in MPI_Init, before mpi_perf's header
     rc=0
     timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 --mca oob_tcp_if_include lo --mca pml ucx \

@@ -31,22 +31,24 @@ judge() {
     check "$what: nothing of the lab left behind" lab_is_clean
 }
 
-# run_until PATTERN SIGNAL — start the lab test as its own process group,
-# send SIGNAL to the group once PATTERN shows in its output (then wait a
-# little, so the phase's work is under way), and return its exit status.
+# run_until FILE PATTERN SIGNAL — start the lab test as its own process
+# group, send SIGNAL to the group once PATTERN shows in FILE (the lab test's
+# output or a log it writes; then wait KILL_DELAY s, default 5, so that the
+# work is under way), and return the lab test's exit status.
 run_until() {
-    local pattern=$1 sig=$2 pid rc
+    local file=$1 pattern=$2 sig=$3 pid rc
+    rm -f "$file"
     set -m
     tests/system/lab-test.sh > "$tmp/out" 2>&1 &
     pid=$!
     set +m
     for _ in $(seq 1 1800); do
-        grep -q -- "$pattern" "$tmp/out" && break
+        grep -q -- "$pattern" "$file" 2>/dev/null && break
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.5
     done
-    sleep "${KILL_DELAY:-8}"
-    echo "  at '$pattern' + ${KILL_DELAY:-8} s: SIG$sig to the lab test's process group"
+    sleep "${KILL_DELAY:-5}"
+    echo "  at '$pattern' in $(basename "$file") + ${KILL_DELAY:-5} s: SIG$sig to the lab test's process group"
     kill -"$sig" -- -"$pid" 2>/dev/null
     wait "$pid"; rc=$?
     tail -n 3 "$tmp/out" | sed 's/^/    /'
@@ -62,10 +64,11 @@ HARNESS_ABORT_AT=1:exit0 tests/system/lab-test.sh > "$tmp/out" 2>&1
 judge "exit 0 in phase 1" $? "$all"
 
 phase term-in-1 "SIGTERM while phase 1's half-failed lab-up boots the VMs"
-KILL_DELAY=15 run_until '--- \[[0-9]* s\] 1\. ' TERM
+# (the half-failed lab-up logs into /tmp/inclab-halfup.log: its wait for the VMs)
+KILL_DELAY=2 run_until /tmp/inclab-halfup.log 'waiting for [0-9]* nodes' TERM
 judge "SIGTERM in phase 1" $? "$all"
 
 phase int-in-2 "SIGINT while phase 2's lab-up runs"
-run_until '--- \[[0-9]* s\] 2\. lab-up' INT
+run_until "$tmp/out" '--- \[[0-9]* s\] 2\. lab-up' INT
 judge "SIGINT in phase 2" $? "${all#1 }"
 harness_end

@@ -22,7 +22,7 @@ scope=${INC_SCOPE:-leaf}
 limit=${INC_LIMIT:-3600}
 inv=$state/gen/inventory.tsv
 expect_fail=${INC_EXPECT_FAIL:-}
-caught=0
+. tests/lib/caught.sh
 col() { awk -F'\t' -v n="$1" -v c="$2" '$1 == n {print $c}' "$inv"; }
 [ -r "$inv" ] || { ko "inc-perf: no lab in $state (make lab-up)"; harness_end; }
 leaf0=$(awk -F'\t' '$2 == "host" && $3 == 0 {print $7}' "$inv")
@@ -50,14 +50,7 @@ for i in "${!hosts[@]}"; do
     rc=$("$lab" exec "$h" "cat /tmp/perf.rc" 2>/dev/null)
     err=$("$lab" exec "$h" "cat /tmp/perf.err" 2>/dev/null)
     if [ -n "$expect_fail" ]; then
-        if [ "$rc" = 1 ] && grep -q -E -- "$expect_fail" <<<"$err"; then
-            caught=$((caught + 1))
-            ok "inccl_perf $args: rank $i ($h) caught the fault: exit 1, $(grep -m 1 -E -- "$expect_fail" <<<"$err" | cut -c1-120)"
-        elif [ "$rc" = 1 ] && grep -q 'no progress for' <<<"$err"; then
-            ok "inccl_perf $args: rank $i ($h) exit 1 after a peer gave up: $(grep -m 1 'no progress for' <<<"$err" | cut -c1-120)"
-        else
-            ko "inccl_perf $args: rank $i ($h) exit '${rc:-none after $limit s}', want 1 and '$expect_fail' on stderr: $(tail -n 2 <<<"$err" | tr '\n' ' ')"
-        fi
+        judge_caught "inccl_perf $args: rank $i ($h)" "${rc:-}" "$err" "$expect_fail"
     elif [ "$rc" = 0 ]; then ok "inccl_perf $args: rank $i ($h) verified every element"
     else ko "inccl_perf $args: rank $i ($h) exit '${rc:-none after $limit s}': $(tail -n 2 <<<"$err" | tr '\n' ' ')"; fi
     "$lab" exec "$h" "pkill -x inccl_perf; true" >/dev/null 2>&1

@@ -18,6 +18,7 @@ lab=lab/lab.sh
 state=${INCLAB_STATE:-/var/lib/inclab/${INCLAB_PREFIX:-inclab}}
 build=${INCLAB_BUILD:-${BUILD:-build}} # make's BUILD: make test-lab passes it
 messages=${RC_SLICE_MESSAGES:-16} bytes=${RC_SLICE_BYTES:-4000}
+[[ $messages =~ ^[0-9]+$ && $bytes =~ ^[0-9]+$ ]] || { echo "rc-slice: RC_SLICE_MESSAGES and RC_SLICE_BYTES must be numbers"; exit 2; }
 stop_tools() {
     "$lab" exec "$host" "pkill rc_probe; true" >/dev/null 2>&1
     "$lab" exec "$leaf" "pkill rcecho; true" >/dev/null 2>&1
