@@ -24,6 +24,8 @@ set -uo pipefail
 cd "$PWD"
 . tests/lib/harness.sh
 harness_begin three "a b c"
+bad_hook() { exit 0; }
+[ "\${HOOK_EXIT0:-0}" = 1 ] && harness_on_exit bad_hook
 phase a "first"
 ok "a works"
 [ "\${SKIP_TO_C:-0}" = 1 ] && { phase c "third"; harness_end; }
@@ -64,6 +66,10 @@ for kind in unset false exit0 term; do
     out=$(HARNESS_ABORT_AT=b:$kind "$tmp/three.sh" 2>&1); rc=$?
     expect_abort "abort '$kind' at phase b" "b c" "$out" $rc
 done
+out=$(HOOK_EXIT0=1 HARNESS_ABORT_AT=b:term "$tmp/three.sh" 2>&1); rc=$?
+expect_abort "SIGTERM at phase b, with a cleanup hook that exits 0" "b c" "$out" $rc
+out=$(HOOK_EXIT0=1 h_verdict_ok=1 HARNESS_ABORT_AT=b:exit0 "$tmp/three.sh" 2>&1); rc=$?
+expect_abort "exit 0 at phase b, h_verdict_ok=1 in the environment, a hook that exits 0" "b c" "$out" $rc
 out=$(HARNESS_ABORT_AT=a:exit0 "$tmp/three.sh" 2>&1); rc=$?
 expect_abort "exit 0 at phase a" "a b c" "$out" $rc
 out=$(SKIP_TO_C=1 "$tmp/three.sh" 2>&1); rc=$?
