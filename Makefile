@@ -198,12 +198,9 @@ bench-switch: $(BUILD)/bench_engine
 	$(BUILD)/bench_engine -p 4096 -d float32 -w $(BUILD)/bench-allreduce-float32.pcap
 	$(BUILD)/bench_engine -r $(BENCH_PCAP) -n 50
 	$(BUILD)/bench_engine -r $(BUILD)/bench-allreduce-float32.pcap -n 50
-	@for d in int32 float32; do \
-	  f=$(BENCH_PCAP); [ $$d = int32 ] || f=$(BUILD)/bench-allreduce-$$d.pcap; \
-	  valgrind --tool=callgrind --toggle-collect=bench_replay --callgrind-out-file=$(BUILD)/callgrind.bench.$$d \
-	    $(BUILD)/bench_engine -r $$f 2>&1 | \
-	    awk -v d=$$d '/Collected/ {printf "callgrind %s: %s instructions to replay 4 x 4096 data frames, %.0f per data frame (replay only: loading the file excluded)\n", d, $$4, $$4 / 16384}'; \
-	done
+	@valgrind --tool=callgrind --toggle-collect=bench_replay --callgrind-out-file=$(BUILD)/callgrind.bench \
+	  $(BUILD)/bench_engine -r $(BENCH_PCAP) 2>&1 | \
+	  awk '/Collected/ {printf "callgrind: %s instructions to replay 4 x 4096 data frames, %.0f per data frame (replay only: loading the file excluded)\n", $$4, $$4 / 16384}'
 
 # the engine fed the frames of pcap fixtures (bench_engine -w), its output checked and written to replay-out.pcap
 $(BUILD)/test_replay: tests/unit/test_replay.c $(SWITCH_ENGINE) | $(DEPS_STAMP)

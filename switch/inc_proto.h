@@ -70,17 +70,4 @@ const char *inc_prim_name(enum inc_prim p);
  */
 void inc_combine(void *acc, const void *in, size_t n, enum inc_op op, enum inc_dtype dtype);
 
-/*
- * A sum kept in host order while its packets arrive, as the switch does: one
- * byte swap per element and packet instead of three, the same results.
- *
- * inc_load() - the first packet: @len bytes from @in (wire format) to @acc,
- * each 4-byte element in host order (the last len % 4 bytes copied as they are).
- * inc_combine_host() - inc_combine() with @acc in host order, @in in wire format.
- * inc_store() - @acc back to wire format, in place, when the sum is complete.
- */
-void inc_load(void *acc, const void *in, size_t len);
-void inc_combine_host(void *acc, const void *in, size_t n, enum inc_op op, enum inc_dtype dtype);
-void inc_store(void *acc, size_t len);
-
 #endif
