@@ -234,12 +234,13 @@ const struct sw_counters *sw_engine_counters(const struct sw_engine *e)
 	return &e->c;
 }
 
+/* enum sw_fault's names, as lab.sh fault and incswitch's fault file spell them */
+static const char *const fault_names[] = { "off", "corrupt", "drop", "early-barrier" };
+
 int sw_fault_parse(const char *s, enum sw_fault *f)
 {
-	static const char *const names[] = { "off", "corrupt", "drop", "early-barrier" };
-
 	for (int i = 0; i < 4; i++)
-		if (!strcmp(s, names[i])) {
+		if (!strcmp(s, fault_names[i])) {
 			*f = (enum sw_fault)i;
 			return 0;
 		}
@@ -248,9 +249,7 @@ int sw_fault_parse(const char *s, enum sw_fault *f)
 
 const char *sw_fault_name(enum sw_fault f)
 {
-	static const char *const names[] = { "off", "corrupt", "drop", "early-barrier" };
-
-	return (unsigned)f < 4 ? names[f] : "?";
+	return (unsigned)f < 4 ? fault_names[f] : "?";
 }
 
 int sw_engine_inject(struct sw_engine *e, enum sw_fault f)
