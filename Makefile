@@ -191,16 +191,21 @@ $(BUILD)/bench_engine: switch/bench_engine.c $(SWITCH_ENGINE) | $(DEPS_STAMP)
 
 # Switch engine rate on one core (no capture I/O), and a repeatable instruction count:
 # the hosts' frames are written to pcap files, loaded into memory, then replayed
-# (50 passes of 4 x 4096 frames, each through a fresh engine; callgrind counts one replay).
+# (50 passes of 4 x 4096 frames, each through a fresh engine; callgrind counts one replay),
+# with the kernels auto chooses here and with each set forced (-k; switch/README.md).
 BENCH_PCAP := $(BUILD)/bench-allreduce.pcap
 bench-switch: $(BUILD)/bench_engine
 	$(BUILD)/bench_engine -p 4096 -w $(BENCH_PCAP)
 	$(BUILD)/bench_engine -p 4096 -d float32 -w $(BUILD)/bench-allreduce-float32.pcap
 	$(BUILD)/bench_engine -r $(BENCH_PCAP) -n 50
 	$(BUILD)/bench_engine -r $(BUILD)/bench-allreduce-float32.pcap -n 50
-	@valgrind --tool=callgrind --toggle-collect=bench_replay --callgrind-out-file=$(BUILD)/callgrind.bench \
-	  $(BUILD)/bench_engine -r $(BENCH_PCAP) 2>&1 | \
-	  awk '/Collected/ {printf "callgrind: %s instructions to replay 4 x 4096 data frames, %.0f per data frame (replay only: loading the file excluded)\n", $$4, $$4 / 16384}'
+	$(BUILD)/bench_engine -k scalar -r $(BENCH_PCAP) -n 50
+	@for k in simd scalar; do for d in int32 float32; do \
+	  f=$(BENCH_PCAP); [ $$d = int32 ] || f=$(BUILD)/bench-allreduce-$$d.pcap; \
+	  valgrind --tool=callgrind --toggle-collect=bench_replay --callgrind-out-file=$(BUILD)/callgrind.bench.$$d.$$k \
+	    $(BUILD)/bench_engine -k $$k -r $$f 2>&1 | \
+	    awk -v d=$$d -v k=$$k '/Collected/ {printf "callgrind %s, kernel %s: %s instructions to replay 4 x 4096 data frames, %.0f per data frame (replay only: loading the file excluded)\n", d, k, $$4, $$4 / 16384}'; \
+	done; done
 
 # the engine fed the frames of pcap fixtures (bench_engine -w), its output checked and written to replay-out.pcap
 $(BUILD)/test_replay: tests/unit/test_replay.c $(SWITCH_ENGINE) | $(DEPS_STAMP)

@@ -1,8 +1,8 @@
 /*
  * bench_engine — the switch engine's packet rate on one core, no capture I/O.
  *
- *   bench_engine [-p PACKETS_PER_CHILD] [-c CHILDREN] [-d int32|float32] [-w FILE.pcap]
- *   bench_engine -r FILE.pcap [-n PASSES]
+ *   bench_engine [-k auto|simd|scalar] [-p PACKETS_PER_CHILD] [-c CHILDREN] [-d int32|float32] [-w FILE.pcap]
+ *   bench_engine [-k auto|simd|scalar] -r FILE.pcap [-n PASSES]
  *
  * CHILDREN hosts do an AllReduce SUM of PACKETS_PER_CHILD 1 KiB packets
  * each; their data frames are replayed through the engine: parse, ICRC
@@ -23,6 +23,9 @@
  * down as much as wall time would); only the replay is timed. Under `valgrind --tool=callgrind
  * --toggle-collect=bench_replay` only the replay is counted: a repeatable
  * instruction count per frame, the file's loading left out.
+ *
+ * -k: the combine/byte-swap kernels, as incswitch -k (default: the
+ * environment's INCSWITCH_KERNEL, else auto); the report names those used.
  */
 #include <arpa/inet.h>
 #include <malloc.h>
@@ -245,13 +248,14 @@ static void report(const char *src, int children, long packets, size_t bytes, ui
 		   uint64_t data_frames, uint64_t all_frames)
 {
 	struct inc_imm m;
+	const char *why, *kname = inc_kernel_name(&why);
 
 	inc_imm_decode(imm, &m);
 	printf("bench_engine: %s%d children x %ld packets of %zu B %s %s: %.3f s, %.0f data frames/s "
-	       "(%.0f ns each), %.0f frames/s in, %llu frames out\n",
+	       "(%.0f ns each), %.0f frames/s in, %llu frames out; kernel %s (%s)\n",
 	       src, children, packets, bytes, inc_dtype_name(m.dtype), inc_op_name(m.op), t,
 	       (double)data_frames / t, t / (double)data_frames * 1e9, (double)all_frames / t,
-	       (unsigned long long)tx_frames);
+	       (unsigned long long)tx_frames, kname, why);
 }
 
 /** dump_frames() - append @fs to @d, timestamps 1 us apart from @*ts_us. Return: 0 or -1. */
@@ -450,9 +454,10 @@ int main(int argc, char **argv)
 	int children = 4, passes = 1, opt;
 	long packets = 20000;
 	enum inc_dtype dtype = INC_INT32;
-	const char *wfile = NULL, *rfile = NULL;
+	const char *wfile = NULL, *rfile = NULL, *kopt = getenv("INCSWITCH_KERNEL"), *kwhy = "INCSWITCH_KERNEL";
+	enum inc_kernel kernel = INC_KERNEL_AUTO;
 
-	while ((opt = getopt(argc, argv, "p:c:d:w:r:n:")) != -1) {
+	while ((opt = getopt(argc, argv, "k:p:c:d:w:r:n:")) != -1) {
 		switch (opt) {
 		case 'p': packets = atol(optarg); break;
 		case 'c': children = atoi(optarg); break;
@@ -460,9 +465,12 @@ int main(int argc, char **argv)
 		case 'w': wfile = optarg; break;
 		case 'r': rfile = optarg; break;
 		case 'n': passes = atoi(optarg); break;
+		case 'k': kopt = optarg; kwhy = "-k"; break;
 		default:
-			fprintf(stderr, "usage: bench_engine [-p PACKETS_PER_CHILD] [-c CHILDREN] [-d int32|float32] "
-					"[-w FILE.pcap]\n       bench_engine -r FILE.pcap [-n PASSES]\n");
+			fprintf(stderr, "usage: bench_engine [-k auto|simd|scalar] [-p PACKETS_PER_CHILD] [-c CHILDREN] "
+					"[-d int32|float32] [-w FILE.pcap]\n"
+					"       bench_engine [-k auto|simd|scalar] -r FILE.pcap [-n PASSES]\n"
+					"  -k (or INCSWITCH_KERNEL): combine kernels; auto = scalar under QEMU TCG, else simd\n");
 			return 2;
 		}
 	}
@@ -470,5 +478,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_engine: bad arguments\n");
 		return 2;
 	}
+	if (kopt && *kopt && inc_kernel_parse(kopt, &kernel)) {
+		fprintf(stderr, "bench_engine: %s: %s is not auto, simd or scalar\n", kwhy, kopt);
+		return 2;
+	}
+	inc_kernel_use(kernel, kwhy);
 	return rfile ? run_file(rfile, passes) : run_prebuilt(children, packets, dtype, wfile);
 }

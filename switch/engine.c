@@ -53,6 +53,10 @@
                                   * frames). In the tree simulation one per 4 or more made the
                                   * recovery after a stalled root slower (1441 ms at 4, 1909 ms at 16,
                                   * against 1351 ms at 1 and 1056 ms at 2) */
+#define TAIL_MIN_LEN 64          /* payloads from 64 bytes on go through the CRC once per slot (slot_tail());
+                                  * below, the whole ICRC costs no more than the headers' share */
+#define CONN_HASH 256            /* conn_index[] entries: a power of two, about a quarter of them taken by
+                                  * 65 connections, so a probe rarely goes past the first */
 #define RNR_RETRY_NS 1000000ull /* resend 1 ms after an RNR NAK */
 #define RTO_MIN_NS 2000000ull   /* two ticks of the daemon's 1 ms poll loop: no finer timer
                                  * (cfg.min_rto_ns raises it: the daemon's default is 50 ms) */
@@ -104,6 +108,7 @@ struct slot {
 	uint64_t arrived;         /* bit per child */
 	int narrived;
 	int have_data;
+	int host_order;           /* data is a sum in the making, in host order (inc_load()): until slot_complete() */
 	uint16_t len;
 	int pending;              /* frames sent from this slot, not yet acknowledged */
 	int awaiting;             /* sent up, the parent's result still to come */
@@ -119,6 +124,8 @@ struct sw_engine {
 	int nconns;
 	uint32_t ring_mask;       /* send rings hold the power of two >= nslots frames */
 	uint32_t window;
+	uint8_t conn_index[CONN_HASH]; /* conn_find(): 1 + the connection whose peer IP and our QPN hash
+	                                * here (linear probing, in connection order), 0: none */
 	struct slot *slots;
 	uint32_t busy_slots;
 	uint32_t *downq, downq_head, downq_len; /* slots sent up awaiting results, oldest first */
@@ -126,6 +133,7 @@ struct sw_engine {
 	sw_tx_fn tx;
 	void *ctx;
 	enum sw_fault fault;      /* armed by sw_engine_inject(); CORRUPT and DROP disarm when they fire */
+	struct roce_icrc_tail tail; /* slot_tail(): the payload being sent, its multiplication tables kept */
 	uint32_t next_psn;        /* the PSN of the next slot to complete: slots complete in PSN order */
 	struct sw_counters c;
 };
@@ -135,6 +143,33 @@ struct sw_engine {
 static uint32_t ring_index(const struct sw_engine *e, const struct conn *k, uint32_t psn)
 {
 	return (psn - k->cfg.sq_psn) & e->ring_mask;
+}
+
+_Static_assert(SW_MAX_CHILDREN + 1 <= UINT8_MAX && 2 * (SW_MAX_CHILDREN + 1) <= CONN_HASH,
+	       "conn_index[] holds 1 + a connection's index, and has room to spare");
+
+/* conn_hash() - where connection lookups for @peer_ip and our @qpn start in conn_index[] (Fibonacci hashing). */
+static uint32_t conn_hash(uint32_t peer_ip, uint32_t qpn)
+{
+	return ((peer_ip ^ qpn * 0x9e3779b1u) * 0x9e3779b1u) >> 24 & (CONN_HASH - 1);
+}
+
+/*
+ * conn_find() - the first connection (in index order) that frames from
+ * @src_ip to our @dst_ip and QP @qpn belong to, or -1, as a linear search
+ * would find it: conn_index[] probes them in the order they were added.
+ */
+static int conn_find(const struct sw_engine *e, uint32_t src_ip, uint32_t dst_ip, uint32_t qpn)
+{
+	for (uint32_t h = conn_hash(src_ip, qpn);; h = (h + 1) & (CONN_HASH - 1)) {
+		int i = e->conn_index[h] - 1;
+
+		if (i < 0)
+			return -1;
+		if (e->conn[i].cfg.peer_ip == src_ip && e->conn[i].cfg.local_qpn == qpn &&
+		    e->conn[i].cfg.local_ip == dst_ip)
+			return i;
+	}
 }
 
 /* pow2_at_least() - the smallest power of two >= @n (n <= 2^31). */
@@ -206,6 +241,10 @@ struct sw_engine *sw_engine_new(const struct sw_cfg *cfg, sw_tx_fn tx, void *ctx
 			k->held_mask = pow2_at_least(e->window) - 1;
 			k->held = calloc(k->held_mask + 1ull, sizeof(*k->held));
 		}
+		uint32_t h = conn_hash(k->cfg.peer_ip, k->cfg.local_qpn);
+		while (e->conn_index[h])
+			h = (h + 1) & (CONN_HASH - 1);
+		e->conn_index[h] = (uint8_t)(i + 1);
 		k->ring = calloc(e->ring_mask + 1ull, sizeof(*k->ring));
 		if (!k->ring || (k->to_switch && !k->held)) {
 			sw_engine_free(e);
@@ -462,10 +501,28 @@ static uint64_t rto(const struct sw_engine *e, const struct conn *k)
 	return t < e->cfg.retransmit_ns ? t : e->cfg.retransmit_ns;
 }
 
+/*
+ * slot_tail() - the share of slot @s's payload in the ICRC of the frames
+ * that carry it (e->tail), or NULL where a payload below TAIL_MIN_LEN makes
+ * the whole ICRC as cheap. Call when the slot's data is final, right before
+ * send_slot(): the CRC then runs over the payload once per slot, not once
+ * per frame.
+ */
+static const struct roce_icrc_tail *slot_tail(struct sw_engine *e, uint32_t s)
+{
+	struct slot *sl = &e->slots[s];
+
+	if (!sl->have_data || sl->len < TAIL_MIN_LEN)
+		return NULL;
+	roce_icrc_tail(&e->tail, sl->data, sl->len);
+	return &e->tail;
+}
+
 /* Send slot @s's data to connection @k (a child's result, or up to the parent):
  * the frame takes the next PSN, waits for the window if need be, and is kept
- * until acknowledged. */
-static void send_slot(struct sw_engine *e, struct conn *k, uint32_t s, uint64_t now)
+ * until acknowledged. @tail: slot_tail() of the slot, or NULL. */
+static void send_slot(struct sw_engine *e, struct conn *k, uint32_t s, const struct roce_icrc_tail *tail,
+		      uint64_t now)
 {
 	struct slot *sl = &e->slots[s];
 	struct roce_build b = frame_to(k);
@@ -477,6 +534,7 @@ static void send_slot(struct sw_engine *e, struct conn *k, uint32_t s, uint64_t 
 	b.imm = sl->imm;
 	b.payload = sl->data;
 	b.payload_len = sl->have_data ? sl->len : 0;
+	b.tail = tail;
 	b.psn = k->npsn;
 	k->npsn = (k->npsn + 1) & ROCE_PSN_MASK;
 	sf = &k->ring[ring_index(e, k, b.psn)];
@@ -517,9 +575,11 @@ static void slot_free_if_done(struct sw_engine *e, struct slot *sl)
 /* The result of slot @s is known: send it to every child that wants it. */
 static void deliver_down(struct sw_engine *e, uint32_t s, uint64_t now)
 {
+	const struct roce_icrc_tail *tail = slot_tail(e, s);
+
 	for (int i = 0; i < e->cfg.nchildren; i++)
 		if (child_wants(&e->conn[i], &e->slots[s].m))
-			send_slot(e, &e->conn[i], s, now);
+			send_slot(e, &e->conn[i], s, tail, now);
 	slot_free_if_done(e, &e->slots[s]);
 }
 
@@ -559,6 +619,10 @@ static void slot_complete(struct sw_engine *e, uint32_t s, uint64_t now)
 
 	e->c.slots_completed++;
 	e->next_psn = (sl->psn + 1) & ROCE_PSN_MASK;
+	if (sl->host_order) { /* the sum is complete: wire format from here on */
+		inc_store(sl->data, sl->len);
+		sl->host_order = 0;
+	}
 	if (e->fault == SW_FAULT_CORRUPT && sl->have_data && sl->len >= INC_ELEM_SIZE) {
 		/* bit 23 of the middle element: byte 1 of its big-endian word, top bit */
 		sl->data[(sl->len / INC_ELEM_SIZE / 2) * INC_ELEM_SIZE + 1] ^= 0x80;
@@ -572,7 +636,7 @@ static void slot_complete(struct sw_engine *e, uint32_t s, uint64_t now)
 			sl->awaiting = 1;
 			e->downq[(e->downq_head + e->downq_len++) % e->cfg.nslots] = s;
 		}
-		send_slot(e, e->parent, s, now);
+		send_slot(e, e->parent, s, slot_tail(e, s), now);
 	}
 	if (e->fault == SW_FAULT_EARLY_BARRIER) /* a barrier entered early may go now */
 		early_barrier(e, e->next_psn % e->cfg.nslots, now);
@@ -649,13 +713,14 @@ static int fold(struct sw_engine *e, struct slot *sl, int child, const struct ro
 			sl->have_data = 1;
 		}
 	} else if (!sl->have_data) {
-		memcpy(sl->data, payload, p->payload_len);
+		inc_load(sl->data, payload, p->payload_len);
 		sl->len = (uint16_t)p->payload_len;
 		sl->have_data = 1;
+		sl->host_order = 1;
 	} else {
 		if (p->payload_len != sl->len || (p->payload_len & 3))
 			return -1;
-		inc_combine(sl->data, payload, p->payload_len / INC_ELEM_SIZE, sl->m.op, sl->m.dtype);
+		inc_combine_host(sl->data, payload, p->payload_len / INC_ELEM_SIZE, sl->m.op, sl->m.dtype);
 		e->c.aggregations++;
 	}
 	sl->arrived |= 1ull << child;
@@ -889,7 +954,7 @@ static void rx_ack(struct sw_engine *e, struct conn *k, const struct roce_pkt *p
 void sw_engine_rx(struct sw_engine *e, const uint8_t *frame, size_t len, uint64_t now)
 {
 	struct roce_pkt p;
-	int child = -1;
+	int child;
 
 	e->c.rx_frames++;
 	if (roce_parse(frame, len, &p) != ROCE_OK) {
@@ -900,12 +965,7 @@ void sw_engine_rx(struct sw_engine *e, const uint8_t *frame, size_t len, uint64_
 		e->c.drop_icrc++;
 		return;
 	}
-	for (int i = 0; i < e->nconns; i++)
-		if (e->conn[i].cfg.peer_ip == p.src_ip && e->conn[i].cfg.local_qpn == p.dest_qp &&
-		    e->conn[i].cfg.local_ip == p.dst_ip) {
-			child = i;
-			break;
-		}
+	child = conn_find(e, p.src_ip, p.dst_ip, p.dest_qp);
 	if (child < 0) {
 		e->c.drop_unknown_qp++;
 		return;

@@ -70,4 +70,38 @@ const char *inc_prim_name(enum inc_prim p);
  */
 void inc_combine(void *acc, const void *in, size_t n, enum inc_op op, enum inc_dtype dtype);
 
+/*
+ * A sum kept in host order while its packets arrive, as the switch does: one
+ * byte swap per element and packet instead of three, the same results.
+ *
+ * inc_load() - the first packet: @len bytes from @in (wire format) to @acc,
+ * each 4-byte element in host order (the last len % 4 bytes copied as they are).
+ * inc_combine_host() - inc_combine() with @acc in host order, @in in wire format.
+ * inc_store() - @acc back to wire format, in place, when the sum is complete.
+ */
+void inc_load(void *acc, const void *in, size_t len);
+void inc_combine_host(void *acc, const void *in, size_t n, enum inc_op op, enum inc_dtype dtype);
+void inc_store(void *acc, size_t len);
+
+/*
+ * The kernels that combine and byte-swap (agg.c), chosen at run time:
+ * SIMD (AVX2 where the CPU has it, else SSE2) for native CPUs, SCALAR (one
+ * element at a time, bswap) for CPUs that QEMU TCG emulates, which runs
+ * SSE2 shuffles through helper calls. AUTO picks SCALAR under TCG (CPUID
+ * hypervisor signature "TCGTCGTCGTCG"), else SIMD. Both give the same
+ * results, bit for bit.
+ *
+ * inc_kernel_parse() - "auto", "simd" or "scalar" to @k. Return: 0, or -1.
+ * inc_kernel_use() - run kernels @k from now on (AUTO: detect); @why: what
+ *   chose them, for inc_kernel_name(). Without it the first combine or
+ *   inc_kernel_name() chooses by the environment's INCSWITCH_KERNEL
+ *   (unset or not understood: auto).
+ * inc_kernel_name() - "simd-avx2", "simd-sse2" or "scalar": the kernels
+ *   that run; @why (may be NULL) gets what chose them.
+ */
+enum inc_kernel { INC_KERNEL_AUTO, INC_KERNEL_SIMD, INC_KERNEL_SCALAR };
+int inc_kernel_parse(const char *s, enum inc_kernel *k);
+void inc_kernel_use(enum inc_kernel k, const char *why);
+const char *inc_kernel_name(const char **why);
+
 #endif

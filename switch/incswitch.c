@@ -1,7 +1,7 @@
 /*
  * incswitch — the INC switch daemon: the engine (engine.c) on real ports.
  *
- *   incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS] [-F FAULT_FILE]
+ *   incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS] [-F FAULT_FILE] [-k auto|simd|scalar]
  *
  * Registers with the controller (TCP 52311, controller/ctlmsg.h) as switch
  * NAME of the topology and serves the rules the controller pushes: one
@@ -25,6 +25,11 @@
  * communicator's engine, so a test can show that the hosts' checks catch a
  * wrong result. A missing or empty file, or "off", arms nothing. Without -F
  * nothing is ever read and no fault can be armed.
+ *
+ * -k (default: the environment's INCSWITCH_KERNEL, else auto) chooses the
+ * kernels that combine and byte-swap payloads (inc_proto.h): simd for a
+ * native CPU, scalar for one emulated by QEMU TCG; auto tells them apart
+ * by CPUID. The "started" line names the kernels and what chose them.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -720,9 +725,12 @@ int main(int argc, char **argv)
 	struct pollfd pfd[SW_MAX_CHILDREN + 1];
 	uint32_t ignored_addr;
 	int opt, ignored_port;
+	const char *kopt = getenv("INCSWITCH_KERNEL"), *kwhy = "INCSWITCH_KERNEL", *kname;
+	enum inc_kernel kernel = INC_KERNEL_AUTO;
 
-	while ((opt = getopt(argc, argv, "c:n:t:F:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:n:t:F:k:")) != -1) {
 		switch (opt) {
+		case 'k': kopt = optarg; kwhy = "-k"; break;
 		case 'F': d.fault_file = optarg; break;
 		case 'c': d.controller = optarg; break;
 		case 'n': d.name = optarg; break;
@@ -736,13 +744,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "incswitch: bad controller address '%s' (want A.B.C.D[:PORT])\n", d.controller);
 		return 2;
 	}
+	if (kopt && *kopt && inc_kernel_parse(kopt, &kernel)) {
+		fprintf(stderr, "incswitch: %s: '%s' is not auto, simd or scalar\n", kwhy, kopt);
+		return 2;
+	}
+	inc_kernel_use(kernel, kwhy);
+	kname = inc_kernel_name(&kwhy);
 	for (int i = 0; i < SW_MAX_CHILDREN; i++)
 		d.txfd[i] = -1;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGUSR1, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	printf("incswitch %s: started; controller %s%s%s\n", d.name, d.controller,
+	printf("incswitch %s: started; controller %s; kernel %s (%s)%s%s\n", d.name, d.controller, kname, kwhy,
 	       d.fault_file ? "; fault injection allowed (test lab), read from " : "", d.fault_file ? d.fault_file : "");
 	fflush(stdout);
 	uint64_t end = seconds ? now_ns() + seconds * 1000000000ull : 0;
@@ -776,6 +790,9 @@ int main(int argc, char **argv)
 	teardown(&d);
 	return 0;
 usage:
-	fprintf(stderr, "usage: incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS] [-F FAULT_FILE (test labs only)]\n");
+	fprintf(stderr, "usage: incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS] [-F FAULT_FILE (test labs only)]\n"
+			"                 [-k auto|simd|scalar]\n"
+			"  -k (or INCSWITCH_KERNEL): combine/byte-swap kernels; auto (default): scalar on a CPU\n"
+			"     emulated by QEMU TCG (CPUID signature TCGTCGTCGTCG), else simd (AVX2 or SSE2)\n");
 	return 2;
 }

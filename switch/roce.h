@@ -128,6 +128,31 @@ static inline int roce_pkt_icrc_ok(const uint8_t *frame, const struct roce_pkt *
 	return roce_icrc(frame, p->frame_len) == p->icrc;
 }
 
+/**
+ * struct roce_icrc_tail - what a payload contributes to the ICRC of every
+ * frame that carries it. The ICRC is a CRC-32 over the headers, then the
+ * payload: CRC(head || payload) = CRC(head) * x^(8 * payload bytes) xor
+ * CRC(payload), modulo the polynomial (zlib's crc32_combine()). A result
+ * sent to several peers in frames that differ only in their headers runs
+ * through the CRC once (roce_icrc_tail()); each frame then costs the CRC of
+ * its ~44 header bytes and one multiplication.
+ */
+struct roce_icrc_tail {
+	size_t len;            /* the payload's length, pad bytes not included */
+	uint32_t crc;          /* CRC-32 of the payload and its pad bytes (zeros) */
+	uint32_t shift;        /* x^(8 * those bytes) modulo the CRC polynomial, bit-reflected as the CRC */
+	uint32_t mul[8][16];   /* the product of shift and each 4-bit digit of a CRC, by position */
+	size_t mul_len;        /* the length mul[] was made for (+1; 0: none yet) */
+};
+
+/**
+ * roce_icrc_tail() - @t for the @len bytes at @payload (the payload of a
+ * frame roce_build_frame() builds); @t zeroed before its first use. Keep @t
+ * for the next payload: its multiplication tables (~550 instructions to
+ * make) are only remade when the length changes.
+ */
+void roce_icrc_tail(struct roce_icrc_tail *t, const void *payload, size_t len);
+
 /** Parameters of a frame to build. */
 struct roce_build {
 	const uint8_t *src_mac, *dst_mac;
@@ -144,6 +169,8 @@ struct roce_build {
 	const void *payload;
 	size_t payload_len;
 	uint16_t ip_id;
+	const struct roce_icrc_tail *tail; /* roce_icrc_tail() of this payload; NULL (or another length):
+	                                    * the ICRC is computed over the whole frame */
 };
 
 /**
