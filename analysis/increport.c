@@ -34,6 +34,13 @@
 #include "results.h"
 
 #define MIB 1048576.0
+/*
+ * Runs (or rounds of a run) whose 1-minute load averages as they began differ
+ * by more than this are said to be made under different load: one busy core's
+ * worth more on the machine that runs the lab's VMs. Only the load before a
+ * round counts: the load after it includes the lab's own work in the round.
+ */
+#define LOAD_SPREAD 1.0
 
 /* Algorithms in the order they are drawn and tabled, with their legend. */
 static const struct {
@@ -134,6 +141,8 @@ static int load_run(const char *dir, struct run *r)
 		snprintf(r->meta.topology, sizeof(r->meta.topology), "unknown topology");
 	if (!r->meta.accelerator[0])
 		snprintf(r->meta.accelerator, sizeof(r->meta.accelerator), "unknown");
+	if (!r->meta.switch_mode[0]) /* runs from before the key: the switches were VMs */
+		snprintf(r->meta.switch_mode, sizeof(r->meta.switch_mode), "vm");
 	snprintf(path, sizeof(path), "%s/loggp.csv", dir);
 	if (exists(path)) {
 		if (res_load_loggp(path, &r->pts, err, sizeof(err)) < 0) {
@@ -165,10 +174,101 @@ static const struct res_row *find_row(const struct run *r, const char *algo, enu
 	return NULL;
 }
 
+/* Figures of one measurement over the rounds of a run: medians, min-max, how many rows. */
+struct agg {
+	int n;
+	double t_med, t_min, t_max;  /* time_us */
+	double bw_med, bw_min, bw_max; /* algbw, -1 when it does not apply */
+	double bb_med;                 /* busbw */
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Sort @v[@n] and give its median, min and max. */
+static void med_range(double *v, int n, double *med, double *lo, double *hi)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	*med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	*lo = v[0];
+	*hi = v[n - 1];
+}
+
+/*
+ * @a: the verified rows of @algo / @coll / @bytes in @r (bytes ignored when -1)
+ * taken together: the median and min-max of their times and bandwidths (one
+ * row per round). False when there is none (or no memory).
+ */
+static bool aggregate(const struct run *r, const char *algo, enum res_coll coll, int64_t bytes, struct agg *a)
+{
+	double *t, *bw, *bb, lo, hi;
+	int n = 0;
+
+	memset(a, 0, sizeof(*a));
+	if (!find_row(r, algo, coll, bytes))
+		return false;
+	t = malloc(3 * r->t.n * sizeof(*t));
+	if (!t)
+		return false;
+	bw = t + r->t.n;
+	bb = bw + r->t.n;
+	for (size_t i = 0; i < r->t.n; i++) {
+		const struct res_row *x = &r->t.rows[i];
+		if (x->wrong == 0 && x->coll == coll && !strcmp(x->algo, algo) && (bytes < 0 || x->bytes == (uint64_t)bytes)) {
+			t[n] = x->time_us;
+			bw[n] = x->algbw;
+			bb[n++] = x->busbw;
+		}
+	}
+	a->n = n;
+	med_range(t, n, &a->t_med, &a->t_min, &a->t_max);
+	med_range(bw, n, &a->bw_med, &a->bw_min, &a->bw_max);
+	med_range(bb, n, &a->bb_med, &lo, &hi);
+	free(t);
+	return true;
+}
+
+/* The median of @algo's p2p rows (a ceiling) in MB/s, -1 when not measured. */
+static double p2p_of(const struct run *r, const char *algo)
+{
+	struct agg a;
+	return aggregate(r, algo, RES_P2P, -1, &a) ? a.bw_med : -1;
+}
+
 static double ceiling_of(const struct run *r)
 {
-	const struct res_row *c = find_row(r, "ceiling", RES_P2P, -1);
-	return c ? c->algbw : -1;
+	return p2p_of(r, "ceiling");
+}
+
+/* The same-load ceiling: every host sending and receiving at once (ceiling.sh CEILING_MODE=load), per host. */
+static double load_ceiling_of(const struct run *r)
+{
+	return p2p_of(r, "ceiling-load");
+}
+
+/* The highest 1-minute load average as a round of @r began, -1 when none was
+ * recorded (the load after a round includes the round's own work). */
+static double max_load(const struct run *r)
+{
+	double m = -1;
+
+	for (int i = 0; i < r->meta.ncond; i++)
+		m = fmax(m, r->meta.cond[i].load_before);
+	return m;
+}
+
+/* The lowest, -1 when none was recorded. */
+static double min_load(const struct run *r)
+{
+	double m = INFINITY;
+
+	for (int i = 0; i < r->meta.ncond; i++)
+		if (r->meta.cond[i].load_before >= 0)
+			m = fmin(m, r->meta.cond[i].load_before);
+	return isinf(m) ? -1 : m;
 }
 
 static int nranks_of(const struct run *r)
@@ -273,8 +373,9 @@ static bool size_range(const struct run *r, enum res_coll coll, double *lo, doub
 }
 
 /*
- * Write @coll-@algo.dat (MiB, time s, algbw, busbw per size, ascending, the
- * first row of each size) for every algorithm measured; which ones in @have.
+ * Write @coll-@algo.dat (per size, ascending: MiB, then the medians over the
+ * rounds of time s, algbw, busbw, then algbw min and max, time min and max)
+ * for every algorithm measured; which ones in @have.
  */
 static int write_coll_data(const struct run *r, const char *pdir, enum res_coll coll, bool have[NALGOS])
 {
@@ -299,12 +400,15 @@ static int write_coll_data(const struct run *r, const char *pdir, enum res_coll 
 				snprintf(name, sizeof(name), "%s-%s.dat", res_coll_name(coll), algos[a].name);
 				if (!(f = create(pdir, name, path, sizeof(path))))
 					return -1;
-				fprintf(f, "# %s %s (run %s): MiB time_s algbw_MBps busbw_MBps\n", algos[a].name, res_coll_name(coll),
-					r->name);
+				fprintf(f, "# %s %s (run %s): MiB time_s algbw_MBps busbw_MBps (medians over the rounds) "
+					   "algbw_min algbw_max time_min_s time_max_s\n",
+					algos[a].name, res_coll_name(coll), r->name);
 				have[a] = true;
 			}
-			fprintf(f, "%.9g %.9g %.6g %.6g\n", (double)best->bytes / MIB, best->time_us / 1e6, best->algbw,
-				best->busbw);
+			struct agg g;
+			aggregate(r, algos[a].name, coll, (int64_t)best->bytes, &g);
+			fprintf(f, "%.9g %.9g %.6g %.6g %.6g %.6g %.9g %.9g\n", (double)best->bytes / MIB, g.t_med / 1e6, g.bw_med,
+				g.bb_med, g.bw_min, g.bw_max, g.t_min / 1e6, g.t_max / 1e6);
 			last = best->bytes;
 		}
 		if (have[a] && finish(f, path) < 0)
@@ -318,7 +422,7 @@ static int write_coll_script(const struct run *r, const char *pdir, enum res_col
 			     FILE *list)
 {
 	char name[64], path[4400], title[512], plot[4096];
-	double lo, hi, ceil_mbps = ceiling_of(r);
+	double lo, hi, ceil_mbps = ceiling_of(r), load_mbps = load_ceiling_of(r);
 	size_t n = 0;
 	FILE *f;
 
@@ -338,8 +442,13 @@ static int write_coll_script(const struct run *r, const char *pdir, enum res_col
 	n = (size_t)snprintf(plot, sizeof(plot), "plot");
 	for (size_t a = 0; a < NALGOS; a++)
 		if (have[a])
-			n += (size_t)snprintf(plot + n, sizeof(plot) - n, "%s '%s-%s.dat' using 1:3 with linespoints lw 2 title '%s'",
+			n += (size_t)snprintf(plot + n, sizeof(plot) - n,
+					      "%s '%s-%s.dat' using 1:3:5:6 with yerrorlines lw 2 title '%s (median, min-max)'",
 					      n > 4 ? "," : "", res_coll_name(coll), algos[a].name, algos[a].label);
+	if (load_mbps > 0)
+		n += (size_t)snprintf(plot + n, sizeof(plot) - n,
+				      ", %.6g with lines dt 4 lc 'dark-red' title 'same-load ceiling per host, every host ib_send_bw -b -e at once (%.2f MB/s)'",
+				      load_mbps, load_mbps);
 	if (ceil_mbps > 0)
 		n += (size_t)snprintf(plot + n, sizeof(plot) - n,
 				      ", %.6g with lines dt 2 lc 'black' title 'RDMA ceiling, ib_send_bw -e across the tree (%.2f MB/s)'",
@@ -358,7 +467,8 @@ static int write_coll_script(const struct run *r, const char *pdir, enum res_col
 	n = (size_t)snprintf(plot, sizeof(plot), "plot");
 	for (size_t a = 0; a < NALGOS; a++)
 		if (have[a])
-			n += (size_t)snprintf(plot + n, sizeof(plot) - n, "%s '%s-%s.dat' using 1:2 with linespoints lw 2 title '%s'",
+			n += (size_t)snprintf(plot + n, sizeof(plot) - n,
+					      "%s '%s-%s.dat' using 1:2:7:8 with yerrorlines lw 2 title '%s (median, min-max)'",
 					      n > 4 ? "," : "", res_coll_name(coll), algos[a].name, algos[a].label);
 	snprintf(name, sizeof(name), "%s-time", res_coll_name(coll));
 	gp_outputs(f, name, plot);
@@ -381,11 +491,11 @@ static int write_barrier(const struct run *r, const char *pdir, FILE *list)
 		return 0;
 	if (!(d = create(pdir, "barrier.dat", path, sizeof(path))))
 		return -1;
-	fprintf(d, "# algorithm time_us (run %s)\n", r->name);
+	fprintf(d, "# algorithm time_us (median over the rounds) min max (run %s)\n", r->name);
 	for (size_t a = 0; a < NALGOS; a++) {
-		const struct res_row *x = find_row(r, algos[a].name, RES_BARRIER, -1);
-		if (x)
-			fprintf(d, "%s %.6g\n", algos[a].name, x->time_us);
+		struct agg g;
+		if (aggregate(r, algos[a].name, RES_BARRIER, -1, &g))
+			fprintf(d, "%s %.6g %.6g %.6g\n", algos[a].name, g.t_med, g.t_min, g.t_max);
 	}
 	if (finish(d, path) < 0 || !(f = create(pdir, "barrier.gp", path, sizeof(path))))
 		return -1;
@@ -546,6 +656,73 @@ static void fmt_size(char *buf, size_t len, uint64_t bytes)
 		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
 }
 
+/* A time cell: the median, and with several rounds their min-max and count. */
+static void time_cell(FILE *f, const struct agg *g)
+{
+	char t[32], lo[32], hi[32];
+
+	fmt_time(t, sizeof(t), g->t_med);
+	if (g->n > 1) {
+		fmt_time(lo, sizeof(lo), g->t_min);
+		fmt_time(hi, sizeof(hi), g->t_max);
+		fprintf(f, " %s (%s – %s, %d rounds) |", t, lo, hi, g->n);
+	} else {
+		fprintf(f, " %s |", t);
+	}
+}
+
+/*
+ * Whether runs @used[] of @runs[@n] were made under different conditions:
+ * if so, one line saying how (accelerator, switch mode, commit, or their
+ * highest 1-minute load averages more than LOAD_SPREAD apart) after @what,
+ * as a warning; and how many recorded no load average.
+ */
+static void warn_conditions(FILE *f, const struct run *runs, const bool *used, size_t n, const char *what)
+{
+	const struct run *first = NULL;
+	double lo = INFINITY, hi = -1;
+	const struct run *lo_run = NULL, *hi_run = NULL;
+	char why[1024] = "";
+	size_t k = 0, len = 0;
+	int unknown = 0;
+	static const char *const fields[] = { "accelerator", "switch mode", "commit" };
+
+	for (size_t i = 0; i < n; i++) {
+		const struct run *r = &runs[i];
+		double b = max_load(r); /* a run's load: the highest of its rounds */
+
+		if (!used[i])
+			continue;
+		k++;
+		if (!first)
+			first = r;
+		if (b < 0) {
+			unknown++;
+		} else {
+			if (b < lo) { lo = b; lo_run = r; }
+			if (b > hi) { hi = b; hi_run = r; }
+		}
+		for (int fi = 0; fi < 3; fi++) {
+			const char *x = fi == 0 ? first->meta.accelerator : fi == 1 ? first->meta.switch_mode : first->meta.commit;
+			const char *y = fi == 0 ? r->meta.accelerator : fi == 1 ? r->meta.switch_mode : r->meta.commit;
+			char tag[64];
+			snprintf(tag, sizeof(tag), "%s ", fields[fi]);
+			if (strcmp(x, y) && !strstr(why, tag) && len < sizeof(why) - 1)
+				len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s `%s` (%s) vs `%s` (%s)", len ? "; " : "",
+							fields[fi], x[0] ? x : "?", first->name, y[0] ? y : "?", r->name);
+		}
+	}
+	if (k < 2)
+		return;
+	if (hi_run && lo_run && hi - lo > LOAD_SPREAD && len < sizeof(why) - 1)
+		len += (size_t)snprintf(why + len, sizeof(why) - len, "%sload average %.2f (%s) vs %.2f (%s), more than %.1f apart",
+					len ? "; " : "", lo, lo_run->name, hi, hi_run->name, LOAD_SPREAD);
+	if (len)
+		fprintf(f, "\n**Warning: %s combines %zu runs made under different conditions:** %s.\n", what, k, why);
+	if (unknown)
+		fprintf(f, "\n%s: %d of the %zu runs it combines recorded no load average (made before rounds).\n", what, unknown, k);
+}
+
 /* Two table cells: @ceiling and @mbps as a fraction of it, or "not measured". */
 static void fraction(FILE *f, double mbps, double ceiling)
 {
@@ -563,15 +740,23 @@ static void report_seed(FILE *f, struct run *runs, size_t n)
 		   "with a verified in-network (`inc`) row of that collective and size (any dtype and operator). "
 		   "Throughput is algorithm bandwidth (bytes per rank / time) in Mbps (10^6 bit/s) as the seed gives it "
 		   "and in MB/s; *of ceiling* divides it by the `ib_send_bw` ceiling measured across the tree in the "
-		   "same run with both ends sleeping on completion events (`-e`, as libinccl does), *of polling ceiling* "
-		   "by the same measured with perftest's default busy polling. The seed published no ceiling.\n\n",
+		   "same run with both ends sleeping on completion events (`-e`, as libinccl does), *of load ceiling* "
+		   "by the same-load ceiling (every host sending and receiving at once, hosts paired across the leaves, "
+		   "`ib_send_bw -b -e`, what each host sent), *of polling ceiling* "
+		   "by the unloaded pair measured with perftest's default busy polling. The seed published no ceiling. "
+		   "Our figures are medians over the rounds of the run (min – max and their number when several); "
+		   "the ceilings too.\n\n",
 		SEED_TOPOLOGY);
 	fprintf(f, "| collective | size | seed time | seed Mbps | our time | our Mbps | our MB/s | ceiling MB/s | of ceiling "
-		   "| polling ceiling MB/s | of polling ceiling | run |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+		   "| load ceiling MB/s | of load ceiling | polling ceiling MB/s | of polling ceiling | run |\n"
+		   "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	bool *used = calloc(n ? n : 1, sizeof(*used));
+
 	for (size_t s = 0; s < sizeof(seed) / sizeof(seed[0]); s++) {
 		const struct res_row *x = NULL;
 		const struct run *from = NULL;
-		char t[32], size[32];
+		char size[32];
+		struct agg g;
 
 		for (size_t i = n; i-- > 0 && !x;) /* runs are oldest first */
 			if (!strcmp(runs[i].meta.topology, SEED_TOPOLOGY) &&
@@ -580,15 +765,22 @@ static void report_seed(FILE *f, struct run *runs, size_t n)
 		fmt_size(size, sizeof(size), (uint64_t)seed[s].mib << 20);
 		fprintf(f, "| %s | %s | %.1f s | %.1f |", coll_titles[seed[s].coll], size, seed[s].time_s, seed[s].mbps);
 		if (!x) {
-			fprintf(f, " not measured | | | | | | | |\n");
+			fprintf(f, " not measured | | | | | | | | | |\n");
 			continue;
 		}
-		fmt_time(t, sizeof(t), x->time_us);
-		fprintf(f, " %s | %.1f | %.2f |", t, x->algbw * 8, x->algbw);
-		fraction(f, x->algbw, ceiling_of(from));
-		fraction(f, x->algbw, from->meta.ceiling_poll);
+		aggregate(from, "inc", seed[s].coll, (int64_t)seed[s].mib << 20, &g);
+		if (used)
+			used[from - runs] = true;
+		time_cell(f, &g);
+		fprintf(f, " %.1f | %.2f |", g.bw_med * 8, g.bw_med);
+		fraction(f, g.bw_med, ceiling_of(from));
+		fraction(f, g.bw_med, load_ceiling_of(from));
+		fraction(f, g.bw_med, from->meta.ceiling_poll);
 		fprintf(f, " %s |\n", from->name);
 	}
+	if (used)
+		warn_conditions(f, runs, used, n, "This table");
+	free(used);
 	fprintf(f, "\n");
 }
 
@@ -597,11 +789,14 @@ static void report_speedups(FILE *f, struct run *runs, size_t n)
 {
 	double logsum[NALGOS] = { 0 };
 	int count[NALGOS] = { 0 };
-	bool any = false;
+	bool any = false, *used[NALGOS] = { NULL };
 
+	for (size_t a = 0; a < NALGOS; a++)
+		used[a] = calloc(n ? n : 1, sizeof(bool));
 	fprintf(f, "## INC speed-up over the host-based baselines\n\n"
-		   "Time of the baseline / time of INC for the same collective and size in the same run "
-		   "(> 1: in-network aggregation is faster).\n\n"
+		   "Time of the baseline / time of INC for the same collective and size in the same run, "
+		   "medians over the run's rounds (> 1: in-network aggregation is faster); INC's min – max and rounds "
+		   "when several.\n\n"
 		   "| run | collective | size | INC time | ring | ring / INC | OpenMPI TCP | TCP / INC | OpenMPI UCX | UCX / INC |\n"
 		   "|---|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t i = n; i-- > 0;) {
@@ -610,6 +805,7 @@ static void report_speedups(FILE *f, struct run *runs, size_t n)
 			const struct res_row *x = &r->t.rows[k];
 			char t[32], size[32];
 			bool row = false;
+			struct agg gi, gb;
 
 			if (strcmp(x->algo, "inc") || x->wrong || find_row(r, "inc", x->coll, (int64_t)x->bytes) != x)
 				continue;
@@ -618,16 +814,18 @@ static void report_speedups(FILE *f, struct run *runs, size_t n)
 			if (!row)
 				continue;
 			any = true;
-			fmt_time(t, sizeof(t), x->time_us);
+			aggregate(r, "inc", x->coll, (int64_t)x->bytes, &gi);
 			fmt_size(size, sizeof(size), x->bytes);
-			fprintf(f, "| %s | %s | %s | %s |", r->name, coll_titles[x->coll], x->coll == RES_BARRIER ? "-" : size, t);
+			fprintf(f, "| %s | %s | %s |", r->name, coll_titles[x->coll], x->coll == RES_BARRIER ? "-" : size);
+			time_cell(f, &gi);
 			for (size_t a = 1; a < NALGOS; a++) {
-				const struct res_row *b = find_row(r, algos[a].name, x->coll, (int64_t)x->bytes);
-				if (b) {
-					fmt_time(t, sizeof(t), b->time_us);
-					fprintf(f, " %s | **%.2f** |", t, b->time_us / x->time_us);
-					logsum[a] += log(b->time_us / x->time_us);
+				if (aggregate(r, algos[a].name, x->coll, (int64_t)x->bytes, &gb)) {
+					fmt_time(t, sizeof(t), gb.t_med);
+					fprintf(f, " %s | **%.2f** |", t, gb.t_med / gi.t_med);
+					logsum[a] += log(gb.t_med / gi.t_med);
 					count[a]++;
+					if (used[a])
+						used[a][i] = true;
 				} else {
 					fprintf(f, " - | - |");
 				}
@@ -639,9 +837,16 @@ static void report_speedups(FILE *f, struct run *runs, size_t n)
 		fprintf(f, "| no run measured INC next to a baseline | | | | | | | | | |\n");
 	fprintf(f, "\n");
 	for (size_t a = 1; a < NALGOS; a++)
-		if (count[a])
+		if (count[a]) {
+			char what[128];
 			fprintf(f, "- INC over %s: geometric mean speed-up **%.2f** over %d comparison(s)\n", algos[a].label,
 				exp(logsum[a] / count[a]), count[a]);
+			snprintf(what, sizeof(what), "The geometric mean over %s", algos[a].label);
+			if (used[a])
+				warn_conditions(f, runs, used[a], n, what);
+		}
+	for (size_t a = 0; a < NALGOS; a++)
+		free(used[a]);
 	fprintf(f, "\n");
 }
 
@@ -708,8 +913,23 @@ static void report_runs(FILE *f, struct run *runs, size_t n)
 			r->name, r->meta.experiment[0] ? r->meta.experiment : "?", r->meta.date[0] ? r->meta.date : "date unknown",
 			r->meta.commit[0] ? r->meta.commit : "?", r->meta.topology, r->meta.accelerator,
 			r->meta.host_cpu[0] ? r->meta.host_cpu : "unknown", r->meta.status[0] ? r->meta.status : "unknown");
+		fprintf(f, "- conditions: switches `%s`, %d round(s)%s\n", r->meta.switch_mode,
+			r->meta.rounds ? r->meta.rounds : 1, r->t.with_rounds ? "" : " (a run from before rounds: one of each)");
+		for (int c = 0; c < r->meta.ncond; c++) {
+			const struct res_round *q = &r->meta.cond[c];
+			fprintf(f, "  - round %d%s%s: load average %.2f before, %.2f after", q->round, q->start[0] ? " from " : "",
+				q->start, q->load_before, q->load_after);
+			if (q->steal_pct > 0)
+				fprintf(f, ", %.2f %% of the CPU stolen", q->steal_pct);
+			fprintf(f, "\n");
+		}
+		if (max_load(r) >= 0 && max_load(r) - min_load(r) > LOAD_SPREAD)
+			fprintf(f, "- **warning: its rounds ran under different load** (load average %.2f to %.2f, more than %.1f "
+				   "apart); its medians combine them\n", min_load(r), max_load(r), LOAD_SPREAD);
 		if (ceiling_of(r) > 0)
-			fprintf(f, "- RDMA ceiling (ib_send_bw across the tree): %.2f MB/s\n", ceiling_of(r));
+			fprintf(f, "- RDMA ceiling (ib_send_bw across the tree, unloaded pair): %.2f MB/s\n", ceiling_of(r));
+		if (load_ceiling_of(r) > 0)
+			fprintf(f, "- same-load ceiling (every host ib_send_bw -b at once, per host): %.2f MB/s\n", load_ceiling_of(r));
 		if (r->unverified)
 			fprintf(f, "- %zu row(s) with wrong elements left out of the charts and tables\n", r->unverified);
 		fprintf(f, "\n");
@@ -848,12 +1068,14 @@ static int cmd_show(const char *dir)
 	       r.meta.topology, r.meta.accelerator, r.meta.status);
 	for (size_t i = 0; i < r.t.n; i++) {
 		const struct res_row *x = &r.t.rows[i];
-		printf("row %d: %s %s bytes=%llu nranks=%d time_us=%.2f algbw=%.2f busbw=%.2f wrong=%llu\n", x->line, x->algo,
-		       res_coll_name(x->coll), (unsigned long long)x->bytes, x->nranks, x->time_us, x->algbw, x->busbw,
-		       (unsigned long long)x->wrong);
+		printf("row %d: %s %s bytes=%llu nranks=%d time_us=%.2f algbw=%.2f busbw=%.2f wrong=%llu round=%d\n", x->line,
+		       x->algo, res_coll_name(x->coll), (unsigned long long)x->bytes, x->nranks, x->time_us, x->algbw, x->busbw,
+		       (unsigned long long)x->wrong, x->round);
 	}
 	if (ceiling_of(&r) > 0)
 		printf("ceiling %.2f MB/s\n", ceiling_of(&r));
+	if (load_ceiling_of(&r) > 0)
+		printf("ceiling-load %.2f MB/s\n", load_ceiling_of(&r));
 	if (r.fitted)
 		printf("loggp L=%.3f o=%.3f G=%.6f a=%.3f G_pp=%.6f%s\n", r.fit.L, r.fit.o, r.fit.G, r.fit.a, r.fit.G_pp,
 		       r.fit.L_clamped ? " (L clamped)" : "");

@@ -18,6 +18,7 @@
 #include <yaml.h>
 
 #define CSV_FIELDS 13
+#define CSV_FIELDS_ROUNDS 14
 #define MAX_LINE 4096
 
 static const char *const coll_names[RES_NCOLL] = { "allreduce", "reduce", "broadcast", "barrier", "p2p" };
@@ -207,6 +208,17 @@ static int parse_row(char **v, struct res_row *r, const char *name, int line, ch
 	return 0;
 }
 
+/* The round of a row (field 14 of RES_CSV_HEADER_ROUNDS). */
+static int parse_round(const char *v, struct res_row *r, const char *name, int line, char *err, size_t len)
+{
+	uint64_t u;
+
+	if (!parse_uint(v, RES_MAX_ROUNDS, &u) || u < 1)
+		return fail(err, len, name, line, "round '%s' is not a whole number 1..%d", v, RES_MAX_ROUNDS);
+	r->round = (int)u;
+	return 0;
+}
+
 /* Room for one more element of @size in the array *@arr of capacity *@cap holding @n; -1 when out of memory. */
 static int grow(void *arr, size_t *cap, size_t n, size_t size)
 {
@@ -250,22 +262,28 @@ static int load(const char *path, bool loggp, void *out, char *err, size_t errle
 int res_parse_csv(FILE *f, const char *name, struct res_table *t, char *err, size_t errlen)
 {
 	char buf[MAX_LINE];
-	char *v[CSV_FIELDS];
-	int line = 0, got, nf;
+	char *v[CSV_FIELDS_ROUNDS];
+	int line = 0, got, nf, want;
 	struct res_row r;
 
 	got = next_line(f, buf, &line);
 	if (got == 0)
 		return fail(err, errlen, name, 0, "empty: no header line");
-	if (got < 0 || strcmp(buf, RES_CSV_HEADER))
-		return fail(err, errlen, name, line, "header is not '%s'", RES_CSV_HEADER);
+	if (got > 0 && !strcmp(buf, RES_CSV_HEADER))
+		want = CSV_FIELDS;
+	else if (got > 0 && !strcmp(buf, RES_CSV_HEADER_ROUNDS))
+		want = CSV_FIELDS_ROUNDS;
+	else
+		return fail(err, errlen, name, line, "header is not '%s' (or the same with ',round')", RES_CSV_HEADER);
+	t->with_rounds = want == CSV_FIELDS_ROUNDS;
 	while ((got = next_line(f, buf, &line)) > 0) {
 		if (strchr(buf, '"'))
 			return fail(err, errlen, name, line, "quoted fields are not part of this format");
-		nf = split(buf, v, CSV_FIELDS);
-		if (nf != CSV_FIELDS)
-			return fail(err, errlen, name, line, "%d fields, not %d", nf, CSV_FIELDS);
-		if (parse_row(v, &r, name, line, err, errlen) < 0)
+		nf = split(buf, v, want);
+		if (nf != want)
+			return fail(err, errlen, name, line, "%d fields, not %d", nf, want);
+		if (parse_row(v, &r, name, line, err, errlen) < 0 ||
+		    (want == CSV_FIELDS_ROUNDS && parse_round(v[13], &r, name, line, err, errlen) < 0))
 			return -1;
 		if (grow(&t->rows, &t->cap, t->n, sizeof(*t->rows)) < 0)
 			return fail(err, errlen, name, line, "out of memory");
@@ -347,6 +365,7 @@ static int meta_set(struct res_meta *m, const char *key, const char *val)
 	} text[] = {
 #define TEXT(k) { #k, offsetof(struct res_meta, k), sizeof(((struct res_meta *)0)->k) }
 		TEXT(experiment), TEXT(date), TEXT(commit), TEXT(topology), TEXT(accelerator), TEXT(status), TEXT(host_cpu),
+		TEXT(switch_mode),
 #undef TEXT
 	};
 
@@ -359,10 +378,85 @@ static int meta_set(struct res_meta *m, const char *key, const char *val)
 		if (!parse_uint(val, 1 << 20, &u))
 			return -1;
 		*(!strcmp(key, "nranks") ? &m->nranks : &m->tree_levels) = (int)u;
+	} else if (!strcmp(key, "rounds")) {
+		if (!parse_uint(val, RES_MAX_ROUNDS, &u) || u < 1)
+			return -1;
+		m->rounds = (int)u;
 	} else if (!strcmp(key, "ceiling_busy_poll_MBps")) {
 		if (!parse_real(val, &d))
 			return -1;
 		m->ceiling_poll = d;
+	}
+	return 0;
+}
+
+/* /proc/loadavg's first figure from "1min 5min 15min" in @s, -1 for "unknown"; false when neither. */
+static bool parse_load(const char *s, double *out)
+{
+	char first[32];
+	size_t n = strcspn(s, " ");
+
+	if (!strcmp(s, "unknown")) {
+		*out = -1;
+		return true;
+	}
+	if (n == 0 || n >= sizeof(first))
+		return false;
+	memcpy(first, s, n);
+	first[n] = 0;
+	return parse_real(first, out) && *out < 1e6;
+}
+
+/* One item of round_conditions (@node, a mapping) into @c; -1 with the reason in @err. */
+static int meta_round(yaml_document_t *doc, yaml_node_t *node, struct res_round *c, const char *path, char *err, size_t errlen)
+{
+	uint64_t u;
+
+	memset(c, 0, sizeof(*c));
+	c->load_before = c->load_after = c->steal_pct = -1;
+	if (node->type != YAML_MAPPING_NODE)
+		return fail(err, errlen, path, (int)node->start_mark.line + 1, "round_conditions: an item is not a mapping");
+	for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(doc, p->key), *v = yaml_document_get_node(doc, p->value);
+		const char *key, *val;
+		bool ok = true;
+
+		if (!k || !v || k->type != YAML_SCALAR_NODE || v->type != YAML_SCALAR_NODE)
+			return fail(err, errlen, path, (int)node->start_mark.line + 1, "round_conditions: an item holds more than key: value");
+		key = (const char *)k->data.scalar.value;
+		val = (const char *)v->data.scalar.value;
+		if (!strcmp(key, "round"))
+			ok = parse_uint(val, RES_MAX_ROUNDS, &u) && u >= 1 && (c->round = (int)u);
+		else if (!strcmp(key, "start"))
+			snprintf(c->start, sizeof(c->start), "%s", val);
+		else if (!strcmp(key, "loadavg_before"))
+			ok = parse_load(val, &c->load_before);
+		else if (!strcmp(key, "loadavg_after"))
+			ok = parse_load(val, &c->load_after);
+		else if (!strcmp(key, "steal_pct"))
+			ok = parse_real(val, &c->steal_pct) && c->steal_pct <= 100;
+		if (!ok)
+			return fail(err, errlen, path, (int)v->start_mark.line + 1, "round_conditions: %s '%.60s' is not what it should be", key, val);
+	}
+	if (!c->round)
+		return fail(err, errlen, path, (int)node->start_mark.line + 1, "round_conditions: an item without its round");
+	return 0;
+}
+
+/* meta.yaml's round_conditions (@v, a sequence) into @m; -1 with the reason in @err. */
+static int meta_rounds(yaml_document_t *doc, yaml_node_t *v, struct res_meta *m, const char *path, char *err, size_t errlen)
+{
+	if (v->type != YAML_SEQUENCE_NODE)
+		return fail(err, errlen, path, (int)v->start_mark.line + 1, "round_conditions is not a list");
+	m->ncond = 0;
+	for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++) {
+		yaml_node_t *item = yaml_document_get_node(doc, *i);
+
+		if (m->ncond == RES_MAX_ROUNDS)
+			return fail(err, errlen, path, (int)v->start_mark.line + 1, "round_conditions: more than %d rounds", RES_MAX_ROUNDS);
+		if (!item || meta_round(doc, item, &m->cond[m->ncond], path, err, errlen) < 0)
+			return item ? -1 : fail(err, errlen, path, 0, "round_conditions: a missing item");
+		m->ncond++;
 	}
 	return 0;
 }
@@ -395,6 +489,11 @@ int res_load_meta(const char *path, struct res_meta *m, char *err, size_t errlen
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = yaml_document_get_node(&doc, p->key);
 		yaml_node_t *v = yaml_document_get_node(&doc, p->value);
+		if (k && v && k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, "round_conditions")) {
+			if (meta_rounds(&doc, v, m, path, err, errlen) < 0)
+				goto out;
+			continue;
+		}
 		if (k && v && k->type == YAML_SCALAR_NODE && v->type == YAML_SCALAR_NODE &&
 		    meta_set(m, (const char *)k->data.scalar.value, (const char *)v->data.scalar.value) < 0) {
 			fail(err, errlen, path, (int)v->start_mark.line + 1, "%s '%s' is not a number", k->data.scalar.value,

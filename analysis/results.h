@@ -14,8 +14,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The exact header of results.csv (inccl_perf -F csv, mpi_perf, ceiling.sh). */
+/* The exact header of the tools' reports (inccl_perf -F csv, mpi_perf, ceiling.sh), and of results.csv before rounds. */
 #define RES_CSV_HEADER "algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong"
+/* results.csv since exp.sh runs in rounds: the same and the round (1..RES_MAX_ROUNDS) of each row. */
+#define RES_CSV_HEADER_ROUNDS RES_CSV_HEADER ",round"
+#define RES_MAX_ROUNDS 20
 /* The exact header of loggp.csv (experiments/loggp.sh). */
 #define RES_LOGGP_HEADER "measure,bytes,iters,value_us"
 
@@ -38,12 +41,14 @@ struct res_row {
 	double algbw;        /* MB/s (10^6 B/s), -1: does not apply */
 	double busbw;        /* MB/s, -1: does not apply */
 	uint64_t wrong;      /* wrong elements summed over every rank */
+	int round;           /* 1..RES_MAX_ROUNDS; 0 in a results.csv without the round column */
 	int line;            /* line in the file, for messages */
 };
 
 struct res_table {
 	struct res_row *rows;
 	size_t n, cap;
+	int with_rounds;     /* the file had the round column */
 };
 
 /** One LogGP measurement: a row of loggp.csv. */
@@ -60,6 +65,14 @@ struct res_points {
 	size_t n, cap;
 };
 
+/** The conditions of one round (meta.yaml's round_conditions); loads -1 when unknown. */
+struct res_round {
+	int round;
+	char start[40];
+	double load_before, load_after; /* the 1-minute load averages of /proc/loadavg */
+	double steal_pct;               /* CPU time stolen during the round, %; -1 when not recorded */
+};
+
 /** What the plots and the report need of meta.yaml ("" when absent). */
 struct res_meta {
 	char experiment[32];
@@ -69,6 +82,10 @@ struct res_meta {
 	char accelerator[16];
 	char status[256];
 	char host_cpu[128];
+	char switch_mode[32];
+	int rounds;          /* 0 when absent (a run before rounds) */
+	struct res_round cond[RES_MAX_ROUNDS];
+	int ncond;
 	int nranks;          /* 0 when absent */
 	int tree_levels;     /* 0 when absent */
 	double ceiling_poll; /* ceiling_busy_poll_MBps: ib_send_bw busy polling, 0 when absent */
@@ -81,7 +98,9 @@ int res_coll_parse(const char *s);
 /**
  * res_parse_csv() - read results.csv from @f (@name for messages) into @t,
  * appending. Returns 0, or -1 with "name:LINE: reason" in @err: a header
- * other than RES_CSV_HEADER, a row without exactly 13 fields, an unknown
+ * other than RES_CSV_HEADER (rows of 13 fields, round 0) or
+ * RES_CSV_HEADER_ROUNDS (14 fields, the last a round 1..RES_MAX_ROUNDS), a
+ * row without exactly that many fields, an unknown
  * collective, dtype or operator, a number that is not one or out of range,
  * elements that do not match bytes, a root outside 0..nranks-1, or an
  * algorithm bandwidth that does not equal bytes / time (1% slack for the
@@ -103,9 +122,12 @@ void res_points_free(struct res_points *pts);
 
 /**
  * res_load_meta() - the scalar keys of meta.yaml's top-level mapping that
- * struct res_meta names (libyaml; other keys are ignored). Returns 0, or -1
- * with the reason in @err when the file is missing, is not YAML, or its top
- * level is not a mapping.
+ * struct res_meta names, and round_conditions: a sequence of at most
+ * RES_MAX_ROUNDS mappings (round 1..RES_MAX_ROUNDS, start, loadavg_before
+ * and loadavg_after as /proc/loadavg's "1min 5min 15min" or "unknown",
+ * steal_pct) (libyaml; other keys are ignored). Returns 0, or -1 with the
+ * reason in @err when the file is missing, is not YAML, its top level is not
+ * a mapping, or a value it reads is not what it should be.
  */
 int res_load_meta(const char *path, struct res_meta *m, char *err, size_t errlen);
 

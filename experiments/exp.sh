@@ -10,8 +10,13 @@
 #   ITERS, WARMUP   timed and untimed iterations per size (default 3 and 1 below
 #                   64 MiB, 1 and 0 from there)
 #   MIN=1M MAX=1G FACTOR=2   the sizes of `sweep` (every collective)
-#   BASELINES="ceiling loggp ring mpi-tcp mpi-ucx"   measured in the same run
-#                   ("none" for INC alone)
+#   BASELINES="ceiling ceiling-load loggp ring mpi-tcp mpi-ucx"   measured in
+#                   the same run ("none" for INC alone); ceiling-load: every host
+#                   sending and receiving at once (ceiling.sh CEILING_MODE=load)
+#   ROUNDS=3        1..20: the measurements run in rounds, interleaved (ceiling,
+#                   ceiling-load, then per size inc, ring, mpi-tcp, mpi-ucx; again),
+#                   each row stored with its round; LogGP and the busy-polling
+#                   ceiling in round 1 only
 #   RESULTS=results where run directories go
 # `paper` runs the rows of the seed's published table (AllReduce 32M, 128M,
 # 256M, 512M, 1G; Reduce 32M, 512M). Brings the lab up if it is down. Every
@@ -44,7 +49,7 @@ esac
 # ---- settings -----------------------------------------------------------------
 SIZE=${SIZE:-64M} ROOT=${ROOT:-0} DTYPE=${DTYPE:-float32} OP=${OP:-sum}
 MIN=${MIN:-1M} MAX=${MAX:-1G} FACTOR=${FACTOR:-2} RESULTS=${RESULTS:-results}
-BASELINES=${BASELINES:-ceiling loggp ring mpi-tcp mpi-ucx}
+BASELINES=${BASELINES:-ceiling ceiling-load loggp ring mpi-tcp mpi-ucx} ROUNDS=${ROUNDS:-3}
 [ "$BASELINES" = none ] && BASELINES=
 topogen=${INCLAB_BUILD:-build}/topogen
 [ -x "$topogen" ] || { exp_err "$topogen is missing: run 'make' first"; exit 2; }
@@ -58,7 +63,8 @@ nranks=$(grep -v '^#' "$tgen/inventory.tsv" | awk -F'\t' '$2 == "host"' | wc -l)
 bad=0
 exp_check_choice DTYPE "$DTYPE" int32 float32 || bad=1
 exp_check_choice OP "$OP" sum max min || bad=1
-for b in $BASELINES; do exp_check_choice BASELINES "$b" ceiling loggp ring mpi-tcp mpi-ucx || bad=1; done
+for b in $BASELINES; do exp_check_choice BASELINES "$b" ceiling ceiling-load loggp ring mpi-tcp mpi-ucx || bad=1; done
+exp_check_range ROUNDS "$ROUNDS" 1 20 || bad=1
 case $exp in
 reduce | broadcast) exp_check_root "$ROOT" "$nranks" || bad=1 ;;
 esac
@@ -90,7 +96,7 @@ paper)
     ;;
 esac
 if [ "${EXP_DRY_RUN:-0}" = 1 ]; then # for tests: the settings and the plan, nothing run
-    echo "experiment $exp nranks $nranks dtype $DTYPE op $OP root $ROOT baselines '${BASELINES}'"
+    echo "experiment $exp nranks $nranks dtype $DTYPE op $OP root $ROOT baselines '${BASELINES}' rounds $((10#$ROUNDS))"
     cat "$plan"
     exit 0
 fi
@@ -102,14 +108,20 @@ if ! lab/lab.sh status >/dev/null 2>&1 || ! exp_lab_reachable 2>/dev/null; then
 fi
 exp_lab_reachable || exit 1
 run=$(exp_run_dir "$RESULTS" "$exp") || exit 1
-# the code that ran: taken now, as files may change while a long run goes on
-commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo -dirty)"
+ROUNDS=$((10#$ROUNDS))
+# the code that ran and the conditions: taken now, as files may change while a long run goes on
+commit=$(exp_commit)
+accel=$(exp_word "$(exp_lab_env LAB_ACCEL)" unknown)
+switch_mode=$(exp_word "$(exp_lab_env LAB_SWITCHES)" vm)
+cpu_model=$(exp_cpu_model)
 log=$run/run.log
 exec > >(tee -a "$log") 2>&1
-exp_log "experiment $exp on $(basename "$TOPOLOGY" .yaml): $(wc -l < "$plan") measurement(s), baselines: ${BASELINES:-none}; storing in $run"
+exp_log "experiment $exp on $(basename "$TOPOLOGY" .yaml): $(wc -l < "$plan") measurement(s) x $ROUNDS round(s), baselines: ${BASELINES:-none}; storing in $run"
+exp_log "conditions: accelerator $accel, switches $switch_mode, commit $commit, CPU $cpu_model, load $(exp_loadavg)"
 marks=$(exp_switch_log_lines)
 csv=$run/results.csv
-echo "$EXP_CSV_HEADER" > "$csv"
+echo "$EXP_RESULTS_HEADER" > "$csv"
+conditions=() # one YAML list item per round (meta.yaml's round_conditions)
 failed=()               # what failed the run, each with why
 declare -A unavailable=() # baseline -> why it could not start (not measured from then on)
 # has BASELINE — requested and not found unavailable in this run
@@ -127,7 +139,7 @@ judge() {
     local label=$1 what=$2 rc=$3 verdict why ran_before=
     [ -s "$tgen/err" ] && cat "$tgen/err" >&2
     grep -q "^$label," "$csv" && ran_before=1
-    exp_rows "$label" "$tgen/out.csv" >> "$csv"
+    exp_rows "$label" "$tgen/out.csv" | sed "s/\$/,$round/" >> "$csv"
     verdict=$(exp_outcome "$label" "$rc" "$tgen/out.csv" "$tgen/err")
     why=${verdict#*: }
     case $verdict in
@@ -150,51 +162,75 @@ judge() {
     esac
 }
 
-if has ceiling; then
-    exp_log "ceiling: ib_send_bw rank 0 -> a rank under another leaf, sleeping on CQ events (-e)"
-    : > "$tgen/err"
-    if CEILING_EVENTS=1 experiments/ceiling.sh > "$tgen/out.csv"; then
-        judge ceiling ceiling 0 # its row, checked as every other
-    else
-        failed+=("ceiling: ceiling.sh failed (see its messages above)")
+for round in $(seq 1 "$ROUNDS"); do
+    load_before=$(exp_loadavg) ticks_before=$(exp_cpu_ticks) round_start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    rtag= # the round in messages, when there are several
+    [ "$ROUNDS" = 1 ] || rtag=" (round $round)"
+    exp_log "round $round of $ROUNDS (load average $load_before)"
+    if has ceiling; then
+        exp_log "ceiling: ib_send_bw rank 0 -> a rank under another leaf, sleeping on CQ events (-e)"
+        : > "$tgen/err"
+        if CEILING_MODE=pair CEILING_EVENTS=1 experiments/ceiling.sh > "$tgen/out.csv"; then
+            judge ceiling ceiling 0 # its row, checked as every other
+        else
+            failed+=("ceiling$rtag: ceiling.sh failed (see its messages above)")
+        fi
+        if [ "$round" = 1 ]; then
+            exp_log "ceiling: the same, busy polling (perftest's default; kept in meta.yaml)"
+            poll_row=$(CEILING_MODE=pair experiments/ceiling.sh) || poll_row=
+        fi
     fi
-    exp_log "ceiling: the same, busy polling (perftest's default; kept in meta.yaml)"
-    poll_row=$(experiments/ceiling.sh) || poll_row=
-fi
-if has loggp; then
-    exp_log "LogGP: ping-pong and streaming between rank 0 and a rank under another leaf"
-    experiments/loggp.sh > "$run/loggp.csv" || failed+=("loggp: loggp.sh failed (see its messages above)")
-fi
+    if has ceiling-load; then
+        exp_log "ceiling-load: ib_send_bw -b on every pair of hosts across the leaves at once, -e"
+        : > "$tgen/err"
+        if CEILING_MODE=load CEILING_EVENTS=1 experiments/ceiling.sh > "$tgen/out.csv"; then
+            judge ceiling-load ceiling-load 0
+        else
+            failed+=("ceiling-load$rtag: ceiling.sh failed (see its messages above)")
+        fi
+    fi
+    if [ "$round" = 1 ] && has loggp; then
+        exp_log "LogGP: ping-pong and streaming between rank 0 and a rank under another leaf"
+        experiments/loggp.sh > "$run/loggp.csv" || failed+=("loggp: loggp.sh failed (see its messages above)")
+    fi
 
-while read -r coll b; do
-    read -r it wu < <(iters_for "$b")
-    args="-C $coll -b $b -e $b -n $it -w $wu"
-    case $coll in
-    allreduce) args="$args -d $DTYPE -o $OP" ;;
-    reduce) args="$args -d $DTYPE -o $OP -R $ROOT" ;;
-    broadcast) args="$args -d $DTYPE -R $ROOT" ;;
-    esac
-    algos="inc"
-    case $coll in allreduce | broadcast | barrier) has ring && algos="$algos ring" ;; esac
-    for a in $algos; do
-        exp_log "$a $coll of $b bytes on $nranks ranks"
-        rc=0
-        exp_run_ranks "$tgen/out.csv" inccl_perf -A "$a" -T 300 $args 2> "$tgen/err" || rc=$?
-        judge "$a" "$a $coll $b B" "$rc"
-    done
-    for a in mpi-tcp mpi-ucx; do
-        has "$a" || continue
-        exp_log "$a $coll of $b bytes on $nranks ranks"
-        rc=0
-        exp_run_mpi "$tgen/out.csv" "$a" $args 2> "$tgen/err" || rc=$?
-        judge "$a" "$a $coll $b B" "$rc"
-    done
-done < "$plan"
+    while read -r coll b; do
+        read -r it wu < <(iters_for "$b")
+        args="-C $coll -b $b -e $b -n $it -w $wu"
+        case $coll in
+        allreduce) args="$args -d $DTYPE -o $OP" ;;
+        reduce) args="$args -d $DTYPE -o $OP -R $ROOT" ;;
+        broadcast) args="$args -d $DTYPE -R $ROOT" ;;
+        esac
+        algos="inc"
+        case $coll in allreduce | broadcast | barrier) has ring && algos="$algos ring" ;; esac
+        for a in $algos; do
+            exp_log "$a $coll of $b bytes on $nranks ranks$rtag"
+            rc=0
+            exp_run_ranks "$tgen/out.csv" inccl_perf -A "$a" -T 300 $args 2> "$tgen/err" || rc=$?
+            judge "$a" "$a $coll $b B$rtag" "$rc"
+        done
+        for a in mpi-tcp mpi-ucx; do
+            has "$a" || continue
+            exp_log "$a $coll of $b bytes on $nranks ranks$rtag"
+            rc=0
+            exp_run_mpi "$tgen/out.csv" "$a" $args 2> "$tgen/err" || rc=$?
+            judge "$a" "$a $coll $b B$rtag" "$rc"
+        done
+    done < "$plan"
+    load_after=$(exp_loadavg)
+    steal=$(exp_steal_pct "$ticks_before" "$(exp_cpu_ticks)")
+    conditions+=("  - round: $round
+    start: '$round_start'
+    loadavg_before: '$load_before'
+    loadavg_after: '$load_after'${steal:+
+    steal_pct: $steal}")
+    exp_log "round $round done (load average $load_after${steal:+, steal $steal %})"
+done
 
 # ---- metadata ------------------------------------------------------------------------
 exp_switch_counters "$marks" > "$run/switch-counters.txt"
-. "$state/lab.env" 2>/dev/null || true
-set -- ${LAB_ROLES:-}
+set -- $(exp_lab_env LAB_ROLES)
 images=
 while [ $# -ge 2 ]; do
     cp "$2/manifest.txt" "$run/manifest-$1.txt" 2>/dev/null && images="$images  $1: $(basename "$2")"$'\n'
@@ -203,11 +239,12 @@ done
 {
     echo "experiment: $exp"
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "commit: $commit"
+    echo "commit: $(exp_yaml_str "$commit")"
     echo "topology: $(basename "$TOPOLOGY" .yaml)"
     echo "topology_file: $TOPOLOGY"
-    echo "accelerator: ${LAB_ACCEL:-unknown}"
-    echo "host_cpu: \"$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1)\""
+    echo "accelerator: $(exp_yaml_str "$accel")"
+    echo "switch_mode: $(exp_yaml_str "$switch_mode")"
+    echo "host_cpu: $(exp_yaml_str "$cpu_model")"
     echo "host_cores: $(nproc)"
     echo "nranks: $nranks"
     echo "tree_levels: $(exp_tree_levels)"
@@ -215,6 +252,9 @@ done
     echo "dtype: $DTYPE"
     echo "op: $OP"
     echo "root: $ROOT"
+    echo "rounds: $ROUNDS"
+    echo "round_conditions:"
+    printf '%s\n' "${conditions[@]}"
     measured=
     for x in $BASELINES; do [ -n "${unavailable[$x]:-}" ] || measured="$measured $x"; done
     echo "baselines: \"${measured# }\""

@@ -8,6 +8,8 @@
 EXP_MAX_BYTES=$((2 << 30)) # 2 GiB: what a 3 GiB host holds in place, with room to check it
 # the CSV report's header (inccl_perf, mpi_perf) and results.csv's; column 13 counts wrong elements
 EXP_CSV_HEADER=algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong
+# results.csv's header: the tools' 13 columns and the round (exp.sh ROUNDS) each row was measured in
+EXP_RESULTS_HEADER=$EXP_CSV_HEADER,round
 
 exp_err() { echo "exp: $*" >&2; }
 exp_log() { printf '[exp %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -399,4 +401,133 @@ exp_perftest_value() {
     done
     exp_err "$tool: no finite figure for $s B in 3 runs"
     return 1
+}
+
+# ---- rounds and run conditions ---------------------------------------------------
+
+# exp_check_range NAME VALUE MIN MAX — a whole number MIN..MAX.
+exp_check_range() {
+    if [[ ! $2 =~ ^[0-9]{1,7}$ ]] || [ "$((10#$2))" -lt "$3" ] || [ "$((10#$2))" -gt "$4" ]; then
+        exp_err "$1=$2 is not a whole number from $3 to $4"
+        return 1
+    fi
+}
+
+# exp_median_range NUMBER... — "MEDIAN MIN MAX" of the numbers (3 decimals each);
+# an error when there is none or one is not a finite decimal number.
+exp_median_range() {
+    local x
+    [ $# -gt 0 ] || { exp_err "exp_median_range: no numbers"; return 1; }
+    for x in "$@"; do
+        [[ $x =~ ^-?[0-9]{1,15}(\.[0-9]{1,15})?$ ]] || { exp_err "exp_median_range: '$x' is not a number"; return 1; }
+    done
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
+        printf "%.3f %.3f %.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'
+}
+
+# exp_lab_env KEY [FILE] — KEY's value in the lab's lab.env (default
+# $state/lab.env) read as text, never run: the last line KEY=VALUE, one pair
+# of surrounding quotes removed, control characters dropped, at most 200
+# characters; nothing when the file or the key is missing.
+exp_lab_env() {
+    local f=${2:-$state/lab.env}
+    [ -r "$f" ] || return 0
+    head -c 65536 "$f" | awk -v k="$1" 'index($0, k "=") == 1 { v = substr($0, length(k) + 2) } END {
+        if (v ~ /^".*"$/ || v ~ /^'\''.*'\''$/) v = substr(v, 2, length(v) - 2)
+        gsub(/[[:cntrl:]]/, "", v); print substr(v, 1, 200) }' | sed '/^$/d'
+}
+
+# exp_word VALUE DEFAULT — VALUE when it is a plain word (letters, digits, . _ + : , -;
+# 1..64 characters), else DEFAULT: lab.env's values as meta.yaml's conditions.
+exp_word() {
+    if [[ $1 =~ ^[A-Za-z0-9._+:,-]{1,64}$ ]]; then echo "$1"; else echo "$2"; fi
+}
+
+# exp_cpu_model [CPUINFO] — the host's CPU model from /proc/cpuinfo ("model
+# name", else "Model" or "cpu model"; lscpu's "Model name" when none), one line
+# of at most 120 characters; "unknown" when nothing says.
+exp_cpu_model() {
+    local m
+    m=$(head -c 1048576 "${1:-/proc/cpuinfo}" 2>/dev/null | awk -F': *' 'tolower($1) ~ /^(model name|cpu model|model)[ \t]*$/ && $2 != "" && $2 !~ /^[0-9]+$/ { print $2; exit }')
+    [ -n "$m" ] || [ -n "${1:-}" ] || m=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1)
+    m=${m//[[:cntrl:]]/ }
+    echo "${m:0:120}" | sed 's/^$/unknown/'
+}
+
+# exp_loadavg [FILE] — /proc/loadavg's three load averages ("0.52 0.40 0.33"), or "unknown".
+exp_loadavg() {
+    awk 'NR == 1 && $1 ~ /^[0-9]+\.[0-9]+$/ && $2 ~ /^[0-9]+\.[0-9]+$/ && $3 ~ /^[0-9]+\.[0-9]+$/ { print $1, $2, $3; ok = 1 }
+        END { if (!ok) print "unknown" }' "${1:-/proc/loadavg}" 2>/dev/null || echo unknown
+}
+
+# exp_cpu_ticks [FILE] — "TOTAL STEAL" jiffies of /proc/stat's cpu line (steal
+# is its 8th number; 0 when the kernel shows none), or nothing.
+exp_cpu_ticks() {
+    awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF && i <= 11; i++) { if ($i !~ /^[0-9]+$/) exit; t += $i }
+        print t, (NF >= 9 ? $9 : 0); exit }' "${1:-/proc/stat}" 2>/dev/null
+}
+
+# exp_steal_pct "TOTAL STEAL" "TOTAL STEAL" — the share of CPU time stolen
+# between two exp_cpu_ticks, in percent with 2 decimals; nothing when either
+# is missing or no time passed.
+exp_steal_pct() {
+    awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " ")
+        if (x[1] == "" || y[1] == "" || y[1] <= x[1]) exit
+        printf "%.2f", 100 * (y[2] - x[2]) / (y[1] - x[1]) }'
+}
+
+# exp_commit — the checkout's short commit, "-dirty" when it has changes; "unknown" outside git.
+exp_commit() {
+    echo "$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$top" diff --quiet HEAD 2>/dev/null || echo -dirty)"
+}
+
+# ---- the same-load ceiling -------------------------------------------------------
+
+# exp_load_pairs — the pairs of hosts of the same-load ceiling, "A B" a line,
+# from the inventory: hosts in rank order, each host not yet paired with the
+# lowest rank not yet paired under another leaf switch (the path an
+# AllReduce's traffic takes across the tree; 1-2-4: pku1 pku3, pku2 pku4),
+# else under the same leaf (said on stderr). With an odd number of hosts the
+# last one left over sits idle (said on stderr): a pair is one bidirectional
+# stream, and a third stream on a host would load it more than an AllReduce
+# does. Host names must be plain words (they go into commands); at most 256 hosts.
+exp_load_pairs() {
+    local inv
+    inv=$(exp_inv | awk -F'\t' '$2 == "host"')
+    [ -n "$inv" ] || { exp_err "no host in the inventory"; return 1; }
+    awk -F'\t' '
+        NF < 7 || $1 !~ /^[A-Za-z0-9_.-]+$/ || length($1) > 64 || $3 !~ /^[0-9]+$/ || length($3) > 6 ||
+            $7 !~ /^[A-Za-z0-9_.-]+$/ || length($7) > 64 {
+            printf "exp: inventory: host line %d is not \"name host rank ... parent\": %s\n", NR, substr($0, 1, 120) > "/dev/stderr"; bad = 1; exit }
+        { n++; if (n > 256) { print "exp: inventory: more than 256 hosts" > "/dev/stderr"; bad = 1; exit }
+          rank[n] = $3 + 0; name[n] = $1; leaf[n] = $7 }
+        END {
+            if (bad) exit 1
+            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (rank[j] < rank[i]) {
+                t = rank[i]; rank[i] = rank[j]; rank[j] = t; t = name[i]; name[i] = name[j]; name[j] = t
+                t = leaf[i]; leaf[i] = leaf[j]; leaf[j] = t }
+            for (i = 1; i <= n; i++) {
+                if (used[i]) continue
+                p = 0
+                for (j = i + 1; j <= n && !p; j++) if (!used[j] && leaf[j] != leaf[i]) p = j
+                for (j = i + 1; j <= n && !p; j++) if (!used[j]) { p = j
+                    printf "exp: load ceiling: %s and %s share leaf %s (no host left under another leaf)\n", name[i], name[j], leaf[i] > "/dev/stderr" }
+                if (!p) { printf "exp: load ceiling: %d hosts, an odd number: %s sits idle\n", n, name[i] > "/dev/stderr"; continue }
+                used[i] = used[p] = 1
+                print name[i], name[p]
+            }
+        }' <<<"$inv"
+}
+
+# exp_bidir_figures SIZE — from an ib_send_bw -b --report-both client report on
+# stdin, "LOCAL REMOTE": what the client and what the server sent, MiB/s, the
+# 2nd and 3rd result lines for SIZE (the 1st is their sum); without the two
+# (an older perftest) half the sum for each. Nothing when a figure is not a
+# finite number > 0.
+exp_bidir_figures() {
+    awk -v s="$1" '$1 == s && NF >= 4 { v[++n] = ($4 ~ /^[0-9]+(\.[0-9]+)?$/ && $4 + 0 > 0) ? $4 + 0 : "" }
+        END {
+            if (n >= 3 && v[n - 1] != "" && v[n] != "") printf "%.3f %.3f", v[n - 1], v[n]
+            else if (n == 1 && v[1] != "") printf "%.3f %.3f", v[1] / 2, v[1] / 2
+        }'
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test-plots.sh — the analysis tools (analysis/increport.c, analysis/plots.sh)
-# on checked-in results (tests/analysis/samples: a paper run, a sweep run
-# with loggp.csv and a row with wrong elements) and broken files
+# on checked-in results (tests/analysis/samples: a paper run and a sweep run
+# from before rounds (results.csv without the round column), the sweep with
+# loggp.csv and a row with wrong elements; a run of 3 rounds with both
+# ceilings and its conditions in meta.yaml) and broken files
 # (tests/analysis/bad). No lab. Every expectation is computed here from the
 # sample files with awk, or is a parameter the samples were generated from
 # (LogGP: L = 100 us, o = 40 us, G = 0.4 us/B). Prints ok/FAIL per check and
@@ -46,6 +48,9 @@ root.csv|root.csv:2: root '4' is not a rank of 0..3
 quoted.csv|quoted.csv:2: quoted fields are not part of this format
 wrong.csv|wrong.csv:3: wrong 'many' is not a whole number
 loggp-measure.csv|loggp-measure.csv:3: measure 'latency' is not half_rtt or gap
+round.csv|round.csv:3: round '21' is not a whole number 1..20
+round-zero.csv|round-zero.csv:2: round '0' is not a whole number 1..20
+round-missing.csv|round-missing.csv:2: 13 fields, not 14
 EOF
 out=$("$increport" check "$bad/nosuchfile.csv" 2>&1); rc=$?
 check "a missing file is an error (exit $rc): $out" said $rc 1 'No such file' <<<"$out"
@@ -79,24 +84,41 @@ for run in paper sweep; do
 done
 check "paper: no broadcast chart (nothing measured)" [ ! -e "$paper/plots/broadcast-throughput.png" ]
 
-# chart data = the verified rows of results.csv, in MiB / s / MB/s, ascending size
+# chart data = the verified rows of results.csv, in MiB / s / MB/s, ascending size: per size the
+# medians over the rounds of time, algbw and busbw, then algbw min and max, time min and max
 expect_dat() { # RUN ALGO COLL: the .dat lines expected from results.csv
-    awk -F, -v a="$2" -v c="$3" 'NR > 1 && $1 == a && $2 == c && $13 == 0 {
-        printf "%.9g %.9g %.6g %.6g\n", $7 / 1048576, $10 / 1e6, $11, $12 }' "$1/results.csv" | sort -g
+    awk -F, -v a="$2" -v c="$3" 'NR > 1 && $1 == a && $2 == c && $13 == 0 {print $7, $10, $11, $12}' "$1/results.csv" |
+        sort -k1,1n | awk '
+        function med(v, n,   i, j, x, w) { for (i = 1; i <= n; i++) w[i] = v[i]
+            for (i = 2; i <= n; i++) { x = w[i]; for (j = i - 1; j >= 1 && w[j] > x; j--) w[j + 1] = w[j]; w[j + 1] = x }
+            lo = w[1]; hi = w[n]; return n % 2 ? w[(n + 1) / 2] : (w[n / 2] + w[n / 2 + 1]) / 2 }
+        function flush() { if (!n) return
+            tm = med(t, n); tlo = lo; thi = hi; bm = med(b, n); blo = lo; bhi = hi; um = med(u, n)
+            printf "%.9g %.9g %.6g %.6g %.6g %.6g %.9g %.9g\n", size / 1048576, tm / 1e6, bm, um, blo, bhi, tlo / 1e6, thi / 1e6; n = 0 }
+        $1 != size { flush(); size = $1 }
+        { n++; t[n] = $2; b[n] = $3; u[n] = $4 }
+        END { flush() }'
 }
+rounds=$res/rounds-20261105-100000
 for spec in "$paper inc allreduce" "$paper ring allreduce" "$paper mpi-tcp allreduce" "$paper inc reduce" \
-    "$sweep inc broadcast" "$sweep mpi-ucx allreduce" "$sweep ring broadcast"; do
+    "$sweep inc broadcast" "$sweep mpi-ucx allreduce" "$sweep ring broadcast" "$rounds inc allreduce" "$rounds ring allreduce"; do
     set -- $spec
     got=$(grep -v '^#' "$1/plots/$3-$2.dat" 2>/dev/null)
     check "$(basename "$1"): $3-$2.dat holds the $(expect_dat "$@" | wc -l) verified rows of results.csv" \
         [ "$got" = "$(expect_dat "$@")" ]
 done
 check "sweep: the 8 MiB broadcast with 17 wrong elements is not drawn" sh -c "! grep -q '^8 ' '$sweep/plots/broadcast-inc.dat'"
+check "rounds: allreduce-inc.dat is the median of 3 rounds, 22 s, with 20 - 25 s" \
+    grep -qx '128 22 6.1 9.15 5.37 6.71 20 25' "$rounds/plots/allreduce-inc.dat"
 check "sweep: barrier.dat has every algorithm's barrier time" \
-    [ "$(cat "$sweep/plots/barrier.dat" | grep -v '^#')" = "$(awk -F, '$2 == "barrier" {printf "%s %.6g\n", $1, $10}' "$sweep/results.csv")" ]
+    [ "$(cat "$sweep/plots/barrier.dat" | grep -v '^#')" = "$(awk -F, '$2 == "barrier" {printf "%s %.6g %.6g %.6g\n", $1, $10, $10, $10}' "$sweep/results.csv")" ]
 ceil=$(awk -F, '$1 == "ceiling" {print $11}' "$paper/results.csv")
 check "paper: the throughput chart draws the run's ceiling ($ceil MB/s)" \
     grep -qF ", $(awk -v c="$ceil" 'BEGIN {printf "%.6g", c}') with lines" "$paper/plots/allreduce.gp"
+check "paper: no same-load ceiling drawn (not measured)" sh -c "! grep -q 'same-load' '$paper/plots/allreduce.gp'"
+check "rounds: the throughput chart draws both ceilings' medians (2.4 and the same-load 1.2 MB/s) and min-max bars" \
+    sh -c "grep -qF ', 1.2 with lines dt 4' '$rounds/plots/allreduce.gp' && grep -qF ', 2.4 with lines dt 2' '$rounds/plots/allreduce.gp' &&
+        grep -qF \"'allreduce-inc.dat' using 1:3:5:6 with yerrorlines\" '$rounds/plots/allreduce.gp'"
 
 # ---- REPORT.md --------------------------------------------------------------------------
 rep=$res/REPORT.md
@@ -105,14 +127,39 @@ check "REPORT.md written" [ -s "$rep" ]
 poll=$(sed -n 's/^ceiling_busy_poll_MBps: //p' "$paper/meta.yaml")
 row=$(grep '^| AllReduce | 32 MiB |' "$rep")
 exp=$(awk -F, -v c="$ceil" -v p="$poll" '$1 == "inc" && $2 == "allreduce" && $7 == 33554432 {
-    printf "| AllReduce | 32 MiB | 5.9 s | 45.0 | %.1f s | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f | paper-20261101-120000 |",
+    printf "| AllReduce | 32 MiB | 5.9 s | 45.0 | %.1f s | %.1f | %.2f | %.2f | %.2f | not measured | | %.2f | %.2f | paper-20261101-120000 |",
         $10 / 1e6, $11 * 8, $11, c, $11 / c, p, $11 / p }' "$paper/results.csv")
 check "REPORT: seed row AllReduce 32 MiB next to ours: $row" [ "$row" = "$exp" ]
 row=$(grep '^| Reduce | 512 MiB |' "$rep")
 exp=$(awk -F, -v c="$ceil" -v p="$poll" '$1 == "inc" && $2 == "reduce" && $7 == 536870912 {
-    printf "| Reduce | 512 MiB | 130.0 s | 31.0 | %.1f s | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f | paper-20261101-120000 |",
+    printf "| Reduce | 512 MiB | 130.0 s | 31.0 | %.1f s | %.1f | %.2f | %.2f | %.2f | not measured | | %.2f | %.2f | paper-20261101-120000 |",
         $10 / 1e6, $11 * 8, $11, c, $11 / c, p, $11 / p }' "$paper/results.csv")
 check "REPORT: seed row Reduce 512 MiB next to ours: $row" [ "$row" = "$exp" ]
+# seed row AllReduce 128 MiB: from the run of 3 rounds, medians (inc 6.10 MB/s; ceilings 2.40 and 1.20 per host)
+row=$(grep '^| AllReduce | 128 MiB |' "$rep")
+exp=$(awk -F, 'function m3(a, b, c) { return a + b + c - (a < b ? (a < c ? a : c) : (b < c ? b : c)) - (a > b ? (a > c ? a : c) : (b > c ? b : c)) }
+    $1 == "inc" { t[++n] = $10; w[n] = $11 } $1 == "ceiling" { c[++k] = $11 } $1 == "ceiling-load" { l[++j] = $11 }
+    END { bw = m3(w[1], w[2], w[3]); ce = m3(c[1], c[2], c[3]); lo = m3(l[1], l[2], l[3])
+        printf "| AllReduce | 128 MiB | 3.4 s | 300.0 | %.1f s (%.1f s – %.1f s, 3 rounds) | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f | 1.80 | %.2f | rounds-20261105-100000 |",
+            m3(t[1], t[2], t[3]) / 1e6, 20, 25, bw * 8, bw, ce, bw / ce, lo, bw / lo, bw / 1.8 }' "$rounds/results.csv")
+check "REPORT: seed row AllReduce 128 MiB from the rounds run, median and min-max, of both ceilings: $row" [ "$row" = "$exp" ]
+check "REPORT: the seed table warns that it combines runs of different commits" \
+    grep -qF '**Warning: This table combines 2 runs made under different conditions:** commit `0123abc` (paper-20261101-120000) vs `4567def-dirty` (rounds-20261105-100000)' "$rep"
+check "REPORT: the geometric mean over ring warns the same" \
+    grep -qF '**Warning: The geometric mean over ring (host-based, switches route) combines 3 runs made under different conditions:** commit' "$rep"
+check "REPORT: ... and says which runs recorded no load average" \
+    grep -qF 'The geometric mean over ring (host-based, switches route): 2 of the 3 runs it combines recorded no load average' "$rep"
+check "REPORT: the rounds run's speed-up is the ratio of medians (ring 40 s / INC 22 s = 1.82)" \
+    grep -qF '| rounds-20261105-100000 | AllReduce | 128 MiB | 22.0 s (20.0 s – 25.0 s, 3 rounds) | 40.0 s | **1.82** |' "$rep"
+check "REPORT: the rounds run's conditions, round by round, steal where there was some" \
+    sh -c "grep -qF -- '- conditions: switches \`vm\`, 3 round(s)' '$rep' &&
+        grep -qF -- '  - round 2 from 2026-11-05T10:05:00Z: load average 1.10 before, 2.30 after, 3.25 % of the CPU stolen' '$rep' &&
+        grep -qF -- '  - round 1 from 2026-11-05T10:00:00Z: load average 0.50 before, 1.10 after' '$rep'"
+check "REPORT: warns that the rounds ran under different load (0.50 to 2.30)" \
+    grep -qF '**warning: its rounds ran under different load** (load average 0.50 to 2.30, more than 1.0 apart)' "$rep"
+check "REPORT: a run from before rounds says so" grep -qF -- '- conditions: switches `vm`, 1 round(s) (a run from before rounds: one of each)' "$rep"
+check "REPORT: both ceilings of the rounds run" \
+    sh -c "grep -qF -- '- RDMA ceiling (ib_send_bw across the tree, unloaded pair): 2.40 MB/s' '$rep' && grep -qF -- '- same-load ceiling (every host ib_send_bw -b at once, per host): 1.20 MB/s' '$rep'"
 check "REPORT: every seed row is there" [ "$(grep -c '^| \(AllReduce\|Reduce\) | [0-9]* [MG]iB | [0-9.]* s |' "$rep")" = 7 ]
 # speed-ups: ring / INC and TCP / INC at 32 MiB in the paper run
 sp=$(awk -F, '$7 == 33554432 && $2 == "allreduce" { t[$1] = $10 } END { printf "%.2f %.2f", t["ring"] / t["inc"], t["mpi-tcp"] / t["inc"] }' "$paper/results.csv")

@@ -3,7 +3,9 @@
 # experiments/lib.sh's checks (sizes with K/M/G, roots, choices, run
 # directories that never overwrite) and experiments/exp.sh's plans and errors
 # (EXP_DRY_RUN=1 stops before the lab); lib.sh's verdicts on a measurement
-# (verified / failed / not available) and exp.sh end to end on a fake lab
+# (verified / failed / not available); rounds (ROUNDS, medians with min-max),
+# run conditions (lab.env, /proc/loadavg, /proc/stat, /proc/cpuinfo) and the
+# same-load ceiling's pairs from an inventory; and exp.sh end to end on a fake lab
 # (a copy of exp.sh and lib.sh next to a lab/lab.sh that answers as the
 # hosts would): baselines that cannot start, wrong elements in each
 # algorithm, failures after the start, with exit status, meta.yaml and
@@ -89,6 +91,71 @@ same 4.500 exp_median 4.0 5.0
 same 4.000 exp_median 4
 same 2.000 exp_median 10 1.5 2 2.5 -3
 refused "no numbers" exp_median
+# rounds: medians with min and max
+same "2.000 1.000 3.000" exp_median_range 3 1 2
+same "2.500 1.000 4.000" exp_median_range 4 1
+same "5.000 5.000 5.000" exp_median_range 5
+refused "no numbers" exp_median_range
+refused "'1e9' is not a number" exp_median_range 1 1e9
+refused "'inf' is not a number" exp_median_range inf
+exp_check_range ROUNDS 20 1 20 && ok "ROUNDS=20 accepted" || ko "ROUNDS=20 refused"
+refused "ROUNDS=21 is not a whole number from 1 to 20" exp_check_range ROUNDS 21 1 20
+refused "ROUNDS=0 is not a whole number from 1 to 20" exp_check_range ROUNDS 0 1 20
+refused "ROUNDS=3x is not a whole number from 1 to 20" exp_check_range ROUNDS 3x 1 20
+
+# run conditions from the files the kernel and the lab write (hostile: bounded, never run)
+printf '0.52 0.40 0.33 1/234 5678\n' >"$tmp/loadavg"
+same "0.52 0.40 0.33" exp_loadavg "$tmp/loadavg"
+printf 'x; rm -rf / 1 2\n' >"$tmp/loadavg"
+same unknown exp_loadavg "$tmp/loadavg"
+same unknown exp_loadavg "$tmp/nonexistent"
+printf 'cpu  100 0 50 800 10 0 0 40 0 0\ncpu0 1 2 3\n' >"$tmp/stat1"
+printf 'cpu  200 0 50 880 10 0 0 60 0 0\n' >"$tmp/stat2"
+same "1000 40" exp_cpu_ticks "$tmp/stat1"
+same "10.00" exp_steal_pct "$(exp_cpu_ticks "$tmp/stat1")" "$(exp_cpu_ticks "$tmp/stat2")"
+same "" exp_steal_pct "" "1000 40"
+printf 'processor\t: 0\nmodel\t\t: 85\nmodel name\t: Some CPU @ 2.0GHz\n' >"$tmp/cpuinfo"
+same "Some CPU @ 2.0GHz" exp_cpu_model "$tmp/cpuinfo"
+printf 'processor\t: 0\n' >"$tmp/cpuinfo"
+same unknown exp_cpu_model "$tmp/cpuinfo"
+printf 'LAB_TOPOLOGY=topology/1-2-4.yaml\nLAB_ACCEL=tcg\nLAB_ROLES="host /a/b switch /c/d"\nLAB_SWITCHES=$(touch %s/ran)\n' "$tmp" >"$tmp/lab.env"
+same tcg exp_lab_env LAB_ACCEL "$tmp/lab.env"
+same "host /a/b switch /c/d" exp_lab_env LAB_ROLES "$tmp/lab.env"
+same "" exp_lab_env LAB_MISSING "$tmp/lab.env"
+check "exp_lab_env never runs what lab.env holds" [ ! -e "$tmp/ran" ]
+same vm exp_word "$(exp_lab_env LAB_SWITCHES "$tmp/lab.env")" vm
+same ns exp_word ns vm
+same vm exp_word "" vm
+[[ $(exp_commit) =~ ^([0-9a-f]{4,40}|unknown)(-dirty)?$ ]] && ok "exp_commit: $(exp_commit)" || ko "exp_commit: '$(exp_commit)'"
+
+# the same-load ceiling's pairs, from an inventory (tests/golden/1-2-4's: pku1, pku2 under sw1; pku3, pku4 under sw2)
+pairs_of() { # INVENTORY — exp_load_pairs on it, stdout and stderr on one line each
+    mkdir -p "$tmp/inv/gen"
+    cp "$1" "$tmp/inv/gen/inventory.tsv"
+    (state=$tmp/inv; exp_load_pairs 2>"$tmp/inv/err" | tr '\n' ';'; echo " [$(tr '\n' ' ' <"$tmp/inv/err")]")
+}
+same "pku1 pku3;pku2 pku4; []" pairs_of tests/golden/1-2-4/inventory.tsv
+grep -v '^pku4' tests/golden/1-2-4/inventory.tsv >"$tmp/odd.tsv"
+same "pku1 pku3; [exp: load ceiling: 3 hosts, an odd number: pku2 sits idle ]" pairs_of "$tmp/odd.tsv"
+grep -v '^pku[34]' tests/golden/1-2-4/inventory.tsv >"$tmp/one-leaf.tsv"
+same "pku1 pku2; [exp: load ceiling: pku1 and pku2 share leaf sw1 (no host left under another leaf) ]" pairs_of "$tmp/one-leaf.tsv"
+awk -F'\t' -v OFS='\t' '$1 == "pku2" { $3 = 3 } $1 == "pku4" { $3 = 1 } 1' tests/golden/1-2-4/inventory.tsv >"$tmp/ranks.tsv"
+same "pku1 pku4;pku3 pku2; []" pairs_of "$tmp/ranks.tsv"
+sed 's/^pku3\t/pku3;reboot\t/' tests/golden/1-2-4/inventory.tsv >"$tmp/evil.tsv"
+out=$(pairs_of "$tmp/evil.tsv")
+[[ $out == " [exp: inventory: host line 3 is not"* ]] && ok "a host name that is not a plain word is refused: $out" || ko "evil inventory: $out"
+grep -v '^pku' tests/golden/1-2-4/inventory.tsv >"$tmp/none.tsv"
+same " [exp: no host in the inventory ]" pairs_of "$tmp/none.tsv"
+# ib_send_bw -b --report-both: the sum, then what the client sent, then what the server sent
+bidir=' 65536      400           2.50               2.20                 0.000035
+ 65536      400           1.30               1.20                 0.000019
+ 65536      400           1.10               1.00                 0.000016'
+same "1.200 1.000" exp_bidir_figures 65536 <<<"$bidir"
+same "1.100 1.100" exp_bidir_figures 65536 <<<"$(head -n 1 <<<"$bidir")"
+same "" exp_bidir_figures 65536 <<<"$(sed '3s/1.00 /inf /' <<<"$bidir")"
+same "" exp_bidir_figures 4096 <<<"$bidir"
+refused "CEILING_MODE=both is not one of: pair load" env CEILING_MODE=both experiments/ceiling.sh
+same "mode load runs 3 size 65536 iters 400" env CEILING_DRY_RUN=1 CEILING_MODE=load experiments/ceiling.sh
 
 # the driver's plans (EXP_DRY_RUN=1: settings checked, nothing run)
 dry() { EXP_DRY_RUN=1 "$@" experiments/exp.sh "${EXP:?}"; }
@@ -115,6 +182,14 @@ refused "BASELINES=nccl is not one of" env EXP_DRY_RUN=1 BASELINES="ring nccl" e
 refused "MIN=1G is larger than MAX=1M" env EXP_DRY_RUN=1 MIN=1G MAX=1M experiments/exp.sh sweep
 refused "FACTOR=1 is not a whole number >= 2" env EXP_DRY_RUN=1 FACTOR=1 experiments/exp.sh sweep
 refused "ITERS=0 is not a whole number >= 1" env EXP_DRY_RUN=1 ITERS=0 experiments/exp.sh allreduce
+refused "ROUNDS=0 is not a whole number from 1 to 20" env EXP_DRY_RUN=1 ROUNDS=0 experiments/exp.sh allreduce
+refused "ROUNDS=21 is not a whole number from 1 to 20" env EXP_DRY_RUN=1 ROUNDS=21 experiments/exp.sh allreduce
+refused "ROUNDS=two is not a whole number from 1 to 20" env EXP_DRY_RUN=1 ROUNDS=two experiments/exp.sh allreduce
+out=$(EXP=allreduce dry env 2>&1)
+grep -q "baselines 'ceiling ceiling-load loggp ring mpi-tcp mpi-ucx' rounds 3$" <<<"$out" &&
+    ok "default: 3 rounds, the same-load ceiling among the baselines" || ko "default plan: $out"
+out=$(EXP=allreduce dry env ROUNDS=020 2>&1)
+grep -q " rounds 20$" <<<"$out" && ok "ROUNDS=020 is 20 rounds" || ko "ROUNDS=020: $out"
 refused "unknown experiment 'alltoall'" env EXP_DRY_RUN=1 experiments/exp.sh alltoall
 refused "topology topology/none.yaml" env EXP_DRY_RUN=1 TOPOLOGY=topology/none.yaml experiments/exp.sh allreduce
 
@@ -171,7 +246,7 @@ fi
 topogen=$(cd "${INCLAB_BUILD:-build}" 2>/dev/null && pwd)/topogen
 tree=$tmp/tree scen=$tmp/scen
 mkdir -p "$tree/experiments" "$tree/lab" "$tmp/state"
-cp experiments/exp.sh experiments/lib.sh "$tree/experiments/"
+cp experiments/exp.sh experiments/lib.sh experiments/ceiling.sh "$tree/experiments/"
 cp -r topology "$tree/"
 cat >"$tree/lab/lab.sh" <<'FAKE'
 #!/usr/bin/env bash
@@ -211,6 +286,11 @@ case $c in
 "cat /tmp/exp."* | "cat /tmp/mpi."*) cat "$d/${c#cat /tmp/}" ;;
 "tail -n "*) read -r _ _ n f <<<"$c"; tail -n "$n" "$d/${f#/tmp/}" ;;
 "cat /root/.ssh/id_ed25519.pub") [ ! -e "$FAKE_SCEN/no-ssh" ] && echo "ssh-ed25519 AAAAfake root@$node" ;;
+/usr/local/sbin/inclab-ready) echo "inclab-ready: rxe0 up, gid[1] ::ffff:10.1.1.21" ;;
+"timeout 240 ib_send_bw "*" -b "*) # a load ceiling's client: the sum, then what each end sent (MiB/s)
+    echo "$node $(arg -p)" >>"$FAKE_SCEN/bidir"
+    printf ' 65536 400 2.40 2.20 0.00003\n 65536 400 1.30 1.20 0.00002\n 65536 400 1.10 1.00 0.00002\n' ;;
+"timeout 240 ib_send_bw "*) printf ' 65536 400 2.40 2.00 0.00003\n' ;; # the unloaded pair
 *"wc -l < /var/log/inclab/incswitch.log"*) echo 0 ;;
 *) exit 0 ;; # pkill, ssh set-up, switch counters: nothing to do
 esac
@@ -224,7 +304,7 @@ fake() {
     local name=$1 baselines=$2 exp=${3:-allreduce} rc=0
     shift 3 2>/dev/null || shift $#
     env -u EXP_DRY_RUN INCLAB_BUILD="$(dirname "$topogen")" INCLAB_STATE="$tmp/state" FAKE_SCEN="$scen" \
-        TOPOLOGY=topology/1-2-4.yaml RESULTS="$tmp/res-$name" BASELINES="$baselines" SIZE=4K "$@" \
+        TOPOLOGY=topology/1-2-4.yaml RESULTS="$tmp/res-$name" BASELINES="$baselines" SIZE=4K ROUNDS=1 "$@" \
         "$tree/experiments/exp.sh" "$exp" >"$tmp/$name.log" 2>&1 </dev/null || rc=$?
     echo "$rc" >"$tmp/$name.rc"
     run=$(ls -d "$tmp/res-$name"/*/ 2>/dev/null | head -n 1)
@@ -255,7 +335,7 @@ expect() {
 csv_has() {
     local got
     got=$(tail -n +2 "$run/results.csv" | awk -F, '{printf "%s%s:%s", (NR > 1 ? " " : ""), $1, $13}')
-    [ "$got" = "$2" ] && [ "$(head -n 1 "$run/results.csv")" = "$H" ] && ok "$1: results.csv rows $2" || ko "$1: results.csv rows '$got', want '$2'"
+    [ "$got" = "$2" ] && [ "$(head -n 1 "$run/results.csv")" = "$EXP_RESULTS_HEADER" ] && ok "$1: results.csv rows $2" || ko "$1: results.csv rows '$got', want '$2'"
 }
 # scenario ALGO[@BYTES] VAR=VALUE... — what the fake tool does
 scenario() {
@@ -277,6 +357,41 @@ else
     fake all-good "ring mpi-tcp mpi-ucx"
     expect all-good 0 verified "every result verified"
     csv_has all-good "inc:0 ring:0 mpi-tcp:0 mpi-ucx:0"
+
+    # rounds: A B C A B C, each row with its round; both ceilings; the conditions in meta.yaml
+    reset
+    printf 'LAB_ACCEL=tcg\nLAB_SWITCHES=ns\n' >"$tmp/state/lab.env"
+    fake rounds "ceiling ceiling-load ring" allreduce ROUNDS=2 CEILING_RUNS=1
+    rm -f "$tmp/state/lab.env"
+    expect rounds 0 verified "round 2 of 2" "every result verified"
+    csv_has rounds "ceiling:0 ceiling-load:0 inc:0 ring:0 ceiling:0 ceiling-load:0 inc:0 ring:0"
+    got=$(tail -n +2 "$run/results.csv" | cut -d, -f1,14 | tr '\n' ' ')
+    [ "$got" = "ceiling,1 ceiling-load,1 inc,1 ring,1 ceiling,2 ceiling-load,2 inc,2 ring,2 " ] &&
+        ok "rounds: rows in rounds A B C A B C, each with its round" || ko "rounds: rows $got"
+    # the unloaded pair: 2.00 MiB/s = 2.10 MB/s; the load: hosts sent 1.20 and 1.00 MiB/s, median 1.10 = 1.15 MB/s, 4 hosts
+    grep -qx 'ceiling-load,p2p,-,-,-,4,65536,-,400,56987.83,1.15,1.15,0,1' "$run/results.csv" &&
+        grep -qx 'ceiling,p2p,-,-,-,2,65536,-,400,31207.62,2.10,2.10,0,2' "$run/results.csv" &&
+        ok "rounds: both ceilings' rows (the load one per host, median of 4 hosts)" || ko "rounds: ceiling rows: $(grep ceiling "$run/results.csv")"
+    [ "$(sort "$scen/bidir" | tr '\n' ' ')" = "pku1 18515 pku1 18515 pku2 18516 pku2 18516 " ] &&
+        ok "rounds: the load ceiling's clients on pku1 and pku2, each pair on its own port, once a round" ||
+        ko "rounds: load clients $(sort "$scen/bidir" | tr '\n' ' ')"
+    if python3 -c 'import yaml' 2>/dev/null; then
+        got=$(python3 -c 'import sys, yaml; m = yaml.safe_load(open(sys.argv[1]))
+c = m["round_conditions"]
+print(m["rounds"], m["accelerator"], m["switch_mode"], len(c), [x["round"] for x in c], all(len(str(x["loadavg_before"]).split()) == 3 for x in c), str(m["commit"])[:1] != "")' "$run/meta.yaml" 2>&1)
+        [ "$got" = "2 tcg ns 2 [1, 2] True True" ] && ok "rounds: meta.yaml: rounds, accelerator and switch mode from lab.env, the conditions of each round" ||
+            ko "rounds: meta.yaml read back: $got; $(cat "$run/meta.yaml")"
+    else
+        grep -q "^round_conditions:" "$run/meta.yaml" && grep -q "^switch_mode: 'ns'" "$run/meta.yaml" &&
+            ok "rounds: meta.yaml has round_conditions and the switch mode" || ko "rounds: meta.yaml: $(cat "$run/meta.yaml")"
+    fi
+    incr=$(dirname "$topogen")/increport
+    if [ -x "$incr" ]; then
+        out=$("$incr" show "$run" 2>&1)
+        grep -q "ceiling-load 1.15 MB/s" <<<"$out" && grep -q "round=2" <<<"$out" && ok "rounds: increport reads the run" || ko "rounds: increport show: $out"
+    fi
+    grep -q "^switch_mode: 'vm'" "$(ls -d "$tmp"/res-all-good/*/)meta.yaml" && ok "all-good: switch mode vm when lab.env does not say" ||
+        ko "all-good: $(grep switch_mode "$(ls -d "$tmp"/res-all-good/*/)meta.yaml")"
 
     # (a) could not start: not available with the reason from its output, the run goes on and is verified
     reset
