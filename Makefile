@@ -13,7 +13,7 @@ export TOPOLOGY
 DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1-12)
 
 .PHONY: all help deps payload images bench-switch lab-up lab-down lab-status lab-ssh lab-console lab-capture lab-sync \
-        test check test-harness test-unit test-golden test-lab test-lab-aborts test-experiments golden-update clean \
+        test check test-harness test-unit test-golden test-lab test-lab-aborts scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
@@ -23,7 +23,8 @@ all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/rcecho $(BUILD)/r
 help:
 	@echo "make deps                  install the Debian packages inclab needs (idempotent)"
 	@echo "make images                build or reuse the guest images (cached in /var/cache/inclab)"
-	@echo "make lab-up                boot the lab of TOPOLOGY (default topology/1-2-4.yaml), wait until ready"
+	@echo "make lab-up                boot the lab of TOPOLOGY (default topology/1-2-4.yaml), wait until ready;"
+	@echo "                           SWITCHES=netns: switches and controller as network namespaces (README)"
 	@echo "make lab-status            state of every node"
 	@echo "make lab-ssh NODE=pku1 [CMD='...']   run a command on a node (no CMD: serial console)"
 	@echo "make lab-console NODE=sw1  serial console of a node (leave with Ctrl-])"
@@ -36,6 +37,7 @@ help:
 	@echo "make plots [RESULTS=results]  gnuplot charts (PNG, SVG) of every stored run and RESULTS/REPORT.md"
 	@echo "make test                  unit, golden and lab system tests (what CI runs)"
 	@echo "make check                 unit and golden tests only (no VMs)"
+	@echo "make scale-check           by hand: 1-4-16 with namespace switches, every collective on 16 ranks, a sweep"
 
 $(DEPS_STAMP): lab/packages.host lab/deps.sh
 	@lab/deps.sh
@@ -128,9 +130,9 @@ lab-capture: $(BUILD)/udpcap
 	lab/lab.sh capture "$(LINK)" $(SECONDS)
 
 # ---- experiments -----------------------------------------------------------
-# experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR BASELINES RESULTS.
+# experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR BASELINES RESULTS ROUNDS.
 EXP_VARS = SIZE="$(SIZE)" ROOT="$(ROOT)" DTYPE="$(DTYPE)" OP="$(OP)" ITERS="$(ITERS)" WARMUP="$(WARMUP)" \
-           MIN="$(MIN)" MAX="$(MAX)" FACTOR="$(FACTOR)" BASELINES="$(BASELINES)" RESULTS="$(RESULTS)"
+           MIN="$(MIN)" MAX="$(MAX)" FACTOR="$(FACTOR)" BASELINES="$(BASELINES)" RESULTS="$(RESULTS)" ROUNDS="$(ROUNDS)"
 exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper: $(DEPS_STAMP) payload
 	$(EXP_VARS) experiments/exp.sh $(@:exp-%=%)
 include experiments/baselines/baselines.mk
@@ -253,6 +255,9 @@ golden-update: $(BUILD)/topogen
 
 test-lab: $(DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh lab tests/system/lab-test.sh
+# the 16-rank check (issue 14): 1-4-16 with namespace switches, by hand (about an hour on 2 cores)
+scale-check: $(DEPS_STAMP) payload
+	@BUILD=$(BUILD) tests/run-phase.sh scale tests/system/scale-check.sh
 
 clean:
 	rm -rf $(BUILD)

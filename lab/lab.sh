@@ -15,7 +15,11 @@
 #   lab/lab.sh down                remove every domain, network, disk, seed and process of the lab
 #
 # The lab is described by $TOPOLOGY (default topology/1-2-4.yaml) and lives in
-# $INCLAB_STATE (default /var/lib/inclab/$INCLAB_PREFIX). INCLAB_TEST_LAB=1 at
+# $INCLAB_STATE (default /var/lib/inclab/$INCLAB_PREFIX). SWITCHES=vm (default)
+# runs every node as a VM; SWITCHES=netns runs the switches and the controller
+# as network namespaces of this machine (natively, the same binaries, node
+# setup and services as their images; see "namespace nodes" below) and only
+# the hosts as VMs. INCLAB_TEST_LAB=1 at
 # lab-up makes a test lab (the lab system test's): its switches allow fault
 # injection, and only such a lab accepts the fault verb. This machine never
 # sends to a lab address: nodes are reached through the guest agent
@@ -169,6 +173,250 @@ gexec() {
     gwait "$1" "$pid" "${3:-600}"
 }
 
+# ---- namespace nodes (SWITCHES=netns) ---------------------------------------
+#
+# A namespace node NODE is the network namespace $prefix-NODE, wired by
+# wires.tsv (topogen), plus a directory $state/nodes/NODE/root that holds what
+# its VM image would: /etc/inclab (node.conf, net.sh, the topology), /run/inclab,
+# /var/log/inclab, /usr/local/bin (the role's payload) and /usr/local/sbin (the
+# guests' inclab-node-setup and inclab-ready). Every command run in the node
+# sees those five directories bind-mounted over the machine's (in the private
+# mount namespace `ip netns exec` makes), so the same scripts and paths work
+# unchanged; the rest of the file system is the machine's. The role's service
+# (the ExecStart of its systemd unit, with node.conf as environment) runs under
+# a restart loop, as Restart=always would. $state/made lists every namespace and
+# device the lab made, written before it is made: lab-down removes exactly those.
+
+NS_DIRS="etc/inclab run/inclab var/log/inclab usr/local/bin usr/local/sbin"
+
+node_kind() { awk -F'\t' -v n="$1" '$1 == n {print ($11 == "" ? "vm" : $11)}' "$gen/inventory.tsv"; }
+node_role() { awk -F'\t' -v n="$1" '$1 == n {print $2}' "$gen/inventory.tsv"; }
+ns_nodes() { awk -F'\t' '!/^#/ && $11 == "netns" {print $1}' "$gen/inventory.tsv"; }
+
+# nsrun NODE CMD [TIMEOUT_S] — run CMD under /bin/sh -c in NODE's namespace with
+# the node's directories mounted and a clean environment; its exit code (124 on
+# timeout). TIMEOUT_S 0: no limit. Standard input is passed through.
+nsrun() {
+    local root=$state/nodes/$1/root
+    ip netns list | grep -q "^$prefix-$1\( \|\$\)" || { echo "lab: $1: no namespace $prefix-$1 (make lab-up)" >&2; return 125; }
+    timeout "${3:-600}" ip netns exec "$prefix-$1" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        HOME=/root TERM="${TERM:-dumb}" INCLAB_NETNS=1 NS_DIRS="$NS_DIRS" /bin/sh -c '
+        for d in $NS_DIRS; do mount --bind "$0/$d" "/$d" || exit 125; done
+        exec /bin/sh -c "$1"' "$root" "$2"
+}
+
+# nexec NODE CMD [TIMEOUT_S] — run CMD on NODE, a VM (guest agent) or a namespace.
+nexec() {
+    if [ "$(node_kind "$1")" = netns ]; then nsrun "$1" "$2" "${3:-600}"; else gexec "$1" "$2" "${3:-600}"; fi
+}
+
+# npush NODE SRC DST [MODE] — copy a file into NODE. Into a namespace node only
+# under its own directories (elsewhere it would write the machine's files).
+npush() {
+    local d ok=0
+    if [ "$(node_kind "$1")" != netns ]; then gpush "$@"; return; fi
+    [ -r "$2" ] || die "push: cannot read '$2'"
+    for d in $NS_DIRS; do case $3 in /$d/?*) ok=1 ;; esac; done
+    case $3 in *..*) ok=0 ;; esac
+    [ $ok = 1 ] || die "push: $1 is a namespace node: push only into its own directories (/${NS_DIRS// /, /}), not '$3'"
+    nsrun "$1" "cat > '$3.inclab-tmp' && chmod $4 '$3.inclab-tmp' && mv '$3.inclab-tmp' '$3'" 60 < "$2"
+}
+
+# made KIND NAME — record, before making it, a namespace or device of this lab.
+made() { echo "$1 $2" >> "$state/made"; }
+is_made() { grep -qx "$1 $2" "$state/made" 2>/dev/null; }
+link_exists() { ip link show dev "$1" >/dev/null 2>&1; }
+ns_exists() { ip netns list | grep -q "^$1\( \|\$\)"; }
+
+# ns_mountpoints — the machine directories a namespace node's own are mounted
+# on must exist; those made here are listed in /run/inclab/made-mountpoints and
+# removed (if empty) when the last namespace lab goes down.
+ns_mountpoints() {
+    local d
+    mkdir -p /run/inclab
+    for d in $NS_DIRS; do
+        [ -d "/$d" ] && continue
+        mkdir -p "/$d" || die "cannot make the mount point /$d"
+        echo "/$d" >> /run/inclab/made-mountpoints
+    done
+}
+
+# ns_check_names — refuse namespaces and devices of this lab's names that
+# something else made (not in $state/made): nothing of anyone else's is touched.
+ns_check_names() {
+    local n name
+    for n in $(ns_nodes); do
+        ns_exists "$prefix-$n" && ! is_made netns "$prefix-$n" &&
+            die "network namespace '$prefix-$n' exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
+    done
+    for name in $(grep -v '^#' "$gen/wires.tsv" | cut -f9,10 | tr '\t' '\n' | grep -v '^-$'; grep -v '^#' "$gen/wires.tsv" | awk -F'\t' '$1 == "bridge" {print $8}'); do
+        link_exists "$name" && ! is_made link "$name" &&
+            die "network device '$name' exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
+    done
+    return 0
+}
+
+# quiet_dev DEV — no IPv6 on a device in the machine's namespace (set before it
+# goes up: no link-local address, no router solicitation). The machine stays
+# silent on the lab's links.
+quiet_dev() { sysctl -q -w "net.ipv6.conf.$1.disable_ipv6=1" >/dev/null 2>&1 || true; }
+
+# ns_wire — make every namespace and device of wires.tsv that is missing.
+ns_wire() {
+    local n kind l na ia nb ib mtu br veth tap
+    for n in $(ns_nodes); do
+        ns_exists "$prefix-$n" && continue
+        made netns "$prefix-$n"
+        ip netns add "$prefix-$n" || die "cannot make network namespace $prefix-$n"
+        ip netns exec "$prefix-$n" sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 >/dev/null
+    done
+    while IFS=$'\t' read -r kind l na ia nb ib mtu br veth tap; do
+        case $kind in
+        mgmt)
+            ip -n "$prefix-$na" link show dev "$ia" >/dev/null 2>&1 && continue
+            made link "$veth"
+            ip link add "$veth" mtu "$mtu" type veth peer name "$ia" netns "$prefix-$na" || die "cannot make veth $veth"
+            quiet_dev "$veth"
+            ip link set "$veth" master "$br" up || die "cannot join $veth to $br"
+            ;;
+        veth)
+            ip -n "$prefix-$na" link show dev "$ia" >/dev/null 2>&1 && continue
+            ip -n "$prefix-$na" link add "$ia" mtu "$mtu" type veth peer name "$ib" netns "$prefix-$nb" ||
+                die "cannot make the veth of link $l ($na $ia - $nb $ib)"
+            ;;
+        bridge)
+            if ! link_exists "$br"; then
+                made link "$br"
+                ip link add "$br" mtu "$mtu" type bridge stp_state 0 forward_delay 0 || die "cannot make bridge $br"
+                quiet_dev "$br"
+            fi
+            if ! link_exists "$veth"; then
+                made link "$veth"
+                ip link add "$veth" mtu "$mtu" type veth peer name "$ia" netns "$prefix-$na" || die "cannot make veth $veth"
+                quiet_dev "$veth"
+            fi
+            ip link set "$veth" master "$br" up && ip link set "$br" up || die "cannot join $veth to $br"
+            ;;
+        *) die "wires.tsv: unknown kind '$kind'" ;;
+        esac
+    done < <(grep -v '^#' "$gen/wires.tsv")
+}
+
+# ns_files NODE — fill NODE's directories: node.conf, net.sh and the topology
+# from gen/nodes/NODE, its role's payload, the guests' setup scripts.
+ns_files() {
+    local n=$1 role root=$state/nodes/$1/root d f payload=${INCLAB_PAYLOAD:-$INCLAB_BUILD/payload}
+    role=$(node_role "$n")
+    for d in $NS_DIRS; do mkdir -p "$root/$d"; done
+    [ -d "$payload/$role/usr/local/bin" ] || die "no payload for $role in $payload: run 'make payload' first"
+    for f in "$gen/nodes/$n"/*; do ns_install "$f" "$root/etc/inclab"; done
+    for f in "$payload/$role/usr/local/bin"/*; do ns_install "$f" "$root/usr/local/bin"; done
+    for f in "$top/images/guest/usr/local/sbin"/*; do ns_install "$f" "$root/usr/local/sbin"; done
+}
+
+# ns_install FILE DIR — copy FILE into DIR by rename: a running binary of the
+# same name keeps its file ("text file busy" otherwise) until it restarts.
+ns_install() {
+    cp -p "$1" "$2/.${1##*/}.new" && mv -f "$2/.${1##*/}.new" "$2/${1##*/}" || die "cannot install $1 into $2"
+}
+
+# ns_unit ROLE — the ExecStart command of ROLE's service unit (as in its image).
+ns_unit() {
+    local u
+    case $1 in switch) u=incswitch.service ;; controller) u=incctl.service ;; *) return 1 ;; esac
+    sed -n 's/^ExecStart=//p' "$top/images/roles/$1/etc/systemd/system/$u"
+}
+
+# ns_service NODE — start NODE's service under a restart loop unless it runs.
+# The loop's pid is in run/inclab/service-loop.pid, the service's in
+# run/inclab/service.pid (inclab-ready checks it).
+ns_service() {
+    local n=$1 root=$state/nodes/$1/root cmd
+    if [ -s "$root/run/inclab/service-loop.pid" ] && kill -0 "$(cat "$root/run/inclab/service-loop.pid")" 2>/dev/null; then
+        return 0
+    fi
+    cmd=$(ns_unit "$(node_role "$n")") || return 0
+    setsid nohup "$0" __nsrun "$n" "echo \$\$ > /run/inclab/service-loop.pid
+        set -a; . /etc/inclab/node.conf; set +a
+        while :; do
+            $cmd &
+            echo \$! > /run/inclab/service.pid
+            wait \$!; rc=\$?
+            echo \"\$(date '+%F %T') service exited with status \$rc; restarting in 1 s\" >> /var/log/inclab/service-loop.log
+            sleep 1
+        done" > /dev/null 2>&1 < /dev/null &
+    local i
+    for i in $(seq 1 50); do [ -s "$root/run/inclab/service.pid" ] && return 0; sleep 0.1; done
+    die "$n: its service did not start (see $root/var/log/inclab/)"
+}
+
+# ns_setup NODE — network, role setup and service of a namespace node
+# (what cloud-init's network-config and runcmd do in its VM).
+ns_setup() {
+    local out
+    out=$(nsrun "$1" "sh /etc/inclab/net.sh" 60 2>&1) || die "$1: network setup failed: $out"
+    out=$(nsrun "$1" "inclab-node-setup" 60 2>&1) || die "$1: inclab-node-setup failed: $out"
+    ns_service "$1"
+}
+
+# ns_up — namespaces, wires and running nodes, the controller first (the
+# switches register with it). Idempotent.
+ns_up() {
+    local n
+    ns_mountpoints
+    ns_check_names
+    ns_wire
+    for n in $(awk -F'\t' '!/^#/ && $11 == "netns" {print ($2 == "controller" ? 0 : 1), $1}' "$gen/inventory.tsv" | sort -s -k1,1 | cut -d' ' -f2); do
+        ns_files "$n"
+        ns_setup "$n"
+    done
+    log "namespace nodes up: $(ns_nodes | tr '\n' ' ')"
+}
+
+# ns_kill NODE — stop every process in NODE's namespace (all are the lab's).
+ns_kill() {
+    local pids
+    pids=$(ip netns pids "$prefix-$1" 2>/dev/null | tr '\n' ' ')
+    [ -n "${pids// /}" ] || return 0
+    kill $pids 2>/dev/null || true
+    for _ in $(seq 1 30); do
+        pids=$(ip netns pids "$prefix-$1" 2>/dev/null | tr '\n' ' ')
+        [ -n "${pids// /}" ] || return 0
+        sleep 0.1
+    done
+    kill -9 $pids 2>/dev/null || true
+}
+
+# ns_down — remove every namespace and device listed in $state/made (after
+# their processes); the veth ends inside a namespace go with it.
+ns_down() {
+    local kind name n=0
+    [ -e "$state/made" ] || return 0
+    while read -r kind name; do
+        [ "$kind" = netns ] || continue
+        if ns_exists "$name"; then
+            ns_kill "${name#"$prefix"-}"
+            ip netns del "$name" 2>/dev/null || log "could not remove namespace $name"
+            n=$((n + 1))
+        fi
+    done < "$state/made"
+    while read -r kind name; do
+        [ "$kind" = link ] || continue
+        link_exists "$name" && { ip link del "$name" 2>/dev/null || log "could not remove device $name"; }
+    done < "$state/made"
+    log "removed $n namespace(s) and the lab's bridges and veths"
+}
+
+# ns_unmountpoints — remove the mount points ns_mountpoints made once no
+# namespace lab is left on the machine.
+ns_unmountpoints() {
+    local d
+    [ -e /run/inclab/made-mountpoints ] || return 0
+    grep -qs '^LAB_SWITCHES=netns' /var/lib/inclab/*/lab.env && return 0
+    for d in $(sort -ru /run/inclab/made-mountpoints); do rmdir "$d" 2>/dev/null || true; done
+    rm -f /run/inclab/made-mountpoints
+}
+
 # ---- inventory ------------------------------------------------------------
 
 nodes() { grep -v '^#' "$gen/inventory.tsv" | cut -f1; }
@@ -183,9 +431,10 @@ dom_state() { vsh domstate "$prefix-$1" 2>/dev/null | head -n 1 || echo absent; 
 # ---- up ---------------------------------------------------------------------
 
 cmd_up() {
-    local t0=$SECONDS acc topo_hash roles image LAB_ACCEL="" test_lab=0
+    local t0=$SECONDS acc topo_hash roles image LAB_ACCEL="" test_lab=0 switches=${SWITCHES:-}
     case ${INCLAB_ACCEL:-} in kvm | tcg | "") ;; *) die "INCLAB_ACCEL must be kvm or tcg, not '$INCLAB_ACCEL'" ;; esac
     case ${INCLAB_TEST_LAB:-0} in 0 | "") ;; 1) test_lab=1 ;; *) die "INCLAB_TEST_LAB must be 0 or 1, not '$INCLAB_TEST_LAB'" ;; esac
+    case $switches in vm | netns | "") ;; *) die "SWITCHES must be vm or netns, not '$switches'" ;; esac
     [ -r "$TOPOLOGY" ] || die "topology file '$TOPOLOGY' not found"
     "$INCLAB_BUILD/topogen" --check "$TOPOLOGY" >/dev/null || die "invalid topology '$TOPOLOGY' (see above)"
     topo_hash=$(sha256sum < "$TOPOLOGY" | cut -c1-16)
@@ -198,10 +447,20 @@ cmd_up() {
             die "the lab in $state runs under $LAB_ACCEL: 'make lab-down' before INCLAB_ACCEL=$INCLAB_ACCEL"
         [ "${LAB_TEST:-0}" = "$test_lab" ] ||
             die "the lab in $state $([ "${LAB_TEST:-0}" = 1 ] && echo is || echo 'is not') a test lab: 'make lab-down' before INCLAB_TEST_LAB=$test_lab"
+        [ -z "$switches" ] || [ "$switches" = "${LAB_SWITCHES:-vm}" ] ||
+            die "the lab in $state runs its switches as ${LAB_SWITCHES:-vm}: 'make lab-down' before SWITCHES=$switches"
+        switches=${LAB_SWITCHES:-vm}
+    fi
+    switches=${switches:-vm}
+    if [ "$switches" = netns ]; then
+        for tool in ip timeout setsid mount; do command -v $tool >/dev/null || die "SWITCHES=netns needs '$tool'"; done
+        ip netns list >/dev/null 2>&1 || die "SWITCHES=netns: 'ip netns' does not work here (root and a kernel with network namespaces needed)"
     fi
 
     log "images (cached in ${INCLAB_CACHE:-/var/cache/inclab}/images)"
-    roles=$("$top/images/build.sh" --print ${INCLAB_PAYLOAD:+--payload "$INCLAB_PAYLOAD"}) || die "image build failed"
+    # In netns mode only hosts boot an image.
+    roles=$("$top/images/build.sh" --print ${INCLAB_PAYLOAD:+--payload "$INCLAB_PAYLOAD"} $([ "$switches" = netns ] && echo host)) ||
+        die "image build failed"
     image=$(awk 'NR == 1 {print $2}' <<<"$roles")
     acc=$(accel "$image/vmlinuz" "$image/initrd.img" 2> >(while read -r l; do log "$l"; done))
     if [ "$acc" = kvm ]; then log "accelerator: KVM (/dev/kvm)"; else log "accelerator: TCG (no usable /dev/kvm: software emulation, slow)"; fi
@@ -210,11 +469,12 @@ cmd_up() {
     mkdir -p "$state"/{disks,seeds,console}
     chmod 755 "$state" /var/lib/inclab 2>/dev/null || true
     "$INCLAB_BUILD/topogen" -o "$gen.new" --prefix "$prefix" --state-dir "$state" --accel "$acc" \
-        --udp-base "$INCLAB_UDP_BASE" $([ "$test_lab" = 1 ] && echo --test-lab) $(awk '{printf "--image %s=%s ", $1, $2}' <<<"$roles") "$TOPOLOGY" ||
+        --udp-base "$INCLAB_UDP_BASE" --switches "$switches" $([ "$test_lab" = 1 ] && echo --test-lab) \
+        $(awk '{printf "--image %s=%s ", $1, $2}' <<<"$roles") "$TOPOLOGY" ||
         die "topogen failed"
     rm -rf "$gen"; mv "$gen.new" "$gen"
     { echo "LAB_TOPOLOGY=$TOPOLOGY"; echo "LAB_HASH=$topo_hash"; echo "LAB_ACCEL=$acc"
-      echo "LAB_ROLES=\"$(tr '\n' ' ' <<<"$roles")\""; echo "LAB_TEST=$test_lab"; } > "$state/lab.env"
+      echo "LAB_ROLES=\"$(tr '\n' ' ' <<<"$roles")\""; echo "LAB_TEST=$test_lab"; echo "LAB_SWITCHES=$switches"; } > "$state/lab.env"
 
     if ! vsh net-info "$prefix-mgmt" >/dev/null 2>&1; then
         vsh net-define "$gen/network-mgmt.xml" >/dev/null
@@ -229,8 +489,10 @@ cmd_up() {
     sysctl -q -w "net.ipv6.conf.$prefix-mgmt.disable_ipv6=1" 2>/dev/null || true
 
     tune_host
+    [ "$switches" = netns ] && ns_up
     local n role image started=0
     for n in $(nodes); do
+        [ "$(node_kind "$n")" = vm ] || continue
         [ "$(dom_state "$n")" = running ] && continue
         role=$(awk -v n="$n" '$1 == n {print $2}' "$gen/inventory.tsv")
         image=$(awk -v r="$role" '$1 == r {print $2}' <<<"$roles")
@@ -250,7 +512,9 @@ cmd_up() {
         vsh start "$prefix-$n" >/dev/null || die "cannot start $n (console log: $state/console/$n.log)"
         started=$((started + 1))
     done
-    if [ $started -eq 0 ]; then log "every node already running"; else log "started $started node(s)"; fi
+    # The VMs' taps on the lab's bridges (netns mode): no IPv6 on them either.
+    [ "$switches" = netns ] && for n in $(awk -F'\t' '$1 == "bridge" {print $10}' "$gen/wires.tsv"); do quiet_dev "$n"; done
+    if [ $started -eq 0 ]; then log "every VM already running"; else log "started $started VM(s)"; fi
     wait_ready || { cmd_status; die "lab not ready; inspect with 'make lab-console NODE=...' or $state/console/, then 'make lab-down'"; }
     log "lab '$TOPOLOGY' ready in $((SECONDS - t0)) s"
     cmd_status
@@ -294,7 +558,7 @@ restore_host() {
 # Refuse to start a node whose loopback UDP ports are taken by someone else.
 check_ports() {
     local port
-    for port in $(awk -v n="$1" '$2 == n {print $4} $5 == n {print $7}' "$gen/links.tsv"); do
+    for port in $(awk -v n="$1" '$2 == n {print $4} $5 == n {print $7}' "$gen/links.tsv" | grep -x '[0-9]*'); do
         if [ -n "$(ss -Hulna "sport = :$port")" ]; then
             die "loopback UDP port $port (for node $1) is in use: set INCLAB_UDP_BASE to a free range"
         fi
@@ -311,7 +575,7 @@ wait_ready() {
         pending=""
         for n in $(nodes); do
             [ -n "${done_at[$n]:-}" ] && continue
-            if line=$(QGA_TIMEOUT=3 gexec "$n" /usr/local/sbin/inclab-ready 20 2>/dev/null); then
+            if line=$(QGA_TIMEOUT=3 nexec "$n" /usr/local/sbin/inclab-ready 20 2>/dev/null); then
                 done_at[$n]=$((SECONDS - t0))
                 log "  $n ready after ${done_at[$n]} s: $line"
             else
@@ -322,7 +586,7 @@ wait_ready() {
         if [ $((SECONDS - t0)) -ge "$limit" ]; then
             log "timeout after ${limit} s; not ready:$pending"
             for n in $pending; do
-                line=$(gexec "$n" /usr/local/sbin/inclab-ready 20 2>&1 || true)
+                line=$(nexec "$n" /usr/local/sbin/inclab-ready 20 2>&1 || true)
                 log "  $n: ${line:-guest agent not answering} (last console lines below)"
                 tail -n 5 "$state/console/$n.log" 2>/dev/null | sed 's/^/      /' >&2 || true
             done
@@ -332,7 +596,7 @@ wait_ready() {
             log "  ... $((SECONDS - t0)) s: ${#done_at[@]}/$(nodes | wc -l) ready; waiting for:$pending"
             last=$SECONDS
         fi
-        sleep 3
+        sleep "$( [ -z "$(for n in $pending; do [ "$(node_kind "$n")" = vm ] && echo "$n"; done)" ] && echo 0.3 || echo 3)"
     done
 }
 
@@ -347,13 +611,19 @@ cmd_status() {
     fi
     # shellcheck disable=SC1091
     . "$state/lab.env"
-    echo "lab: $LAB_TOPOLOGY, accelerator $LAB_ACCEL, state in $state"
+    echo "lab: $LAB_TOPOLOGY, accelerator $LAB_ACCEL, switches ${LAB_SWITCHES:-vm}, state in $state"
     printf '%-11s %-10s %-4s %-8s %-15s %-16s %s\n' NODE ROLE RANK STATE MGMT DATA READY
     local n role rank mgmt dif daddr st r
-    while IFS=$'\t' read -r n role rank mgmt dif daddr _; do
-        st=$(daemons_up && dom_state "$n" || echo "no-libvirtd")
+    local kind
+    while IFS=$'\t' read -r n role rank mgmt dif daddr _ _ _ _ kind; do
+        if [ "${kind:-vm}" = netns ]; then
+            st=$(ns_exists "$prefix-$n" && echo netns || echo absent)
+            [ "$st" = netns ] || st=absent
+        else
+            st=$(daemons_up && dom_state "$n" || echo "no-libvirtd")
+        fi
         r="-"
-        if [ "$st" = running ]; then r=$(gexec "$n" /usr/local/sbin/inclab-ready 20 2>/dev/null || true); fi
+        if [ "$st" = running ] || [ "$st" = netns ]; then r=$(nexec "$n" /usr/local/sbin/inclab-ready 20 2>/dev/null || true); fi
         [ "$rank" = -1 ] && rank=-
         printf '%-11s %-10s %-4s %-8s %-15s %-16s %s\n' "$n" "$role" "$rank" "$st" "$mgmt" "$daddr" "${r:--}"
     done < <(grep -v '^#' "$gen/inventory.tsv")
@@ -382,6 +652,8 @@ cmd_down() {
             log "removed network $prefix-mgmt"
         fi
     fi
+    # Namespace nodes (after the VMs, whose taps were on their bridges).
+    ns_down
     # QEMU processes that outlived their libvirtd (crash, kill -9).
     pids=$(pgrep -f "qemu-system.*guest=$prefix-" || true)
     if [ -n "$pids" ]; then
@@ -390,6 +662,7 @@ cmd_down() {
     fi
     if ip link show "$prefix-mgmt" >/dev/null 2>&1; then ip link del "$prefix-mgmt" || true; fi
     rm -rf "$state"
+    ns_unmountpoints
     restore_host
     if [ -e /run/inclab/started-daemons ]; then
         for d in $(sort -u /run/inclab/started-daemons); do
@@ -407,6 +680,8 @@ cmd_down() {
 
 cmd_console() {
     need_node "${1:-}"
+    [ "$(node_kind "$1")" = netns ] &&
+        die "$1 is a network namespace (SWITCHES=netns): it has no console; 'make lab-ssh NODE=$1' opens a shell in it"
     [ -t 0 ] || die "the console needs a terminal; use 'make lab-ssh NODE=$1 CMD=...' from scripts"
     echo "console of $1 (root shell; leave with Ctrl-])" >&2
     exec virsh -c "$URI" console "$prefix-$1"
@@ -422,6 +697,15 @@ cmd_capture() {
     port=$(cut -f4 <<<"$row")
     out=$top/results/captures/$link-$(date +%Y%m%d-%H%M%S).pcap
     mkdir -p "$(dirname "$out")"
+    if [ "$port" = - ]; then
+        # A veth or bridge link (netns mode): capture the namespace end itself.
+        local w; w=$(awk -F'\t' -v l="$(cut -f1 <<<"$row")" '$2 == l {print $3, $4}' "$gen/wires.tsv")
+        [ -n "$w" ] || die "link '$link' is in neither links.tsv's tunnels nor wires.tsv"
+        log "capturing link $link for $secs s (interface ${w#* } in namespace $prefix-${w%% *})"
+        nsrun "${w%% *}" "'$INCLAB_BUILD/udpcap' -i '${w#* }' -s '$secs' -o '$out'" $((secs + 30)) || die "capture failed"
+        echo "$out"
+        return
+    fi
     log "capturing link $link for $secs s (loopback UDP tunnel port $port/$((port + 1)))"
     "$INCLAB_BUILD/udpcap" -p "$port" -s "$secs" -o "$out" || die "capture failed"
     echo "$out"
@@ -442,8 +726,8 @@ cmd_fault() {
     role=$(awk -F'\t' -v n="$n" '$1 == n {print $2}' "$gen/inventory.tsv")
     [ "$role" = switch ] || die "$n is a $role: faults are injected on switches"
     case $kind in
-    corrupt | drop | early-barrier) gexec "$n" "mkdir -p /run/inclab && echo $kind > /run/inclab/incswitch.fault" 30 ;;
-    off) gexec "$n" "rm -f /run/inclab/incswitch.fault" 30 ;;
+    corrupt | drop | early-barrier) nexec "$n" "mkdir -p /run/inclab && echo $kind > /run/inclab/incswitch.fault" 30 ;;
+    off) nexec "$n" "rm -f /run/inclab/incswitch.fault" 30 ;;
     *) die "fault KIND must be corrupt, drop, early-barrier or off, not '$kind'" ;;
     esac || die "cannot set the fault on $n"
     log "$n: fault $kind for the communicators it serves from now on"
@@ -460,6 +744,14 @@ cmd_sync() {
     [ -d "$payload" ] || die "no payload in $payload: run 'make payload' first"
     for role in controller switch host; do
         for n in $(awk -F'\t' -v r="$role" '!/^#/ && $2 == r {print $1}' "$gen/inventory.tsv"); do
+            if [ "$(node_kind "$n")" = netns ]; then
+                # Its files anew, then the service restarted by its loop.
+                ns_files "$n"
+                nsrun "$n" 'kill "$(cat /run/inclab/service.pid)"' 10 || true
+                sleep 1.5
+                log "synced $n ($role, namespace)"
+                continue
+            fi
             while IFS= read -r f; do
                 gpush "$n" "$payload/$role/$f" "/$f" "$(stat -c %a "$payload/$role/$f")" >/dev/null
             done < <(cd "$payload/$role" 2>/dev/null && find . -type f | sed 's|^\./||')
@@ -481,9 +773,17 @@ up) cmd_up ;;
 sync) cmd_sync ;;
 down) cmd_down ;;
 status) cmd_status ;;
-exec) need_node "${2:-}"; [ -n "${3:-}" ] || die "exec NODE CMD"; gexec "$2" "$3" "${4:-600}" ;;
-push) need_node "${2:-}"; [ -n "${4:-}" ] || die "push NODE SRC DST"; gpush "$2" "$3" "$4" "${5:-0755}" ;;
-ssh) need_node "${2:-}"; if [ -n "${3:-}" ]; then gexec "$2" "$3"; else cmd_console "$2"; fi ;;
+exec) need_node "${2:-}"; [ -n "${3:-}" ] || die "exec NODE CMD"; nexec "$2" "$3" "${4:-600}" ;;
+push) need_node "${2:-}"; [ -n "${4:-}" ] || die "push NODE SRC DST"; npush "$2" "$3" "$4" "${5:-0755}" ;;
+ssh)
+    need_node "${2:-}"
+    if [ -n "${3:-}" ]; then nexec "$2" "$3"
+    elif [ "$(node_kind "$2")" = netns ]; then
+        [ -t 0 ] || die "a shell needs a terminal; use 'make lab-ssh NODE=$2 CMD=...' from scripts"
+        echo "shell in namespace $prefix-$2 (its /etc/inclab, /run/inclab, /var/log/inclab, /usr/local are the node's; leave with exit)" >&2
+        nsrun "$2" 'exec bash -i' 0
+    else cmd_console "$2"; fi ;;
+__nsrun) nsrun "$2" "$3" 0 ;;   # internal: a namespace node's service loop (ns_service)
 console) cmd_console "${2:-}" ;;
 capture) cmd_capture "${2:-}" "${3:-}" ;;
 fault) cmd_fault "${2:-}" "${3:-}" ;;

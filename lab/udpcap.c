@@ -9,9 +9,12 @@
  * the switch's offline tests can read them.
  *
  *   udpcap -p PORT [-s SECONDS] [-c COUNT] -o FILE.pcap
+ *   udpcap -i IFACE [-s SECONDS] [-c COUNT] -o FILE.pcap
  *
  * PORT is the first of the link's two tunnel ports (links.tsv): both
- * directions, PORT and PORT+1, are captured.
+ * directions, PORT and PORT+1, are captured. With -i the edge is a real
+ * interface (a namespace node's veth, SWITCHES=netns; run inside its
+ * namespace): its frames are written as they are.
  */
 #include <pcap/pcap.h>
 
@@ -41,7 +44,7 @@ static void on_signal(int sig)
 int main(int argc, char **argv)
 {
 	char errbuf[PCAP_ERRBUF_SIZE], filter[96];
-	const char *outpath = NULL;
+	const char *outpath = NULL, *iface = NULL;
 	int port = 0, seconds = 10, opt;
 	long limit = -1, frames = 0, skipped = 0;
 	struct bpf_program prog;
@@ -49,28 +52,33 @@ int main(int argc, char **argv)
 	pcap_dumper_t *out;
 	time_t end;
 
-	while ((opt = getopt(argc, argv, "p:s:c:o:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:i:s:c:o:")) != -1) {
 		switch (opt) {
 		case 'p': port = atoi(optarg); break;
+		case 'i': iface = optarg; break;
 		case 's': seconds = atoi(optarg); break;
 		case 'c': limit = atol(optarg); break;
 		case 'o': outpath = optarg; break;
 		default: goto usage;
 		}
 	}
-	if (port < 1 || port > 65534 || seconds < 1 || !outpath)
+	if ((iface ? port != 0 : port < 1 || port > 65534) || seconds < 1 || !outpath)
 		goto usage;
 
 	/* Immediate mode ignores the read timeout: read non-blocking and poll() with
 	 * a timeout of our own, so an idle link cannot keep us past SECONDS. */
-	in = pcap_create("lo", errbuf);
+	in = pcap_create(iface ? iface : "lo", errbuf);
 	if (!in || pcap_set_snaplen(in, 65535) || pcap_set_immediate_mode(in, 1) || pcap_activate(in) < 0 ||
 	    pcap_setnonblock(in, 1, errbuf) < 0) {
-		fprintf(stderr, "udpcap: cannot capture on lo: %s\n", in ? pcap_geterr(in) : errbuf);
+		fprintf(stderr, "udpcap: cannot capture on %s: %s\n", iface ? iface : "lo", in ? pcap_geterr(in) : errbuf);
+		return 1;
+	}
+	if (iface && pcap_datalink(in) != DLT_EN10MB) {
+		fprintf(stderr, "udpcap: %s is not an Ethernet interface\n", iface);
 		return 1;
 	}
 	snprintf(filter, sizeof(filter), "ip and udp and (dst port %d or dst port %d)", port, port + 1);
-	if (pcap_compile(in, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) < 0 || pcap_setfilter(in, &prog) < 0) {
+	if (!iface && (pcap_compile(in, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) < 0 || pcap_setfilter(in, &prog) < 0)) {
 		fprintf(stderr, "udpcap: filter '%s': %s\n", filter, pcap_geterr(in));
 		return 1;
 	}
@@ -97,6 +105,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "udpcap: capture error: %s\n", pcap_geterr(in));
 			break;
 		}
+		if (iface) { /* the frame itself */
+			pcap_dump((unsigned char *)out, h, data);
+			frames++;
+			continue;
+		}
 		unsigned ihl = h->caplen > OUTER_ETH ? (data[OUTER_ETH] & 0x0f) * 4u : 0;
 		unsigned off = OUTER_ETH + ihl + OUTER_UDP;
 		if (ihl < OUTER_IP || h->caplen < off + 14) { /* not a whole inner Ethernet header */
@@ -112,6 +125,6 @@ int main(int argc, char **argv)
 	fprintf(stderr, "udpcap: %ld frames written to %s (%ld runts skipped)\n", frames, outpath, skipped);
 	return 0;
 usage:
-	fprintf(stderr, "usage: udpcap -p PORT [-s SECONDS] [-c COUNT] -o FILE.pcap\n");
+	fprintf(stderr, "usage: udpcap -p PORT | -i IFACE [-s SECONDS] [-c COUNT] -o FILE.pcap\n");
 	return 2;
 }

@@ -7,7 +7,8 @@
 # equal tests/golden/NAME/ byte for byte; for each tests/topology/invalid/*.yaml
 # topogen must exit 1 with exactly the messages of the matching .err file.
 # A test lab (--test-lab) differs from the golden files only by the
-# FAULT_FILE line of each switch's node.conf.
+# FAULT_FILE line of each switch's node.conf. With --switches netns the tree
+# must equal tests/golden/NAME-netns/.
 # --update rewrites the golden files (review the diff before committing).
 # Runs in tests/lib/harness.sh: "N passed, M failed" only at its end.
 set -uo pipefail
@@ -18,15 +19,16 @@ cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
 tmp=$(mktemp -d)
 gone() { rm -rf "$tmp"; }
-harness_begin golden "generated invalid test-lab"
+harness_begin golden "generated invalid test-lab netns-names"
 harness_on_exit gone
 gen() { "$topogen" -o "$1" --prefix inclab --state-dir /var/lib/inclab/test --udp-base 47000 --accel tcg \
     --image controller=/img/controller --image switch=/img/switch --image host=/img/host "${@:2}"; }
 phase generated "generated lab files equal tests/golden/"
 
-for topo in topology/*.yaml; do
-    name=$(basename "$topo" .yaml)
-    gen "$tmp/$name" "$topo" || { ko "$name: topogen failed"; continue; }
+for topo in topology/*.yaml topology/*.yaml; do
+    name=$(basename "$topo" .yaml) mode=()
+    if [ -e "$tmp/$name" ]; then name=$name-netns mode=(--switches netns); fi
+    gen "$tmp/$name" "${mode[@]}" "$topo" || { ko "$name: topogen failed"; continue; }
     if [ $update = 1 ]; then rm -rf "tests/golden/$name"; cp -r "$tmp/$name" "tests/golden/$name"; fi
     if diff -r "tests/golden/$name" "$tmp/$name" > "$tmp/$name.diff"; then
         ok "$name: $(find "$tmp/$name" -type f | wc -l) generated files match tests/golden/$name"
@@ -71,4 +73,22 @@ $nsw >       FAULT_FILE=/run/inclab/incswitch.fault"
 else
     ko "topogen --test-lab failed"
 fi
+
+phase netns-names "netns mode: device names fit IFNAMSIZ and are unique, a bad mode is refused"
+long=inclab-a-rather-long-lab-prefix
+if "$topogen" -o "$tmp/long" --prefix $long --switches netns topology/1-4-16.yaml; then
+    names=$( (grep -v '^#' "$tmp/long/wires.tsv" | cut -f8-10 | tr '\t' '\n' | grep -v -e '^-$' -e "^$long-mgmt\$"
+              grep -ho "<target dev='[^']*'/>" "$tmp/long"/domains/*.xml | cut -d"'" -f2) )
+    check "1-4-16 with prefix $long: $(wc -w <<<"$names") device names, none over 15 characters" \
+        bash -c '! tr " " "\n" <<<"$1" | grep -q "^.\{16,\}"' _ "$names"
+    wired=$(grep -v '^#' "$tmp/long/wires.tsv" | cut -f8-10 | tr '\t' '\n' | grep -v -e '^-$' -e "^$long-mgmt\$" | sort)
+    taps=$(grep -ho "<target dev='[^']*'/>" "$tmp/long"/domains/*.xml | grep -v "'hdc'\|'vda'" | cut -d"'" -f2 | sort)
+    check "1-4-16 with prefix $long: every device name in wires.tsv unique, the domains' taps among them" \
+        bash -c '[ -z "$(uniq -d <<<"$1")" ] && [ -z "$(comm -13 <(echo "$1") <(echo "$2"))" ]' _ "$wired" "$taps"
+else
+    ko "topogen --switches netns with a long prefix failed"
+fi
+out=$("$topogen" -o "$tmp/bad" --switches bogus topology/1-2-4.yaml 2>&1); rc=$?
+check "--switches bogus: exit 2 with '--switches must be vm or netns' (got $rc: $out)" \
+    bash -c '[ "$1" = 2 ] && grep -q "switches must be vm or netns" <<<"$2"' _ "$rc" "$out"
 harness_end

@@ -2,7 +2,8 @@
 #
 # lab_is_clean — nothing of the lab $INCLAB_PREFIX (state in $state) is left:
 # no domain or network in libvirt, no QEMU process, no management bridge, no
-# state directory. libvirt must answer when its daemon runs: an error from
+# state directory, no network namespace or device of its namespace nodes
+# (SWITCHES=netns: "$INCLAB_PREFIX-NODE", and devices "TAG-[bvtm]N"). libvirt must answer when its daemon runs: an error from
 # virsh fails the check (a libvirt that cannot be asked proves nothing). When
 # no libvirtd runs (lab-down stops the one lab-up started), libvirt's own
 # files of defined and running domains and networks must hold none of the lab.
@@ -22,6 +23,9 @@ lab_is_clean() {
     fi
     left+=$(pgrep -af "qemu-system.*guest=$INCLAB_PREFIX-" | tr '\n' ' ' || true)
     ip link show "$INCLAB_PREFIX-mgmt" >/dev/null 2>&1 && left+=" bridge $INCLAB_PREFIX-mgmt"
+    left+=$(ip netns list 2>/dev/null | awk -v p="$INCLAB_PREFIX-" 'index($1, p) == 1 {printf " netns %s", $1}')
+    left+=$(ip -o link show 2>/dev/null | awk -F': ' -v p="$INCLAB_PREFIX-" '{sub(/@.*/, "", $2)}
+        index($2, p) == 1 && substr($2, length(p) + 1) ~ /^[bvtm][0-9]+$/ {printf " device %s", $2}')
     [ -e "$state" ] && left+=" $state"
     [ -z "$left" ] || echo "  left behind: $left"
     [ -z "$left" ]

@@ -8,6 +8,8 @@
 #
 #   tests/system/exp-plots.sh [SIZE]       (default 1M)
 #
+# Two interleaved rounds (ROUNDS=2, one ib_send_bw run per ceiling and round)
+# keep it short and still check that every round is stored with its conditions.
 # Stores into a temporary RESULTS directory (removed at the end; EXP_KEEP=1
 # keeps it and prints where). Prints ok/FAIL per check and, at its end only
 # (tests/lib/harness.sh), "N passed, M failed".
@@ -23,9 +25,9 @@ harness_on_exit keep
 phase experiment "make exp-allreduce SIZE=$size with every baseline"
 
 t0=$(date +%s)
-LOGGP_SIZES=${LOGGP_SIZES:-8 1024 16384} LOGGP_ITERS=${LOGGP_ITERS:-50} \
-    make -s exp-allreduce SIZE="$size" ITERS=2 WARMUP=1 RESULTS="$res" \
-    BASELINES="ceiling loggp ring mpi-tcp mpi-ucx" > "$res/exp.out" 2>&1
+LOGGP_SIZES=${LOGGP_SIZES:-8 1024 16384} LOGGP_ITERS=${LOGGP_ITERS:-50} CEILING_RUNS=1 \
+    make -s exp-allreduce SIZE="$size" ITERS=2 WARMUP=1 RESULTS="$res" ROUNDS=2 \
+    BASELINES="ceiling ceiling-load loggp ring mpi-tcp mpi-ucx" > "$res/exp.out" 2>&1
 rc=$?
 sed 's/^/    /' "$res/exp.out" | tail -n 20
 check "make exp-allreduce SIZE=$size with every baseline exits 0 in $(($(date +%s) - t0)) s" [ $rc = 0 ]
@@ -36,19 +38,21 @@ if [ -z "$run" ]; then
 fi
 csv=$run/results.csv
 bytes=$(. experiments/lib.sh; exp_size_bytes "$size")
-for a in ceiling inc ring mpi-tcp; do
+for a in ceiling ceiling-load inc ring mpi-tcp; do
     row=$(awk -F, -v a="$a" 'NR > 1 && $1 == a' "$csv" | head -n 1)
     check "results.csv has a verified $a row: $row" sh -c "[ -n '$row' ] && [ \"\$(echo '$row' | cut -d, -f13)\" = 0 ]"
 done
 nranks=$(sed -n 's/^nranks: //p' "$run/meta.yaml")
-check "the inc and ring rows are AllReduce of $bytes bytes on all $nranks ranks" \
-    [ "$(awk -F, -v b="$bytes" -v n="$nranks" 'NR > 1 && ($1 == "inc" || $1 == "ring") && $2 == "allreduce" && $7 == b && $6 == n' "$csv" | wc -l)" = 2 ]
+check "the inc and ring rows are AllReduce of $bytes bytes on all $nranks ranks, one of each in rounds 1 and 2" \
+    [ "$(awk -F, -v b="$bytes" -v n="$nranks" 'NR > 1 && ($1 == "inc" || $1 == "ring") && $2 == "allreduce" && $7 == b && $6 == n {print $1, $14}' "$csv" | sort | tr '\n' ' ')" = "inc 1 inc 2 ring 1 ring 2 " ]
 check "increport reads results.csv and loggp.csv" "$build/increport" check "$csv" "$run/loggp.csv"
-for k in commit topology accelerator host_cpu date; do
+for k in commit topology accelerator host_cpu date switch_mode rounds; do
     v=$(sed -n "s/^$k: //p" "$run/meta.yaml")
     check "meta.yaml: $k: $v" [ -n "$v" ]
 done
 check "meta.yaml: status verified" grep -qx 'status: verified' "$run/meta.yaml"
+check "meta.yaml: the conditions of both rounds ($(grep -c 'loadavg_before' "$run/meta.yaml") load averages before a round)" \
+    [ "$(grep -c 'loadavg_before' "$run/meta.yaml")" = 2 ]
 check "the host image's package manifest is stored" [ -s "$run/manifest-host.txt" ]
 check "the switches' counters of the run are stored ($(wc -l < "$run/switch-counters.txt") lines)" [ -s "$run/switch-counters.txt" ]
 

@@ -38,7 +38,8 @@
 # Sizes: INC_TREE_COUNTS, INC_LARGE_COUNT, INC_HUGE, EXP_SIZE override the
 # defaults below and are printed at the start (.ci/run clears them).
 # INCLAB_KEEP=1 leaves the lab up after the test (for debugging): the run then
-# stops before phase 5 and does not pass.
+# stops before phase 5 and does not pass. SWITCHES=netns tests a lab whose
+# switches and controller are network namespaces (lab.sh); default vm.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
@@ -47,6 +48,8 @@ cd "$(dirname "$0")/../.."
 export TOPOLOGY
 : "${INCLAB_PREFIX:=inclab}"
 export INCLAB_TEST_LAB=1
+: "${SWITCHES:=vm}"
+export SWITCHES
 # the binaries of make's BUILD (lab.sh and the sub-tests read INCLAB_BUILD)
 INCLAB_BUILD=$(cd "${INCLAB_BUILD:-${BUILD:-build}}" 2>/dev/null && pwd) || { echo "lab-test: no build directory '${INCLAB_BUILD:-${BUILD:-build}}' (make payload)"; exit 2; }
 export INCLAB_BUILD
@@ -65,7 +68,7 @@ over=""
 for v in INC_TREE_COUNTS INC_LARGE_COUNT INC_HUGE EXP_SIZE INCLAB_KEEP; do
     [ -z "${!v:-}" ] || over+=" $v=${!v}"
 done
-echo "lab test: $TOPOLOGY; tree counts $tree_counts, large count $large_count, huge AllReduce $huge, experiment size $exp_size${over:+; set in the environment:$over}"
+echo "lab test: $TOPOLOGY, switches $SWITCHES; tree counts $tree_counts, large count $large_count, huge AllReduce $huge, experiment size $exp_size${over:+; set in the environment:$over}"
 
 inv() { grep -v '^#' "$state/gen/inventory.tsv"; }
 field() { awk -F'\t' -v n="$1" -v c="$2" '$1 == n {print $c}' "$state/gen/inventory.tsv"; }
@@ -95,20 +98,31 @@ ok "lab-up of $TOPOLOGY: every node ready in $up_s s"
 t0=$(date +%s)
 "$lab" up > /tmp/inclab-up2.log 2>&1; rc=$?
 check "second lab-up is a no-op (exit $rc, $(($(date +%s) - t0)) s, starts nothing)" \
-    sh -c "[ $rc = 0 ] && grep -q 'every node already running' /tmp/inclab-up2.log"
+    sh -c "[ $rc = 0 ] && grep -q 'every VM already running' /tmp/inclab-up2.log"
 
 # ---------------------------------------------------------------------------
 phase 3 "nodes"
 for n in $(inv | cut -f1); do
-    h=$(on "$n" hostname 2>&1)
-    check "$n: hostname is '$h'" [ "$h" = "$n" ]
+    if [ "$(field "$n" 11)" = netns ]; then
+        # a namespace node has the machine's hostname: check where it runs
+        h=$(on "$n" 'ip netns identify $$' 2>&1)
+        check "$n: runs in network namespace '$h'" [ "$h" = "$INCLAB_PREFIX-$n" ]
+    else
+        h=$(on "$n" hostname 2>&1)
+        check "$n: hostname is '$h'" [ "$h" = "$n" ]
+    fi
     r=$(on "$n" '. /etc/inclab/node.conf; echo $ROLE' 2>&1)
     check "$n: role from its NoCloud seed is '$r'" [ "$r" = "$(field "$n" 2)" ]
 done
 status=$("$lab" status 2>&1)
 echo "$status"
 check "lab-status shows every node running and ready" \
-    [ "$(grep -c ' running .*ready=yes' <<<"$status")" = "$(inv | wc -l)" ]
+    [ "$(grep -c ' \(running\|netns\) .*ready=yes' <<<"$status")" = "$(inv | wc -l)" ]
+# The machine's own namespace: no address on any of the lab's devices, and no
+# route through one (it must never send to the lab).
+lab_devs=$( (echo "$INCLAB_PREFIX-mgmt"; [ -r "$state/gen/wires.tsv" ] && grep -v '^#' "$state/gen/wires.tsv" | cut -f8-10 | tr '\t' '\n') | grep -v '^-$' | sort -u)
+own=$(for d in $lab_devs; do ip -o addr show dev "$d" 2>/dev/null; ip route show dev "$d" 2>/dev/null; done)
+check "the machine's namespace has no address or route on the lab's $(wc -w <<<"$lab_devs") devices${own:+: $own}" [ -z "$own" ]
 "$lab" exec nosuchnode true >/dev/null 2>&1; rc=$?
 check "exec on an unknown node fails with a message (exit $rc)" [ $rc -ne 0 ]
 on pku1 'exit 7' >/dev/null 2>&1; rc=$?
