@@ -36,6 +36,7 @@ help:
 	@echo "                           exp-sweep MIN=1M MAX=1G FACTOR=2, exp-paper: the seed's table)"
 	@echo "make plots [RESULTS=results]  gnuplot charts (PNG, SVG) of every stored run and RESULTS/REPORT.md"
 	@echo "make test                  unit, golden and lab system tests (what CI runs)"
+	@echo "make test-lab [SWITCHES=vm|netns] [LAB_TEST_DEPTH=full|core]   the lab system test alone"
 	@echo "make check                 unit and golden tests only (no VMs)"
 	@echo "make scale-check           by hand: 1-4-16 with namespace switches, every collective on 16 ranks, a sweep"
 
@@ -146,10 +147,13 @@ plots: $(BUILD)/increport
 	INCLAB_BUILD=$(abspath $(BUILD)) analysis/plots.sh $(or $(RESULTS),results)
 
 # ---- tests -------------------------------------------------------------
-# the two lab tests share the lab's names: one after the other, also under make -j
+# the lab tests share the lab's names: one after the other, also under make -j.
+# The lab test runs in full with namespace switches and through its core phases
+# (those that depend on how nodes are made) with VM switches (README, Tests).
 test: check
 	@$(MAKE) --no-print-directory test-lab-aborts
-	@$(MAKE) --no-print-directory test-lab
+	@$(MAKE) --no-print-directory test-lab SWITCHES=netns LAB_TEST_DEPTH=full
+	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
 check: test-harness test-unit test-golden test-experiments test-baselines test-analysis
 # the test harness (tests/lib/harness.sh): no run that was cut short can pass
 test-harness:

@@ -34,6 +34,8 @@ top=$(cd "$here/.." && pwd)
 : "${INCLAB_STATE:=/var/lib/inclab/$INCLAB_PREFIX}"
 : "${INCLAB_UDP_BASE:=47000}"
 : "${INCLAB_BUILD:=$top/build}"
+# the binaries the images and namespace nodes get (make exports it; run by hand, the build's)
+: "${INCLAB_PAYLOAD:=$INCLAB_BUILD/payload}"
 URI=qemu:///system
 LIBVIRT_CONF=${INCLAB_LIBVIRT_CONF:-/etc/libvirt}   # where libvirtd keeps defined domains
 prefix=$INCLAB_PREFIX state=$INCLAB_STATE
@@ -193,16 +195,22 @@ node_kind() { awk -F'\t' -v n="$1" '$1 == n {print ($11 == "" ? "vm" : $11)}' "$
 node_role() { awk -F'\t' -v n="$1" '$1 == n {print $2}' "$gen/inventory.tsv"; }
 ns_nodes() { awk -F'\t' '!/^#/ && $11 == "netns" {print $1}' "$gen/inventory.tsv"; }
 
-# nsrun NODE CMD [TIMEOUT_S] — run CMD under /bin/sh -c in NODE's namespace with
-# the node's directories mounted and a clean environment; its exit code (124 on
-# timeout). TIMEOUT_S 0: no limit. Standard input is passed through.
-nsrun() {
-    local root=$state/nodes/$1/root
-    ip netns list | grep -q "^$prefix-$1\( \|\$\)" || { echo "lab: $1: no namespace $prefix-$1 (make lab-up)" >&2; return 125; }
-    timeout "${3:-600}" ip netns exec "$prefix-$1" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+# ns_argv NODE CMD — set NSARGV to the command line that runs CMD under
+# /bin/sh -c in NODE's namespace with the node's directories mounted and a
+# clean environment.
+ns_argv() {
+    NSARGV=(ip netns exec "$prefix-$1" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
         HOME=/root TERM="${TERM:-dumb}" INCLAB_NETNS=1 NS_DIRS="$NS_DIRS" /bin/sh -c '
         for d in $NS_DIRS; do mount --bind "$0/$d" "/$d" || exit 125; done
-        exec /bin/sh -c "$1"' "$root" "$2"
+        exec /bin/sh -c "$1"' "$state/nodes/$1/root" "$2")
+}
+
+# nsrun NODE CMD [TIMEOUT_S] — run CMD in NODE (ns_argv); its exit code (124
+# on timeout). TIMEOUT_S 0: no limit. Standard input is passed through.
+nsrun() {
+    ip netns list | grep -q "^$prefix-$1\( \|\$\)" || { echo "lab: $1: no namespace $prefix-$1 (make lab-up)" >&2; return 125; }
+    ns_argv "$1" "$2"
+    timeout "${3:-600}" "${NSARGV[@]}"
 }
 
 # nexec NODE CMD [TIMEOUT_S] — run CMD on NODE, a VM (guest agent) or a namespace.
@@ -336,7 +344,8 @@ ns_service() {
         return 0
     fi
     cmd=$(ns_unit "$(node_role "$n")") || return 0
-    setsid nohup "$0" __nsrun "$n" "echo \$\$ > /run/inclab/service-loop.pid
+    rm -f "$root/run/inclab/service.pid"
+    ns_argv "$n" "echo \$\$ > /run/inclab/service-loop.pid
         set -a; . /etc/inclab/node.conf; set +a
         while :; do
             $cmd &
@@ -344,7 +353,10 @@ ns_service() {
             wait \$!; rc=\$?
             echo \"\$(date '+%F %T') service exited with status \$rc; restarting in 1 s\" >> /var/log/inclab/service-loop.log
             sleep 1
-        done" > /dev/null 2>&1 < /dev/null &
+        done"
+    # In a session of its own (no signal from lab.sh's terminal), and exec'ed
+    # from a subshell: nothing of this script is read again after it starts.
+    (exec setsid "${NSARGV[@]}" > /dev/null 2>&1 < /dev/null) &
     local i
     for i in $(seq 1 50); do [ -s "$root/run/inclab/service.pid" ] && return 0; sleep 0.1; done
     die "$n: its service did not start (see $root/var/log/inclab/)"
@@ -490,7 +502,7 @@ cmd_up() {
 
     tune_host
     [ "$switches" = netns ] && ns_up
-    local n role image started=0
+    local n t role image started=0
     for n in $(nodes); do
         [ "$(node_kind "$n")" = vm ] || continue
         [ "$(dom_state "$n")" = running ] && continue
@@ -509,6 +521,11 @@ cmd_up() {
                 "$gen/seeds/$n/user-data" "$gen/seeds/$n/meta-data"
             vsh define "$gen/domains/$n.xml" >/dev/null
         fi
+        # its taps on the lab's bridges (netns mode): libvirt makes them, lab-down
+        # removes any that outlive their VM
+        [ "$switches" = vm ] || for t in $(awk -F'\t' -v n="$n" '$1 == "bridge" && $5 == n {print $10}' "$gen/wires.tsv"); do
+            is_made link "$t" || made link "$t"
+        done
         vsh start "$prefix-$n" >/dev/null || die "cannot start $n (console log: $state/console/$n.log)"
         started=$((started + 1))
     done
@@ -783,7 +800,6 @@ ssh)
         echo "shell in namespace $prefix-$2 (its /etc/inclab, /run/inclab, /var/log/inclab, /usr/local are the node's; leave with exit)" >&2
         nsrun "$2" 'exec bash -i' 0
     else cmd_console "$2"; fi ;;
-__nsrun) nsrun "$2" "$3" 0 ;;   # internal: a namespace node's service loop (ns_service)
 console) cmd_console "${2:-}" ;;
 capture) cmd_capture "${2:-}" "${3:-}" ;;
 fault) cmd_fault "${2:-}" "${3:-}" ;;

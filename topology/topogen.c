@@ -374,7 +374,8 @@ static void gen_user_data(const struct topology *t, const struct opts *o, int i)
 		fprintf(f, "  - path: /etc/inclab/topology.yaml\n    permissions: '0644'\n    content: |\n");
 		print_source(f, t, "      ");
 	}
-	fprintf(f, "runcmd:\n  - [/usr/local/sbin/inclab-node-setup]\n");
+	/* bootcmd: every boot, last in the init stage (images/guest/.../91-inclab-modules.cfg) */
+	fprintf(f, "bootcmd:\n  - [/usr/local/sbin/inclab-node-setup]\n");
 	out_close(f);
 }
 
