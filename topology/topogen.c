@@ -81,6 +81,7 @@ static FILE *out_open(const char *dir, const char *fmt, ...)
 	return f;
 }
 
+/* Close a file of out_open(); a write error is printed and remembered. NULL is a no-op. */
 static void out_close(FILE *f)
 {
 	if (f && (ferror(f) | fclose(f))) {
@@ -89,6 +90,7 @@ static void out_close(FILE *f)
 	}
 }
 
+/* mkdir -p @path (mode 0755); 0, or -1 with errno set. */
 static int mkdir_p(const char *path)
 {
 	char buf[1024];
@@ -142,11 +144,13 @@ static int udp_port(const struct opts *o, int l, int end)
 	return o->udp_base + 2 * l + end;
 }
 
+/* Which end (0 or 1) of link @l node @node is. */
 static int link_end(const struct topology *t, int l, int node)
 {
 	return t->links[l].node[0] == node ? 0 : 1;
 }
 
+/* @a as "a.b.c.d/len" in @buf; returns @buf. */
 static const char *cidr(struct topo_cidr a, char buf[24])
 {
 	char ip[16];
@@ -154,6 +158,7 @@ static const char *cidr(struct topo_cidr a, char buf[24])
 	return buf;
 }
 
+/* network-mgmt.xml: the lab's management network, a bridge without a host address. */
 static void gen_network(const struct topology *t, const struct opts *o)
 {
 	FILE *f = out_open(o->out, "network-mgmt.xml");
@@ -168,6 +173,8 @@ static void gen_network(const struct topology *t, const struct opts *o)
 	out_close(f);
 }
 
+/* domains/NODE.xml: the libvirt domain of VM node @i (direct kernel boot, its
+ * overlay disk and seed, the management NIC, one NIC per tree edge). */
 static void gen_domain(const struct topology *t, const struct opts *o, int i)
 {
 	const struct topo_node *n = &t->nodes[i];
@@ -261,6 +268,8 @@ static void print_routes(FILE *f, const struct topo_node *n, int k)
 		}
 }
 
+/* seeds/NODE/network-config: netplan v2 of VM node @i (NICs matched by MAC and
+ * renamed, addresses, bridges of a switch's shared segments, routes). */
 static void gen_network_config(const struct topology *t, const struct opts *o, int i)
 {
 	const struct topo_node *n = &t->nodes[i];
@@ -357,6 +366,8 @@ static void print_source(FILE *f, const struct topology *t, const char *in)
 	}
 }
 
+/* seeds/NODE/user-data: hostname, node.conf (and the controller's topology)
+ * written by cloud-init, inclab-node-setup as its bootcmd. */
 static void gen_user_data(const struct topology *t, const struct opts *o, int i)
 {
 	const struct topo_node *n = &t->nodes[i];
@@ -445,6 +456,7 @@ static void gen_ns_node(const struct topology *t, const struct opts *o, int i)
 	gen_net_sh(t, o, i);
 }
 
+/* seeds/NODE/: the NoCloud seed of VM node @i (meta-data, user-data, network-config). */
 static void gen_seed(const struct topology *t, const struct opts *o, int i)
 {
 	char dir[1024];
@@ -505,6 +517,7 @@ static void gen_wires(const struct topology *t, const struct opts *o)
 	out_close(f);
 }
 
+/* inventory.tsv and links.tsv for the lab scripts (and wires.tsv in netns mode). */
 static void gen_tables(const struct topology *t, const struct opts *o)
 {
 	FILE *f = out_open(o->out, "inventory.tsv");
@@ -543,6 +556,7 @@ static void gen_tables(const struct topology *t, const struct opts *o)
 		gen_wires(t, o);
 }
 
+/* The options, on @f. */
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -558,6 +572,7 @@ static void usage(FILE *f)
 		"  --switches vm|netns   switches and the controller as VMs (default) or network namespaces\n");
 }
 
+/* Fill @o from the command line; -1 (message printed) on a bad option or value. */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
