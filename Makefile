@@ -33,7 +33,8 @@ help:
 	@echo "make lab-down              remove every domain, network, disk and process of the lab"
 	@echo "make exp-allreduce SIZE=512M [DTYPE= OP= ITERS= BASELINES=]   AllReduce on the lab's hosts + baselines,"
 	@echo "                           stored in results/ (also exp-reduce / exp-broadcast ROOT=, exp-barrier,"
-	@echo "                           exp-sweep MIN=1M MAX=1G FACTOR=2, exp-paper: the seed's table)"
+	@echo "                           exp-sweep MIN=1M MAX=1G FACTOR=2 or SIZES='16M 512M' [COLLECTIVES='allreduce broadcast'],"
+	@echo "                           exp-paper: the seed's table)"
 	@echo "make plots [RESULTS=results]  gnuplot charts (PNG, SVG) of every stored run and RESULTS/REPORT.md"
 	@echo "make test                  unit, golden and lab system tests (what CI runs)"
 	@echo "make test-lab [SWITCHES=vm|netns] [LAB_TEST_DEPTH=full|core]   the lab system test alone"
@@ -131,9 +132,10 @@ lab-capture: $(BUILD)/udpcap
 	lab/lab.sh capture "$(LINK)" $(SECONDS)
 
 # ---- experiments -----------------------------------------------------------
-# experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR BASELINES RESULTS ROUNDS.
+# experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR SIZES COLLECTIVES BASELINES RESULTS ROUNDS.
 EXP_VARS = SIZE="$(SIZE)" ROOT="$(ROOT)" DTYPE="$(DTYPE)" OP="$(OP)" ITERS="$(ITERS)" WARMUP="$(WARMUP)" \
-           MIN="$(MIN)" MAX="$(MAX)" FACTOR="$(FACTOR)" BASELINES="$(BASELINES)" RESULTS="$(RESULTS)" ROUNDS="$(ROUNDS)"
+           MIN="$(MIN)" MAX="$(MAX)" FACTOR="$(FACTOR)" SIZES="$(SIZES)" COLLECTIVES="$(COLLECTIVES)" \
+           BASELINES="$(BASELINES)" RESULTS="$(RESULTS)" ROUNDS="$(ROUNDS)"
 exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper: $(DEPS_STAMP) payload
 	$(EXP_VARS) experiments/exp.sh $(@:exp-%=%)
 include experiments/baselines/baselines.mk

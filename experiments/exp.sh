@@ -9,7 +9,10 @@
 #   DTYPE=float32   int32 or float32;  OP=sum  sum, max or min
 #   ITERS, WARMUP   timed and untimed iterations per size (default 3 and 1 below
 #                   64 MiB, 1 and 0 from there)
-#   MIN=1M MAX=1G FACTOR=2   the sizes of `sweep` (every collective)
+#   MIN=1M MAX=1G FACTOR=2   the sizes of `sweep`, MIN, MIN*FACTOR, ... up to MAX
+#   SIZES="16M 64M 512M"     sweep: these sizes instead of MIN/MAX/FACTOR
+#   COLLECTIVES="allreduce broadcast"   sweep: these collectives only (default
+#                   allreduce reduce broadcast barrier)
 #   BASELINES="ceiling ceiling-load loggp ring mpi-tcp mpi-ucx"   measured in
 #                   the same run ("none" for INC alone); ceiling-load: every host
 #                   sending and receiving at once (ceiling.sh CEILING_MODE=load)
@@ -49,6 +52,7 @@ esac
 # ---- settings -----------------------------------------------------------------
 SIZE=${SIZE:-64M} ROOT=${ROOT:-0} DTYPE=${DTYPE:-float32} OP=${OP:-sum}
 MIN=${MIN:-1M} MAX=${MAX:-1G} FACTOR=${FACTOR:-2} RESULTS=${RESULTS:-results}
+SIZES=${SIZES:-} COLLECTIVES=${COLLECTIVES:-allreduce reduce broadcast barrier}
 BASELINES=${BASELINES:-ceiling ceiling-load loggp ring mpi-tcp mpi-ucx} ROUNDS=${ROUNDS:-3}
 [ "$BASELINES" = none ] && BASELINES=
 topogen=${INCLAB_BUILD:-build}/topogen
@@ -71,10 +75,25 @@ esac
 case $exp in
 allreduce | reduce | broadcast) bytes=$(exp_size_bytes "$SIZE") || bad=1 ;;
 sweep)
-    lo=$(exp_size_bytes "$MIN") || bad=1
-    hi=$(exp_size_bytes "$MAX") || bad=1
-    exp_check_count FACTOR "$FACTOR" 2 || bad=1
-    [ "$bad" = 1 ] || [ "$lo" -le "$hi" ] || { exp_err "MIN=$MIN is larger than MAX=$MAX"; bad=1; }
+    if [ -n "$SIZES" ]; then # the sizes given, each checked, duplicates refused
+        sweep_sizes= sweep_given=
+        for s in $SIZES; do
+            b=$(exp_size_bytes "$s") || { bad=1; continue; }
+            case " $sweep_sizes " in
+            *" $b "*) exp_err "SIZES: $s is $b bytes, given before as $(awk -v b="$b" '{for (i = 1; i <= NF; i += 2) if ($(i + 1) == b) {print $i; exit}}' <<<"$sweep_given")"; bad=1 ;;
+            esac
+            sweep_sizes="$sweep_sizes $b" sweep_given="$sweep_given $s $b"
+        done
+        [ -n "$sweep_sizes" ] || [ "$bad" = 1 ] || { exp_err "SIZES is empty"; bad=1; }
+    else
+        lo=$(exp_size_bytes "$MIN") || bad=1
+        hi=$(exp_size_bytes "$MAX") || bad=1
+        exp_check_count FACTOR "$FACTOR" 2 || bad=1
+        [ "$bad" = 1 ] || [ "$lo" -le "$hi" ] || { exp_err "MIN=$MIN is larger than MAX=$MAX"; bad=1; }
+        [ "$bad" = 1 ] || sweep_sizes=$(exp_sizes "$lo" "$hi" "$FACTOR" | tr '\n' ' ')
+    fi
+    [ -n "${COLLECTIVES// /}" ] || { exp_err "COLLECTIVES is empty"; bad=1; }
+    for c in $COLLECTIVES; do exp_check_choice COLLECTIVES "$c" allreduce reduce broadcast barrier || bad=1; done
     ;;
 esac
 [ -z "${ITERS:-}" ] || exp_check_count ITERS "$ITERS" 1 || bad=1
@@ -86,9 +105,11 @@ plan=$tgen/plan
 case $exp in
 allreduce | reduce | broadcast) echo "$exp $bytes" > "$plan" ;;
 barrier) echo "barrier 4" > "$plan" ;;
-sweep)
-    for c in allreduce reduce broadcast; do exp_sizes "$lo" "$hi" "$FACTOR" | sed "s/^/$c /"; done > "$plan"
-    echo "barrier 4" >> "$plan"
+sweep) # in the order allreduce reduce broadcast barrier, whatever order COLLECTIVES names them
+    for c in allreduce reduce broadcast barrier; do
+        [[ " $COLLECTIVES " == *" $c "* ]] || continue
+        if [ "$c" = barrier ]; then echo "barrier 4"; else for b in $sweep_sizes; do echo "$c $b"; done; fi
+    done > "$plan"
     ;;
 paper)
     for s in 32M 128M 256M 512M 1G; do echo "allreduce $(exp_size_bytes $s)"; done > "$plan"

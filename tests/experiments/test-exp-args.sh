@@ -168,6 +168,22 @@ if [ "$(grep -c '^allreduce ' <<<"$out")" = 3 ] && [ "$(grep -c '^broadcast ' <<
 else
     ko "sweep plan: $out"
 fi
+out=$(EXP=sweep dry env SIZES="512M 16M 64M" COLLECTIVES="broadcast allreduce" 2>&1)
+if [ "$(grep -vc '^experiment' <<<"$out")" = 6 ] && [ "$(sed -n 2p <<<"$out")" = "allreduce 536870912" ] &&
+    [ "$(sed -n 4p <<<"$out")" = "allreduce 67108864" ] && [ "$(sed -n 5p <<<"$out")" = "broadcast 536870912" ] &&
+    ! grep -q '^reduce\|^barrier' <<<"$out"; then
+    ok "sweep SIZES='512M 16M 64M' COLLECTIVES='broadcast allreduce': 3 sizes as given, AllReduce first, no Reduce or barrier"
+else
+    ko "sweep SIZES/COLLECTIVES plan: $out"
+fi
+out=$(EXP=sweep dry env COLLECTIVES=barrier 2>&1)
+[ "$(grep -vc '^experiment' <<<"$out")" = 1 ] && grep -qx "barrier 4" <<<"$out" && ok "sweep COLLECTIVES=barrier: the barrier alone" ||
+    ko "sweep COLLECTIVES=barrier: $out"
+refused "SIZES: 16777216 is 16777216 bytes, given before as 16M" env EXP_DRY_RUN=1 SIZES="16M 16777216" experiments/exp.sh sweep
+refused "size '16MB' is not a number of bytes" env EXP_DRY_RUN=1 SIZES="1M 16MB" experiments/exp.sh sweep
+refused "SIZES is empty" env EXP_DRY_RUN=1 SIZES="  " experiments/exp.sh sweep
+refused "COLLECTIVES=alltoall is not one of: allreduce reduce broadcast barrier" env EXP_DRY_RUN=1 COLLECTIVES="allreduce alltoall" experiments/exp.sh sweep
+refused "COLLECTIVES is empty" env EXP_DRY_RUN=1 COLLECTIVES=" " experiments/exp.sh sweep
 out=$(EXP=reduce dry env SIZE=512M ROOT=3 DTYPE=int32 OP=max BASELINES=none 2>&1)
 if grep -qx "reduce 536870912" <<<"$out" && grep -q "dtype int32 op max root 3 baselines ''" <<<"$out"; then
     ok "reduce SIZE=512M ROOT=3 DTYPE=int32 OP=max BASELINES=none"
