@@ -208,7 +208,7 @@ ns_argv() {
 # nsrun NODE CMD [TIMEOUT_S] — run CMD in NODE (ns_argv); its exit code (124
 # on timeout). TIMEOUT_S 0: no limit. Standard input is passed through.
 nsrun() {
-    ip netns list | grep -q "^$prefix-$1\( \|\$\)" || { echo "lab: $1: no namespace $prefix-$1 (make lab-up)" >&2; return 125; }
+    ns_exists "$prefix-$1" || { echo "lab: $1: no namespace $prefix-$1 (make lab-up)" >&2; return 125; }
     ns_argv "$1" "$2"
     timeout "${3:-600}" "${NSARGV[@]}"
 }
@@ -257,7 +257,8 @@ ns_check_names() {
         ns_exists "$prefix-$n" && ! is_made netns "$prefix-$n" &&
             die "network namespace '$prefix-$n' exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
     done
-    for name in $(grep -v '^#' "$gen/wires.tsv" | cut -f9,10 | tr '\t' '\n' | grep -v '^-$'; grep -v '^#' "$gen/wires.tsv" | awk -F'\t' '$1 == "bridge" {print $8}'); do
+    # the devices wires.tsv names in the machine's namespace: veths and taps (columns 9, 10), bridges (column 8)
+    for name in $(awk -F'\t' '!/^#/ { if ($9 != "-") print $9; if ($10 != "-") print $10; if ($1 == "bridge") print $8 }' "$gen/wires.tsv"); do
         link_exists "$name" && ! is_made link "$name" &&
             die "network device '$name' exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
     done
@@ -584,12 +585,12 @@ check_ports() {
 
 # Poll every node's inclab-ready until all pass; show progress.
 wait_ready() {
-    local limit=${INCLAB_BOOT_TIMEOUT:-1500} t0=$SECONDS last=-100 n line ready pending
+    local limit=${INCLAB_BOOT_TIMEOUT:-1500} t0=$SECONDS last=-100 n line ready pending vm_pending
     [ "${acc:-tcg}" = kvm ] && limit=${INCLAB_BOOT_TIMEOUT:-300}
     declare -A done_at=()
     log "waiting for $(nodes | wc -l) nodes to be ready (limit ${limit} s)"
     while :; do
-        pending=""
+        pending="" vm_pending=0
         for n in $(nodes); do
             [ -n "${done_at[$n]:-}" ] && continue
             if line=$(QGA_TIMEOUT=3 nexec "$n" /usr/local/sbin/inclab-ready 20 2>/dev/null); then
@@ -597,6 +598,7 @@ wait_ready() {
                 log "  $n ready after ${done_at[$n]} s: $line"
             else
                 pending="$pending $n"
+                [ "$(node_kind "$n")" = vm ] && vm_pending=1
             fi
         done
         [ -z "$pending" ] && return 0
@@ -613,7 +615,8 @@ wait_ready() {
             log "  ... $((SECONDS - t0)) s: ${#done_at[@]}/$(nodes | wc -l) ready; waiting for:$pending"
             last=$SECONDS
         fi
-        sleep "$( [ -z "$(for n in $pending; do [ "$(node_kind "$n")" = vm ] && echo "$n"; done)" ] && echo 0.3 || echo 3)"
+        # a VM takes minutes to boot: poll it every 3 s; a namespace node is ready in about a second
+        if [ "$vm_pending" = 1 ]; then sleep 3; else sleep 0.3; fi
     done
 }
 
