@@ -16,11 +16,14 @@ mkdir -p "$out"
 
 pkgs=$(grep -v '^[[:space:]]*#' "$here/packages.base" | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
 
-# Guests boot their kernel directly; the enabled units are what a lab node needs:
+# Guests boot their kernel directly; rootfs/ sets a small initrd (the kernel's
+# postinst built one before rootfs/ was synced in: update-initramfs builds it again).
+# The enabled units are what a lab node needs:
 # systemd-networkd (netplan's backend). Nothing in the image names a node: identity
 # comes from the NoCloud seed at first boot.
 mmdebstrap --variant=minbase --include="$pkgs" \
     --customize-hook="sync-in '$here/rootfs' /" \
+    --customize-hook='chroot "$1" update-initramfs -u -k all' \
     --customize-hook='chroot "$1" systemctl enable systemd-networkd.service' \
     --customize-hook='chroot "$1" systemctl mask apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer' \
     --customize-hook='rm -f "$1"/etc/hostname; : > "$1"/etc/machine-id' \
