@@ -213,7 +213,9 @@ void roce_icrc_tail(struct roce_icrc_tail *t, const void *payload, size_t len)
 	size_t pad = (4 - (len & 3)) & 3;
 
 	t->len = len;
-	t->crc = crc32_gzip(crc32_gzip(0, payload, len), zeros, pad);
+	t->crc = crc32_gzip(0, payload, len);
+	if (pad)
+		t->crc = crc32_gzip(t->crc, zeros, pad);
 	if (t->mul_len != len + 1) {
 		t->shift = crc32_xpow(8 * (uint64_t)(len + pad));
 		tail_tables(t);
@@ -286,7 +288,7 @@ size_t roce_build_frame(uint8_t *f, size_t cap, const struct roce_build *b)
 		wr32(f + off, (uint32_t)b->syndrome << 24 | (b->msn & AETH_MSN_MASK));
 		off += ROCE_AETH_LEN;
 	}
-	if (b->payload_len)
+	if (b->payload_len && b->payload != f + off) /* not in place already */
 		memcpy(f + off, b->payload, b->payload_len);
 	if (pad)
 		memset(f + off + b->payload_len, 0, pad);
