@@ -24,8 +24,8 @@
  * --toggle-collect=bench_replay` only the replay is counted: a repeatable
  * instruction count per frame, the file's loading left out.
  *
- * -k: the combine/byte-swap kernels, as incswitch -k (default: the
- * environment's INCSWITCH_KERNEL, else auto); the report names those used.
+ * -k: the combine/byte-swap kernels and the CRC, as incswitch -k (default:
+ * the environment's INCSWITCH_KERNEL, else auto); the report names those used.
  */
 #include <arpa/inet.h>
 #include <malloc.h>
@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crc32.h"
 #include "engine.h"
 #include "roce.h"
 
@@ -248,14 +249,14 @@ static void report(const char *src, int children, long packets, size_t bytes, ui
 		   uint64_t data_frames, uint64_t all_frames)
 {
 	struct inc_imm m;
-	const char *why, *kname = inc_kernel_name(&why);
+	const char *why, *kname = inc_kernel_name(&why), *cwhy, *cname = crc32_name(&cwhy);
 
 	inc_imm_decode(imm, &m);
 	printf("bench_engine: %s%d children x %ld packets of %zu B %s %s: %.3f s, %.0f data frames/s "
-	       "(%.0f ns each), %.0f frames/s in, %llu frames out; kernel %s (%s)\n",
+	       "(%.0f ns each), %.0f frames/s in, %llu frames out; kernel %s (%s), crc %s (%s)\n",
 	       src, children, packets, bytes, inc_dtype_name(m.dtype), inc_op_name(m.op), t,
 	       (double)data_frames / t, t / (double)data_frames * 1e9, (double)all_frames / t,
-	       (unsigned long long)tx_frames, kname, why);
+	       (unsigned long long)tx_frames, kname, why, cname, cwhy);
 }
 
 /** dump_frames() - append @fs to @d, timestamps 1 us apart from @*ts_us. Return: 0 or -1. */
@@ -483,5 +484,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	inc_kernel_use(kernel, kwhy);
+	crc32_use(kernel == INC_KERNEL_SCALAR ? CRC32_LIBDEFLATE : kernel == INC_KERNEL_SIMD ? CRC32_CLMUL : CRC32_AUTO,
+		  kwhy);
 	return rfile ? run_file(rfile, passes) : run_prebuilt(children, packets, dtype, wfile);
 }

@@ -21,7 +21,13 @@
  *
  * Frames are built once, when their slot hands them over, and kept in the
  * ring until acknowledged; xmit() puts them on the wire from snd_nxt while
- * fewer than `win` are in flight. A go-back moves snd_nxt back to una.
+ * fewer than `win` are in flight. A go-back moves snd_nxt back to una. The
+ * ring keeps a frame's headers and ICRC; its payload stays in the slot,
+ * which is not reused before every frame made from it was acknowledged
+ * (upward frames keep a copy: a leaf's slot takes the parent's result while
+ * its aggregate may still be unacknowledged). Frames are put together in
+ * one transmit buffer, where the payload of a slot sent to several children
+ * is written once.
  *
  * Switch links (UDP 4792) have our engine on both ends, which both keep to
  * RC framing and cumulative ACKs but do better than go-back-N: the receiver
@@ -62,12 +68,17 @@
                                  * (cfg.min_rto_ns raises it: the daemon's default is 50 ms) */
 #define RTO_MAX_BACKOFF 16      /* doublings of the timeout; cfg.retransmit_ns caps it first */
 
+#define SENT_HDRS_LEN (ROCE_HDRS_LEN + ROCE_IMM_LEN) /* a SEND_ONLY_WITH_IMM's headers */
+
+/* A frame sent (or to send) until acknowledged: its headers and ICRC; the payload is the slot's (or conn.keep's). */
 struct sent_frame {
 	uint32_t slot;
-	uint16_t len;
+	uint16_t len;             /* the whole frame's */
+	uint16_t payload_len;     /* pad bytes not included */
 	uint8_t resent;           /* sent more than once: no RTT sample from its ACK (Karn) */
 	uint64_t sent_ns;         /* first sent */
-	uint8_t data[FRAME_MAX];
+	uint8_t hdrs[SENT_HDRS_LEN];
+	uint8_t icrc[ROCE_ICRC_LEN];
 };
 
 /* A SEND that arrived ahead of a gap on a switch link, kept until the gap is filled. */
@@ -81,6 +92,7 @@ struct conn {
 	struct sw_conn_cfg cfg;
 	struct rc_conn rc;           /* rc.una: oldest unacknowledged; rc.spsn: next never sent */
 	struct sent_frame *ring;     /* frames una..npsn-1, at (psn - sq_psn) & ring_mask */
+	uint8_t (*keep)[SW_MTU];     /* the parent's: the payload of each frame in the ring, at the same index */
 	uint32_t snd_nxt;            /* next PSN to put on the wire */
 	uint32_t npsn;               /* next PSN to give a frame */
 	uint32_t wmax;               /* the window: cfg.window to a switch, no bound to a host */
@@ -134,6 +146,11 @@ struct sw_engine {
 	void *ctx;
 	enum sw_fault fault;      /* armed by sw_engine_inject(); CORRUPT and DROP disarm when they fire */
 	struct roce_icrc_tail tail; /* slot_tail(): the payload being sent, its multiplication tables kept */
+	const uint8_t *tx_payload;  /* whose payload txbuf holds after the headers (tx_len bytes, then the pad), or NULL */
+	uint16_t tx_len;
+	const struct conn *tx_conn; /* txbuf holds tx_conn's frame of PSN tx_psn as it is in the ring, or NULL */
+	uint32_t tx_psn;
+	uint8_t txbuf[FRAME_MAX] __attribute__((aligned(64))); /* frames are put together here to be sent */
 	uint32_t next_psn;        /* the PSN of the next slot to complete: slots complete in PSN order */
 	struct sw_counters c;
 };
@@ -246,7 +263,9 @@ struct sw_engine *sw_engine_new(const struct sw_cfg *cfg, sw_tx_fn tx, void *ctx
 			h = (h + 1) & (CONN_HASH - 1);
 		e->conn_index[h] = (uint8_t)(i + 1);
 		k->ring = calloc(e->ring_mask + 1ull, sizeof(*k->ring));
-		if (!k->ring || (k->to_switch && !k->held)) {
+		if (k == e->parent)
+			k->keep = calloc(e->ring_mask + 1ull, sizeof(*k->keep));
+		if (!k->ring || (k->to_switch && !k->held) || (k == e->parent && !k->keep)) {
 			sw_engine_free(e);
 			fprintf(stderr, "switch: out of memory for the send rings\n");
 			return NULL;
@@ -261,6 +280,7 @@ void sw_engine_free(struct sw_engine *e)
 		return;
 	for (int i = 0; i < SW_MAX_CHILDREN + 1; i++) {
 		free(e->conn[i].ring);
+		free(e->conn[i].keep);
 		free(e->conn[i].held);
 	}
 	free(e->downq);
@@ -355,30 +375,71 @@ static void ack_later(struct sw_engine *e, struct conn *k)
 		send_aeth(e, k, (k->rc.epsn - 1) & ROCE_PSN_MASK, AETH_TYPE_ACK | AETH_ACK_UNLIMITED);
 }
 
+/* tx_forget() - a slot's data changes: txbuf holds no payload or frame that can be taken as it is. */
+static inline void tx_forget(struct sw_engine *e)
+{
+	e->tx_payload = NULL;
+	e->tx_conn = NULL;
+}
+
+/* payload_of() - where the payload of @k's frame @sf (at ring index @i) is kept. */
+static inline const uint8_t *payload_of(const struct sw_engine *e, const struct conn *k, const struct sent_frame *sf,
+					uint32_t i)
+{
+	return k->keep ? k->keep[i] : e->slots[sf->slot].data;
+}
+
 /*
- * ack_req_on() - set the AckReq bit of a stored frame (and redo its ICRC).
+ * frame_of() - @k's frame of PSN @psn, whole, in txbuf: as it is if it was
+ * the last put there, else its headers, payload (unless txbuf has it
+ * already), zero pad bytes and ICRC.
+ */
+static const uint8_t *frame_of(struct sw_engine *e, const struct conn *k, uint32_t psn)
+{
+	uint32_t i = ring_index(e, k, psn);
+	const struct sent_frame *sf = &k->ring[i];
+	const uint8_t *payload;
+	uint8_t *f = e->txbuf;
+
+	if (e->tx_conn == k && e->tx_psn == psn)
+		return f;
+	payload = payload_of(e, k, sf, i);
+	memcpy(f, sf->hdrs, SENT_HDRS_LEN);
+	if (e->tx_payload != payload || e->tx_len != sf->payload_len) {
+		memcpy(f + SENT_HDRS_LEN, payload, sf->payload_len);
+		memset(f + SENT_HDRS_LEN + sf->payload_len, 0, sf->len - ROCE_ICRC_LEN - SENT_HDRS_LEN - sf->payload_len);
+		e->tx_payload = payload;
+		e->tx_len = sf->payload_len;
+	}
+	memcpy(f + sf->len - ROCE_ICRC_LEN, sf->icrc, ROCE_ICRC_LEN);
+	e->tx_conn = k;
+	e->tx_psn = psn;
+	return f;
+}
+
+/*
+ * resend() - put @k's frame of PSN @psn on the wire again, asking for an
+ * ACK: its AckReq bit set (and its ICRC redone) in the ring and in txbuf.
  * Results to a host ask for an ACK only every HOST_ACK_EVERY frames (rxe's
  * responder ACKs only frames that ask, and an ACK covers all before it); a
  * resent frame always asks, so the tail of a burst is acknowledged by the
  * timer's probe at the latest.
  */
-static void ack_req_on(struct sent_frame *sf)
+static void resend(struct sw_engine *e, struct conn *k, uint32_t psn)
 {
-	uint8_t *a = &sf->data[ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN + 8];
+	struct sent_frame *sf = &k->ring[ring_index(e, k, psn)];
+	const size_t ack_req = ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN + 8; /* BTH byte 8: AckReq, reserved */
+	uint8_t *f = (uint8_t *)frame_of(e, k, psn);
 
-	if (*a & 0x80)
-		return;
-	*a |= 0x80;
-	roce_icrc_store(sf->data, sf->len);
-}
-
-/* resend() - put a frame sent before on the wire again, asking for an ACK. */
-static void resend(struct sw_engine *e, struct conn *k, struct sent_frame *sf)
-{
 	sf->resent = 1;
-	ack_req_on(sf);
+	if (!(sf->hdrs[ack_req] & 0x80)) {
+		sf->hdrs[ack_req] |= 0x80;
+		f[ack_req] |= 0x80;
+		roce_icrc_store(f, sf->len);
+		memcpy(sf->icrc, f + sf->len - ROCE_ICRC_LEN, ROCE_ICRC_LEN);
+	}
 	e->c.retransmits++;
-	emit(e, k, sf->data, sf->len);
+	emit(e, k, f, sf->len);
 }
 
 /*
@@ -398,9 +459,9 @@ static inline void xmit(struct sw_engine *e, struct conn *k, uint64_t now)
 		if (k->snd_nxt == k->rc.spsn) {
 			rc_conn_next_psn(&k->rc);
 			sf->sent_ns = now;
-			emit(e, k, sf->data, sf->len);
+			emit(e, k, frame_of(e, k, k->snd_nxt), sf->len);
 		} else {
-			resend(e, k, sf);
+			resend(e, k, k->snd_nxt);
 		}
 		k->snd_nxt = (k->snd_nxt + 1) & ROCE_PSN_MASK;
 	}
@@ -444,7 +505,7 @@ static void probe(struct sw_engine *e, struct conn *k, uint64_t now)
 		psn = (k->snd_nxt - 1) & ROCE_PSN_MASK;
 	else
 		k->probing = 1;
-	resend(e, k, &k->ring[ring_index(e, k, psn)]);
+	resend(e, k, psn);
 	k->timer_ns = now;
 	k->gb_psn = psn;
 	k->gb_end = (psn + 1) & ROCE_PSN_MASK;
@@ -473,7 +534,7 @@ static void resend_gap(struct sw_engine *e, struct conn *k, uint64_t now)
 	k->gb_ns = now;
 	k->timer_ns = now;
 	for (uint32_t i = 0; i < n && i < sent; i++)
-		resend(e, k, &k->ring[ring_index(e, k, (k->rc.una + i) & ROCE_PSN_MASK)]);
+		resend(e, k, (k->rc.una + i) & ROCE_PSN_MASK);
 	xmit(e, k, now); /* what a go-back left unsent */
 }
 
@@ -520,27 +581,45 @@ static const struct roce_icrc_tail *slot_tail(struct sw_engine *e, uint32_t s)
 
 /* Send slot @s's data to connection @k (a child's result, or up to the parent):
  * the frame takes the next PSN, waits for the window if need be, and is kept
- * until acknowledged. @tail: slot_tail() of the slot, or NULL. */
+ * until acknowledged. @tail: slot_tail() of the slot, or NULL. Built in
+ * txbuf, where the payload may be already (the same slot's frame to another
+ * child), the ring keeping its headers and ICRC. */
 static void send_slot(struct sw_engine *e, struct conn *k, uint32_t s, const struct roce_icrc_tail *tail,
 		      uint64_t now)
 {
 	struct slot *sl = &e->slots[s];
 	struct roce_build b = frame_to(k);
 	struct sent_frame *sf;
+	const uint8_t *payload = sl->data;
+	uint32_t i;
 
 	b.opcode = RC_SEND_ONLY_WITH_IMM;
 	b.ack_req = k->to_switch || (k->npsn & (HOST_ACK_EVERY - 1)) == HOST_ACK_EVERY - 1 || k->npsn == k->rc.una;
 	b.has_imm = 1;
 	b.imm = sl->imm;
-	b.payload = sl->data;
 	b.payload_len = sl->have_data ? sl->len : 0;
 	b.tail = tail;
 	b.psn = k->npsn;
 	k->npsn = (k->npsn + 1) & ROCE_PSN_MASK;
-	sf = &k->ring[ring_index(e, k, b.psn)];
+	i = ring_index(e, k, b.psn);
+	if (k->keep) { /* the parent's frames keep their own copy */
+		memcpy(k->keep[i], sl->data, b.payload_len);
+		payload = k->keep[i];
+		tx_forget(e);
+	}
+	/* a payload already in place after the headers is not copied again (roce_build_frame()) */
+	b.payload = e->tx_payload == payload && e->tx_len == b.payload_len ? e->txbuf + SENT_HDRS_LEN : payload;
+	sf = &k->ring[i];
 	sf->slot = s;
 	sf->resent = 0;
-	sf->len = (uint16_t)roce_build_frame(sf->data, sizeof(sf->data), &b);
+	sf->len = (uint16_t)roce_build_frame(e->txbuf, sizeof(e->txbuf), &b);
+	sf->payload_len = (uint16_t)b.payload_len;
+	memcpy(sf->hdrs, e->txbuf, SENT_HDRS_LEN);
+	memcpy(sf->icrc, e->txbuf + sf->len - ROCE_ICRC_LEN, ROCE_ICRC_LEN);
+	e->tx_payload = payload;
+	e->tx_len = sf->payload_len;
+	e->tx_conn = k;
+	e->tx_psn = b.psn;
 	sl->pending++;
 	if (k == e->parent)
 		e->c.sent_up++;
@@ -619,6 +698,7 @@ static void slot_complete(struct sw_engine *e, uint32_t s, uint64_t now)
 
 	e->c.slots_completed++;
 	e->next_psn = (sl->psn + 1) & ROCE_PSN_MASK;
+	tx_forget(e); /* the slot's data is stored (and may be corrupted) below */
 	if (sl->host_order) { /* the sum is complete: wire format from here on */
 		inc_store(sl->data, sl->len);
 		sl->host_order = 0;
@@ -677,6 +757,7 @@ static void take_from_parent(struct sw_engine *e, const struct roce_pkt *p, cons
 		return;
 	}
 	rc_conn_accept_only(&k->rc); /* the expected PSN, a SEND_ONLY_WITH_IMM */
+	tx_forget(e);
 	memcpy(sl->data, frame + p->payload_off, p->payload_len);
 	sl->len = (uint16_t)p->payload_len;
 	sl->have_data = p->payload_len > 0;
@@ -753,7 +834,8 @@ static void take_from_child(struct sw_engine *e, int child, const struct roce_pk
 		k->rc.nak_sent = 1;
 		return;
 	}
-	if (!sl->busy) {
+	if (!sl->busy) { /* a new round: its data changes from here on (what txbuf has of it is stale) */
+		tx_forget(e);
 		memset(sl, 0, offsetof(struct slot, data));
 		sl->busy = 1;
 		sl->psn = p->psn;

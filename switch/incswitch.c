@@ -27,9 +27,10 @@
  * nothing is ever read and no fault can be armed.
  *
  * -k (default: the environment's INCSWITCH_KERNEL, else auto) chooses the
- * kernels that combine and byte-swap payloads (inc_proto.h): simd for a
- * native CPU, scalar for one emulated by QEMU TCG; auto tells them apart
- * by CPUID. The "started" line names the kernels and what chose them.
+ * kernels that combine and byte-swap payloads (inc_proto.h) and the ICRC's
+ * CRC (crc32.h): simd and carry-less multiplication for a native CPU,
+ * scalar and libdeflate's tables for one emulated by QEMU TCG; auto tells
+ * them apart by CPUID. The "started" line names both and what chose them.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -53,6 +54,7 @@
 
 #include "../controller/ctlmsg.h"
 #include "bundle.h"
+#include "crc32.h"
 #include "engine.h"
 #include "swconfig.h"
 
@@ -725,7 +727,7 @@ int main(int argc, char **argv)
 	struct pollfd pfd[SW_MAX_CHILDREN + 1];
 	uint32_t ignored_addr;
 	int opt, ignored_port;
-	const char *kopt = getenv("INCSWITCH_KERNEL"), *kwhy = "INCSWITCH_KERNEL", *kname;
+	const char *kopt = getenv("INCSWITCH_KERNEL"), *kwhy = "INCSWITCH_KERNEL", *kname, *cname, *cwhy;
 	enum inc_kernel kernel = INC_KERNEL_AUTO;
 
 	while ((opt = getopt(argc, argv, "c:n:t:F:k:")) != -1) {
@@ -749,14 +751,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	inc_kernel_use(kernel, kwhy);
+	crc32_use(kernel == INC_KERNEL_SCALAR ? CRC32_LIBDEFLATE : kernel == INC_KERNEL_SIMD ? CRC32_CLMUL : CRC32_AUTO,
+		  kwhy);
 	kname = inc_kernel_name(&kwhy);
+	cname = crc32_name(&cwhy);
 	for (int i = 0; i < SW_MAX_CHILDREN; i++)
 		d.txfd[i] = -1;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGUSR1, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	printf("incswitch %s: started; controller %s; kernel %s (%s)%s%s\n", d.name, d.controller, kname, kwhy,
+	printf("incswitch %s: started; controller %s; kernel %s (%s); crc %s (%s)%s%s\n", d.name, d.controller, kname,
+	       kwhy, cname, cwhy,
 	       d.fault_file ? "; fault injection allowed (test lab), read from " : "", d.fault_file ? d.fault_file : "");
 	fflush(stdout);
 	uint64_t end = seconds ? now_ns() + seconds * 1000000000ull : 0;
@@ -792,7 +798,8 @@ int main(int argc, char **argv)
 usage:
 	fprintf(stderr, "usage: incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS] [-F FAULT_FILE (test labs only)]\n"
 			"                 [-k auto|simd|scalar]\n"
-			"  -k (or INCSWITCH_KERNEL): combine/byte-swap kernels; auto (default): scalar on a CPU\n"
-			"     emulated by QEMU TCG (CPUID signature TCGTCGTCGTCG), else simd (AVX2 or SSE2)\n");
+			"  -k (or INCSWITCH_KERNEL): combine/byte-swap kernels and CRC; auto (default): scalar and\n"
+			"     libdeflate on a CPU emulated by QEMU TCG (CPUID signature TCGTCGTCGTCG), else simd\n"
+			"     (AVX2 or SSE2) and carry-less multiplication (VPCLMULQDQ or PCLMULQDQ)\n");
 	return 2;
 }

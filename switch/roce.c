@@ -3,17 +3,18 @@
  *
  * This is the only file that knows byte offsets of the wire format; the rest
  * of the switch works on struct roce_pkt. The ICRC is the gzip CRC-32 that the
- * IBTA specifies for the invariant CRC, computed with libdeflate (carry-less
- * multiply on x86: several times zlib's table-driven crc32, which dominated
- * the switch's profile). A payload sent in several frames goes through it
- * once (struct roce_icrc_tail): each frame adds the CRC of its headers,
- * moved past the payload by a multiplication modulo the polynomial.
+ * IBTA specifies for the invariant CRC (crc32.c: carry-less multiplication
+ * over the frame as it is, its variant fields ORed to ones on the way; or
+ * libdeflate under QEMU TCG, over a masked copy of the headers). A payload sent in several frames goes through it once (struct
+ * roce_icrc_tail): each frame adds the CRC of its headers, moved past the
+ * payload by a multiplication modulo the polynomial.
  */
 #include "roce.h"
 
 #include <endian.h>
-#include <libdeflate.h>
 #include <string.h>
+
+#include "crc32.h"
 
 /*
  * Fields are loaded and stored whole, through memcpy() (frames are not
@@ -150,44 +151,24 @@ enum roce_parse_err roce_parse(const uint8_t *f, size_t len, struct roce_pkt *p)
  */
 #define ICRC_LRH_CRC 0x2144df1cu
 
-/*
- * icrc_head() - the CRC of the masked LRH, then of the masked IPv4, UDP and
- * BTH headers and the @n - 40 bytes after them (n >= 40, n <= 64).
- */
-static uint32_t icrc_head(const uint8_t *f, size_t n)
-{
-	uint8_t hdr[64]; /* the headers and what follows, up to 24 bytes: an ACK's whole ICRC in one call */
-	const size_t h = ROCE_HDRS_LEN - ROCE_ETH_LEN;
-	size_t i = h;
+/* icrc_mask - what the ICRC counts as ones, by offset from the IPv4 header, for crc32_masked(). */
+static const uint8_t icrc_mask[CRC32_MASK_LEN] = {
+	[1] = 0xff,                                        /* IPv4 TOS */
+	[8] = 0xff,                                        /* IPv4 TTL */
+	[10] = 0xff, [11] = 0xff,                          /* IPv4 header checksum */
+	[ROCE_IP_LEN + 6] = 0xff, [ROCE_IP_LEN + 7] = 0xff, /* UDP checksum */
+	[ROCE_IP_LEN + ROCE_UDP_LEN + 4] = 0xff,           /* BTH reserved byte before DestQP */
+};
 
-	/* copies of constant size, inlined (a memcpy() of @n bytes cost ~45 instructions) */
-	memcpy(hdr, f + ROCE_ETH_LEN, h);
-	if (n == sizeof(hdr)) {
-		memcpy(hdr + h, f + ROCE_HDRS_LEN, sizeof(hdr) - h);
-		i = n;
-	} else if (n >= h + 4) { /* an ImmDt or AETH */
-		memcpy(hdr + h, f + ROCE_HDRS_LEN, 4);
-		i = h + 4;
-	}
-	for (; i < n; i++)
-		hdr[i] = f[ROCE_ETH_LEN + i];
-	hdr[1] = 0xff;                              /* IPv4 TOS */
-	hdr[8] = 0xff;                              /* IPv4 TTL */
-	hdr[10] = hdr[11] = 0xff;                   /* IPv4 header checksum */
-	hdr[ROCE_IP_LEN + 6] = hdr[ROCE_IP_LEN + 7] = 0xff; /* UDP checksum */
-	hdr[ROCE_IP_LEN + ROCE_UDP_LEN + 4] = 0xff; /* BTH reserved byte before DestQP */
-	return libdeflate_crc32(ICRC_LRH_CRC, hdr, n);
+/* icrc_body() - the CRC of the masked LRH, then of the @n bytes of @f from its IPv4 header on, masked (n >= 40). */
+static inline uint32_t icrc_body(const uint8_t *f, size_t n)
+{
+	return crc32_masked(ICRC_LRH_CRC, f + ROCE_ETH_LEN, n, icrc_mask);
 }
 
 uint32_t roce_icrc(const uint8_t *f, size_t len)
 {
-	size_t body = len - ROCE_ETH_LEN - ROCE_ICRC_LEN; /* IPv4 header .. the byte before the ICRC */
-	size_t n = body < 64 ? body : 64;
-	uint32_t crc = icrc_head(f, n);
-
-	if (body > n)
-		crc = libdeflate_crc32(crc, f + ROCE_ETH_LEN + n, body - n);
-	return crc;
+	return icrc_body(f, len - ROCE_ETH_LEN - ROCE_ICRC_LEN); /* IPv4 header .. the byte before the ICRC */
 }
 
 /*
@@ -195,42 +176,6 @@ uint32_t roce_icrc(const uint8_t *f, size_t len)
  * x^0, bit 0 is x^31. CRC_POLY is x^32 + ... + 1 without its x^32 term.
  */
 #define CRC_POLY 0xedb88320u
-
-/* crc_mulmod() - @a * @b modulo the CRC-32 polynomial (zlib's multmodp()); @a not 0. */
-static uint32_t crc_mulmod(uint32_t a, uint32_t b)
-{
-	uint32_t m = 1u << 31, p = 0;
-
-	for (;;) {
-		if (a & m) {
-			p ^= b;
-			if (!(a & (m - 1)))
-				break;
-		}
-		m >>= 1;
-		b = b & 1 ? (b >> 1) ^ CRC_POLY : b >> 1;
-	}
-	return p;
-}
-
-/* x^(2^k) modulo the CRC-32 polynomial, k = 0..31 (zlib's x2n_table): squares of x, from 0x40000000 = x^1. */
-static const uint32_t crc_x2n[32] = {
-	0x40000000, 0x20000000, 0x08000000, 0x00800000, 0x00008000, 0xedb88320, 0xb1e6b092, 0xa06a2517,
-	0xed627dae, 0x88d14467, 0xd7bbfe6a, 0xec447f11, 0x8e7ea170, 0x6427800e, 0x4d47bae0, 0x09fe548f,
-	0x83852d0f, 0x30362f1a, 0x7b5a9cc3, 0x31fec169, 0x9fec022a, 0x6c8dedc4, 0x15d6874d, 0x5fde7a4e,
-	0xbad90e37, 0x2e4e5eef, 0x4eaba214, 0xa8a472c0, 0x429a969e, 0x148d302a, 0xc40ba6d0, 0xc4e22c3c,
-};
-
-/* crc_xpow8() - x^(8 * @n) modulo the CRC-32 polynomial: one product per set bit of @n. */
-static uint32_t crc_xpow8(size_t n)
-{
-	uint32_t p = 1u << 31; /* x^0 */
-
-	for (unsigned k = 3; n; n >>= 1, k++)
-		if (n & 1)
-			p = crc_mulmod(crc_x2n[k & 31], p);
-	return p;
-}
 
 /*
  * tail_tables() - t->mul[j][v] = shift * (v << 4j), so that shift * a is the
@@ -268,9 +213,11 @@ void roce_icrc_tail(struct roce_icrc_tail *t, const void *payload, size_t len)
 	size_t pad = (4 - (len & 3)) & 3;
 
 	t->len = len;
-	t->crc = libdeflate_crc32(libdeflate_crc32(0, payload, len), zeros, pad);
+	t->crc = crc32_gzip(0, payload, len);
+	if (pad)
+		t->crc = crc32_gzip(t->crc, zeros, pad);
 	if (t->mul_len != len + 1) {
-		t->shift = crc_xpow8(len + pad);
+		t->shift = crc32_xpow(8 * (uint64_t)(len + pad));
 		tail_tables(t);
 		t->mul_len = len + 1;
 	}
@@ -341,12 +288,12 @@ size_t roce_build_frame(uint8_t *f, size_t cap, const struct roce_build *b)
 		wr32(f + off, (uint32_t)b->syndrome << 24 | (b->msn & AETH_MSN_MASK));
 		off += ROCE_AETH_LEN;
 	}
-	if (b->payload_len)
+	if (b->payload_len && b->payload != f + off) /* not in place already */
 		memcpy(f + off, b->payload, b->payload_len);
 	if (pad)
 		memset(f + off + b->payload_len, 0, pad);
 	if (b->tail && b->tail->len == b->payload_len) /* the headers' CRC, moved past the payload's */
-		wr32le(f + len - ROCE_ICRC_LEN, tail_shift(b->tail, icrc_head(f, off - ROCE_ETH_LEN)) ^ b->tail->crc);
+		wr32le(f + len - ROCE_ICRC_LEN, tail_shift(b->tail, icrc_body(f, off - ROCE_ETH_LEN)) ^ b->tail->crc);
 	else
 		roce_icrc_store(f, len);
 	return len;

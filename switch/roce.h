@@ -166,7 +166,7 @@ struct roce_build {
 	int has_aeth;
 	uint8_t syndrome;
 	uint32_t msn;
-	const void *payload;
+	const void *payload;         /* may be where it goes in the frame's buffer already: then not copied */
 	size_t payload_len;
 	uint16_t ip_id;
 	const struct roce_icrc_tail *tail; /* roce_icrc_tail() of this payload; NULL (or another length):
