@@ -35,7 +35,8 @@ INC_SCOPE=tree INC_COUNTS=${SCALE_COUNTS:-1,257,65539} INC_PATTERN=exact sub_tes
 
 phase sweep "AllReduce sweep $min..$max, INC, ring and both ceilings, $rounds rounds"
 res=${SCALE_RESULTS:-results}
-if make -s exp-sweep MIN="$min" MAX="$max" FACTOR=4 ROUNDS="$rounds" BASELINES="ceiling ceiling-load ring" RESULTS="$res"; then
+if make -s exp-sweep MIN="$min" MAX="$max" FACTOR=4 COLLECTIVES=allreduce ROUNDS="$rounds" BASELINES="ceiling ceiling-load ring" \
+    RESULTS="$res"; then
     ok "sweep stored in $res: $(ls -td "$res"/sweep-* 2>/dev/null | head -n 1)"
     check "make plots on it" make -s plots RESULTS="$res"
 else
