@@ -353,6 +353,16 @@ void res_points_free(struct res_points *pts)
 	memset(pts, 0, sizeof(*pts));
 }
 
+/* Copy text @src into @dst of @len bytes (truncated), a control character (below 0x20, DEL) as a space. */
+static void copy_text(char *dst, size_t len, const char *src)
+{
+	size_t i = 0;
+
+	for (; src[i] && i + 1 < len; i++)
+		dst[i] = (unsigned char)src[i] < 0x20 || src[i] == 0x7f ? ' ' : src[i];
+	dst[i] = 0;
+}
+
 /* Copy scalar @val of @key into the field of @m it names, if any; -1 when a number is not one. */
 static int meta_set(struct res_meta *m, const char *key, const char *val)
 {
@@ -371,7 +381,7 @@ static int meta_set(struct res_meta *m, const char *key, const char *val)
 
 	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
 		if (!strcmp(key, text[i].key)) {
-			snprintf((char *)m + text[i].off, text[i].len, "%s", val);
+			copy_text((char *)m + text[i].off, text[i].len, val);
 			return 0;
 		}
 	if (!strcmp(key, "nranks") || !strcmp(key, "tree_levels")) {
@@ -428,7 +438,7 @@ static int meta_round(yaml_document_t *doc, yaml_node_t *node, struct res_round 
 		if (!strcmp(key, "round"))
 			ok = parse_uint(val, RES_MAX_ROUNDS, &u) && u >= 1 && (c->round = (int)u);
 		else if (!strcmp(key, "start"))
-			snprintf(c->start, sizeof(c->start), "%s", val);
+			copy_text(c->start, sizeof(c->start), val);
 		else if (!strcmp(key, "loadavg_before"))
 			ok = parse_load(val, &c->load_before);
 		else if (!strcmp(key, "loadavg_after"))

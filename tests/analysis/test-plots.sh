@@ -209,6 +209,50 @@ check "a run with only an undrawn algorithm: make plots exits 0 and writes no em
     sh -c "[ $rc = 0 ] && [ ! -e '$other/custom-20261104-000000/plots/allreduce.gp' ]"
 check "... and its report links no chart" sh -c "! grep -q '^!\[' '$other/REPORT.md'"
 
+# ---- hostile strings: meta.yaml and run names never run anything through gnuplot, and show as written in REPORT.md ----
+evil=$tmp/evil e1=evil-20261107-000000 e2='evil2|x-20261107-000001'
+mkdir -p "$evil/$e1" "$evil/$e2"
+cp "$paper/results.csv" "$evil/$e1/"
+cp "$paper/results.csv" "$evil/$e2/"
+cat >"$evil/$e1/meta.yaml" <<EOF
+experiment: allreduce
+commit: "abc\` | ![x](http://example.invalid/x.png) <b>"
+topology: "1-2-4\nsystem(\"touch $tmp/pwned\")"
+accelerator: tcg
+host_cpu: "CPU | with a pipe\n| injected | row |"
+status: "verified\n## heading"
+EOF
+cat >"$evil/$e2/meta.yaml" <<EOF
+commit: "\`x\`|y"
+topology: "\n!touch $tmp/pwned2\n#"
+accelerator: "tcg\n!touch x"
+EOF
+out=$(analysis/plots.sh "$evil" 2>&1); rc=$?
+check "hostile meta.yaml: make plots exits 0 ($(tail -n 1 <<<"$out"))" [ $rc = 0 ]
+check "hostile meta.yaml: a newline in topology runs nothing through gnuplot (system(), !)" \
+    sh -c "[ ! -e '$tmp/pwned' ] && [ ! -e '$tmp/pwned2' ] && [ ! -e '$evil/$e2/plots/x' ]"
+check "hostile meta.yaml: the title shows the topology on one line" \
+    grep -qF "set title 'AllReduce — topology 1-2-4 system(\"touch $tmp/pwned\"), TCG, 4 ranks (run $e1)'" "$evil/$e1/plots/allreduce.gp"
+check "hostile meta.yaml: no line of any script starts with what followed a newline" \
+    sh -c "! grep -h '^system\|^!' '$evil'/*/plots/*.gp"
+erep=$evil/REPORT.md
+check "hostile meta.yaml: REPORT.md shows the host CPU with its pipes escaped, on its line" \
+    grep -qxF -- '- topology 1-2-4 system("touch '"$tmp"'/pwned"), accelerator tcg, host CPU CPU \| with a pipe \| injected \| row \|' "$erep"
+check "hostile meta.yaml: ... no injected table row or heading" sh -c "! grep -q '^| injected\|^## heading' '$erep'"
+check "hostile meta.yaml: the status shows as text (# escaped)" grep -qxF -- '- status: verified \#\# heading' "$erep"
+check "hostile meta.yaml: a commit with a backtick is one code span (the image inside it is text)" \
+    grep -qF -- '- experiment `allreduce`, 2026-11-07T00:00:00Z, commit ``abc` | ![x](http://example.invalid/x.png) <b>``' "$erep"
+check "hostile meta.yaml: the warning of the geometric mean quotes both commits as code, the run names escaped" \
+    grep -qF 'commit ``abc` | ![x](http://example.invalid/x.png) <b>`` (evil-20261107-000000) vs `` `x`|y `` (evil2\|x-20261107-000001)' "$erep"
+check "hostile run name: a | in a table cell escaped, percent-encoded in the chart links" \
+    sh -c "grep -qF '| evil2\|x-20261107-000001 | AllReduce | 32 MiB |' '$erep' && grep -qF '](evil2%7Cx-20261107-000001/plots/allreduce-throughput.png)' '$erep'"
+nl="run"$'\n'"x-20261107-000000"
+mkdir -p "$tmp/nl/$nl"
+cp "$paper/results.csv" "$tmp/nl/$nl/"
+out=$(analysis/plots.sh "$tmp/nl" 2>&1); rc=$?
+check "a run directory named with a newline: left out with a reason, exit 1 ($rc)" \
+    said $rc 1 'a run directory whose name holds a control character is not read' <<<"$out"
+
 # ---- nothing to read -------------------------------------------------------------------------
 out=$(analysis/plots.sh "$tmp/none" 2>&1); rc=$?
 check "no results directory: exit 2 with a reason ($out)" said $rc 2 'no results directory' <<<"$out"

@@ -171,6 +171,14 @@ static void test_meta(void **state)
 	assert_string_equal(m.status, "failed (inc reduce 4)");
 	assert_int_equal(m.nranks, 4);
 	assert_int_equal(m.tree_levels, 2);
+	/* control characters (a newline, a tab, DEL) come out as spaces: the values go into gnuplot and Markdown */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	yaml = "topology: \"1-2-4\\nsystem(x)\"\nhost_cpu: \"a\\tb\\x7fc\"\n";
+	assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
+	close(fd);
+	assert_int_equal(res_load_meta(path, &m, err, sizeof(err)), 0);
+	assert_string_equal(m.topology, "1-2-4 system(x)");
+	assert_string_equal(m.host_cpu, "a b c");
 	fd = open(path, O_WRONLY | O_TRUNC);
 	assert_int_equal(write(fd, "topology: 1-2-4\nnranks: four\n", 29), 29);
 	close(fd);
