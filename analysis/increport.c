@@ -204,13 +204,18 @@ static void med_range(double *v, int n, double *med, double *lo, double *hi)
 
 /*
  * @a: the verified rows of @algo / @coll / @bytes in @r (bytes ignored when -1)
- * taken together: the median and min-max of their times and bandwidths (one
- * row per round). False when there is none (or no memory).
+ * taken together (one row per round): the median and min-max of their times
+ * and algorithm bandwidths. With bytes > 0 the median bandwidth is bytes /
+ * the median time, and the median busbw that times the rows' busbw / algbw
+ * factor (their median), so that time and bandwidth never disagree (with an
+ * even count each median is a mean of two middle values, and those of time
+ * and bandwidth are not each other's); without bytes (-1, a barrier) the
+ * medians of the rows. False when there is none (or no memory).
  */
 static bool aggregate(const struct run *r, const char *algo, enum res_coll coll, int64_t bytes, struct agg *a)
 {
 	double *t, *bw, *bb, lo, hi;
-	int n = 0;
+	int n = 0, nf = 0;
 
 	memset(a, 0, sizeof(*a));
 	if (!find_row(r, algo, coll, bytes))
@@ -224,23 +229,57 @@ static bool aggregate(const struct run *r, const char *algo, enum res_coll coll,
 		const struct res_row *x = &r->t.rows[i];
 		if (x->wrong == 0 && x->coll == coll && !strcmp(x->algo, algo) && (bytes < 0 || x->bytes == (uint64_t)bytes)) {
 			t[n] = x->time_us;
-			bw[n] = x->algbw;
-			bb[n++] = x->busbw;
+			bw[n++] = x->algbw;
 		}
 	}
 	a->n = n;
 	med_range(t, n, &a->t_med, &a->t_min, &a->t_max);
 	med_range(bw, n, &a->bw_med, &a->bw_min, &a->bw_max);
-	med_range(bb, n, &a->bb_med, &lo, &hi);
+	for (size_t i = 0; i < r->t.n; i++) { /* busbw / algbw of each row where both apply */
+		const struct res_row *x = &r->t.rows[i];
+		if (x->wrong == 0 && x->coll == coll && !strcmp(x->algo, algo) && (bytes < 0 || x->bytes == (uint64_t)bytes) &&
+		    x->algbw > 0 && x->busbw >= 0)
+			bb[nf++] = x->busbw / x->algbw;
+	}
+	if (bytes > 0 && a->bw_med >= 0) {
+		a->bw_med = (double)bytes / a->t_med; /* MB/s: bytes / us */
+		a->bb_med = -1;
+		if (nf) {
+			med_range(bb, nf, &a->bb_med, &lo, &hi);
+			a->bb_med *= a->bw_med;
+		}
+	} else {
+		n = 0;
+		for (size_t i = 0; i < r->t.n; i++) {
+			const struct res_row *x = &r->t.rows[i];
+			if (x->wrong == 0 && x->coll == coll && !strcmp(x->algo, algo) && (bytes < 0 || x->bytes == (uint64_t)bytes))
+				bb[n++] = x->busbw;
+		}
+		med_range(bb, n, &a->bb_med, &lo, &hi);
+	}
 	free(t);
 	return true;
 }
 
-/* The median of @algo's p2p rows (a ceiling) in MB/s, -1 when not measured. */
+/*
+ * The median of @algo's p2p rows (a ceiling) in MB/s, -1 when not measured:
+ * bytes / the median time when every row has the same size (aggregate()),
+ * else the median of the rows' figures.
+ */
 static double p2p_of(const struct run *r, const char *algo)
 {
+	const struct res_row *first = find_row(r, algo, RES_P2P, -1);
+	int64_t bytes;
 	struct agg a;
-	return aggregate(r, algo, RES_P2P, -1, &a) ? a.bw_med : -1;
+
+	if (!first)
+		return -1;
+	bytes = (int64_t)first->bytes;
+	for (size_t i = 0; i < r->t.n; i++)
+		if (r->t.rows[i].wrong == 0 && r->t.rows[i].coll == RES_P2P && !strcmp(r->t.rows[i].algo, algo) &&
+		    r->t.rows[i].bytes != first->bytes)
+			bytes = -1;
+	return aggregate(r, algo, RES_P2P, bytes, &a) ? a.bw_med : -1;
 }
 
 static double ceiling_of(const struct run *r)

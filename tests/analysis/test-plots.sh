@@ -85,7 +85,8 @@ done
 check "paper: no broadcast chart (nothing measured)" [ ! -e "$paper/plots/broadcast-throughput.png" ]
 
 # chart data = the verified rows of results.csv, in MiB / s / MB/s, ascending size: per size the
-# medians over the rounds of time, algbw and busbw, then algbw min and max, time min and max
+# median time over the rounds, bytes / that time, that times the median busbw / algbw of the rows,
+# then algbw min and max (the rows'), time min and max
 expect_dat() { # RUN ALGO COLL: the .dat lines expected from results.csv
     awk -F, -v a="$2" -v c="$3" 'NR > 1 && $1 == a && $2 == c && $13 == 0 {print $7, $10, $11, $12}' "$1/results.csv" |
         sort -k1,1n | awk '
@@ -93,10 +94,10 @@ expect_dat() { # RUN ALGO COLL: the .dat lines expected from results.csv
             for (i = 2; i <= n; i++) { x = w[i]; for (j = i - 1; j >= 1 && w[j] > x; j--) w[j + 1] = w[j]; w[j + 1] = x }
             lo = w[1]; hi = w[n]; return n % 2 ? w[(n + 1) / 2] : (w[n / 2] + w[n / 2 + 1]) / 2 }
         function flush() { if (!n) return
-            tm = med(t, n); tlo = lo; thi = hi; bm = med(b, n); blo = lo; bhi = hi; um = med(u, n)
+            tm = med(t, n); tlo = lo; thi = hi; med(b, n); blo = lo; bhi = hi; bm = size / tm; um = bm * med(q, n)
             printf "%.9g %.9g %.6g %.6g %.6g %.6g %.9g %.9g\n", size / 1048576, tm / 1e6, bm, um, blo, bhi, tlo / 1e6, thi / 1e6; n = 0 }
         $1 != size { flush(); size = $1 }
-        { n++; t[n] = $2; b[n] = $3; u[n] = $4 }
+        { n++; t[n] = $2; b[n] = $3; q[n] = $4 / $3 }
         END { flush() }'
 }
 rounds=$res/rounds-20261105-100000
@@ -108,8 +109,8 @@ for spec in "$paper inc allreduce" "$paper ring allreduce" "$paper mpi-tcp allre
         [ "$got" = "$(expect_dat "$@")" ]
 done
 check "sweep: the 8 MiB broadcast with 17 wrong elements is not drawn" sh -c "! grep -q '^8 ' '$sweep/plots/broadcast-inc.dat'"
-check "rounds: allreduce-inc.dat is the median of 3 rounds, 22 s, with 20 - 25 s" \
-    grep -qx '128 22 6.1 9.15 5.37 6.71 20 25' "$rounds/plots/allreduce-inc.dat"
+check "rounds: allreduce-inc.dat is the median of 3 rounds, 22 s (128 MiB / 22 s = 6.10081 MB/s, busbw x 1.5), with 20 - 25 s" \
+    grep -qx '128 22 6.10081 9.15121 5.37 6.71 20 25' "$rounds/plots/allreduce-inc.dat"
 check "sweep: barrier.dat has every algorithm's barrier time" \
     [ "$(cat "$sweep/plots/barrier.dat" | grep -v '^#')" = "$(awk -F, '$2 == "barrier" {printf "%s %.6g %.6g %.6g\n", $1, $10, $10, $10}' "$sweep/results.csv")" ]
 ceil=$(awk -F, '$1 == "ceiling" {print $11}' "$paper/results.csv")
@@ -208,6 +209,35 @@ out=$(analysis/plots.sh "$other" 2>&1); rc=$?
 check "a run with only an undrawn algorithm: make plots exits 0 and writes no empty chart ($rc)" \
     sh -c "[ $rc = 0 ] && [ ! -e '$other/custom-20261104-000000/plots/allreduce.gp' ]"
 check "... and its report links no chart" sh -c "! grep -q '^!\[' '$other/REPORT.md'"
+
+# ---- an even number of rounds: the median bandwidth is bytes / the median time, never a mean of its own ----
+# 2 rounds of a 128 MiB AllReduce at 20 s and 40 s: 30 s and 128 MiB / 30 s = 4.47 MB/s (the mean of the
+# rows' 6.71 and 3.36 would be 5.04); min - max of the bandwidth stay the rows' own
+even=$tmp/even er=even-20261106-100000
+mkdir -p "$even/$er"
+cat >"$even/$er/results.csv" <<EOF
+$(head -n 1 "$rounds/results.csv")
+ceiling,p2p,-,-,-,2,65536,-,400,27306.67,2.40,2.40,0,1
+inc,allreduce,float32,sum,-,4,134217728,33554432,1,20000000.00,6.71,10.07,0,1
+ring,allreduce,float32,sum,-,4,134217728,33554432,1,30000000.00,4.47,6.71,0,1
+ceiling,p2p,-,-,-,2,65536,-,400,32768.00,2.00,2.00,0,2
+inc,allreduce,float32,sum,-,4,134217728,33554432,1,40000000.00,3.36,5.03,0,2
+ring,allreduce,float32,sum,-,4,134217728,33554432,1,50000000.00,2.68,4.03,0,2
+EOF
+sed -e 's/^rounds: 3/rounds: 2/' -e '/^  - round: 3/,/^    loadavg_after/d' "$rounds/meta.yaml" >"$even/$er/meta.yaml"
+cp "$sweep/loggp.csv" "$even/$er/"
+out=$(analysis/plots.sh "$even" 2>&1); rc=$?
+check "even rounds: make plots exits 0 ($(tail -n 1 <<<"$out"))" [ $rc = 0 ]
+for a in inc ring; do
+    got=$(grep -v '^#' "$even/$er/plots/allreduce-$a.dat" 2>/dev/null)
+    check "even rounds: allreduce-$a.dat: bytes / median time, min-max of the rows ($got)" [ "$got" = "$(expect_dat "$even/$er" "$a" allreduce)" ]
+done
+check "even rounds: INC 30 s is 4.47392 MB/s (not 5.04), bars 3.36 - 6.71" \
+    grep -q '^128 30 4\.47392 [0-9.]* 3\.36 6\.71 20 40$' "$even/$er/plots/allreduce-inc.dat"
+check "even rounds: the seed table's row: 30.0 s next to 4.47 MB/s (35.8 Mbps)" \
+    grep -qF '| AllReduce | 128 MiB | 3.4 s | 300.0 | 30.0 s (20.0 s – 40.0 s, 2 rounds) | 35.8 | 4.47 |' "$even/REPORT.md"
+check "even rounds: the ceiling is 64 KiB / the median time (2.18 MB/s, not 2.20)" \
+    grep -qF -- '- RDMA ceiling (ib_send_bw across the tree, unloaded pair): 2.18 MB/s' "$even/REPORT.md"
 
 # ---- hostile strings: meta.yaml and run names never run anything through gnuplot, and show as written in REPORT.md ----
 evil=$tmp/evil e1=evil-20261107-000000 e2='evil2|x-20261107-000001'
