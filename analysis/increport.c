@@ -993,7 +993,8 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		   "and a rank under another leaf): half_rtt(n) = L + 2o + n·G_pp and gap(n) = o + n·G by least squares "
 		   "(the ends are software, so a stream is limited by the per-message overhead: g = o). "
 		   "Predictions for p ranks: INC AllReduce = L + 2o + n·G (one message across the tree, aggregated in flight); "
-		   "ring AllReduce = 2(p-1)(L + 2o) + 2(p-1)/p·n·G.\n\n");
+		   "ring AllReduce = 2(p-1)(L + 2o) + 2(p-1)/p·n·G. Measured: the median over the run's rounds "
+		   "(min – max and their number when several).\n\n");
 	for (size_t i = n; i-- > 0;) {
 		const struct run *r = &runs[i];
 		char nm[600];
@@ -1011,21 +1012,24 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 			nm, r->fit.L, r->fit.L_clamped ? " (clamped: L + 2o < 2o)" : "", r->fit.o, r->fit.G, 1 / r->fit.G,
 			r->fit.G_pp, r->fit.n_pp, r->fit.n_gap);
 		fprintf(f, "| algorithm | size | measured | predicted | measured / predicted |\n|---|---|---|---|---|\n");
-		for (size_t k = 0; k < r->t.n; k++) {
+		for (size_t k = 0; k < r->t.n; k++) { /* one line per algorithm and size: its first row stands for its rounds */
 			const struct res_row *x = &r->t.rows[k];
-			char t1[32], t2[32], size[32];
+			char t2[32], size[32];
 			double pred;
+			struct agg g;
 
-			if (x->coll != RES_ALLREDUCE || x->wrong || (strcmp(x->algo, "inc") && strcmp(x->algo, "ring")))
+			if (x->coll != RES_ALLREDUCE || x->wrong || (strcmp(x->algo, "inc") && strcmp(x->algo, "ring")) ||
+			    find_row(r, x->algo, RES_ALLREDUCE, (int64_t)x->bytes) != x)
 				continue;
 			pred = !strcmp(x->algo, "inc") ? loggp_inc_allreduce_us(&r->fit, (double)x->bytes)
 						       : loggp_ring_allreduce_us(&r->fit, (double)x->bytes, x->nranks);
-			if (pred <= 0)
+			if (pred <= 0 || !aggregate(r, x->algo, RES_ALLREDUCE, (int64_t)x->bytes, &g))
 				continue; /* a ring of one rank: nothing to predict */
-			fmt_time(t1, sizeof(t1), x->time_us);
 			fmt_time(t2, sizeof(t2), pred);
 			fmt_size(size, sizeof(size), x->bytes);
-			fprintf(f, "| %s | %s | %s | %s | %.2f |\n", x->algo, size, t1, t2, x->time_us / pred);
+			fprintf(f, "| %s | %s |", x->algo, size);
+			time_cell(f, &g);
+			fprintf(f, " %s | %.2f |\n", t2, g.t_med / pred);
 		}
 		fprintf(f, "\n");
 	}

@@ -238,6 +238,14 @@ check "even rounds: the seed table's row: 30.0 s next to 4.47 MB/s (35.8 Mbps)" 
     grep -qF '| AllReduce | 128 MiB | 3.4 s | 300.0 | 30.0 s (20.0 s – 40.0 s, 2 rounds) | 35.8 | 4.47 |' "$even/REPORT.md"
 check "even rounds: the ceiling is 64 KiB / the median time (2.18 MB/s, not 2.20)" \
     grep -qF -- '- RDMA ceiling (ib_send_bw across the tree, unloaded pair): 2.18 MB/s' "$even/REPORT.md"
+# LogGP of the same run (L 100 us, o 40 us, G 0.4 us/B): one line per algorithm and size, the median and min-max
+# of its rounds; INC predicted 180 us + 128 MiB x 0.4 us/B = 53.7 s, ring 6 x 180 us + 1.5 x 128 MiB x 0.4 = 80.5 s
+check "even rounds: LogGP predicted vs measured: one INC line, median 30 s of 20 - 40 s, 30 / 53.7 = 0.56" \
+    sh -c "[ \$(grep -c '^| inc | 128 MiB |' '$even/REPORT.md') = 1 ] &&
+        grep -qxF '| inc | 128 MiB | 30.0 s (20.0 s – 40.0 s, 2 rounds) | 53.7 s | 0.56 |' '$even/REPORT.md'"
+check "even rounds: ... and one ring line, median 40 s of 30 - 50 s, 40 / 80.5 = 0.50" \
+    sh -c "[ \$(grep -c '^| ring | 128 MiB |' '$even/REPORT.md') = 1 ] &&
+        grep -qxF '| ring | 128 MiB | 40.0 s (30.0 s – 50.0 s, 2 rounds) | 80.5 s | 0.50 |' '$even/REPORT.md'"
 
 # ---- hostile strings: meta.yaml and run names never run anything through gnuplot, and show as written in REPORT.md ----
 evil=$tmp/evil e1=evil-20261107-000000 e2='evil2|x-20261107-000001'
