@@ -781,6 +781,16 @@ static void fmt_size(char *buf, size_t len, uint64_t bytes)
 		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
 }
 
+/* A load average with 2 decimals, or "unknown" (recorded as such: -1). */
+static const char *fmt_load(char *buf, size_t len, double load)
+{
+	if (load < 0)
+		snprintf(buf, len, "unknown");
+	else
+		snprintf(buf, len, "%.2f", load);
+	return buf;
+}
+
 /* A time cell: the median, and with several rounds their min-max and count. */
 static void time_cell(FILE *f, const struct agg *g)
 {
@@ -798,8 +808,9 @@ static void time_cell(FILE *f, const struct agg *g)
 
 /*
  * Whether runs @used[] of @runs[@n] were made under different conditions:
- * if so, one line saying how (accelerator, switch mode, commit, or their
- * highest 1-minute load averages more than LOAD_SPREAD apart) after @what,
+ * if so, one line saying how (accelerator, switch mode, commit, topology,
+ * number of ranks, or their highest 1-minute load averages more than
+ * LOAD_SPREAD apart) after @what,
  * as a warning; and how many recorded no load average.
  */
 static void warn_conditions(FILE *f, const struct run *runs, const bool *used, size_t n, const char *what)
@@ -810,7 +821,7 @@ static void warn_conditions(FILE *f, const struct run *runs, const bool *used, s
 	char why[2048] = "";
 	size_t k = 0, len = 0;
 	int unknown = 0;
-	static const char *const fields[] = { "accelerator", "switch mode", "commit" };
+	static const char *const fields[] = { "accelerator", "switch mode", "commit", "topology", "ranks" };
 
 	for (size_t i = 0; i < n; i++) {
 		const struct run *r = &runs[i];
@@ -827,10 +838,20 @@ static void warn_conditions(FILE *f, const struct run *runs, const bool *used, s
 			if (b < lo) { lo = b; lo_run = r; }
 			if (b > hi) { hi = b; hi_run = r; }
 		}
-		for (int fi = 0; fi < 3; fi++) {
-			const char *x = fi == 0 ? first->meta.accelerator : fi == 1 ? first->meta.switch_mode : first->meta.commit;
-			const char *y = fi == 0 ? r->meta.accelerator : fi == 1 ? r->meta.switch_mode : r->meta.commit;
+		for (int fi = 0; fi < 5; fi++) {
+			const char *const xs[] = { first->meta.accelerator, first->meta.switch_mode, first->meta.commit,
+						   first->meta.topology, NULL };
+			const char *const ys[] = { r->meta.accelerator, r->meta.switch_mode, r->meta.commit, r->meta.topology, NULL };
+			char xr[16], yr[16];
+			const char *x = xs[fi], *y = ys[fi];
 			char tag[64], cx[160], cy[160], nx[600], ny[600];
+
+			if (fi == 4) { /* the number of ranks, from the rows (else meta.yaml) */
+				snprintf(xr, sizeof(xr), "%d", nranks_of(first));
+				snprintf(yr, sizeof(yr), "%d", nranks_of(r));
+				x = xr;
+				y = yr;
+			}
 			snprintf(tag, sizeof(tag), "%s ", fields[fi]);
 			if (strcmp(x, y) && !strstr(why, tag) && len < sizeof(why) - 1)
 				len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s %s (%s) vs %s (%s)", len ? "; " : "",
@@ -1061,9 +1082,10 @@ static void report_runs(FILE *f, struct run *runs, size_t n)
 		md_url(url, sizeof(url), r->name);
 		for (int c = 0; c < r->meta.ncond; c++) {
 			const struct res_round *q = &r->meta.cond[c];
-			char start[100];
-			fprintf(f, "  - round %d%s%s: load average %.2f before, %.2f after", q->round, q->start[0] ? " from " : "",
-				md_text(start, sizeof(start), q->start), q->load_before, q->load_after);
+			char start[100], before[32], after[32];
+			fprintf(f, "  - round %d%s%s: load average %s before, %s after", q->round, q->start[0] ? " from " : "",
+				md_text(start, sizeof(start), q->start), fmt_load(before, sizeof(before), q->load_before),
+				fmt_load(after, sizeof(after), q->load_after));
 			if (q->steal_pct > 0)
 				fprintf(f, ", %.2f %% of the CPU stolen", q->steal_pct);
 			fprintf(f, "\n");

@@ -224,8 +224,14 @@ ceiling,p2p,-,-,-,2,65536,-,400,32768.00,2.00,2.00,0,2
 inc,allreduce,float32,sum,-,4,134217728,33554432,1,40000000.00,3.36,5.03,0,2
 ring,allreduce,float32,sum,-,4,134217728,33554432,1,50000000.00,2.68,4.03,0,2
 EOF
-sed -e 's/^rounds: 3/rounds: 2/' -e '/^  - round: 3/,/^    loadavg_after/d' "$rounds/meta.yaml" >"$even/$er/meta.yaml"
+sed -e 's/^rounds: 3/rounds: 2/' -e '/^  - round: 3/,/^    loadavg_after/d' -e "s/loadavg_after: '2.30 1.00 0.50'/loadavg_after: 'unknown'/" \
+    "$rounds/meta.yaml" >"$even/$er/meta.yaml"
 cp "$sweep/loggp.csv" "$even/$er/"
+# next to it a run of another topology and rank count (same commit, accelerator, switch mode)
+mkdir -p "$even/big-20261106-110000"
+printf '%s\n' "$(head -n 1 "$paper/results.csv")" "inc,allreduce,float32,sum,-,16,4194304,1048576,3,4194304.00,1.00,1.88,0" \
+    "ring,allreduce,float32,sum,-,16,4194304,1048576,3,8388608.00,0.50,0.94,0" >"$even/big-20261106-110000/results.csv"
+printf '%s\n' "commit: '4567def-dirty'" "topology: 1-4-16" "accelerator: 'tcg'" "nranks: 16" >"$even/big-20261106-110000/meta.yaml"
 out=$(analysis/plots.sh "$even" 2>&1); rc=$?
 check "even rounds: make plots exits 0 ($(tail -n 1 <<<"$out"))" [ $rc = 0 ]
 for a in inc ring; do
@@ -238,6 +244,10 @@ check "even rounds: the seed table's row: 30.0 s next to 4.47 MB/s (35.8 Mbps)" 
     grep -qF '| AllReduce | 128 MiB | 3.4 s | 300.0 | 30.0 s (20.0 s – 40.0 s, 2 rounds) | 35.8 | 4.47 |' "$even/REPORT.md"
 check "even rounds: the ceiling is 64 KiB / the median time (2.18 MB/s, not 2.20)" \
     grep -qF -- '- RDMA ceiling (ib_send_bw across the tree, unloaded pair): 2.18 MB/s' "$even/REPORT.md"
+check "even rounds: a load average recorded as unknown says so (not -1.00)" \
+    grep -qxF -- '  - round 2 from 2026-11-05T10:05:00Z: load average 1.10 before, unknown after, 3.25 % of the CPU stolen' "$even/REPORT.md"
+check "a geometric mean over runs of different topologies and rank counts warns of both" \
+    grep -qF '**Warning: The geometric mean over ring (host-based, switches route) combines 2 runs made under different conditions:** topology `1-2-4` (even-20261106-100000) vs `1-4-16` (big-20261106-110000); ranks `4` (even-20261106-100000) vs `16` (big-20261106-110000).' "$even/REPORT.md"
 # LogGP of the same run (L 100 us, o 40 us, G 0.4 us/B): one line per algorithm and size, the median and min-max
 # of its rounds; INC predicted 180 us + 128 MiB x 0.4 us/B = 53.7 s, ring 6 x 180 us + 1.5 x 128 MiB x 0.4 = 80.5 s
 check "even rounds: LogGP predicted vs measured: one INC line, median 30 s of 20 - 40 s, 30 / 53.7 = 0.56" \
