@@ -140,6 +140,11 @@ static int load_run(const char *dir, struct run *r)
 		complain("%s", err);
 		return -1;
 	}
+	snprintf(path, sizeof(path), "%s/results.csv", dir);
+	if (res_check_rounds(&r->t, &r->meta, path, err, sizeof(err)) < 0) {
+		complain("%s", err);
+		return -1;
+	}
 	if (!r->meta.date[0]) /* no meta.yaml yet (a run in progress): the time in its name, NAME-YYYYmmdd-HHMMSS */
 		date_from_name(r->name, r->meta.date, sizeof(r->meta.date));
 	if (!r->meta.topology[0])

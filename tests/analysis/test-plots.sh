@@ -257,6 +257,14 @@ check "even rounds: ... and one ring line, median 40 s of 30 - 50 s, 40 / 80.5 =
     sh -c "[ \$(grep -c '^| ring | 128 MiB |' '$even/REPORT.md') = 1 ] &&
         grep -qxF '| ring | 128 MiB | 40.0 s (30.0 s – 50.0 s, 2 rounds) | 80.5 s | 0.50 |' '$even/REPORT.md'"
 
+# a row of a round meta.yaml does not have: the run is refused by its file and line
+mkdir -p "$tmp/r3/r3-20261106-120000"
+cp "$rounds/results.csv" "$tmp/r3/r3-20261106-120000/"
+cp "$even/$er/meta.yaml" "$tmp/r3/r3-20261106-120000/"
+out=$(analysis/plots.sh "$tmp/r3" 2>&1); rc=$?
+check "a results.csv row of round 3 with meta.yaml's rounds: 2 is refused (exit $rc)" \
+    said $rc 1 'r3-20261106-120000/results.csv:10: round 3, but meta.yaml says rounds: 2' <<<"$out"
+
 # ---- hostile strings: meta.yaml and run names never run anything through gnuplot, and show as written in REPORT.md ----
 evil=$tmp/evil e1=evil-20261107-000000 e2='evil2|x-20261107-000001'
 mkdir -p "$evil/$e1" "$evil/$e2"
