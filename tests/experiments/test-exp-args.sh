@@ -98,6 +98,15 @@ same "5.000 5.000 5.000" exp_median_range 5
 refused "no numbers" exp_median_range
 refused "'1e9' is not a number" exp_median_range 1 1e9
 refused "'inf' is not a number" exp_median_range inf
+refused "'x' is not a number" exp_median 1 x # exp_median is exp_median_range's first figure, with its checks
+# whatever the locale: under de_DE (decimal comma) sort -g reads -1.5 and -1.2 both as -1
+mkdir -p "$tmp/loc"
+if localedef -i de_DE -f UTF-8 "$tmp/loc/de_DE.UTF-8" >/dev/null 2>&1 || [ -d "$tmp/loc/de_DE.UTF-8" ]; then
+    same "-1.300 -1.500 -1.200" env LOCPATH="$tmp/loc" LC_ALL=de_DE.UTF-8 bash -c ". experiments/lib.sh; exp_median_range -1.2 -1.5 -1.3"
+    same "-1.300" env LOCPATH="$tmp/loc" LC_ALL=de_DE.UTF-8 bash -c ". experiments/lib.sh; exp_median -1.2 -1.5 -1.3"
+else
+    ko "localedef could not make de_DE.UTF-8 (locales' sources in /usr/share/i18n): the locale check cannot run"
+fi
 exp_check_range ROUNDS 20 1 20 && ok "ROUNDS=20 accepted" || ko "ROUNDS=20 refused"
 refused "ROUNDS=21 is not a whole number from 1 to 20" exp_check_range ROUNDS 21 1 20
 refused "ROUNDS=0 is not a whole number from 1 to 20" exp_check_range ROUNDS 0 1 20
@@ -114,6 +123,12 @@ printf 'cpu  200 0 50 880 10 0 0 60 0 0\n' >"$tmp/stat2"
 same "1000 40" exp_cpu_ticks "$tmp/stat1"
 same "10.00" exp_steal_pct "$(exp_cpu_ticks "$tmp/stat1")" "$(exp_cpu_ticks "$tmp/stat2")"
 same "" exp_steal_pct "" "1000 40"
+# guest and guest_nice (fields 10, 11) are already counted in user and nice: not added again
+printf 'cpu  100 0 50 800 10 0 0 40 30 5\n' >"$tmp/stat3"
+same "1000 40" exp_cpu_ticks "$tmp/stat3"
+# steal never below 0 (a counter that went back, a rounding of -0.001): "-0.00" would make meta.yaml unreadable
+same "0.00" exp_steal_pct "1000 40" "2000 39"
+same "0.00" exp_steal_pct "1000 40" "100000000 39.9"
 printf 'processor\t: 0\nmodel\t\t: 85\nmodel name\t: Some CPU @ 2.0GHz\n' >"$tmp/cpuinfo"
 same "Some CPU @ 2.0GHz" exp_cpu_model "$tmp/cpuinfo"
 printf 'processor\t: 0\n' >"$tmp/cpuinfo"
