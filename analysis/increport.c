@@ -125,6 +125,11 @@ static int load_run(const char *dir, struct run *r)
 	snprintf(r->dir, sizeof(r->dir), "%s", dir);
 	slash = strrchr(dir, '/');
 	snprintf(r->name, sizeof(r->name), "%s", slash && slash[1] ? slash + 1 : dir);
+	for (const char *p = r->name; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			complain("%s: a run directory whose name holds a control character is not read (rename it)", dir);
+			return -1;
+		}
 	snprintf(path, sizeof(path), "%s/results.csv", dir);
 	if (res_load_csv(path, &r->t, err, sizeof(err)) < 0) {
 		complain("%s", err);
@@ -132,6 +137,11 @@ static int load_run(const char *dir, struct run *r)
 	}
 	snprintf(path, sizeof(path), "%s/meta.yaml", dir);
 	if (exists(path) && res_load_meta(path, &r->meta, err, sizeof(err)) < 0) {
+		complain("%s", err);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/results.csv", dir);
+	if (res_check_rounds(&r->t, &r->meta, path, err, sizeof(err)) < 0) {
 		complain("%s", err);
 		return -1;
 	}
@@ -199,13 +209,18 @@ static void med_range(double *v, int n, double *med, double *lo, double *hi)
 
 /*
  * @a: the verified rows of @algo / @coll / @bytes in @r (bytes ignored when -1)
- * taken together: the median and min-max of their times and bandwidths (one
- * row per round). False when there is none (or no memory).
+ * taken together (one row per round): the median and min-max of their times
+ * and algorithm bandwidths. With bytes > 0 the median bandwidth is bytes /
+ * the median time, and the median busbw that times the rows' busbw / algbw
+ * factor (their median), so that time and bandwidth never disagree (with an
+ * even count each median is a mean of two middle values, and those of time
+ * and bandwidth are not each other's); without bytes (-1, a barrier) the
+ * medians of the rows. False when there is none (or no memory).
  */
 static bool aggregate(const struct run *r, const char *algo, enum res_coll coll, int64_t bytes, struct agg *a)
 {
 	double *t, *bw, *bb, lo, hi;
-	int n = 0;
+	int n = 0, nf = 0;
 
 	memset(a, 0, sizeof(*a));
 	if (!find_row(r, algo, coll, bytes))
@@ -219,23 +234,57 @@ static bool aggregate(const struct run *r, const char *algo, enum res_coll coll,
 		const struct res_row *x = &r->t.rows[i];
 		if (x->wrong == 0 && x->coll == coll && !strcmp(x->algo, algo) && (bytes < 0 || x->bytes == (uint64_t)bytes)) {
 			t[n] = x->time_us;
-			bw[n] = x->algbw;
-			bb[n++] = x->busbw;
+			bw[n++] = x->algbw;
 		}
 	}
 	a->n = n;
 	med_range(t, n, &a->t_med, &a->t_min, &a->t_max);
 	med_range(bw, n, &a->bw_med, &a->bw_min, &a->bw_max);
-	med_range(bb, n, &a->bb_med, &lo, &hi);
+	for (size_t i = 0; i < r->t.n; i++) { /* busbw / algbw of each row where both apply */
+		const struct res_row *x = &r->t.rows[i];
+		if (x->wrong == 0 && x->coll == coll && !strcmp(x->algo, algo) && (bytes < 0 || x->bytes == (uint64_t)bytes) &&
+		    x->algbw > 0 && x->busbw >= 0)
+			bb[nf++] = x->busbw / x->algbw;
+	}
+	if (bytes > 0 && a->bw_med >= 0) {
+		a->bw_med = (double)bytes / a->t_med; /* MB/s: bytes / us */
+		a->bb_med = -1;
+		if (nf) {
+			med_range(bb, nf, &a->bb_med, &lo, &hi);
+			a->bb_med *= a->bw_med;
+		}
+	} else {
+		n = 0;
+		for (size_t i = 0; i < r->t.n; i++) {
+			const struct res_row *x = &r->t.rows[i];
+			if (x->wrong == 0 && x->coll == coll && !strcmp(x->algo, algo) && (bytes < 0 || x->bytes == (uint64_t)bytes))
+				bb[n++] = x->busbw;
+		}
+		med_range(bb, n, &a->bb_med, &lo, &hi);
+	}
 	free(t);
 	return true;
 }
 
-/* The median of @algo's p2p rows (a ceiling) in MB/s, -1 when not measured. */
+/*
+ * The median of @algo's p2p rows (a ceiling) in MB/s, -1 when not measured:
+ * bytes / the median time when every row has the same size (aggregate()),
+ * else the median of the rows' figures.
+ */
 static double p2p_of(const struct run *r, const char *algo)
 {
+	const struct res_row *first = find_row(r, algo, RES_P2P, -1);
+	int64_t bytes;
 	struct agg a;
-	return aggregate(r, algo, RES_P2P, -1, &a) ? a.bw_med : -1;
+
+	if (!first)
+		return -1;
+	bytes = (int64_t)first->bytes;
+	for (size_t i = 0; i < r->t.n; i++)
+		if (r->t.rows[i].wrong == 0 && r->t.rows[i].coll == RES_P2P && !strcmp(r->t.rows[i].algo, algo) &&
+		    r->t.rows[i].bytes != first->bytes)
+			bytes = -1;
+	return aggregate(r, algo, RES_P2P, bytes, &a) ? a.bw_med : -1;
 }
 
 static double ceiling_of(const struct run *r)
@@ -304,16 +353,97 @@ static int finish(FILE *f, const char *path)
 	return 0;
 }
 
-/* gnuplot: a string in single quotes ('' is a quote). */
+/* Whether @c is a control character (below 0x20, or DEL): never written into a script or the report. */
+static bool is_ctl(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f;
+}
+
+/*
+ * gnuplot: @s as one single-quoted string ('' is a quote; no backquote or
+ * macro substitution happens inside single quotes); a control character
+ * becomes a space, so no newline can end the command and start another.
+ */
 static void gp_string(FILE *f, const char *s)
 {
 	fputc('\'', f);
 	for (; *s; s++) {
 		if (*s == '\'')
 			fputc('\'', f);
-		fputc(*s, f);
+		fputc(is_ctl((unsigned char)*s) ? ' ' : *s, f);
 	}
 	fputc('\'', f);
+}
+
+/*
+ * Markdown: @s as plain text in @buf (a paragraph, a list item or a table
+ * cell): control characters become spaces and every character that could
+ * start markup (\ ` * _ [ ] < > | & ~ ! #) is escaped with a backslash, so a
+ * value from a file shows as written and never as a link, an image, HTML or
+ * another table cell. Truncated to fit, never in the middle of an escape.
+ */
+static const char *md_text(char *buf, size_t len, const char *s)
+{
+	size_t n = 0;
+
+	for (; *s && n + 3 <= len; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (strchr("\\`*_[]<>|&~!#", c))
+			buf[n++] = '\\';
+		buf[n++] = is_ctl(c) ? ' ' : (char)c;
+	}
+	buf[n] = 0;
+	return buf;
+}
+
+/*
+ * Markdown: @s as an inline code span in @buf, delimited by one backtick more
+ * than the longest run of backticks in it (CommonMark), control characters
+ * as spaces; for paragraphs and list items (not table cells). Truncated to fit.
+ */
+static const char *md_code(char *buf, size_t len, const char *s)
+{
+	size_t run = 0, longest = 0, n = 0, k, ticks;
+	bool pad;
+
+	for (const char *p = s; *p; p++) {
+		run = *p == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	ticks = longest + 1;
+	pad = s[0] == '`' || (s[0] && s[strlen(s) - 1] == '`');
+	if (len < 2 * ticks + 3 || ticks > 8) { /* absurd input: no code span, plain text */
+		return md_text(buf, len, s);
+	}
+	for (k = 0; k < ticks; k++)
+		buf[n++] = '`';
+	if (pad)
+		buf[n++] = ' ';
+	for (; *s && n + ticks + 2 < len; s++)
+		buf[n++] = is_ctl((unsigned char)*s) ? ' ' : *s;
+	if (pad)
+		buf[n++] = ' ';
+	for (k = 0; k < ticks; k++)
+		buf[n++] = '`';
+	buf[n] = 0;
+	return buf;
+}
+
+/* Markdown: @s as a relative link destination in @buf, every byte but A-Z a-z 0-9 - . _ ~ / percent-encoded. */
+static const char *md_url(char *buf, size_t len, const char *s)
+{
+	size_t n = 0;
+
+	for (; *s && n + 4 <= len; s++) {
+		unsigned char c = (unsigned char)*s;
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || strchr("-._~/", c))
+			buf[n++] = (char)c;
+		else
+			n += (size_t)snprintf(buf + n, len - n, "%%%02X", c);
+	}
+	buf[n] = 0;
+	return buf;
 }
 
 static void gp_title(FILE *f, const char *title)
@@ -656,6 +786,16 @@ static void fmt_size(char *buf, size_t len, uint64_t bytes)
 		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
 }
 
+/* A load average with 2 decimals, or "unknown" (recorded as such: -1). */
+static const char *fmt_load(char *buf, size_t len, double load)
+{
+	if (load < 0)
+		snprintf(buf, len, "unknown");
+	else
+		snprintf(buf, len, "%.2f", load);
+	return buf;
+}
+
 /* A time cell: the median, and with several rounds their min-max and count. */
 static void time_cell(FILE *f, const struct agg *g)
 {
@@ -673,8 +813,9 @@ static void time_cell(FILE *f, const struct agg *g)
 
 /*
  * Whether runs @used[] of @runs[@n] were made under different conditions:
- * if so, one line saying how (accelerator, switch mode, commit, or their
- * highest 1-minute load averages more than LOAD_SPREAD apart) after @what,
+ * if so, one line saying how (accelerator, switch mode, commit, topology,
+ * number of ranks, or their highest 1-minute load averages more than
+ * LOAD_SPREAD apart) after @what,
  * as a warning; and how many recorded no load average.
  */
 static void warn_conditions(FILE *f, const struct run *runs, const bool *used, size_t n, const char *what)
@@ -682,10 +823,10 @@ static void warn_conditions(FILE *f, const struct run *runs, const bool *used, s
 	const struct run *first = NULL;
 	double lo = INFINITY, hi = -1;
 	const struct run *lo_run = NULL, *hi_run = NULL;
-	char why[1024] = "";
+	char why[2048] = "";
 	size_t k = 0, len = 0;
 	int unknown = 0;
-	static const char *const fields[] = { "accelerator", "switch mode", "commit" };
+	static const char *const fields[] = { "accelerator", "switch mode", "commit", "topology", "ranks" };
 
 	for (size_t i = 0; i < n; i++) {
 		const struct run *r = &runs[i];
@@ -702,21 +843,36 @@ static void warn_conditions(FILE *f, const struct run *runs, const bool *used, s
 			if (b < lo) { lo = b; lo_run = r; }
 			if (b > hi) { hi = b; hi_run = r; }
 		}
-		for (int fi = 0; fi < 3; fi++) {
-			const char *x = fi == 0 ? first->meta.accelerator : fi == 1 ? first->meta.switch_mode : first->meta.commit;
-			const char *y = fi == 0 ? r->meta.accelerator : fi == 1 ? r->meta.switch_mode : r->meta.commit;
-			char tag[64];
+		for (int fi = 0; fi < 5; fi++) {
+			const char *const xs[] = { first->meta.accelerator, first->meta.switch_mode, first->meta.commit,
+						   first->meta.topology, NULL };
+			const char *const ys[] = { r->meta.accelerator, r->meta.switch_mode, r->meta.commit, r->meta.topology, NULL };
+			char xr[16], yr[16];
+			const char *x = xs[fi], *y = ys[fi];
+			char tag[64], cx[160], cy[160], nx[600], ny[600];
+
+			if (fi == 4) { /* the number of ranks, from the rows (else meta.yaml) */
+				snprintf(xr, sizeof(xr), "%d", nranks_of(first));
+				snprintf(yr, sizeof(yr), "%d", nranks_of(r));
+				x = xr;
+				y = yr;
+			}
 			snprintf(tag, sizeof(tag), "%s ", fields[fi]);
 			if (strcmp(x, y) && !strstr(why, tag) && len < sizeof(why) - 1)
-				len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s `%s` (%s) vs `%s` (%s)", len ? "; " : "",
-							fields[fi], x[0] ? x : "?", first->name, y[0] ? y : "?", r->name);
+				len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s %s (%s) vs %s (%s)", len ? "; " : "",
+							fields[fi], md_code(cx, sizeof(cx), x[0] ? x : "?"),
+							md_text(nx, sizeof(nx), first->name), md_code(cy, sizeof(cy), y[0] ? y : "?"),
+							md_text(ny, sizeof(ny), r->name));
 		}
 	}
 	if (k < 2)
 		return;
-	if (hi_run && lo_run && hi - lo > LOAD_SPREAD && len < sizeof(why) - 1)
+	if (hi_run && lo_run && hi - lo > LOAD_SPREAD && len < sizeof(why) - 1) {
+		char nl[600], nh[600];
 		len += (size_t)snprintf(why + len, sizeof(why) - len, "%sload average %.2f (%s) vs %.2f (%s), more than %.1f apart",
-					len ? "; " : "", lo, lo_run->name, hi, hi_run->name, LOAD_SPREAD);
+					len ? "; " : "", lo, md_text(nl, sizeof(nl), lo_run->name), hi,
+					md_text(nh, sizeof(nh), hi_run->name), LOAD_SPREAD);
+	}
 	if (len)
 		fprintf(f, "\n**Warning: %s combines %zu runs made under different conditions:** %s.\n", what, k, why);
 	if (unknown)
@@ -776,7 +932,10 @@ static void report_seed(FILE *f, struct run *runs, size_t n)
 		fraction(f, g.bw_med, ceiling_of(from));
 		fraction(f, g.bw_med, load_ceiling_of(from));
 		fraction(f, g.bw_med, from->meta.ceiling_poll);
-		fprintf(f, " %s |\n", from->name);
+		{
+			char nm[600];
+			fprintf(f, " %s |\n", md_text(nm, sizeof(nm), from->name));
+		}
 	}
 	if (used)
 		warn_conditions(f, runs, used, n, "This table");
@@ -803,7 +962,7 @@ static void report_speedups(FILE *f, struct run *runs, size_t n)
 		const struct run *r = &runs[i];
 		for (size_t k = 0; k < r->t.n; k++) {
 			const struct res_row *x = &r->t.rows[k];
-			char t[32], size[32];
+			char t[32], size[32], nm[600];
 			bool row = false;
 			struct agg gi, gb;
 
@@ -816,7 +975,8 @@ static void report_speedups(FILE *f, struct run *runs, size_t n)
 			any = true;
 			aggregate(r, "inc", x->coll, (int64_t)x->bytes, &gi);
 			fmt_size(size, sizeof(size), x->bytes);
-			fprintf(f, "| %s | %s | %s |", r->name, coll_titles[x->coll], x->coll == RES_BARRIER ? "-" : size);
+			fprintf(f, "| %s | %s | %s |", md_text(nm, sizeof(nm), r->name), coll_titles[x->coll],
+				x->coll == RES_BARRIER ? "-" : size);
 			time_cell(f, &gi);
 			for (size_t a = 1; a < NALGOS; a++) {
 				if (aggregate(r, algos[a].name, x->coll, (int64_t)x->bytes, &gb)) {
@@ -859,37 +1019,43 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		   "and a rank under another leaf): half_rtt(n) = L + 2o + n·G_pp and gap(n) = o + n·G by least squares "
 		   "(the ends are software, so a stream is limited by the per-message overhead: g = o). "
 		   "Predictions for p ranks: INC AllReduce = L + 2o + n·G (one message across the tree, aggregated in flight); "
-		   "ring AllReduce = 2(p-1)(L + 2o) + 2(p-1)/p·n·G.\n\n");
+		   "ring AllReduce = 2(p-1)(L + 2o) + 2(p-1)/p·n·G. Measured: the median over the run's rounds "
+		   "(min – max and their number when several).\n\n");
 	for (size_t i = n; i-- > 0;) {
 		const struct run *r = &runs[i];
+		char nm[600];
 
 		if (!r->has_loggp)
 			continue;
 		any = true;
+		md_text(nm, sizeof(nm), r->name);
 		if (!r->fitted) {
-			fprintf(f, "- %s: no fit: %s\n\n", r->name, r->fit_err);
+			fprintf(f, "- %s: no fit: %s\n\n", nm, r->fit_err);
 			continue;
 		}
 		fprintf(f, "### %s\n\n| L | o = g | G | 1/G | G_pp | points |\n|---|---|---|---|---|---|\n"
 			   "| %.1f us%s | %.1f us | %.5f us/B | %.2f MB/s | %.5f us/B | %d half_rtt, %d gap |\n\n",
-			r->name, r->fit.L, r->fit.L_clamped ? " (clamped: L + 2o < 2o)" : "", r->fit.o, r->fit.G, 1 / r->fit.G,
+			nm, r->fit.L, r->fit.L_clamped ? " (clamped: L + 2o < 2o)" : "", r->fit.o, r->fit.G, 1 / r->fit.G,
 			r->fit.G_pp, r->fit.n_pp, r->fit.n_gap);
 		fprintf(f, "| algorithm | size | measured | predicted | measured / predicted |\n|---|---|---|---|---|\n");
-		for (size_t k = 0; k < r->t.n; k++) {
+		for (size_t k = 0; k < r->t.n; k++) { /* one line per algorithm and size: its first row stands for its rounds */
 			const struct res_row *x = &r->t.rows[k];
-			char t1[32], t2[32], size[32];
+			char t2[32], size[32];
 			double pred;
+			struct agg g;
 
-			if (x->coll != RES_ALLREDUCE || x->wrong || (strcmp(x->algo, "inc") && strcmp(x->algo, "ring")))
+			if (x->coll != RES_ALLREDUCE || x->wrong || (strcmp(x->algo, "inc") && strcmp(x->algo, "ring")) ||
+			    find_row(r, x->algo, RES_ALLREDUCE, (int64_t)x->bytes) != x)
 				continue;
 			pred = !strcmp(x->algo, "inc") ? loggp_inc_allreduce_us(&r->fit, (double)x->bytes)
 						       : loggp_ring_allreduce_us(&r->fit, (double)x->bytes, x->nranks);
-			if (pred <= 0)
+			if (pred <= 0 || !aggregate(r, x->algo, RES_ALLREDUCE, (int64_t)x->bytes, &g))
 				continue; /* a ring of one rank: nothing to predict */
-			fmt_time(t1, sizeof(t1), x->time_us);
 			fmt_time(t2, sizeof(t2), pred);
 			fmt_size(size, sizeof(size), x->bytes);
-			fprintf(f, "| %s | %s | %s | %s | %.2f |\n", x->algo, size, t1, t2, x->time_us / pred);
+			fprintf(f, "| %s | %s |", x->algo, size);
+			time_cell(f, &g);
+			fprintf(f, " %s | %.2f |\n", t2, g.t_med / pred);
 		}
 		fprintf(f, "\n");
 	}
@@ -906,19 +1072,25 @@ static void report_runs(FILE *f, struct run *runs, size_t n)
 	fprintf(f, "## Runs and their charts (newest first)\n\n");
 	for (size_t i = n; i-- > 0;) {
 		const struct run *r = &runs[i];
-		char path[4400];
+		char path[4400], nm[600], ex[80], dt[100], cm[120], tp[160], ac[50], cpu[300], st[600], sw[80], url[800];
 
-		fprintf(f, "### %s\n\n- experiment `%s`, %s, commit `%s`\n- topology %s, accelerator %s, host CPU %s\n"
+		fprintf(f, "### %s\n\n- experiment %s, %s, commit %s\n- topology %s, accelerator %s, host CPU %s\n"
 			   "- status: %s\n",
-			r->name, r->meta.experiment[0] ? r->meta.experiment : "?", r->meta.date[0] ? r->meta.date : "date unknown",
-			r->meta.commit[0] ? r->meta.commit : "?", r->meta.topology, r->meta.accelerator,
-			r->meta.host_cpu[0] ? r->meta.host_cpu : "unknown", r->meta.status[0] ? r->meta.status : "unknown");
-		fprintf(f, "- conditions: switches `%s`, %d round(s)%s\n", r->meta.switch_mode,
+			md_text(nm, sizeof(nm), r->name), md_code(ex, sizeof(ex), r->meta.experiment[0] ? r->meta.experiment : "?"),
+			md_text(dt, sizeof(dt), r->meta.date[0] ? r->meta.date : "date unknown"),
+			md_code(cm, sizeof(cm), r->meta.commit[0] ? r->meta.commit : "?"), md_text(tp, sizeof(tp), r->meta.topology),
+			md_text(ac, sizeof(ac), r->meta.accelerator),
+			md_text(cpu, sizeof(cpu), r->meta.host_cpu[0] ? r->meta.host_cpu : "unknown"),
+			md_text(st, sizeof(st), r->meta.status[0] ? r->meta.status : "unknown"));
+		fprintf(f, "- conditions: switches %s, %d round(s)%s\n", md_code(sw, sizeof(sw), r->meta.switch_mode),
 			r->meta.rounds ? r->meta.rounds : 1, r->t.with_rounds ? "" : " (a run from before rounds: one of each)");
+		md_url(url, sizeof(url), r->name);
 		for (int c = 0; c < r->meta.ncond; c++) {
 			const struct res_round *q = &r->meta.cond[c];
-			fprintf(f, "  - round %d%s%s: load average %.2f before, %.2f after", q->round, q->start[0] ? " from " : "",
-				q->start, q->load_before, q->load_after);
+			char start[100], before[32], after[32];
+			fprintf(f, "  - round %d%s%s: load average %s before, %s after", q->round, q->start[0] ? " from " : "",
+				md_text(start, sizeof(start), q->start), fmt_load(before, sizeof(before), q->load_before),
+				fmt_load(after, sizeof(after), q->load_after));
 			if (q->steal_pct > 0)
 				fprintf(f, ", %.2f %% of the CPU stolen", q->steal_pct);
 			fprintf(f, "\n");
@@ -938,7 +1110,7 @@ static void report_runs(FILE *f, struct run *runs, size_t n)
 			double lo, hi;
 			snprintf(path, sizeof(path), "%s/plots/%.*s.gp", r->dir, (int)strcspn(charts[c], "-"), charts[c]);
 			if (exists(path) && (strcmp(charts[c], "loggp-allreduce") || size_range(r, RES_ALLREDUCE, &lo, &hi)))
-				fprintf(f, "![%s](%s/plots/%s.png)\n", charts[c], r->name, charts[c]);
+				fprintf(f, "![%s](%s/plots/%s.png)\n", charts[c], url, charts[c]);
 		}
 		fprintf(f, "\n");
 	}

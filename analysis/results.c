@@ -353,6 +353,16 @@ void res_points_free(struct res_points *pts)
 	memset(pts, 0, sizeof(*pts));
 }
 
+/* Copy text @src into @dst of @len bytes (truncated), a control character (below 0x20, DEL) as a space. */
+static void copy_text(char *dst, size_t len, const char *src)
+{
+	size_t i = 0;
+
+	for (; src[i] && i + 1 < len; i++)
+		dst[i] = (unsigned char)src[i] < 0x20 || src[i] == 0x7f ? ' ' : src[i];
+	dst[i] = 0;
+}
+
 /* Copy scalar @val of @key into the field of @m it names, if any; -1 when a number is not one. */
 static int meta_set(struct res_meta *m, const char *key, const char *val)
 {
@@ -371,7 +381,7 @@ static int meta_set(struct res_meta *m, const char *key, const char *val)
 
 	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
 		if (!strcmp(key, text[i].key)) {
-			snprintf((char *)m + text[i].off, text[i].len, "%s", val);
+			copy_text((char *)m + text[i].off, text[i].len, val);
 			return 0;
 		}
 	if (!strcmp(key, "nranks") || !strcmp(key, "tree_levels")) {
@@ -390,21 +400,35 @@ static int meta_set(struct res_meta *m, const char *key, const char *val)
 	return 0;
 }
 
-/* /proc/loadavg's first figure from "1min 5min 15min" in @s, -1 for "unknown"; false when neither. */
+/*
+ * The first figure of /proc/loadavg's "1min 5min 15min" in @s (exactly three
+ * numbers 0..1e6, one space apart, nothing else), -1 for "unknown"; false
+ * when neither.
+ */
 static bool parse_load(const char *s, double *out)
 {
-	char first[32];
-	size_t n = strcspn(s, " ");
+	char fig[32];
+	double v;
 
 	if (!strcmp(s, "unknown")) {
 		*out = -1;
 		return true;
 	}
-	if (n == 0 || n >= sizeof(first))
-		return false;
-	memcpy(first, s, n);
-	first[n] = 0;
-	return parse_real(first, out) && *out < 1e6;
+	for (int i = 0; i < 3; i++) {
+		size_t n = strcspn(s, " ");
+		if (n == 0 || n >= sizeof(fig))
+			return false;
+		memcpy(fig, s, n);
+		fig[n] = 0;
+		if (!parse_real(fig, &v) || v >= 1e6)
+			return false;
+		if (i == 0)
+			*out = v;
+		s += n;
+		if (i < 2 && *s++ != ' ')
+			return false;
+	}
+	return *s == 0;
 }
 
 /* One item of round_conditions (@node, a mapping) into @c; -1 with the reason in @err. */
@@ -414,6 +438,7 @@ static int meta_round(yaml_document_t *doc, yaml_node_t *node, struct res_round 
 
 	memset(c, 0, sizeof(*c));
 	c->load_before = c->load_after = c->steal_pct = -1;
+	c->line = (int)node->start_mark.line + 1;
 	if (node->type != YAML_MAPPING_NODE)
 		return fail(err, errlen, path, (int)node->start_mark.line + 1, "round_conditions: an item is not a mapping");
 	for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
@@ -428,7 +453,7 @@ static int meta_round(yaml_document_t *doc, yaml_node_t *node, struct res_round 
 		if (!strcmp(key, "round"))
 			ok = parse_uint(val, RES_MAX_ROUNDS, &u) && u >= 1 && (c->round = (int)u);
 		else if (!strcmp(key, "start"))
-			snprintf(c->start, sizeof(c->start), "%s", val);
+			copy_text(c->start, sizeof(c->start), val);
 		else if (!strcmp(key, "loadavg_before"))
 			ok = parse_load(val, &c->load_before);
 		else if (!strcmp(key, "loadavg_after"))
@@ -456,6 +481,10 @@ static int meta_rounds(yaml_document_t *doc, yaml_node_t *v, struct res_meta *m,
 			return fail(err, errlen, path, (int)v->start_mark.line + 1, "round_conditions: more than %d rounds", RES_MAX_ROUNDS);
 		if (!item || meta_round(doc, item, &m->cond[m->ncond], path, err, errlen) < 0)
 			return item ? -1 : fail(err, errlen, path, 0, "round_conditions: a missing item");
+		for (int k = 0; k < m->ncond; k++)
+			if (m->cond[k].round == m->cond[m->ncond].round)
+				return fail(err, errlen, path, m->cond[m->ncond].line, "round_conditions: round %d is listed twice (also at line %d)",
+					    m->cond[k].round, m->cond[k].line);
 		m->ncond++;
 	}
 	return 0;
@@ -467,7 +496,7 @@ int res_load_meta(const char *path, struct res_meta *m, char *err, size_t errlen
 	yaml_parser_t parser;
 	yaml_document_t doc;
 	yaml_node_t *root;
-	int rc = -1;
+	int rc = -1, rounds_line = 0, cond_line = 0;
 
 	memset(m, 0, sizeof(*m));
 	if (!f)
@@ -492,8 +521,11 @@ int res_load_meta(const char *path, struct res_meta *m, char *err, size_t errlen
 		if (k && v && k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, "round_conditions")) {
 			if (meta_rounds(&doc, v, m, path, err, errlen) < 0)
 				goto out;
+			cond_line = (int)k->start_mark.line + 1;
 			continue;
 		}
+		if (k && v && k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, "rounds"))
+			rounds_line = (int)k->start_mark.line + 1;
 		if (k && v && k->type == YAML_SCALAR_NODE && v->type == YAML_SCALAR_NODE &&
 		    meta_set(m, (const char *)k->data.scalar.value, (const char *)v->data.scalar.value) < 0) {
 			fail(err, errlen, path, (int)v->start_mark.line + 1, "%s '%s' is not a number", k->data.scalar.value,
@@ -501,10 +533,34 @@ int res_load_meta(const char *path, struct res_meta *m, char *err, size_t errlen
 			goto out;
 		}
 	}
+	/* the rounds and their conditions must tell the same story */
+	if (m->rounds && !cond_line) {
+		fail(err, errlen, path, rounds_line, "rounds is %d but there is no round_conditions", m->rounds);
+		goto out;
+	}
+	if (m->rounds && m->ncond != m->rounds) {
+		fail(err, errlen, path, cond_line, "round_conditions has %d item(s) but rounds is %d", m->ncond, m->rounds);
+		goto out;
+	}
+	for (int i = 0; m->rounds && i < m->ncond; i++)
+		if (m->cond[i].round > m->rounds) {
+			fail(err, errlen, path, m->cond[i].line, "round_conditions: round %d, but rounds is %d", m->cond[i].round,
+			     m->rounds);
+			goto out;
+		}
 	rc = 0;
 out:
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
 	fclose(f);
 	return rc;
+}
+
+int res_check_rounds(const struct res_table *t, const struct res_meta *m, const char *name, char *err, size_t errlen)
+{
+	for (size_t i = 0; m->rounds && i < t->n; i++)
+		if (t->rows[i].round > m->rounds)
+			return fail(err, errlen, name, t->rows[i].line, "round %d, but meta.yaml says rounds: %d", t->rows[i].round,
+				    m->rounds);
+	return 0;
 }

@@ -68,6 +68,7 @@ struct res_points {
 /** The conditions of one round (meta.yaml's round_conditions); loads -1 when unknown. */
 struct res_round {
 	int round;
+	int line;                       /* of its item in meta.yaml, for messages */
 	char start[40];
 	double load_before, load_after; /* the 1-minute load averages of /proc/loadavg */
 	double steal_pct;               /* CPU time stolen during the round, %; -1 when not recorded */
@@ -125,10 +126,22 @@ void res_points_free(struct res_points *pts);
  * struct res_meta names, and round_conditions: a sequence of at most
  * RES_MAX_ROUNDS mappings (round 1..RES_MAX_ROUNDS, start, loadavg_before
  * and loadavg_after as /proc/loadavg's "1min 5min 15min" or "unknown",
- * steal_pct) (libyaml; other keys are ignored). Returns 0, or -1 with the
- * reason in @err when the file is missing, is not YAML, its top level is not
- * a mapping, or a value it reads is not what it should be.
+ * steal_pct) (libyaml; other keys are ignored). Text values are truncated
+ * to their field, a control character (below 0x20, DEL) stored as a space:
+ * they go into charts and REPORT.md. Returns 0, or -1 with the reason in
+ * @err ("path:LINE: ...") when the file is missing, is not YAML, its top
+ * level is not a mapping, a value it reads is not what it should be (a load
+ * average other than three numbers or "unknown"), a round is listed twice in
+ * round_conditions, or rounds is given and round_conditions does not hold
+ * exactly rounds items, each of round 1..rounds.
  */
 int res_load_meta(const char *path, struct res_meta *m, char *err, size_t errlen);
+
+/**
+ * res_check_rounds() - rows of @t (results.csv, @name for messages) against
+ * @m (its meta.yaml): 0, or -1 with "name:LINE: ..." in @err for the first row
+ * whose round exceeds @m's rounds (no check when meta.yaml gives none).
+ */
+int res_check_rounds(const struct res_table *t, const struct res_meta *m, const char *name, char *err, size_t errlen);
 
 #endif

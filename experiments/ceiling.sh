@@ -2,7 +2,7 @@
 # ceiling.sh — the RDMA ceilings of the running lab, perftest's ib_send_bw
 # over RC/rxe with the switches only routing:
 #
-#   [CEILING_MODE=pair|load] [CEILING_EVENTS=1] [CEILING_RUNS=3] experiments/ceiling.sh [-s BYTES] [-n ITERS]
+#   [CEILING_MODE=pair|load] [CEILING_EVENTS=0|1] [CEILING_RUNS=3] [CEILING_LISTEN_WAIT=60] experiments/ceiling.sh [-s BYTES] [-n ITERS]
 #
 # pair (default, algorithm "ceiling"): the unloaded pair, rank 0 to the lowest
 # rank under another leaf switch (pku1 -> pku3 in 1-2-4: the path crosses the
@@ -12,9 +12,14 @@
 # across leaves (exp_load_pairs in lib.sh: 1-2-4 pku1<->pku3 and pku2<->pku4;
 # an odd host out sits idle, said on stderr), one bidirectional ib_send_bw
 # (-b --report-both) per pair, each pair on its own port (18515 + pair), all
-# clients started together. A host's figure is what it sent (MB/s); the
-# ceiling is the median over every host of every run. nranks in its row is
-# the number of hosts measured.
+# clients started together once every server listens on its port (ss in the
+# guest, at most CEILING_LISTEN_WAIT seconds, default 60). Each client's start
+# and end as its guest's clock shows them go to stderr, with a warning when
+# the starts are more than 10 % of the shortest client run apart (the pairs
+# then did not all run at the same time). Every ib_send_bw on every host of
+# the pairs is stopped on every failure and at exit (also on INT and TERM).
+# A host's figure is what it sent (MB/s); the ceiling is the median over
+# every host of every run. nranks in its row is the number of hosts measured.
 #
 # The ceiling is the median of CEILING_RUNS runs (1..9, default 3): one run
 # of a few seconds moved by a third from one run to the next on a TCG lab
@@ -22,7 +27,7 @@
 # collectives it is compared with. Each run's figures go to stderr.
 #
 # CEILING_EVENTS=1 makes both ends sleep on CQ events (-e) as libinccl does;
-# by default they spin (perftest's default), which under TCG takes CPU from
+# with 0 or unset they spin (perftest's default), which under TCG takes CPU from
 # the switch VMs. Prints one results.csv row on stdout (collective "p2p"; MB/s
 # = 10^6 bytes/s like inccl_perf: perftest prints MiB/s, converted here) and
 # a line for people on stderr. Exit 2 on bad settings, 1 when the lab is down
@@ -43,7 +48,17 @@ done
     { exp_err "ceiling: -s needs a byte count >= 1 and -n a count >= 5"; exit 2; }
 [[ $runs =~ ^[1-9]$ ]] || { exp_err "ceiling: CEILING_RUNS must be 1..9, not '$runs'"; exit 2; }
 exp_check_choice CEILING_MODE "$mode" pair load || exit 2
-[ "${CEILING_DRY_RUN:-0}" = 1 ] && { echo "mode $mode runs $runs size $size iters $iters"; exit 0; } # for tests
+ev= # -e with CEILING_EVENTS=1: both ends sleep on completion events
+case ${CEILING_EVENTS:-0} in
+0) ;;
+1) ev=-e ;;
+*) exp_err "ceiling: CEILING_EVENTS must be 0 or 1, not '$CEILING_EVENTS'"; exit 2 ;;
+esac
+listen_wait=${CEILING_LISTEN_WAIT:-60}
+[[ $listen_wait =~ ^[0-9]{1,3}$ ]] && [ $((10#$listen_wait)) -ge 1 ] ||
+    { exp_err "ceiling: CEILING_LISTEN_WAIT must be 1..999 seconds, not '$listen_wait'"; exit 2; }
+listen_wait=$((10#$listen_wait))
+[ "${CEILING_DRY_RUN:-0}" = 1 ] && { echo "mode $mode runs $runs size $size iters $iters events ${ev:-none}"; exit 0; } # for tests
 [ -r "$state/gen/inventory.tsv" ] || { exp_err "ceiling: no lab in $state (make lab-up)"; exit 1; }
 # -u 18: local ACK timeout 4.096 us * 2^18 = 1.07 s. perftest's default (67 ms) is
 # shorter than a TCG guest can stall: rxe then retransmits for nothing.
@@ -59,12 +74,12 @@ if [ "$mode" = pair ]; then
     read -r src dst addr sg dg < <(exp_pair) || exit 1
     figures=()
     for r in $(seq 1 "$runs"); do
-        v=$(exp_perftest_value ib_send_bw 4 "$size" "$src" "$dst" "$addr" "$sg" "$dg" -n "$iters" -F -u 18 ${CEILING_EVENTS:+-e}) || exit 1
+        v=$(exp_perftest_value ib_send_bw 4 "$size" "$src" "$dst" "$addr" "$sg" "$dg" -n "$iters" -F -u 18 $ev) || exit 1
         echo "ceiling: run $r of $runs: $v MiB/s" >&2
         figures+=("$v")
     done
     mib=$(exp_median "${figures[@]}")
-    echo "ceiling: ib_send_bw $src -> $dst ($addr)${CEILING_EVENTS:+ -e}, $iters x $size B, median of $runs: $(row x 2 "$mib" | cut -d, -f11) MB/s ($mib MiB/s as perftest prints it)" >&2
+    echo "ceiling: ib_send_bw $src -> $dst ($addr)${ev:+ $ev}, $iters x $size B, median of $runs: $(row x 2 "$mib" | cut -d, -f11) MB/s ($mib MiB/s as perftest prints it)" >&2
     row ceiling 2 "$mib"
     exit 0
 fi
@@ -82,29 +97,71 @@ for p in "${pairs[@]}"; do
     done
 done
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-# load_run — one run of every pair at once; "HOST MIB" for each host measured
-# on stdout; 1 when a pair failed or gave no finite figure (its output on stderr).
-load_run() {
-    local k a b addr f bad=0 pids=()
+# stop_all — stop every ib_send_bw, server or client, on every host of the pairs.
+stop_all() {
+    local h
     for h in "${hosts[@]}"; do "$top/lab/lab.sh" exec "$h" "pkill -x ib_send_bw; true" >/dev/null 2>&1; done
+}
+trap 'stop_all; rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+# listening HOST PORT — wait until the server on HOST listens on TCP PORT (ss
+# in the guest), at most $listen_wait s; else 1 with the reason on stderr.
+listening() {
+    local t0=$SECONDS
+    until "$top/lab/lab.sh" exec "$1" "ss -Hltn 'sport = :$2' | grep -q ." >/dev/null 2>&1; do
+        if [ $((SECONDS - t0)) -ge "$listen_wait" ]; then
+            exp_err "ceiling: ib_send_bw's server on $1 is not listening on port $2 after $listen_wait s (CEILING_LISTEN_WAIT): $("$top/lab/lab.sh" exec "$1" "tail -n 5 /tmp/ceiling-load.server.$2" 2>/dev/null | exp_reason)"
+            return 1
+        fi
+        sleep 1
+    done
+}
+# client_times — each client's start and end as its guest's clock showed
+# them (its lines "start T", "end T") on stderr; a warning line when the
+# starts are more than 10 % of the shortest client run apart.
+client_times() {
+    local k a b
     for k in "${!pairs[@]}"; do
         read -r a b <<<"${pairs[$k]}"
-        "$top/lab/lab.sh" exec "$b" "timeout 300 ib_send_bw -d rxe0 -b --report-both -p $((18515 + k)) -s $size -n $iters -F -u 18 ${CEILING_EVENTS:+-e} -x ${gid[$b]} < /dev/null > /tmp/ceiling-load.server 2>&1 &" >/dev/null ||
-            { exp_err "ceiling: cannot start ib_send_bw's server on $b"; return 1; }
+        awk -v who="$a -> $b" '$1 == "start" && $2 ~ /^[0-9]+(\.[0-9]+)?$/ { s = $2 } $1 == "end" && $2 ~ /^[0-9]+(\.[0-9]+)?$/ { e = $2 }
+            END { printf "ceiling-load: client %s started %s, ended %s (the guest'\''s clock)\n", who, s == "" ? "?" : s, e == "" ? "?" : e }' "$tmp/client.$k" >&2
     done
-    sleep 2
+    for k in "${!pairs[@]}"; do
+        awk '$1 == "start" && $2 ~ /^[0-9]+(\.[0-9]+)?$/ { s = $2 } $1 == "end" && $2 ~ /^[0-9]+(\.[0-9]+)?$/ { e = $2 }
+            END { if (s != "" && e != "") print s, e }' "$tmp/client.$k"
+    done | LC_ALL=C awk '{ n++; if (n == 1 || $1 < lo) lo = $1; if (n == 1 || $1 > hi) hi = $1; d = $2 - $1; if (n == 1 || d < short) short = d }
+        END { if (n >= 2 && hi - lo > 0.1 * short)
+            printf "ceiling-load: warning: the clients started %.3f s apart, more than 10 %% of the shortest client run (%.3f s): the pairs did not all run at the same time\n", hi - lo, short }' >&2
+}
+# load_run — one run of every pair at once; "HOST MIB" for each host measured
+# on stdout; 1 when a server did not start or listen, a pair failed or gave
+# no finite figure (the reason on stderr). Every ib_send_bw of the pairs is
+# stopped before it returns.
+load_run() {
+    local k a b addr f bad=0 pids=()
+    stop_all
+    for k in "${!pairs[@]}"; do
+        read -r a b <<<"${pairs[$k]}"
+        "$top/lab/lab.sh" exec "$b" "timeout 300 ib_send_bw -d rxe0 -b --report-both -p $((18515 + k)) -s $size -n $iters -F -u 18 $ev -x ${gid[$b]} < /dev/null > /tmp/ceiling-load.server.$((18515 + k)) 2>&1 &" >/dev/null ||
+            { exp_err "ceiling: cannot start ib_send_bw's server on $b"; stop_all; return 1; }
+    done
+    for k in "${!pairs[@]}"; do
+        read -r a b <<<"${pairs[$k]}"
+        listening "$b" $((18515 + k)) || { stop_all; return 1; }
+    done
     for k in "${!pairs[@]}"; do
         read -r a b <<<"${pairs[$k]}"
         addr=$(exp_col "$b" 6)
-        "$top/lab/lab.sh" exec "$a" "timeout 240 ib_send_bw -d rxe0 -b --report-both -p $((18515 + k)) -s $size -n $iters -F -u 18 ${CEILING_EVENTS:+-e} -x ${gid[$a]} ${addr%/*}" \
+        "$top/lab/lab.sh" exec "$a" "echo start \$(date +%s.%N); timeout 240 ib_send_bw -d rxe0 -b --report-both -p $((18515 + k)) -s $size -n $iters -F -u 18 $ev -x ${gid[$a]} ${addr%/*}; rc=\$?; echo end \$(date +%s.%N); exit \$rc" \
             > "$tmp/client.$k" 2>&1 &
         pids+=($!)
     done
     for k in "${!pids[@]}"; do
-        wait "${pids[$k]}" || { exp_err "ceiling: ib_send_bw ${pairs[$k]/ / <-> } failed: $(exp_reason < "$tmp/client.$k")"; bad=1; }
+        wait "${pids[$k]}" || { exp_err "ceiling: ib_send_bw ${pairs[$k]/ / <-> } failed: $(grep -v '^\(start\|end\) ' "$tmp/client.$k" | exp_reason)"; bad=1; }
     done
-    for h in "${hosts[@]}"; do "$top/lab/lab.sh" exec "$h" "pkill -x ib_send_bw; true" >/dev/null 2>&1; done
+    stop_all
+    client_times
     [ "$bad" = 0 ] || return 1
     for k in "${!pairs[@]}"; do
         read -r a b <<<"${pairs[$k]}"
@@ -127,5 +184,5 @@ for r in $(seq 1 "$runs"); do
     while read -r _ v; do figures+=("$v"); done <<<"$got"
 done
 mib=$(exp_median "${figures[@]}")
-echo "ceiling-load: ib_send_bw -b on ${#pairs[@]} pair(s) at once ($(printf '%s, ' "${pairs[@]/ / <-> }" | sed 's/, $//'))${CEILING_EVENTS:+ -e}, $iters x $size B, median of ${#hosts[@]} host(s) x $runs run(s): $(row x 2 "$mib" | cut -d, -f11) MB/s per host" >&2
+echo "ceiling-load: ib_send_bw -b on ${#pairs[@]} pair(s) at once ($(printf '%s, ' "${pairs[@]/ / <-> }" | sed 's/, $//'))${ev:+ $ev}, $iters x $size B, median of ${#hosts[@]} host(s) x $runs run(s): $(row x 2 "$mib" | cut -d, -f11) MB/s per host" >&2
 row ceiling-load "${#hosts[@]}" "$mib"

@@ -20,6 +20,7 @@
 #                   ceiling-load, then per size inc, ring, mpi-tcp, mpi-ucx; again),
 #                   each row stored with its round; LogGP and the busy-polling
 #                   ceiling in round 1 only
+#   CEILING_RUNS=3  1..9: runs of each ceiling (ceiling.sh), their median stored
 #   RESULTS=results where run directories go
 # `paper` runs the rows of the seed's published table (AllReduce 32M, 128M,
 # 256M, 512M, 1G; Reduce 32M, 512M). Brings the lab up if it is down. Every
@@ -98,6 +99,8 @@ sweep)
 esac
 [ -z "${ITERS:-}" ] || exp_check_count ITERS "$ITERS" 1 || bad=1
 [ -z "${WARMUP:-}" ] || exp_check_count WARMUP "$WARMUP" 0 || bad=1
+CEILING_RUNS=${CEILING_RUNS:-3}
+exp_check_range CEILING_RUNS "$CEILING_RUNS" 1 9 || bad=1
 [ "$bad" = 0 ] || exit 2
 
 # the plan: one "collective bytes" line per measurement
@@ -130,6 +133,8 @@ fi
 exp_lab_reachable || exit 1
 run=$(exp_run_dir "$RESULTS" "$exp") || exit 1
 ROUNDS=$((10#$ROUNDS))
+CEILING_RUNS=$((10#$CEILING_RUNS))
+export CEILING_RUNS # ceiling.sh's runs, recorded in meta.yaml
 # the code that ran and the conditions: taken now, as files may change while a long run goes on
 commit=$(exp_commit)
 accel=$(exp_word "$(exp_lab_env LAB_ACCEL)" unknown)
@@ -192,20 +197,20 @@ for round in $(seq 1 "$ROUNDS"); do
         exp_log "ceiling: ib_send_bw rank 0 -> a rank under another leaf, sleeping on CQ events (-e)"
         : > "$tgen/err"
         if CEILING_MODE=pair CEILING_EVENTS=1 experiments/ceiling.sh > "$tgen/out.csv"; then
-            judge ceiling ceiling 0 # its row, checked as every other
+            judge ceiling "ceiling$rtag" 0 # its row, checked as every other
         else
             failed+=("ceiling$rtag: ceiling.sh failed (see its messages above)")
         fi
         if [ "$round" = 1 ]; then
             exp_log "ceiling: the same, busy polling (perftest's default; kept in meta.yaml)"
-            poll_row=$(CEILING_MODE=pair experiments/ceiling.sh) || poll_row=
+            poll_row=$(CEILING_MODE=pair CEILING_EVENTS= experiments/ceiling.sh) || poll_row= # never -e, whatever the caller exported
         fi
     fi
     if has ceiling-load; then
         exp_log "ceiling-load: ib_send_bw -b on every pair of hosts across the leaves at once, -e"
         : > "$tgen/err"
         if CEILING_MODE=load CEILING_EVENTS=1 experiments/ceiling.sh > "$tgen/out.csv"; then
-            judge ceiling-load ceiling-load 0
+            judge ceiling-load "ceiling-load$rtag" 0
         else
             failed+=("ceiling-load$rtag: ceiling.sh failed (see its messages above)")
         fi
@@ -251,18 +256,23 @@ done
 
 # ---- metadata ------------------------------------------------------------------------
 exp_switch_counters "$marks" > "$run/switch-counters.txt"
+set -f # lab.env's words are text: a * in them is no file name pattern
 set -- $(exp_lab_env LAB_ROLES)
+set +f
 images=
 while [ $# -ge 2 ]; do
-    cp "$2/manifest.txt" "$run/manifest-$1.txt" 2>/dev/null && images="$images  $1: $(basename "$2")"$'\n'
+    case $1 in
+    */* | .*) ;; # a role is a plain word (it names a manifest file here)
+    *) cp "$2/manifest.txt" "$run/manifest-$1.txt" 2>/dev/null && images="$images  $(exp_yaml_str "$1"): $(exp_yaml_str "$(basename "$2")")"$'\n' ;;
+    esac
     shift 2
 done
 {
     echo "experiment: $exp"
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "commit: $(exp_yaml_str "$commit")"
-    echo "topology: $(basename "$TOPOLOGY" .yaml)"
-    echo "topology_file: $TOPOLOGY"
+    echo "topology: $(exp_yaml_str "$(basename "$TOPOLOGY" .yaml)")"
+    echo "topology_file: $(exp_yaml_str "$TOPOLOGY")"
     echo "accelerator: $(exp_yaml_str "$accel")"
     echo "switch_mode: $(exp_yaml_str "$switch_mode")"
     echo "host_cpu: $(exp_yaml_str "$cpu_model")"
@@ -274,6 +284,14 @@ done
     echo "op: $OP"
     echo "root: $ROOT"
     echo "rounds: $ROUNDS"
+    # the settings as given (checked above: numbers), "default" for the sizes' defaults
+    if [ -n "${ITERS:-}" ]; then echo "iters: $((10#$ITERS))"; else echo "iters: default"; fi
+    if [ -n "${WARMUP:-}" ]; then echo "warmup: $((10#$WARMUP))"; else echo "warmup: default"; fi
+    echo "ceiling_runs: $CEILING_RUNS"
+    if [ "$exp" = sweep ]; then # what the sweep measured, in that order
+        echo "sizes: [$(echo $sweep_sizes | sed 's/ /, /g')]"
+        echo "collectives: [$(for c in allreduce reduce broadcast barrier; do [[ " $COLLECTIVES " == *" $c "* ]] && printf '%s ' "$c"; done | sed 's/ $//; s/ /, /g')]"
+    fi
     echo "round_conditions:"
     printf '%s\n' "${conditions[@]}"
     measured=

@@ -377,11 +377,12 @@ exp_perftest_figure() {
         END { if (v != "") printf "%.3f", inv == "1/" ? 1 / v : v }'
 }
 
-# exp_median NUMBER... — the median (the mean of the middle two for an even count).
+# exp_median NUMBER... — the median (the mean of the middle two for an even
+# count), 3 decimals: exp_median_range's first figure (its checks, its errors).
 exp_median() {
-    [ $# -gt 0 ] || { exp_err "exp_median: no numbers"; return 1; }
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
-        printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+    local r
+    r=$(exp_median_range "$@") || return 1
+    printf '%s' "${r%% *}"
 }
 
 # exp_perftest_value TOOL FIELD [1/] SIZE SRC DST DST_ADDR SRC_GID DST_GID ARGS
@@ -421,7 +422,8 @@ exp_median_range() {
     for x in "$@"; do
         [[ $x =~ ^-?[0-9]{1,15}(\.[0-9]{1,15})?$ ]] || { exp_err "exp_median_range: '$x' is not a number"; return 1; }
     done
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
+    # LC_ALL=C: under a locale whose decimal mark is a comma, sort -g reads 1.5 as 1
+    printf '%s\n' "$@" | LC_ALL=C sort -g | LC_ALL=C awk '{ v[NR] = $1 } END {
         printf "%.3f %.3f %.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'
 }
 
@@ -461,19 +463,22 @@ exp_loadavg() {
 }
 
 # exp_cpu_ticks [FILE] — "TOTAL STEAL" jiffies of /proc/stat's cpu line (steal
-# is its 8th number; 0 when the kernel shows none), or nothing.
+# is its 8th number; 0 when the kernel shows none), or nothing. TOTAL sums
+# user .. steal (fields 2-9): guest and guest_nice (10, 11) are already in user and nice.
 exp_cpu_ticks() {
-    awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF && i <= 11; i++) { if ($i !~ /^[0-9]+$/) exit; t += $i }
+    awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF && i <= 9; i++) { if ($i !~ /^[0-9]+$/) exit; t += $i }
         print t, (NF >= 9 ? $9 : 0); exit }' "${1:-/proc/stat}" 2>/dev/null
 }
 
 # exp_steal_pct "TOTAL STEAL" "TOTAL STEAL" — the share of CPU time stolen
-# between two exp_cpu_ticks, in percent with 2 decimals; nothing when either
-# is missing or no time passed.
+# between two exp_cpu_ticks, in percent with 2 decimals, at least 0 (never
+# "-0.00", which meta.yaml's reader refuses); nothing when either is missing
+# or no time passed.
 exp_steal_pct() {
-    awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " ")
+    LC_ALL=C awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " ")
         if (x[1] == "" || y[1] == "" || y[1] <= x[1]) exit
-        printf "%.2f", 100 * (y[2] - x[2]) / (y[1] - x[1]) }'
+        v = 100 * (y[2] - x[2]) / (y[1] - x[1]); if (v < 0.005) v = 0
+        printf "%.2f", v }'
 }
 
 # exp_commit — the checkout's short commit, "-dirty" when it has changes; "unknown" outside git.

@@ -85,7 +85,8 @@ done
 check "paper: no broadcast chart (nothing measured)" [ ! -e "$paper/plots/broadcast-throughput.png" ]
 
 # chart data = the verified rows of results.csv, in MiB / s / MB/s, ascending size: per size the
-# medians over the rounds of time, algbw and busbw, then algbw min and max, time min and max
+# median time over the rounds, bytes / that time, that times the median busbw / algbw of the rows,
+# then algbw min and max (the rows'), time min and max
 expect_dat() { # RUN ALGO COLL: the .dat lines expected from results.csv
     awk -F, -v a="$2" -v c="$3" 'NR > 1 && $1 == a && $2 == c && $13 == 0 {print $7, $10, $11, $12}' "$1/results.csv" |
         sort -k1,1n | awk '
@@ -93,10 +94,10 @@ expect_dat() { # RUN ALGO COLL: the .dat lines expected from results.csv
             for (i = 2; i <= n; i++) { x = w[i]; for (j = i - 1; j >= 1 && w[j] > x; j--) w[j + 1] = w[j]; w[j + 1] = x }
             lo = w[1]; hi = w[n]; return n % 2 ? w[(n + 1) / 2] : (w[n / 2] + w[n / 2 + 1]) / 2 }
         function flush() { if (!n) return
-            tm = med(t, n); tlo = lo; thi = hi; bm = med(b, n); blo = lo; bhi = hi; um = med(u, n)
+            tm = med(t, n); tlo = lo; thi = hi; med(b, n); blo = lo; bhi = hi; bm = size / tm; um = bm * med(q, n)
             printf "%.9g %.9g %.6g %.6g %.6g %.6g %.9g %.9g\n", size / 1048576, tm / 1e6, bm, um, blo, bhi, tlo / 1e6, thi / 1e6; n = 0 }
         $1 != size { flush(); size = $1 }
-        { n++; t[n] = $2; b[n] = $3; u[n] = $4 }
+        { n++; t[n] = $2; b[n] = $3; q[n] = $4 / $3 }
         END { flush() }'
 }
 rounds=$res/rounds-20261105-100000
@@ -108,8 +109,8 @@ for spec in "$paper inc allreduce" "$paper ring allreduce" "$paper mpi-tcp allre
         [ "$got" = "$(expect_dat "$@")" ]
 done
 check "sweep: the 8 MiB broadcast with 17 wrong elements is not drawn" sh -c "! grep -q '^8 ' '$sweep/plots/broadcast-inc.dat'"
-check "rounds: allreduce-inc.dat is the median of 3 rounds, 22 s, with 20 - 25 s" \
-    grep -qx '128 22 6.1 9.15 5.37 6.71 20 25' "$rounds/plots/allreduce-inc.dat"
+check "rounds: allreduce-inc.dat is the median of 3 rounds, 22 s (128 MiB / 22 s = 6.10081 MB/s, busbw x 1.5), with 20 - 25 s" \
+    grep -qx '128 22 6.10081 9.15121 5.37 6.71 20 25' "$rounds/plots/allreduce-inc.dat"
 check "sweep: barrier.dat has every algorithm's barrier time" \
     [ "$(cat "$sweep/plots/barrier.dat" | grep -v '^#')" = "$(awk -F, '$2 == "barrier" {printf "%s %.6g %.6g %.6g\n", $1, $10, $10, $10}' "$sweep/results.csv")" ]
 ceil=$(awk -F, '$1 == "ceiling" {print $11}' "$paper/results.csv")
@@ -208,6 +209,105 @@ out=$(analysis/plots.sh "$other" 2>&1); rc=$?
 check "a run with only an undrawn algorithm: make plots exits 0 and writes no empty chart ($rc)" \
     sh -c "[ $rc = 0 ] && [ ! -e '$other/custom-20261104-000000/plots/allreduce.gp' ]"
 check "... and its report links no chart" sh -c "! grep -q '^!\[' '$other/REPORT.md'"
+
+# ---- an even number of rounds: the median bandwidth is bytes / the median time, never a mean of its own ----
+# 2 rounds of a 128 MiB AllReduce at 20 s and 40 s: 30 s and 128 MiB / 30 s = 4.47 MB/s (the mean of the
+# rows' 6.71 and 3.36 would be 5.04); min - max of the bandwidth stay the rows' own
+even=$tmp/even er=even-20261106-100000
+mkdir -p "$even/$er"
+cat >"$even/$er/results.csv" <<EOF
+$(head -n 1 "$rounds/results.csv")
+ceiling,p2p,-,-,-,2,65536,-,400,27306.67,2.40,2.40,0,1
+inc,allreduce,float32,sum,-,4,134217728,33554432,1,20000000.00,6.71,10.07,0,1
+ring,allreduce,float32,sum,-,4,134217728,33554432,1,30000000.00,4.47,6.71,0,1
+ceiling,p2p,-,-,-,2,65536,-,400,32768.00,2.00,2.00,0,2
+inc,allreduce,float32,sum,-,4,134217728,33554432,1,40000000.00,3.36,5.03,0,2
+ring,allreduce,float32,sum,-,4,134217728,33554432,1,50000000.00,2.68,4.03,0,2
+EOF
+sed -e 's/^rounds: 3/rounds: 2/' -e '/^  - round: 3/,/^    loadavg_after/d' -e "s/loadavg_after: '2.30 1.00 0.50'/loadavg_after: 'unknown'/" \
+    "$rounds/meta.yaml" >"$even/$er/meta.yaml"
+cp "$sweep/loggp.csv" "$even/$er/"
+# next to it a run of another topology and rank count (same commit, accelerator, switch mode)
+mkdir -p "$even/big-20261106-110000"
+printf '%s\n' "$(head -n 1 "$paper/results.csv")" "inc,allreduce,float32,sum,-,16,4194304,1048576,3,4194304.00,1.00,1.88,0" \
+    "ring,allreduce,float32,sum,-,16,4194304,1048576,3,8388608.00,0.50,0.94,0" >"$even/big-20261106-110000/results.csv"
+printf '%s\n' "commit: '4567def-dirty'" "topology: 1-4-16" "accelerator: 'tcg'" "nranks: 16" >"$even/big-20261106-110000/meta.yaml"
+out=$(analysis/plots.sh "$even" 2>&1); rc=$?
+check "even rounds: make plots exits 0 ($(tail -n 1 <<<"$out"))" [ $rc = 0 ]
+for a in inc ring; do
+    got=$(grep -v '^#' "$even/$er/plots/allreduce-$a.dat" 2>/dev/null)
+    check "even rounds: allreduce-$a.dat: bytes / median time, min-max of the rows ($got)" [ "$got" = "$(expect_dat "$even/$er" "$a" allreduce)" ]
+done
+check "even rounds: INC 30 s is 4.47392 MB/s (not 5.04), bars 3.36 - 6.71" \
+    grep -q '^128 30 4\.47392 [0-9.]* 3\.36 6\.71 20 40$' "$even/$er/plots/allreduce-inc.dat"
+check "even rounds: the seed table's row: 30.0 s next to 4.47 MB/s (35.8 Mbps)" \
+    grep -qF '| AllReduce | 128 MiB | 3.4 s | 300.0 | 30.0 s (20.0 s – 40.0 s, 2 rounds) | 35.8 | 4.47 |' "$even/REPORT.md"
+check "even rounds: the ceiling is 64 KiB / the median time (2.18 MB/s, not 2.20)" \
+    grep -qF -- '- RDMA ceiling (ib_send_bw across the tree, unloaded pair): 2.18 MB/s' "$even/REPORT.md"
+check "even rounds: a load average recorded as unknown says so (not -1.00)" \
+    grep -qxF -- '  - round 2 from 2026-11-05T10:05:00Z: load average 1.10 before, unknown after, 3.25 % of the CPU stolen' "$even/REPORT.md"
+check "a geometric mean over runs of different topologies and rank counts warns of both" \
+    grep -qF '**Warning: The geometric mean over ring (host-based, switches route) combines 2 runs made under different conditions:** topology `1-2-4` (even-20261106-100000) vs `1-4-16` (big-20261106-110000); ranks `4` (even-20261106-100000) vs `16` (big-20261106-110000).' "$even/REPORT.md"
+# LogGP of the same run (L 100 us, o 40 us, G 0.4 us/B): one line per algorithm and size, the median and min-max
+# of its rounds; INC predicted 180 us + 128 MiB x 0.4 us/B = 53.7 s, ring 6 x 180 us + 1.5 x 128 MiB x 0.4 = 80.5 s
+check "even rounds: LogGP predicted vs measured: one INC line, median 30 s of 20 - 40 s, 30 / 53.7 = 0.56" \
+    sh -c "[ \$(grep -c '^| inc | 128 MiB |' '$even/REPORT.md') = 1 ] &&
+        grep -qxF '| inc | 128 MiB | 30.0 s (20.0 s – 40.0 s, 2 rounds) | 53.7 s | 0.56 |' '$even/REPORT.md'"
+check "even rounds: ... and one ring line, median 40 s of 30 - 50 s, 40 / 80.5 = 0.50" \
+    sh -c "[ \$(grep -c '^| ring | 128 MiB |' '$even/REPORT.md') = 1 ] &&
+        grep -qxF '| ring | 128 MiB | 40.0 s (30.0 s – 50.0 s, 2 rounds) | 80.5 s | 0.50 |' '$even/REPORT.md'"
+
+# a row of a round meta.yaml does not have: the run is refused by its file and line
+mkdir -p "$tmp/r3/r3-20261106-120000"
+cp "$rounds/results.csv" "$tmp/r3/r3-20261106-120000/"
+cp "$even/$er/meta.yaml" "$tmp/r3/r3-20261106-120000/"
+out=$(analysis/plots.sh "$tmp/r3" 2>&1); rc=$?
+check "a results.csv row of round 3 with meta.yaml's rounds: 2 is refused (exit $rc)" \
+    said $rc 1 'r3-20261106-120000/results.csv:10: round 3, but meta.yaml says rounds: 2' <<<"$out"
+
+# ---- hostile strings: meta.yaml and run names never run anything through gnuplot, and show as written in REPORT.md ----
+evil=$tmp/evil e1=evil-20261107-000000 e2='evil2|x-20261107-000001'
+mkdir -p "$evil/$e1" "$evil/$e2"
+cp "$paper/results.csv" "$evil/$e1/"
+cp "$paper/results.csv" "$evil/$e2/"
+cat >"$evil/$e1/meta.yaml" <<EOF
+experiment: allreduce
+commit: "abc\` | ![x](http://example.invalid/x.png) <b>"
+topology: "1-2-4\nsystem(\"touch $tmp/pwned\")"
+accelerator: tcg
+host_cpu: "CPU | with a pipe\n| injected | row |"
+status: "verified\n## heading"
+EOF
+cat >"$evil/$e2/meta.yaml" <<EOF
+commit: "\`x\`|y"
+topology: "\n!touch $tmp/pwned2\n#"
+accelerator: "tcg\n!touch x"
+EOF
+out=$(analysis/plots.sh "$evil" 2>&1); rc=$?
+check "hostile meta.yaml: make plots exits 0 ($(tail -n 1 <<<"$out"))" [ $rc = 0 ]
+check "hostile meta.yaml: a newline in topology runs nothing through gnuplot (system(), !)" \
+    sh -c "[ ! -e '$tmp/pwned' ] && [ ! -e '$tmp/pwned2' ] && [ ! -e '$evil/$e2/plots/x' ]"
+check "hostile meta.yaml: the title shows the topology on one line" \
+    grep -qF "set title 'AllReduce — topology 1-2-4 system(\"touch $tmp/pwned\"), TCG, 4 ranks (run $e1)'" "$evil/$e1/plots/allreduce.gp"
+check "hostile meta.yaml: no line of any script starts with what followed a newline" \
+    sh -c "! grep -h '^system\|^!' '$evil'/*/plots/*.gp"
+erep=$evil/REPORT.md
+check "hostile meta.yaml: REPORT.md shows the host CPU with its pipes escaped, on its line" \
+    grep -qxF -- '- topology 1-2-4 system("touch '"$tmp"'/pwned"), accelerator tcg, host CPU CPU \| with a pipe \| injected \| row \|' "$erep"
+check "hostile meta.yaml: ... no injected table row or heading" sh -c "! grep -q '^| injected\|^## heading' '$erep'"
+check "hostile meta.yaml: the status shows as text (# escaped)" grep -qxF -- '- status: verified \#\# heading' "$erep"
+check "hostile meta.yaml: a commit with a backtick is one code span (the image inside it is text)" \
+    grep -qF -- '- experiment `allreduce`, 2026-11-07T00:00:00Z, commit ``abc` | ![x](http://example.invalid/x.png) <b>``' "$erep"
+check "hostile meta.yaml: the warning of the geometric mean quotes both commits as code, the run names escaped" \
+    grep -qF 'commit ``abc` | ![x](http://example.invalid/x.png) <b>`` (evil-20261107-000000) vs `` `x`|y `` (evil2\|x-20261107-000001)' "$erep"
+check "hostile run name: a | in a table cell escaped, percent-encoded in the chart links" \
+    sh -c "grep -qF '| evil2\|x-20261107-000001 | AllReduce | 32 MiB |' '$erep' && grep -qF '](evil2%7Cx-20261107-000001/plots/allreduce-throughput.png)' '$erep'"
+nl="run"$'\n'"x-20261107-000000"
+mkdir -p "$tmp/nl/$nl"
+cp "$paper/results.csv" "$tmp/nl/$nl/"
+out=$(analysis/plots.sh "$tmp/nl" 2>&1); rc=$?
+check "a run directory named with a newline: left out with a reason, exit 1 ($rc)" \
+    said $rc 1 'a run directory whose name holds a control character is not read' <<<"$out"
 
 # ---- nothing to read -------------------------------------------------------------------------
 out=$(analysis/plots.sh "$tmp/none" 2>&1); rc=$?

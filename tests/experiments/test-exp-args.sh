@@ -18,6 +18,8 @@ cd "$top" || exit 1
 state=/nonexistent
 . experiments/lib.sh
 tmp=$(mktemp -d)
+# whatever a check runs (a ceiling.sh or exp.sh that fails to refuse what it should), never the machine's lab
+export INCLAB_STATE=$tmp/no-lab
 . "$top/tests/lib/harness.sh"
 gone() { rm -rf "$tmp"; }
 harness_begin test-exp-args all
@@ -98,6 +100,15 @@ same "5.000 5.000 5.000" exp_median_range 5
 refused "no numbers" exp_median_range
 refused "'1e9' is not a number" exp_median_range 1 1e9
 refused "'inf' is not a number" exp_median_range inf
+refused "'x' is not a number" exp_median 1 x # exp_median is exp_median_range's first figure, with its checks
+# whatever the locale: under de_DE (decimal comma) sort -g reads -1.5 and -1.2 both as -1
+mkdir -p "$tmp/loc"
+if localedef -i de_DE -f UTF-8 "$tmp/loc/de_DE.UTF-8" >/dev/null 2>&1 || [ -d "$tmp/loc/de_DE.UTF-8" ]; then
+    same "-1.300 -1.500 -1.200" env LOCPATH="$tmp/loc" LC_ALL=de_DE.UTF-8 bash -c ". experiments/lib.sh; exp_median_range -1.2 -1.5 -1.3"
+    same "-1.300" env LOCPATH="$tmp/loc" LC_ALL=de_DE.UTF-8 bash -c ". experiments/lib.sh; exp_median -1.2 -1.5 -1.3"
+else
+    ko "localedef could not make de_DE.UTF-8 (locales' sources in /usr/share/i18n): the locale check cannot run"
+fi
 exp_check_range ROUNDS 20 1 20 && ok "ROUNDS=20 accepted" || ko "ROUNDS=20 refused"
 refused "ROUNDS=21 is not a whole number from 1 to 20" exp_check_range ROUNDS 21 1 20
 refused "ROUNDS=0 is not a whole number from 1 to 20" exp_check_range ROUNDS 0 1 20
@@ -114,6 +125,12 @@ printf 'cpu  200 0 50 880 10 0 0 60 0 0\n' >"$tmp/stat2"
 same "1000 40" exp_cpu_ticks "$tmp/stat1"
 same "10.00" exp_steal_pct "$(exp_cpu_ticks "$tmp/stat1")" "$(exp_cpu_ticks "$tmp/stat2")"
 same "" exp_steal_pct "" "1000 40"
+# guest and guest_nice (fields 10, 11) are already counted in user and nice: not added again
+printf 'cpu  100 0 50 800 10 0 0 40 30 5\n' >"$tmp/stat3"
+same "1000 40" exp_cpu_ticks "$tmp/stat3"
+# steal never below 0 (a counter that went back, a rounding of -0.001): "-0.00" would make meta.yaml unreadable
+same "0.00" exp_steal_pct "1000 40" "2000 39"
+same "0.00" exp_steal_pct "1000 40" "100000000 39.9"
 printf 'processor\t: 0\nmodel\t\t: 85\nmodel name\t: Some CPU @ 2.0GHz\n' >"$tmp/cpuinfo"
 same "Some CPU @ 2.0GHz" exp_cpu_model "$tmp/cpuinfo"
 printf 'processor\t: 0\n' >"$tmp/cpuinfo"
@@ -155,7 +172,11 @@ same "1.100 1.100" exp_bidir_figures 65536 <<<"$(head -n 1 <<<"$bidir")"
 same "" exp_bidir_figures 65536 <<<"$(sed '3s/1.00 /inf /' <<<"$bidir")"
 same "" exp_bidir_figures 4096 <<<"$bidir"
 refused "CEILING_MODE=both is not one of: pair load" env CEILING_MODE=both experiments/ceiling.sh
-same "mode load runs 3 size 65536 iters 400" env CEILING_DRY_RUN=1 CEILING_MODE=load experiments/ceiling.sh
+same "mode load runs 3 size 65536 iters 400 events none" env CEILING_DRY_RUN=1 CEILING_MODE=load experiments/ceiling.sh
+same "mode pair runs 3 size 65536 iters 400 events none" env CEILING_DRY_RUN=1 CEILING_EVENTS=0 experiments/ceiling.sh
+same "mode pair runs 3 size 65536 iters 400 events -e" env CEILING_DRY_RUN=1 CEILING_EVENTS=1 experiments/ceiling.sh
+refused "CEILING_EVENTS must be 0 or 1, not 'yes'" env CEILING_EVENTS=yes experiments/ceiling.sh
+refused "CEILING_LISTEN_WAIT must be 1..999 seconds, not '0'" env CEILING_LISTEN_WAIT=0 experiments/ceiling.sh
 
 # the driver's plans (EXP_DRY_RUN=1: settings checked, nothing run)
 dry() { EXP_DRY_RUN=1 "$@" experiments/exp.sh "${EXP:?}"; }
@@ -303,10 +324,23 @@ case $c in
 "tail -n "*) read -r _ _ n f <<<"$c"; tail -n "$n" "$d/${f#/tmp/}" ;;
 "cat /root/.ssh/id_ed25519.pub") [ ! -e "$FAKE_SCEN/no-ssh" ] && echo "ssh-ed25519 AAAAfake root@$node" ;;
 /usr/local/sbin/inclab-ready) echo "inclab-ready: rxe0 up, gid[1] ::ffff:10.1.1.21" ;;
-"timeout 240 ib_send_bw "*" -b "*) # a load ceiling's client: the sum, then what each end sent (MiB/s)
+*"timeout 240 ib_send_bw "*" -b "*) # a load ceiling's client: its start (start.NODE, else 1000) and end 10 s later,
+    # the sum, then what each end sent (MiB/s)
     echo "$node $(arg -p)" >>"$FAKE_SCEN/bidir"
-    printf ' 65536 400 2.40 2.20 0.00003\n 65536 400 1.30 1.20 0.00002\n 65536 400 1.10 1.00 0.00002\n' ;;
-"timeout 240 ib_send_bw "*) printf ' 65536 400 2.40 2.00 0.00003\n' ;; # the unloaded pair
+    echo "$c" >>"$FAKE_SCEN/ib"
+    st=$(cat "$FAKE_SCEN/start.$node" 2>/dev/null || echo 1000.000)
+    echo "start $st"
+    printf ' 65536 400 2.40 2.20 0.00003\n 65536 400 1.30 1.20 0.00002\n 65536 400 1.10 1.00 0.00002\n'
+    echo "end $(awk -v s="$st" 'BEGIN { printf "%.3f", s + 10 }')" ;;
+"timeout 240 ib_send_bw "*) echo "$c" >>"$FAKE_SCEN/ib"; printf ' 65536 400 2.40 2.00 0.00003\n' ;; # the unloaded pair
+"timeout 300 ib_send_bw "*" -b "*) # a load ceiling's server: running (running.PORT), listening (listen.PORT)
+    # unless deaf.NODE; server-fails.NODE: it does not start
+    [ ! -e "$FAKE_SCEN/server-fails.$node" ] || exit 1
+    echo "$c" >>"$FAKE_SCEN/ib"
+    touch "$d/running.$(arg -p)"
+    [ -e "$FAKE_SCEN/deaf.$node" ] || touch "$d/listen.$(arg -p)" ;;
+"ss -Hltn 'sport = :"*) p=${c#*:}; p=${p%%\'*}; [ -e "$d/listen.$p" ] ;;
+"pkill -x ib_send_bw; true") rm -f "$d"/running.* "$d"/listen.* ;;
 *"wc -l < /var/log/inclab/incswitch.log"*) echo 0 ;;
 *) exit 0 ;; # pkill, ssh set-up, switch counters: nothing to do
 esac
@@ -408,6 +442,87 @@ print(m["rounds"], m["accelerator"], m["switch_mode"], len(c), [x["round"] for x
     fi
     grep -q "^switch_mode: 'vm'" "$(ls -d "$tmp"/res-all-good/*/)meta.yaml" && ok "all-good: switch mode vm when lab.env does not say" ||
         ko "all-good: $(grep switch_mode "$(ls -d "$tmp"/res-all-good/*/)meta.yaml")"
+
+    # the same-load ceiling alone on the fake lab: servers polled until they listen, each client's start and
+    # end logged, every ib_send_bw stopped on every path (running.PORT files the fake keeps per node)
+    ceil() { # NAME VAR=VALUE... — ceiling.sh CEILING_MODE=load CEILING_RUNS=1; $tmp/NAME.err, $tmp/NAME.rc
+        local name=$1 rc=0
+        shift
+        env INCLAB_STATE="$tmp/state" FAKE_SCEN="$scen" CEILING_MODE=load CEILING_RUNS=1 "$@" \
+            "$tree/experiments/ceiling.sh" >"$tmp/$name.out" 2>"$tmp/$name.err" </dev/null || rc=$?
+        echo "$rc" >"$tmp/$name.rc"
+    }
+    left() { (cd "$scen/nodes" 2>/dev/null && ls -d */running.* 2>/dev/null | tr '\n' ' '); } # ib_send_bw still running, per node
+    reset
+    ceil load-ok
+    [ "$(cat "$tmp/load-ok.rc")" = 0 ] && grep -qF "ceiling-load: client pku1 -> pku3 started 1000.000, ended 1010.000 (the guest's clock)" "$tmp/load-ok.err" &&
+        grep -qF "client pku2 -> pku4 started" "$tmp/load-ok.err" && ! grep -q warning "$tmp/load-ok.err" && [ -z "$(left)" ] &&
+        ok "load ceiling: clients after both servers listen, their starts and ends logged, no warning, nothing left running" ||
+        ko "load ceiling: exit $(cat "$tmp/load-ok.rc"), left '$(left)', said: $(cat "$tmp/load-ok.err")"
+    reset
+    echo 1002.000 >"$scen/start.pku2"
+    ceil spread
+    grep -qF "ceiling-load: warning: the clients started 2.000 s apart, more than 10 % of the shortest client run (10.000 s)" "$tmp/spread.err" &&
+        ok "load ceiling: starts 2 s apart on 10 s runs: a warning" || ko "load ceiling spread: $(cat "$tmp/spread.err")"
+    reset
+    touch "$scen/deaf.pku3"
+    ceil deaf CEILING_LISTEN_WAIT=1
+    [ "$(cat "$tmp/deaf.rc")" = 1 ] && grep -qF "ib_send_bw's server on pku3 is not listening on port 18515 after 1 s" "$tmp/deaf.err" &&
+        grep -qF "the load run failed three times" "$tmp/deaf.err" && [ ! -e "$scen/bidir" ] && [ -z "$(left)" ] &&
+        ok "load ceiling: a server that never listens: a clear error, no client started, nothing left running" ||
+        ko "load ceiling, deaf server: exit $(cat "$tmp/deaf.rc"), clients '$(cat "$scen/bidir" 2>/dev/null)', left '$(left)', said: $(cat "$tmp/deaf.err")"
+    reset
+    touch "$scen/server-fails.pku4"
+    ceil server-fails
+    [ "$(cat "$tmp/server-fails.rc")" = 1 ] && grep -qF "cannot start ib_send_bw's server on pku4" "$tmp/server-fails.err" && [ -z "$(left)" ] &&
+        ok "load ceiling: the second pair's server does not start: the first pair's server is stopped" ||
+        ko "load ceiling, server-fails: exit $(cat "$tmp/server-fails.rc"), left '$(left)', said: $(cat "$tmp/server-fails.err")"
+    reset
+    touch "$scen/deaf.pku3"
+    env INCLAB_STATE="$tmp/state" FAKE_SCEN="$scen" CEILING_MODE=load CEILING_RUNS=1 CEILING_LISTEN_WAIT=60 \
+        "$tree/experiments/ceiling.sh" >/dev/null 2>"$tmp/term.err" </dev/null &
+    pid=$!
+    for i in $(seq 100); do [ -e "$scen/nodes/pku4/running.18516" ] && break; sleep 0.1; done
+    kill -TERM "$pid"
+    rc=0
+    wait "$pid" || rc=$?
+    [ "$rc" = 143 ] && [ -z "$(left)" ] && ok "load ceiling: TERM while it waits for a server: exit 143, nothing left running" ||
+        ko "load ceiling, TERM: exit $rc, left '$(left)'"
+    # CEILING_EVENTS=0 is no -e; 1 is -e on both ends
+    reset
+    ceil ev0 CEILING_EVENTS=0
+    [ -s "$scen/ib" ] && ! grep -q -- ' -e ' "$scen/ib" && ok "CEILING_EVENTS=0: no -e" || ko "CEILING_EVENTS=0: $(cat "$scen/ib")"
+    reset
+    ceil ev1 CEILING_EVENTS=1
+    [ "$(grep -c -- ' -e ' "$scen/ib")" = 4 ] && ok "CEILING_EVENTS=1: -e on both servers and both clients" || ko "CEILING_EVENTS=1: $(cat "$scen/ib")"
+    # exp.sh: an exported CEILING_EVENTS=1 does not make the busy-polling ceiling an -e one
+    reset
+    fake events "ceiling" allreduce CEILING_EVENTS=1 CEILING_RUNS=1
+    [ "$(wc -l <"$scen/ib")" = 2 ] && [ "$(head -n 1 "$scen/ib" | grep -c -- ' -e ')" = 1 ] && [ "$(tail -n 1 "$scen/ib" | grep -c -- ' -e ')" = 0 ] &&
+        ok "exp.sh with CEILING_EVENTS=1 exported: the ceiling with -e, the busy-polling one without" || ko "events: $(cat "$scen/ib")"
+
+    # meta.yaml: topology and images quoted (a ' and a : in their names), lab.env's words never globbed,
+    # the settings (iters, warmup, ceiling_runs; a sweep's sizes and collectives)
+    cp topology/1-2-4.yaml "$tree/topology/it's: #1.yaml"
+    mkdir -p "$tmp/img/h1" "$tmp/img/it's:x"
+    touch "$tmp/img/h1/manifest.txt" "$tmp/img/it's:x/manifest.txt"
+    printf 'LAB_ROLES="host %s/img/* switch %s/img/it'"'"'s:x"\n' "$tmp" "$tmp" >"$tmp/state/lab.env"
+    reset
+    fake settings "none" sweep SIZES="8K 4K" COLLECTIVES="broadcast allreduce" ITERS=2 CEILING_RUNS=2 "TOPOLOGY=topology/it's: #1.yaml"
+    rm -f "$tmp/state/lab.env"
+    got=$(python3 -c 'import sys, yaml; m = yaml.safe_load(open(sys.argv[1]))
+print(m["topology"], "|", m["topology_file"], "|", m["images"], "|", m["iters"], m["warmup"], m["ceiling_runs"], m["sizes"], m["collectives"])' "$run/meta.yaml" 2>&1)
+    [ "$got" = "it's: #1 | topology/it's: #1.yaml | {'switch': \"it's:x\"} | 2 default 2 [8192, 4096] ['allreduce', 'broadcast']" ] &&
+        ok "meta.yaml: topology and images quoted, LAB_ROLES not globbed, iters/warmup/ceiling_runs, the sweep's sizes and collectives" ||
+        ko "meta.yaml settings: $got; $(cat "$run/meta.yaml" 2>/dev/null | head -40)"
+    refused "CEILING_RUNS=10 is not a whole number from 1 to 9" env EXP_DRY_RUN=1 CEILING_RUNS=10 experiments/exp.sh allreduce
+    # a ceiling's failure names its round
+    cp "$tree/experiments/ceiling.sh" "$tmp/ceiling.sh.real"
+    printf '#!/usr/bin/env bash\n[ "${CEILING_MODE:-pair}" = load ] && a=ceiling-load || a=ceiling\necho "$a,p2p,-,-,-,2,65536,-,400,27306.67,2.40,2.40,1"\n' >"$tree/experiments/ceiling.sh"
+    reset
+    fake ceiling-wrong "ceiling ceiling-load" allreduce ROUNDS=2
+    cp "$tmp/ceiling.sh.real" "$tree/experiments/ceiling.sh"
+    expect ceiling-wrong 1 "failed: ceiling (round 1): 1 wrong element in 1 row" "exp: failed: ceiling-load (round 2): 1 wrong element in 1 row"
 
     # (a) could not start: not available with the reason from its output, the run goes on and is verified
     reset

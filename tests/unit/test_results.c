@@ -171,6 +171,14 @@ static void test_meta(void **state)
 	assert_string_equal(m.status, "failed (inc reduce 4)");
 	assert_int_equal(m.nranks, 4);
 	assert_int_equal(m.tree_levels, 2);
+	/* control characters (a newline, a tab, DEL) come out as spaces: the values go into gnuplot and Markdown */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	yaml = "topology: \"1-2-4\\nsystem(x)\"\nhost_cpu: \"a\\tb\\x7fc\"\n";
+	assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
+	close(fd);
+	assert_int_equal(res_load_meta(path, &m, err, sizeof(err)), 0);
+	assert_string_equal(m.topology, "1-2-4 system(x)");
+	assert_string_equal(m.host_cpu, "a b c");
 	fd = open(path, O_WRONLY | O_TRUNC);
 	assert_int_equal(write(fd, "topology: 1-2-4\nnranks: four\n", 29), 29);
 	close(fd);
@@ -184,6 +192,62 @@ static void test_meta(void **state)
 	unlink(path);
 	assert_int_equal(res_load_meta(path, &m, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "No such file"));
+}
+
+/* Write @yaml to a fresh file, load it; its result, the error in @err. */
+static int load_meta_text(const char *yaml, struct res_meta *m, char *err)
+{
+	char path[] = "/tmp/test_results_metaXXXXXX";
+	int fd = mkstemp(path), rc;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
+	close(fd);
+	rc = res_load_meta(path, m, err, RES_ERR_LEN);
+	unlink(path);
+	return rc;
+}
+
+#define ROUND(n, load) "  - round: " #n "\n    loadavg_before: '" load "'\n"
+
+static void test_meta_rounds(void **state)
+{
+	static const struct {
+		const char *yaml, *msg;
+	} bad[] = {
+		{ "rounds: 2\nround_conditions:\n" ROUND(1, "0.5 0.4 0.3") ROUND(1, "0.6 0.4 0.3"),
+		  ":5: round_conditions: round 1 is listed twice (also at line 3)" },
+		{ "rounds: 3\nround_conditions:\n" ROUND(1, "0.5 0.4 0.3") ROUND(2, "0.6 0.4 0.3"),
+		  ":2: round_conditions has 2 item(s) but rounds is 3" },
+		{ "round_conditions:\n" ROUND(1, "0.5 0.4 0.3") ROUND(3, "0.6 0.4 0.3") "rounds: 2\n",
+		  ":4: round_conditions: round 3, but rounds is 2" },
+		{ "rounds: 1\n", ":1: rounds is 1 but there is no round_conditions" },
+		{ "rounds: 1\nround_conditions:\n" ROUND(1, "0.5 junk"), ":4: round_conditions: loadavg_before '0.5 junk'" },
+		{ "rounds: 1\nround_conditions:\n" ROUND(1, "0.5 0.4 0.3 junk"), ":4: round_conditions: loadavg_before" },
+		{ "rounds: 1\nround_conditions:\n" ROUND(1, "0.5"), ":4: round_conditions: loadavg_before '0.5'" },
+		{ "rounds: 1\nround_conditions:\n" ROUND(1, "0.5  0.4 0.3"), ":4: round_conditions: loadavg_before" },
+		{ "rounds: 1\nround_conditions:\n" ROUND(1, "0.5 0.4 -0.3"), ":4: round_conditions: loadavg_before" },
+	};
+	struct res_meta m;
+	struct res_table t = { 0 };
+	char err[RES_ERR_LEN] = "";
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (load_meta_text(bad[i].yaml, &m, err) != -1 || !strstr(err, bad[i].msg))
+			fail_msg("meta '%s': got '%s', want '%s'", bad[i].yaml, err, bad[i].msg);
+	/* what exp.sh writes reads: rounds 2, two items, loads of three figures or unknown */
+	assert_int_equal(load_meta_text("rounds: 2\nround_conditions:\n" ROUND(2, "unknown") ROUND(1, "0.52 0.40 0.33"), &m, err), 0);
+	assert_int_equal(m.ncond, 2);
+	assert_true(m.cond[0].load_before == -1 && fabs(m.cond[1].load_before - 0.52) < 1e-9);
+	/* a results.csv row of a round meta.yaml does not have is refused, by its line */
+	assert_int_equal(parse(RES_CSV_HEADER_ROUNDS "\n"
+			       "inc,allreduce,float32,sum,-,4,4,1,1,4.00,1.00,1.50,0,2\n"
+			       "inc,allreduce,float32,sum,-,4,4,1,1,4.00,1.00,1.50,0,3\n", &t, err), 0);
+	assert_int_equal(res_check_rounds(&t, &m, "r.csv", err, sizeof(err)), -1);
+	assert_string_equal(err, "r.csv:3: round 3, but meta.yaml says rounds: 2");
+	m.rounds = 3;
+	assert_int_equal(res_check_rounds(&t, &m, "r.csv", err, sizeof(err)), 0);
+	res_table_free(&t);
 }
 
 static void test_line_fit(void **state)
@@ -239,6 +303,7 @@ int main(void)
 		cmocka_unit_test(test_binary_and_long_lines),
 		cmocka_unit_test(test_loggp_csv),
 		cmocka_unit_test(test_meta),
+		cmocka_unit_test(test_meta_rounds),
 		cmocka_unit_test(test_line_fit),
 		cmocka_unit_test(test_loggp_fit_and_predictions),
 	};
