@@ -65,16 +65,19 @@ $(BUILD)/udpcap: lab/udpcap.c | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ lab/udpcap.c -lpcap
 
+# the libraries of switch/crc32.c: libdeflate static (the guest images lack it), ISA-L shared
+# (Debian ships no libisal.a; the images install libisal2, images/packages.base)
+CRC_LIBS := -l:libdeflate.a -lisal
 SWITCH_CORE := switch/roce.c switch/roce.h switch/crc32.c switch/crc32.h switch/cpu.h switch/rc_conn.c switch/rc_conn.h
 $(BUILD)/rcecho: switch/rcecho.c $(SWITCH_CORE) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -Iswitch -o $@ switch/rcecho.c switch/rc_conn.c switch/roce.c switch/crc32.c -lpcap -l:libdeflate.a
+	$(CC) $(CFLAGS) -Iswitch -o $@ switch/rcecho.c switch/rc_conn.c switch/roce.c switch/crc32.c -lpcap $(CRC_LIBS)
 
 SWITCH_DAEMON := switch/incswitch.c switch/swconfig.c switch/swconfig.h switch/engine.c switch/engine.h switch/bundle.c switch/bundle.h \
                  switch/agg.c switch/inc_proto.h $(CTLMSG) $(SWITCH_CORE)
 $(BUILD)/incswitch: $(SWITCH_DAEMON) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -Iswitch -o $@ $(filter %.c,$(SWITCH_DAEMON)) -lpcap -lyaml -l:libdeflate.a -lm
+	$(CC) $(CFLAGS) -Iswitch -o $@ $(filter %.c,$(SWITCH_DAEMON)) -lpcap -lyaml $(CRC_LIBS) -lm
 
 # libinccl: one public header (hostlib/inccl.h), static and shared.
 # Users link the static library with -libverbs -lyaml.
@@ -174,11 +177,11 @@ $(BUILD)/test_topo: tests/unit/test_topo.c $(TOPO_SRC) | $(DEPS_STAMP)
 
 $(BUILD)/test_roce: tests/unit/test_roce.c switch/roce.c switch/roce.h switch/crc32.c switch/crc32.h switch/cpu.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_roce.c switch/roce.c switch/crc32.c -lpcap -l:libdeflate.a -lcmocka
+	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_roce.c switch/roce.c switch/crc32.c -lpcap $(CRC_LIBS) -lcmocka
 
 $(BUILD)/test_bundle: tests/unit/test_bundle.c switch/bundle.c switch/bundle.h switch/roce.c switch/roce.h switch/crc32.c switch/crc32.h switch/cpu.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_bundle.c switch/bundle.c switch/roce.c switch/crc32.c -lpcap -l:libdeflate.a -lcmocka
+	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_bundle.c switch/bundle.c switch/roce.c switch/crc32.c -lpcap $(CRC_LIBS) -lcmocka
 
 $(BUILD)/test_rc_conn: tests/unit/test_rc_conn.c switch/rc_conn.c switch/rc_conn.h switch/roce.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
@@ -191,11 +194,11 @@ $(BUILD)/test_agg: tests/unit/test_agg.c switch/agg.c switch/inc_proto.h switch/
 SWITCH_ENGINE := switch/engine.c switch/engine.h switch/agg.c switch/inc_proto.h $(SWITCH_CORE)
 $(BUILD)/test_engine: tests/unit/test_engine.c $(SWITCH_ENGINE) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_engine.c switch/engine.c switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c -lcmocka -l:libdeflate.a -lm
+	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_engine.c switch/engine.c switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c -lcmocka $(CRC_LIBS) -lm
 
 $(BUILD)/bench_engine: switch/bench_engine.c $(SWITCH_ENGINE) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -Iswitch -o $@ switch/bench_engine.c switch/engine.c switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c -lpcap -l:libdeflate.a -lm
+	$(CC) $(CFLAGS) -Iswitch -o $@ switch/bench_engine.c switch/engine.c switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c -lpcap $(CRC_LIBS) -lm
 
 # Switch engine rate on one core (no capture I/O), and a repeatable instruction count:
 # the hosts' frames are written to pcap files, loaded into memory, then replayed
@@ -219,7 +222,7 @@ bench-switch: $(BUILD)/bench_engine
 $(BUILD)/test_replay: tests/unit/test_replay.c $(SWITCH_ENGINE) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -DREPLAY_OUT='"$(BUILD)/replay-out.pcap"' -o $@ tests/unit/test_replay.c switch/engine.c \
-	  switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c -lpcap -lcmocka -l:libdeflate.a -lm
+	  switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c -lpcap -lcmocka $(CRC_LIBS) -lm
 
 $(BUILD)/test_swconfig: tests/unit/test_swconfig.c switch/swconfig.c switch/swconfig.h switch/engine.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
@@ -227,7 +230,7 @@ $(BUILD)/test_swconfig: tests/unit/test_swconfig.c switch/swconfig.c switch/swco
 
 $(BUILD)/test_tree: tests/unit/test_tree.c $(SWITCH_ENGINE) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_tree.c switch/engine.c switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c -lcmocka -l:libdeflate.a -lm
+	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_tree.c switch/engine.c switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c -lcmocka $(CRC_LIBS) -lm
 
 $(BUILD)/test_perf_opts: tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h hostlib/inccl.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)

@@ -484,7 +484,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	inc_kernel_use(kernel, kwhy);
-	crc32_use(kernel == INC_KERNEL_SCALAR ? CRC32_LIBDEFLATE : kernel == INC_KERNEL_SIMD ? CRC32_CLMUL : CRC32_AUTO,
+	crc32_use(kernel == INC_KERNEL_SCALAR ? CRC32_LIBDEFLATE : kernel == INC_KERNEL_SIMD ? CRC32_ISAL : CRC32_AUTO,
 		  kwhy);
 	return rfile ? run_file(rfile, passes) : run_prebuilt(children, packets, dtype, wfile);
 }

@@ -2,15 +2,14 @@
  * crc32.h — the gzip CRC-32 (polynomial 0x04C11DB7, bit-reflected; the
  * IBTA's ICRC) for the switch, and arithmetic modulo its polynomial.
  *
- * Two implementations, chosen once at run time (crc32_use()), with the same
+ * Two libraries, chosen once at run time (crc32_use()), with the same
  * results bit for bit:
- *   clmul      carry-less multiplication (Intel's folding method): 4 x 512
- *              bits at a time with VPCLMULQDQ where the CPU has AVX-512,
- *              else 4 x 128 bits with PCLMULQDQ;
+ *   isa-l      ISA-L's crc32_gzip_refl(): its dispatcher takes VPCLMULQDQ
+ *              on 512-bit vectors where the CPU has AVX-512, else
+ *              PCLMULQDQ, else tables;
  *   libdeflate libdeflate_crc32() (its own PCLMULQDQ code, or slice-by-8
  *              tables on a CPU without it): for CPUs that QEMU TCG emulates,
- *              which runs table look-ups faster than emulated vector code,
- *              and for CPUs without PCLMULQDQ.
+ *              which runs table look-ups faster than emulated vector code.
  * Polynomials in a uint32_t are bit-reflected as the CRC works on them:
  * bit 31 is x^0, bit 0 is x^31.
  */
@@ -20,30 +19,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* crc32_masked()'s mask: bytes 0..63 ORed into the data's first 64, bytes 64..79 zero (read, never used) */
-#define CRC32_MASK_LEN 80
+/*
+ * crc32_masked()'s mask: CRC32_MASK_LEN bytes, of which the first
+ * CRC32_MASK_HEAD are ORed into the data's (the ICRC's variant fields lie
+ * in the IPv4, UDP and BTH headers, 40 bytes); the rest zero (read: ORed in
+ * as whole vectors).
+ */
+#define CRC32_MASK_LEN 64
+#define CRC32_MASK_HEAD 40
 
-enum crc32_impl { CRC32_AUTO, CRC32_CLMUL, CRC32_LIBDEFLATE };
+enum crc32_impl { CRC32_AUTO, CRC32_ISAL, CRC32_LIBDEFLATE };
 
 /**
- * crc32_use() - compute CRCs with @k from now on: AUTO takes clmul unless
- * the CPU lacks PCLMULQDQ or is emulated by QEMU TCG; CLMUL where the CPU
- * cannot run it gives libdeflate. @why: what chose it, for crc32_name().
+ * crc32_use() - compute CRCs with @k from now on: AUTO takes isa-l unless
+ * the CPU is emulated by QEMU TCG. @why: what chose it, for crc32_name().
  * Without a call the first CRC chooses by INCSWITCH_KERNEL: "scalar" gives
- * libdeflate, anything else auto (as the combine kernels choose).
+ * libdeflate, "simd" isa-l, anything else auto (as the combine kernels choose).
  */
 void crc32_use(enum crc32_impl k, const char *why);
 
-/** crc32_name() - "clmul-vpclmul512", "clmul-pclmul128" or "libdeflate"; @why (may be NULL): what chose it. */
+/** crc32_name() - "isa-l" or "libdeflate"; @why (may be NULL): what chose it. */
 const char *crc32_name(const char **why);
 
 /** crc32_gzip() - the CRC of @len bytes at @p after those whose CRC is @crc (libdeflate_crc32()'s convention; 0 to start). */
 uint32_t crc32_gzip(uint32_t crc, const void *p, size_t len);
 
 /**
- * crc32_masked() - crc32_gzip() of the @len bytes at @p with bytes 0..63 ORed
- * with @mask (CRC32_MASK_LEN bytes): the ICRC's fields counted as ones,
- * without copying the frame. @len >= 16.
+ * crc32_masked() - crc32_gzip() of the @len bytes at @p with bytes 0..39
+ * ORed with @mask (CRC32_MASK_LEN bytes, zero from CRC32_MASK_HEAD on): the
+ * ICRC's fields counted as ones. The frame is not written: its first bytes
+ * are masked in a copy.
  */
 uint32_t crc32_masked(uint32_t crc, const void *p, size_t len, const uint8_t *mask);
 

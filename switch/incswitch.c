@@ -28,8 +28,8 @@
  *
  * -k (default: the environment's INCSWITCH_KERNEL, else auto) chooses the
  * kernels that combine and byte-swap payloads (inc_proto.h) and the ICRC's
- * CRC (crc32.h): simd and carry-less multiplication for a native CPU,
- * scalar and libdeflate's tables for one emulated by QEMU TCG; auto tells
+ * CRC (crc32.h): simd and ISA-L for a native CPU, scalar and
+ * libdeflate's tables for one emulated by QEMU TCG; auto tells
  * them apart by CPUID. The "started" line names both and what chose them.
  */
 #include <arpa/inet.h>
@@ -751,7 +751,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	inc_kernel_use(kernel, kwhy);
-	crc32_use(kernel == INC_KERNEL_SCALAR ? CRC32_LIBDEFLATE : kernel == INC_KERNEL_SIMD ? CRC32_CLMUL : CRC32_AUTO,
+	crc32_use(kernel == INC_KERNEL_SCALAR ? CRC32_LIBDEFLATE : kernel == INC_KERNEL_SIMD ? CRC32_ISAL : CRC32_AUTO,
 		  kwhy);
 	kname = inc_kernel_name(&kwhy);
 	cname = crc32_name(&cwhy);
@@ -800,6 +800,6 @@ usage:
 			"                 [-k auto|simd|scalar]\n"
 			"  -k (or INCSWITCH_KERNEL): combine/byte-swap kernels and CRC; auto (default): scalar and\n"
 			"     libdeflate on a CPU emulated by QEMU TCG (CPUID signature TCGTCGTCGTCG), else simd\n"
-			"     (AVX2 or SSE2) and carry-less multiplication (VPCLMULQDQ or PCLMULQDQ)\n");
+			"     (AVX2 or SSE2) and ISA-L's CRC (VPCLMULQDQ or PCLMULQDQ)\n");
 	return 2;
 }

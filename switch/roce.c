@@ -3,9 +3,9 @@
  *
  * This is the only file that knows byte offsets of the wire format; the rest
  * of the switch works on struct roce_pkt. The ICRC is the gzip CRC-32 that the
- * IBTA specifies for the invariant CRC (crc32.c: carry-less multiplication
- * over the frame as it is, its variant fields ORed to ones on the way; or
- * libdeflate under QEMU TCG, over a masked copy of the headers). A payload sent in several frames goes through it once (struct
+ * IBTA specifies for the invariant CRC (crc32.c: ISA-L's, or libdeflate's
+ * under QEMU TCG; the variant fields set to ones in a copy of the headers).
+ * A payload sent in several frames goes through it once (struct
  * roce_icrc_tail): each frame adds the CRC of its headers, moved past the
  * payload by a multiplication modulo the polynomial.
  */
