@@ -7,6 +7,8 @@
 #   SIZE=64M        allreduce/reduce/broadcast: bytes, K/M/G = 2^10/2^20/2^30 (4 B .. 2G)
 #   ROOT=0          reduce/broadcast: the root rank
 #   DTYPE=float32   int32 or float32;  OP=sum  sum, max or min
+#   WINDOW=2048     libinccl's window, packets of 1 KiB in flight (1..16384;
+#                   default: the library's, 512); the ring keeps its own
 #   ITERS, WARMUP   timed and untimed iterations per size (default 3 and 1 below
 #                   64 MiB, 1 and 0 from there)
 #   MIN=1M MAX=1G FACTOR=2   the sizes of `sweep`, MIN, MIN*FACTOR, ... up to MAX
@@ -99,6 +101,7 @@ sweep)
 esac
 [ -z "${ITERS:-}" ] || exp_check_count ITERS "$ITERS" 1 || bad=1
 [ -z "${WARMUP:-}" ] || exp_check_count WARMUP "$WARMUP" 0 || bad=1
+[ -z "${WINDOW:-}" ] || exp_check_range WINDOW "$WINDOW" 1 16384 || bad=1
 CEILING_RUNS=${CEILING_RUNS:-3}
 exp_check_range CEILING_RUNS "$CEILING_RUNS" 1 9 || bad=1
 [ "$bad" = 0 ] || exit 2
@@ -233,7 +236,8 @@ for round in $(seq 1 "$ROUNDS"); do
         for a in $algos; do
             exp_log "$a $coll of $b bytes on $nranks ranks$rtag"
             rc=0
-            exp_run_ranks "$tgen/out.csv" inccl_perf -A "$a" -T 300 $args 2> "$tgen/err" || rc=$?
+            # WINDOW: libinccl's window of packets in flight to the switch (inccl_perf -W; the ring keeps its own)
+            exp_run_ranks "$tgen/out.csv" inccl_perf -A "$a" -T 300 $args ${WINDOW:+-W $((10#$WINDOW))} 2> "$tgen/err" || rc=$?
             judge "$a" "$a $coll $b B$rtag" "$rc"
         done
         for a in mpi-tcp mpi-ucx; do
@@ -287,6 +291,7 @@ done
     # the settings as given (checked above: numbers), "default" for the sizes' defaults
     if [ -n "${ITERS:-}" ]; then echo "iters: $((10#$ITERS))"; else echo "iters: default"; fi
     if [ -n "${WARMUP:-}" ]; then echo "warmup: $((10#$WARMUP))"; else echo "warmup: default"; fi
+    if [ -n "${WINDOW:-}" ]; then echo "window: $((10#$WINDOW))"; else echo "window: default"; fi
     echo "ceiling_runs: $CEILING_RUNS"
     if [ "$exp" = sweep ]; then # what the sweep measured, in that order
         echo "sizes: [$(echo $sweep_sizes | sed 's/ /, /g')]"

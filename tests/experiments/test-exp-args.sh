@@ -202,6 +202,9 @@ out=$(EXP=sweep dry env COLLECTIVES=barrier 2>&1)
     ko "sweep COLLECTIVES=barrier: $out"
 refused "SIZES: 16777216 is 16777216 bytes, given before as 16M" env EXP_DRY_RUN=1 SIZES="16M 16777216" experiments/exp.sh sweep
 refused "size '16MB' is not a number of bytes" env EXP_DRY_RUN=1 SIZES="1M 16MB" experiments/exp.sh sweep
+refused "WINDOW=0 is not a whole number from 1 to 16384" env EXP_DRY_RUN=1 WINDOW=0 experiments/exp.sh allreduce
+refused "WINDOW=16385 is not a whole number from 1 to 16384" env EXP_DRY_RUN=1 WINDOW=16385 experiments/exp.sh allreduce
+refused "WINDOW=2k is not a whole number from 1 to 16384" env EXP_DRY_RUN=1 WINDOW=2k experiments/exp.sh allreduce
 refused "SIZES is empty" env EXP_DRY_RUN=1 SIZES="  " experiments/exp.sh sweep
 refused "COLLECTIVES=alltoall is not one of: allreduce reduce broadcast barrier" env EXP_DRY_RUN=1 COLLECTIVES="allreduce alltoall" experiments/exp.sh sweep
 refused "COLLECTIVES is empty" env EXP_DRY_RUN=1 COLLECTIVES=" " experiments/exp.sh sweep
