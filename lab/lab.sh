@@ -230,6 +230,15 @@ npush() {
     nsrun "$1" "cat > '$3.inclab-tmp' && chmod $4 '$3.inclab-tmp' && mv '$3.inclab-tmp' '$3'" 60 < "$2"
 }
 
+# mgmt_bridge — the management network's bridge device, as topogen named it in
+# network-mgmt.xml (at most 15 characters: a long prefix gives a hashed tag);
+# "$prefix-mgmt" when the lab has no generated files.
+mgmt_bridge() {
+    local b
+    b=$(sed -n "s/.*<bridge name='\([^']*\)'.*/\1/p" "$gen/network-mgmt.xml" 2>/dev/null | head -n 1)
+    echo "${b:-$prefix-mgmt}"
+}
+
 # made KIND NAME — record, before making it, a namespace or device of this lab.
 made() { echo "$1 $2" >> "$state/made"; }
 is_made() { grep -qx "$1 $2" "$state/made" 2>/dev/null; }
@@ -499,7 +508,7 @@ cmd_up() {
         log "management network $prefix-mgmt started (bridge without host address)"
     fi
     # No IPv6 on the host side of the bridge either: the machine stays silent on the lab.
-    sysctl -q -w "net.ipv6.conf.$prefix-mgmt.disable_ipv6=1" 2>/dev/null || true
+    sysctl -q -w "net.ipv6.conf.$(mgmt_bridge).disable_ipv6=1" 2>/dev/null || true
 
     tune_host
     [ "$switches" = netns ] && ns_up
@@ -652,7 +661,7 @@ cmd_status() {
 # ---- down -------------------------------------------------------------------
 
 cmd_down() {
-    local d pids removed=0
+    local d pids br removed=0
     # Domains and the network are defined persistently: if libvirtd is not
     # running (the machine restarted, a crash) start it to remove them, or the
     # next lab-up would find domains whose disks and seeds are gone.
@@ -680,7 +689,8 @@ cmd_down() {
         log "killing leftover QEMU processes: $pids"
         kill $pids 2>/dev/null || true; sleep 1; kill -9 $pids 2>/dev/null || true
     fi
-    if ip link show "$prefix-mgmt" >/dev/null 2>&1; then ip link del "$prefix-mgmt" || true; fi
+    br=$(mgmt_bridge)
+    if ip link show "$br" >/dev/null 2>&1; then ip link del "$br" || true; fi
     rm -rf "$state"
     ns_unmountpoints
     restore_host

@@ -77,11 +77,14 @@ fi
 phase netns-names "netns mode: device names fit IFNAMSIZ and are unique, a bad mode is refused"
 long=inclab-a-rather-long-lab-prefix
 if "$topogen" -o "$tmp/long" --prefix $long --switches netns topology/1-4-16.yaml; then
-    names=$( (grep -v '^#' "$tmp/long/wires.tsv" | cut -f8-10 | tr '\t' '\n' | grep -v -e '^-$' -e "^$long-mgmt\$"
+    mbr=$(sed -n "s/.*<bridge name='\([^']*\)'.*/\1/p" "$tmp/long/network-mgmt.xml")
+    names=$( (grep -v '^#' "$tmp/long/wires.tsv" | cut -f8-10 | tr '\t' '\n' | grep -v -e '^-$'
               grep -ho "<target dev='[^']*'/>" "$tmp/long"/domains/*.xml | cut -d"'" -f2) )
     check "1-4-16 with prefix $long: $(wc -w <<<"$names") device names, none over 15 characters" \
         bash -c '! tr " " "\n" <<<"$1" | grep -q "^.\{16,\}"' _ "$names"
-    wired=$(grep -v '^#' "$tmp/long/wires.tsv" | cut -f8-10 | tr '\t' '\n' | grep -v -e '^-$' -e "^$long-mgmt\$" | sort)
+    check "1-4-16 with prefix $long: the management bridge ($mbr) is the one wires.tsv joins" \
+        bash -c '[ -n "$1" ] && [ "$(grep -v "^#" "$2" | awk -F"\t" "\$1 == \"mgmt\" {print \$8}" | sort -u)" = "$1" ]' _ "$mbr" "$tmp/long/wires.tsv"
+    wired=$(grep -v '^#' "$tmp/long/wires.tsv" | cut -f8-10 | tr '\t' '\n' | grep -v -e '^-$' -e "^$mbr\$" | sort)
     taps=$(grep -ho "<target dev='[^']*'/>" "$tmp/long"/domains/*.xml | grep -v "'hdc'\|'vda'" | cut -d"'" -f2 | sort)
     check "1-4-16 with prefix $long: every device name in wires.tsv unique, the domains' taps among them" \
         bash -c '[ -z "$(uniq -d <<<"$1")" ] && [ -z "$(comm -13 <(echo "$1") <(echo "$2"))" ]' _ "$wired" "$taps"

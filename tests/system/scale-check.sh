@@ -8,14 +8,15 @@
 #
 #   tests/system/scale-check.sh              (SCALE_MIN=1M SCALE_MAX=64M SCALE_ROUNDS=3)
 #
-# Leaves a user's lab alone: it uses its own prefix (inclab-scale) and state.
+# Leaves a user's lab alone: it uses its own prefix (inclab-sc: 9 characters,
+# so its device names are the prefix's, which lab_is_clean looks for) and state.
 # Needs about 17 GiB of RAM for 16 host VMs of 1 GiB (topology/1-4-16.yaml).
 # Prints each phase's time; "N passed, M failed" only at its end.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
 . tests/lib/labclean.sh
-export TOPOLOGY=topology/1-4-16.yaml SWITCHES=netns INCLAB_PREFIX=inclab-scale
+export TOPOLOGY=topology/1-4-16.yaml SWITCHES=netns INCLAB_PREFIX=inclab-sc
 export INCLAB_STATE=/var/lib/inclab/$INCLAB_PREFIX INCLAB_UDP_BASE=${INCLAB_UDP_BASE:-48000}
 INCLAB_BUILD=$(cd "${INCLAB_BUILD:-${BUILD:-build}}" 2>/dev/null && pwd) || { echo "scale-check: no build directory (make payload)"; exit 2; }
 export INCLAB_BUILD
