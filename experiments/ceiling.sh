@@ -122,14 +122,12 @@ listening() {
 # starts are more than 10 % of the shortest client run apart.
 client_times() {
     local k a b
+    # one pass per client: its line for people on stderr, "start end" (when both were read) on stdout
     for k in "${!pairs[@]}"; do
         read -r a b <<<"${pairs[$k]}"
         awk -v who="$a -> $b" '$1 == "start" && $2 ~ /^[0-9]+(\.[0-9]+)?$/ { s = $2 } $1 == "end" && $2 ~ /^[0-9]+(\.[0-9]+)?$/ { e = $2 }
-            END { printf "ceiling-load: client %s started %s, ended %s (the guest'\''s clock)\n", who, s == "" ? "?" : s, e == "" ? "?" : e }' "$tmp/client.$k" >&2
-    done
-    for k in "${!pairs[@]}"; do
-        awk '$1 == "start" && $2 ~ /^[0-9]+(\.[0-9]+)?$/ { s = $2 } $1 == "end" && $2 ~ /^[0-9]+(\.[0-9]+)?$/ { e = $2 }
-            END { if (s != "" && e != "") print s, e }' "$tmp/client.$k"
+            END { printf("ceiling-load: client %s started %s, ended %s (the guest'\''s clock)\n", who, s == "" ? "?" : s, e == "" ? "?" : e) > "/dev/stderr"
+                  if (s != "" && e != "") print s, e }' "$tmp/client.$k"
     done | LC_ALL=C awk '{ n++; if (n == 1 || $1 < lo) lo = $1; if (n == 1 || $1 > hi) hi = $1; d = $2 - $1; if (n == 1 || d < short) short = d }
         END { if (n >= 2 && hi - lo > 0.1 * short)
             printf "ceiling-load: warning: the clients started %.3f s apart, more than 10 %% of the shortest client run (%.3f s): the pairs did not all run at the same time\n", hi - lo, short }' >&2

@@ -21,9 +21,6 @@
 #define HAVE_COPY32 1 /* masked_copy32(), for AVX2 */
 #endif
 
-/* the polynomial, bit-reflected, without its x^32 term */
-#define CRC_POLY 0xedb88320u
-
 uint32_t crc32_mulmod(uint32_t a, uint32_t b)
 {
 	uint32_t m = 1u << 31, p = 0;
@@ -37,7 +34,7 @@ uint32_t crc32_mulmod(uint32_t a, uint32_t b)
 				break;
 		}
 		m >>= 1;
-		b = b & 1 ? (b >> 1) ^ CRC_POLY : b >> 1;
+		b = crc32_mulx(b);
 	}
 	return p;
 }

@@ -52,6 +52,15 @@ uint32_t crc32_gzip(uint32_t crc, const void *p, size_t len);
  */
 uint32_t crc32_masked(uint32_t crc, const void *p, size_t len, const uint8_t *mask);
 
+/* the polynomial, bit-reflected, without its x^32 term */
+#define CRC32_POLY 0xedb88320u
+
+/** crc32_mulx() - @a * x modulo the polynomial (bit-reflected: x^31 shifts out of bit 0). */
+static inline uint32_t crc32_mulx(uint32_t a)
+{
+	return a & 1 ? (a >> 1) ^ CRC32_POLY : a >> 1;
+}
+
 /** crc32_mulmod() - @a * @b modulo the polynomial (zlib's multmodp()). */
 uint32_t crc32_mulmod(uint32_t a, uint32_t b);
 

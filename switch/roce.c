@@ -171,11 +171,7 @@ uint32_t roce_icrc(const uint8_t *f, size_t len)
 	return icrc_body(f, len - ROCE_ETH_LEN - ROCE_ICRC_LEN); /* IPv4 header .. the byte before the ICRC */
 }
 
-/*
- * CRC-32 polynomials are bit-reflected, as the CRC works on them: bit 31 is
- * x^0, bit 0 is x^31. CRC_POLY is x^32 + ... + 1 without its x^32 term.
- */
-#define CRC_POLY 0xedb88320u
+/* CRC-32 polynomials are bit-reflected, as the CRC works on them: bit 31 is x^0, bit 0 is x^31 (crc32.h). */
 
 /*
  * tail_tables() - t->mul[j][v] = shift * (v << 4j), so that shift * a is the
@@ -188,7 +184,7 @@ static void tail_tables(struct roce_icrc_tail *t)
 
 	for (int k = 0; k < 32; k++) {
 		sx[k] = q;
-		q = q & 1 ? (q >> 1) ^ CRC_POLY : q >> 1;
+		q = crc32_mulx(q);
 	}
 	for (int j = 0; j < 8; j++) {
 		t->mul[j][0] = 0;
