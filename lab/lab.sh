@@ -10,6 +10,8 @@
 #   lab/lab.sh capture LINK [SEC]  pcap of the frames on tree edge LINK (e.g. sw1-pku1)
 #   lab/lab.sh fault SWITCH KIND   test labs only: arm fault KIND (corrupt, drop, early-barrier) on
 #                                  every communicator SWITCH serves from now on; KIND off disarms
+#   lab/lab.sh clocks [--check]    how fast each VM's clock ran against this machine's since
+#                                  lab-up; --check: exit 1 when one strayed over 1 %
 #   lab/lab.sh sync                copy the freshly built binaries (build/payload) and service
 #                                  units into the running nodes and restart the services
 #   lab/lab.sh down                remove every domain, network, disk, seed and process of the lab
@@ -543,6 +545,7 @@ cmd_up() {
     [ "$switches" = netns ] && for n in $(awk -F'\t' '$1 == "bridge" {print $10}' "$gen/wires.tsv"); do quiet_dev "$n"; done
     if [ $started -eq 0 ]; then log "every VM already running"; else log "started $started VM(s)"; fi
     wait_ready || { cmd_status; die "lab not ready; inspect with 'make lab-console NODE=...' or $state/console/, then 'make lab-down'"; }
+    clock_mark
     log "lab '$TOPOLOGY' ready in $((SECONDS - t0)) s"
     cmd_status
 }
@@ -627,6 +630,85 @@ wait_ready() {
         # a VM takes minutes to boot: poll it every 3 s; a namespace node is ready in about a second
         if [ "$vm_pending" = 1 ]; then sleep 3; else sleep 0.3; fi
     done
+}
+
+# ---- guest clocks -------------------------------------------------------------
+#
+# Every figure the lab reports is a time taken inside a guest, and under TCG a
+# guest's clock is its TSC: QEMU's copy of this machine's, at the rate the guest
+# kernel calibrated at boot against an emulated HPET. A guest whose calibration
+# or copy went wrong runs fast or slow, and nothing inside it can tell. So lab-up
+# marks each VM's clock against this machine's ($state/clocks.tsv: node, machine
+# ns, guest ns, the agent call's round trip ns), and `clocks` reports how far
+# each has drifted since. Namespace nodes read this machine's clock: not listed.
+
+CLOCK_TOLERANCE_PCT=1   # a guest off by more has every time it measures off as much
+CLOCK_MIN_WINDOW_S=20   # below this the agent's round trip (tens of ms) blurs the rate
+
+# guest_time NODE — "MACHINE_NS GUEST_NS RTT_NS": the guest's CLOCK_REALTIME
+# (the agent's guest-get-time; no guest runs a time service, so nothing steps
+# it) against the midpoint of this machine's clock around the call.
+guest_time() {
+    local dom=$prefix-$1 a b out
+    a=$(date +%s%N)
+    out=$(qga '{"execute":"guest-get-time"}' 5) || return 1
+    b=$(date +%s%N)
+    out=$(jq -r '.return // empty' <<<"$out" 2>/dev/null)
+    [[ $out =~ ^[0-9]{1,19}$ ]] || return 1
+    echo "$(((a + b) / 2)) $out $((b - a))"
+}
+
+# clock_mark — start every VM's clock window now (lab-up, once all are ready).
+clock_mark() {
+    local n t
+    : > "$state/clocks.tsv.tmp"
+    for n in $(nodes); do
+        [ "$(node_kind "$n")" = vm ] || continue
+        t=$(guest_time "$n") || { log "  $n: the guest agent gave no time; its clock is not checked"; continue; }
+        printf '%s\t%s\n' "$n" "${t// /$'\t'}" >> "$state/clocks.tsv.tmp"
+    done
+    mv "$state/clocks.tsv.tmp" "$state/clocks.tsv"
+}
+
+# cmd_clocks [--check] — one line per VM: its clock's rate against this
+# machine's since the mark, and what it gained or lost. --check: exit 1 when a
+# VM could not be read or strayed over CLOCK_TOLERANCE_PCT (beyond what the
+# agent's round trips can explain) over a window of CLOCK_MIN_WINDOW_S or more.
+cmd_clocks() {
+    local check=0 bad=0 n h1 g1 e1 h2 g2 e2 t verdict
+    case ${1:-} in "") ;; --check) check=1 ;; *) die "clocks [--check], not '$1'" ;; esac
+    need_lab
+    [ -s "$state/clocks.tsv" ] || die "no clock marks in $state/clocks.tsv: lab-up has not finished (or the lab has no VM)"
+    echo "this machine's clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
+    printf '%-11s %10s %9s %12s  %s\n' NODE RATE WINDOW_S DRIFT_MS VERDICT
+    while IFS=$'\t' read -r n h1 g1 e1; do
+        if ! [[ $h1 =~ ^[0-9]{1,19}$ && $g1 =~ ^[0-9]{1,19}$ && $e1 =~ ^[0-9]{1,19}$ ]]; then
+            printf '%-11s %10s %9s %12s  %s\n' "$n" - - - "malformed mark in $state/clocks.tsv"
+            bad=1; continue
+        fi
+        if ! t=$(guest_time "$n"); then
+            printf '%-11s %10s %9s %12s  %s\n' "$n" - - - "guest agent gave no time"
+            bad=1; continue
+        fi
+        read -r h2 g2 e2 <<<"$t"
+        # differences in 64-bit shell arithmetic (ns since 1970 lose digits in awk's doubles)
+        verdict=$(awk -v dh=$((h2 - h1)) -v dg=$((g2 - g1)) -v e=$(((e1 + e2) / 2)) -v tol="$CLOCK_TOLERANCE_PCT" \
+            -v minw="$CLOCK_MIN_WINDOW_S" -v n="$n" 'BEGIN {
+                if (dh <= 0) { printf "%-11s %10s %9s %12s  %s\n", n, "-", "-", "-", "no time has passed"; exit 0 }
+                r = dg / dh; slack = e / dh
+                if (dh < minw * 1e9) v = "window too short to judge"
+                else if (r > 1 + tol / 100 + slack || r < 1 - tol / 100 - slack) { v = sprintf("OFF by over %g %%: times measured on it are wrong", tol); bad = 1 }
+                else v = "ok"
+                printf "%-11s %10.5f %9.1f %+12.1f  %s\n", n, r, dh / 1e9, (dg - dh) / 1e6, v
+                exit bad }') || {
+            bad=1
+            # what the guest's kernel made of its clock at boot
+            verdict+=$'\n'$(nexec "$n" 'echo "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)";
+                dmesg | grep -E "tsc: |clocksource: Switched|APIC calibration" | head -n 8' 30 2>&1 | sed 's/^/    /')
+        }
+        echo "$verdict"
+    done < "$state/clocks.tsv"
+    [ "$check" = 0 ] || return "$bad"
 }
 
 # ---- status -----------------------------------------------------------------
@@ -803,6 +885,7 @@ up) cmd_up ;;
 sync) cmd_sync ;;
 down) cmd_down ;;
 status) cmd_status ;;
+clocks) cmd_clocks "${2:-}" ;;
 exec) need_node "${2:-}"; [ -n "${3:-}" ] || die "exec NODE CMD"; nexec "$2" "$3" "${4:-600}" ;;
 push) need_node "${2:-}"; [ -n "${4:-}" ] || die "push NODE SRC DST"; npush "$2" "$3" "$4" "${5:-0755}" ;;
 ssh)
@@ -816,5 +899,5 @@ ssh)
 console) cmd_console "${2:-}" ;;
 capture) cmd_capture "${2:-}" "${3:-}" ;;
 fault) cmd_fault "${2:-}" "${3:-}" ;;
-*) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+*) sed -n '2,/^# Every verb/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

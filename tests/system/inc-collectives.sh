@@ -145,6 +145,7 @@ if [ "$scope" = tree ]; then
         ko "switch links: $btx bundles sent, $brx taken apart, $bad malformed (want some, and 0 malformed)"
     fi
 fi
+barrier_failed="" late_lines=""
 for i in "${!hosts[@]}"; do
     h=${hosts[$i]}
     out=$("$lab" exec "$h" "cat /tmp/inccl.out")
@@ -160,7 +161,17 @@ for i in "${!hosts[@]}"; do
         else ko "rank $i ($h) exit '${rc:-none: still running after $limit s}': $(tail -n 1 <<<"$out")"; fi
     fi
     "$lab" exec "$h" "pkill -x inccl_check; true" >/dev/null 2>&1
+    grep -q '^FAIL barrier: left after' <<<"$out" && barrier_failed=1
+    late_lines+=$(grep '^ok   barrier: this rank' <<<"$out" | sed "s/^ok   /  $h: /")$'\n'
 done
 echo "  (all ranks done in $secs s)"
+# A rank that left a barrier too soon: either the barrier let it go, or the
+# late rank slept less than it thought (its clock ran fast). Show both sides.
+if [ -n "$barrier_failed" ]; then
+    echo "  the late ranks' side of the barrier checks:"
+    printf '%s' "$late_lines" | grep -v '^$'
+    echo "  the guests' clocks against this machine's since lab-up:"
+    "$lab" clocks 2>&1 | sed 's/^/    /'
+fi
 [ -z "$expect_fail" ] || check "the fault was caught on $caught of $n ranks (want at least one)" [ "$caught" -ge 1 ]
 done_

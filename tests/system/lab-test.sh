@@ -239,6 +239,12 @@ phase 4g "an experiment end to end: make exp-allreduce, then make plots"
 sub_test tests/system/exp-plots.sh "$exp_size"
 fi
 
+# Every time above was taken inside a guest: each VM's clock must have run at
+# this machine's rate since lab-up (lab.sh clocks), else those times are wrong.
+clocks=$("$lab" clocks --check 2>&1); rc=$?
+sed 's/^/  /' <<<"$clocks"
+check "every VM's clock ran at this machine's rate since lab-up (within 1 %)" [ "$rc" = 0 ]
+
 # ---------------------------------------------------------------------------
 phase 5 "lab-down"
 [ "${INCLAB_KEEP:-0}" = 1 ] && harness_stop "INCLAB_KEEP=1: leaving the lab up (phase 5 did not run)"
