@@ -68,7 +68,7 @@
                                  * (cfg.min_rto_ns raises it: the daemon's default is 50 ms) */
 #define RTO_MAX_BACKOFF 16      /* doublings of the timeout; cfg.retransmit_ns caps it first */
 
-#define SENT_HDRS_LEN (ROCE_HDRS_LEN + ROCE_IMM_LEN) /* a SEND_ONLY_WITH_IMM's headers */
+#define SENT_HDRS_LEN (ROCE_HDRS_LEN + ROCE_IMM_LEN) /* the longest headers of a SEND: with ImmDt */
 
 /* A frame sent (or to send) until acknowledged: its headers and ICRC; the payload is the slot's (or conn.keep's). */
 struct sent_frame {
@@ -76,6 +76,7 @@ struct sent_frame {
 	uint16_t len;             /* the whole frame's */
 	uint16_t payload_len;     /* pad bytes not included */
 	uint8_t resent;           /* sent more than once: no RTT sample from its ACK (Karn) */
+	uint8_t hdr_len;          /* ROCE_HDRS_LEN, + ROCE_IMM_LEN for a SEND with immediate */
 	uint64_t sent_ns;         /* first sent */
 	uint8_t hdrs[SENT_HDRS_LEN];
 	uint8_t icrc[ROCE_ICRC_LEN];
@@ -109,6 +110,9 @@ struct conn {
 	uint32_t held_mask, nheld;
 	uint16_t ip_id;
 	uint32_t ack_owed;           /* SENDs taken since the last ACK/NAK sent to the peer */
+	uint32_t cur_imm;            /* a child's: the immediate of its last SEND that carried one, which
+	                              * its FIRST and MIDDLE packets (no ImmDt) belong to */
+	int have_imm;                /* cur_imm is set */
 	int took_this_round;         /* a SEND was taken since the last sw_engine_tick() */
 };
 
@@ -117,6 +121,8 @@ struct slot {
 	uint32_t psn;             /* upward PSN this slot aggregates */
 	uint32_t imm;
 	struct inc_imm m;
+	uint8_t opcode;           /* the SEND opcode of its data (every child's agrees), ONLY_WITH_IMM
+	                           * when no child carries data: its results go out with it */
 	uint64_t arrived;         /* bit per child */
 	int narrived;
 	int have_data;
@@ -148,6 +154,7 @@ struct sw_engine {
 	struct roce_icrc_tail tail; /* slot_tail(): the payload being sent, its multiplication tables kept */
 	const uint8_t *tx_payload;  /* whose payload txbuf holds after the headers (tx_len bytes, then the pad), or NULL */
 	uint16_t tx_len;
+	uint8_t tx_hdr_len;         /* ... at this offset */
 	const struct conn *tx_conn; /* txbuf holds tx_conn's frame of PSN tx_psn as it is in the ring, or NULL */
 	uint32_t tx_psn;
 	uint8_t txbuf[FRAME_MAX] __attribute__((aligned(64))); /* frames are put together here to be sent */
@@ -404,12 +411,13 @@ static const uint8_t *frame_of(struct sw_engine *e, const struct conn *k, uint32
 	if (e->tx_conn == k && e->tx_psn == psn)
 		return f;
 	payload = payload_of(e, k, sf, i);
-	memcpy(f, sf->hdrs, SENT_HDRS_LEN);
-	if (e->tx_payload != payload || e->tx_len != sf->payload_len) {
-		memcpy(f + SENT_HDRS_LEN, payload, sf->payload_len);
-		memset(f + SENT_HDRS_LEN + sf->payload_len, 0, sf->len - ROCE_ICRC_LEN - SENT_HDRS_LEN - sf->payload_len);
+	memcpy(f, sf->hdrs, sf->hdr_len);
+	if (e->tx_payload != payload || e->tx_len != sf->payload_len || e->tx_hdr_len != sf->hdr_len) {
+		memcpy(f + sf->hdr_len, payload, sf->payload_len);
+		memset(f + sf->hdr_len + sf->payload_len, 0, sf->len - ROCE_ICRC_LEN - sf->hdr_len - sf->payload_len);
 		e->tx_payload = payload;
 		e->tx_len = sf->payload_len;
+		e->tx_hdr_len = sf->hdr_len;
 	}
 	memcpy(f + sf->len - ROCE_ICRC_LEN, sf->icrc, ROCE_ICRC_LEN);
 	e->tx_conn = k;
@@ -592,11 +600,13 @@ static void send_slot(struct sw_engine *e, struct conn *k, uint32_t s, const str
 	struct sent_frame *sf;
 	const uint8_t *payload = sl->data;
 	uint32_t i;
+	uint8_t hl;
 
-	b.opcode = RC_SEND_ONLY_WITH_IMM;
+	b.opcode = sl->opcode;
 	b.ack_req = k->to_switch || (k->npsn & (HOST_ACK_EVERY - 1)) == HOST_ACK_EVERY - 1 || k->npsn == k->rc.una;
-	b.has_imm = 1;
+	b.has_imm = sl->opcode == RC_SEND_ONLY_WITH_IMM || sl->opcode == RC_SEND_LAST_WITH_IMM;
 	b.imm = sl->imm;
+	hl = ROCE_HDRS_LEN + (b.has_imm ? ROCE_IMM_LEN : 0);
 	b.payload_len = sl->have_data ? sl->len : 0;
 	b.tail = tail;
 	b.psn = k->npsn;
@@ -608,16 +618,19 @@ static void send_slot(struct sw_engine *e, struct conn *k, uint32_t s, const str
 		tx_forget(e);
 	}
 	/* a payload already in place after the headers is not copied again (roce_build_frame()) */
-	b.payload = e->tx_payload == payload && e->tx_len == b.payload_len ? e->txbuf + SENT_HDRS_LEN : payload;
+	b.payload = e->tx_payload == payload && e->tx_len == b.payload_len && e->tx_hdr_len == hl ? e->txbuf + hl
+												   : payload;
 	sf = &k->ring[i];
 	sf->slot = s;
 	sf->resent = 0;
+	sf->hdr_len = hl;
 	sf->len = (uint16_t)roce_build_frame(e->txbuf, sizeof(e->txbuf), &b);
 	sf->payload_len = (uint16_t)b.payload_len;
-	memcpy(sf->hdrs, e->txbuf, SENT_HDRS_LEN);
+	memcpy(sf->hdrs, e->txbuf, hl);
 	memcpy(sf->icrc, e->txbuf + sf->len - ROCE_ICRC_LEN, ROCE_ICRC_LEN);
 	e->tx_payload = payload;
 	e->tx_len = sf->payload_len;
+	e->tx_hdr_len = hl;
 	e->tx_conn = k;
 	e->tx_psn = b.psn;
 	sl->pending++;
@@ -729,6 +742,45 @@ static int imm_valid(const struct sw_engine *e, const struct inc_imm *m)
 	return m->dest_rank < e->total_ranks;
 }
 
+/*
+ * send_imm() - the immediate of the collective that @p, the next SEND on
+ * connection @k, belongs to; or -1 when it breaks the protocol. A collective's
+ * first packet is a SEND_ONLY_WITH_IMM; its later ones may travel in messages
+ * (SEND_FIRST, SEND_MIDDLE*, SEND_LAST_WITH_IMM), whose FIRST and MIDDLE
+ * packets carry no immediate: they belong to @k's last SEND that carried one
+ * (k->cur_imm), and a LAST's must be that same one. FIRST and MIDDLE carry a
+ * whole MTU (IBTA 9.7.7; rxe_resp.c check_length() demands the same of what
+ * the switch sends). Any other opcode, a packet out of its message's
+ * sequence, or one over an MTU is refused.
+ */
+static int64_t send_imm(const struct conn *k, const struct roce_pkt *p)
+{
+	if (!rc_conn_in_sequence(&k->rc, p->opcode) || p->payload_len > SW_MTU)
+		return -1;
+	switch (p->opcode) {
+	case RC_SEND_ONLY_WITH_IMM:
+		return p->imm;
+	case RC_SEND_LAST_WITH_IMM:
+		return k->have_imm && p->imm == k->cur_imm ? (int64_t)p->imm : -1;
+	case RC_SEND_FIRST:
+	case RC_SEND_MIDDLE:
+		return k->have_imm && p->payload_len == SW_MTU ? (int64_t)k->cur_imm : -1;
+	default:
+		return -1;
+	}
+}
+
+/* accept() - take @p, the next SEND on @k, into @k's RC state; one with an
+ * immediate names the collective its FIRST and MIDDLE packets belong to. */
+static inline void accept(struct conn *k, const struct roce_pkt *p)
+{
+	rc_conn_accept(&k->rc, p->opcode);
+	if (p->has_imm) {
+		k->cur_imm = p->imm;
+		k->have_imm = 1;
+	}
+}
+
 /* A SEND that is not the next one expected: re-ACK a duplicate, NAK a gap once. */
 static void rx_not_next(struct sw_engine *e, struct conn *k, const struct roce_pkt *p)
 {
@@ -750,14 +802,16 @@ static void take_from_parent(struct sw_engine *e, const struct roce_pkt *p, cons
 {
 	struct conn *k = e->parent;
 	struct slot *sl = e->downq_len ? &e->slots[e->downq[e->downq_head]] : NULL;
+	int64_t imm = send_imm(k, p);
 
-	if (!sl || p->opcode != RC_SEND_ONLY_WITH_IMM || p->imm != sl->imm || p->payload_len > SW_MTU) {
+	if (!sl || imm < 0 || (uint32_t)imm != sl->imm) {
 		e->c.drop_mismatch++;
 		send_aeth(e, k, k->rc.epsn, AETH_TYPE_NAK | AETH_NAK_INVALID_REQ);
 		return;
 	}
-	rc_conn_accept_only(&k->rc); /* the expected PSN, a SEND_ONLY_WITH_IMM */
+	accept(k, p);
 	tx_forget(e);
+	sl->opcode = p->opcode; /* a Broadcast's data may come from another subtree */
 	memcpy(sl->data, frame + p->payload_off, p->payload_len);
 	sl->len = (uint16_t)p->payload_len;
 	sl->have_data = p->payload_len > 0;
@@ -770,14 +824,20 @@ static void take_from_parent(struct sw_engine *e, const struct roce_pkt *p, cons
 	deliver_down(e, (uint32_t)(sl - e->slots), now);
 }
 
-/* Fold a child's accepted packet into its slot. Return 0, or -1 if it does not match the slot. */
-static int fold(struct sw_engine *e, struct slot *sl, int child, const struct roce_pkt *p, const uint8_t *payload)
+/*
+ * Fold a child's packet @p of collective @imm into its slot. Return 0, or -1
+ * if it does not match the slot: another collective, another length, or
+ * another place in a message (opcode) than the other children's data.
+ */
+static int fold(struct sw_engine *e, struct slot *sl, int child, uint32_t imm, const struct roce_pkt *p,
+		const uint8_t *payload)
 {
-	if (sl->narrived > 0 && sl->imm != p->imm)
+	if (sl->narrived > 0 && sl->imm != imm)
 		return -1;
 	if (sl->narrived == 0) {
-		sl->imm = p->imm;
-		inc_imm_decode(p->imm, &sl->m);
+		sl->imm = imm;
+		inc_imm_decode(imm, &sl->m);
+		sl->opcode = RC_SEND_ONLY_WITH_IMM;
 	}
 	if (e->fault == SW_FAULT_DROP && child == e->cfg.nchildren - 1 && sl->m.prim != INC_BROADCAST &&
 	    sl->m.op != INC_OP_BARRIER) {
@@ -785,21 +845,26 @@ static int fold(struct sw_engine *e, struct slot *sl, int child, const struct ro
 		e->fault = SW_FAULT_NONE;
 		e->c.faults_injected++;
 	} else if (sl->m.prim == INC_BROADCAST || sl->m.op == INC_OP_BARRIER) {
-		/* only the root rank carries data; everyone else sends an empty packet */
+		/* only the root rank carries data, in messages or not; everyone
+		 * else sends an empty SEND_ONLY_WITH_IMM */
 		if (p->payload_len) {
 			if (sl->have_data)
 				return -1;
 			memcpy(sl->data, payload, p->payload_len);
 			sl->len = (uint16_t)p->payload_len;
 			sl->have_data = 1;
+			sl->opcode = p->opcode;
+		} else if (p->opcode != RC_SEND_ONLY_WITH_IMM) {
+			return -1;
 		}
 	} else if (!sl->have_data) {
 		inc_load(sl->data, payload, p->payload_len);
 		sl->len = (uint16_t)p->payload_len;
 		sl->have_data = 1;
 		sl->host_order = 1;
+		sl->opcode = p->opcode;
 	} else {
-		if (p->payload_len != sl->len || (p->payload_len & 3))
+		if (p->payload_len != sl->len || (p->payload_len & 3) || p->opcode != sl->opcode)
 			return -1;
 		inc_combine_host(sl->data, payload, p->payload_len / INC_ELEM_SIZE, sl->m.op, sl->m.dtype);
 		e->c.aggregations++;
@@ -819,10 +884,15 @@ static void take_from_child(struct sw_engine *e, int child, const struct roce_pk
 	uint32_t s = p->psn % e->cfg.nslots;
 	struct slot *sl = &e->slots[s];
 	struct inc_imm m;
+	int64_t imm = send_imm(k, p);
 
+	if (imm < 0) {
+		e->c.drop_bad_op++;
+		send_aeth(e, k, k->rc.epsn, AETH_TYPE_NAK | AETH_NAK_INVALID_REQ);
+		return;
+	}
 	/* an immediate equal to its busy slot's was checked when the slot opened */
-	if (p->opcode != RC_SEND_ONLY_WITH_IMM || p->payload_len > SW_MTU ||
-	    (!(sl->busy && p->imm == sl->imm) && (inc_imm_decode(p->imm, &m) < 0 || !imm_valid(e, &m)))) {
+	if (!(sl->busy && (uint32_t)imm == sl->imm) && (inc_imm_decode((uint32_t)imm, &m) < 0 || !imm_valid(e, &m))) {
 		e->c.drop_bad_imm++;
 		send_aeth(e, k, k->rc.epsn, AETH_TYPE_NAK | AETH_NAK_INVALID_REQ);
 		return;
@@ -841,12 +911,12 @@ static void take_from_child(struct sw_engine *e, int child, const struct roce_pk
 		sl->psn = p->psn;
 		e->busy_slots++;
 	}
-	if (fold(e, sl, child, p, frame + p->payload_off) < 0) {
+	if (fold(e, sl, child, (uint32_t)imm, p, frame + p->payload_off) < 0) {
 		e->c.drop_mismatch++;
 		send_aeth(e, k, k->rc.epsn, AETH_TYPE_NAK | AETH_NAK_INVALID_REQ);
 		return;
 	}
-	rc_conn_accept_only(&k->rc); /* the expected PSN, a SEND_ONLY_WITH_IMM */
+	accept(k, p);
 	if (ack && p->ack_req)
 		ack_later(e, k);
 	if (sl->narrived == e->cfg.nchildren) {

@@ -77,6 +77,7 @@ struct sw_cfg {
 struct sw_counters {
 	uint64_t rx_frames, tx_frames;
 	uint64_t drop_parse, drop_icrc, drop_unknown_qp, drop_bad_imm, drop_mismatch, drop_seq;
+	uint64_t drop_bad_op;        /* a SEND opcode the protocol has no place for, or out of its message */
 	uint64_t acks_tx, naks_tx, rnr_naks_tx, duplicates;
 	uint64_t aggregations, results_tx, retransmits;
 	uint64_t acks_rx, naks_rx, rnr_naks_rx, fatal_naks_rx;

@@ -12,17 +12,6 @@ void rc_conn_init(struct rc_conn *c, uint32_t rq_psn, uint32_t sq_psn)
 			       .una = sq_psn & ROCE_PSN_MASK };
 }
 
-static int is_first_or_only(uint8_t op)
-{
-	return op == RC_SEND_FIRST || op == RC_SEND_ONLY || op == RC_SEND_ONLY_WITH_IMM;
-}
-
-static int ends_message(uint8_t op)
-{
-	return op == RC_SEND_LAST || op == RC_SEND_LAST_WITH_IMM || op == RC_SEND_ONLY ||
-	       op == RC_SEND_ONLY_WITH_IMM;
-}
-
 enum rc_rx_verdict rc_conn_rx(struct rc_conn *c, const struct roce_pkt *p)
 {
 	int32_t d = roce_psn_diff(p->psn, c->epsn);
@@ -36,13 +25,9 @@ enum rc_rx_verdict rc_conn_rx(struct rc_conn *c, const struct roce_pkt *p)
 		return RC_RX_NAK_SEQ;
 	}
 	/* In sequence: inside a message only MIDDLE/LAST may follow, outside only FIRST/ONLY. */
-	if (c->in_message == is_first_or_only(p->opcode))
+	if (!rc_conn_in_sequence(c, p->opcode))
 		return RC_RX_BAD_SEQ;
-	c->nak_sent = 0;
-	c->epsn = (c->epsn + 1) & ROCE_PSN_MASK;
-	c->in_message = !ends_message(p->opcode);
-	if (!c->in_message)
-		c->msn = (c->msn + 1) & AETH_MSN_MASK;
+	rc_conn_accept(c, p->opcode);
 	return RC_RX_ACCEPT;
 }
 

@@ -57,6 +57,42 @@ static inline void rc_conn_accept_only(struct rc_conn *c)
 	c->msn = (c->msn + 1) & AETH_MSN_MASK;
 }
 
+/** rc_conn_starts_message() - is @op a SEND that opens a message (FIRST, ONLY, ONLY_WITH_IMM)? */
+static inline int rc_conn_starts_message(uint8_t op)
+{
+	return op == RC_SEND_FIRST || op == RC_SEND_ONLY || op == RC_SEND_ONLY_WITH_IMM;
+}
+
+/** rc_conn_ends_message() - is @op a SEND that closes a message (LAST, ONLY, with or without immediate)? */
+static inline int rc_conn_ends_message(uint8_t op)
+{
+	return op == RC_SEND_LAST || op == RC_SEND_LAST_WITH_IMM || op == RC_SEND_ONLY || op == RC_SEND_ONLY_WITH_IMM;
+}
+
+/**
+ * rc_conn_in_sequence() - may a SEND of opcode @op come next? Inside a
+ * message only MIDDLE/LAST may follow, outside only FIRST/ONLY (rxe_resp.c
+ * check_op_seq()). Checking does not change the state.
+ */
+static inline int rc_conn_in_sequence(const struct rc_conn *c, uint8_t op)
+{
+	return c->in_message != rc_conn_starts_message(op);
+}
+
+/**
+ * rc_conn_accept() - what rc_conn_rx() does with the expected packet once the
+ * caller checked its PSN and rc_conn_in_sequence(): advance the expected PSN,
+ * and the MSN when @op ends a message.
+ */
+static inline void rc_conn_accept(struct rc_conn *c, uint8_t op)
+{
+	c->nak_sent = 0;
+	c->epsn = (c->epsn + 1) & ROCE_PSN_MASK;
+	c->in_message = !rc_conn_ends_message(op);
+	if (!c->in_message)
+		c->msn = (c->msn + 1) & AETH_MSN_MASK;
+}
+
 /**
  * rc_conn_ack_fields() - AETH and PSN of the answer to a classified packet:
  * ACK (PSN of the packet, or of the last accepted one for duplicates) with the

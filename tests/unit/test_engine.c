@@ -51,7 +51,9 @@ struct host {
 	int nresults, nacks, nnaks, nrnr;
 	int nsends; /* SENDs from the switch, retransmitted duplicates included */
 	uint32_t last_ack_psn, last_ack_msn;
-	uint32_t result_imm[64];
+	int in_message; /* rxe's check_op_seq(): a FIRST was taken, MIDDLE/LAST must follow */
+	uint32_t result_imm[64]; /* 0 for a result without immediate */
+	uint8_t result_op[64];
 	uint16_t result_len[64];
 	uint8_t result[64][SW_MTU];
 };
@@ -98,19 +100,27 @@ static void setup_engine(uint32_t nslots)
 	setup_engine_rto(nslots, 1000000);
 }
 
-/* Host @i sends one packet with @imm and @len bytes of @data at its next PSN (or @psn if >= 0). */
-static void host_send(int i, uint32_t imm, const void *data, size_t len, long psn, uint64_t now)
+/* Host @i sends one packet of opcode @op (@imm if the opcode carries one) and @len bytes of
+ * @data at its next PSN (or @psn if >= 0). */
+static void host_send_op(int i, uint8_t op, uint32_t imm, const void *data, size_t len, long psn, uint64_t now)
 {
 	uint8_t f[1200];
 	struct roce_build b = { .src_mac = mac_h, .dst_mac = mac_sw, .src_ip = h[i].ip, .dst_ip = SW_IP,
-				.src_port = 50000, .dst_port = ROCE_PORT_HOST, .opcode = RC_SEND_ONLY_WITH_IMM,
+				.src_port = 50000, .dst_port = ROCE_PORT_HOST, .opcode = op,
 				.ack_req = 1, .dest_qp = SW_QPN, .psn = psn >= 0 ? (uint32_t)psn : h[i].spsn,
-				.has_imm = 1, .imm = imm, .payload = data, .payload_len = len };
+				.has_imm = op == RC_SEND_ONLY_WITH_IMM || op == RC_SEND_LAST_WITH_IMM, .imm = imm,
+				.payload = data, .payload_len = len };
 	size_t n = roce_build_frame(f, sizeof(f), &b);
 
 	if (psn < 0)
 		h[i].spsn = (h[i].spsn + 1) & ROCE_PSN_MASK;
 	sw_engine_rx(eng, f, n, now);
+}
+
+/* Host @i sends one SEND_ONLY_WITH_IMM with @imm and @len bytes of @data at its next PSN (or @psn if >= 0). */
+static void host_send(int i, uint32_t imm, const void *data, size_t len, long psn, uint64_t now)
+{
+	host_send_op(i, RC_SEND_ONLY_WITH_IMM, imm, data, len, psn, now);
 }
 
 /* Host @i answers the switch's SENDs with @syndrome (an ACK, NAK or RNR NAK) for @psn. */
@@ -157,14 +167,22 @@ static void pump(uint64_t now)
 			}
 			continue;
 		}
-		assert_int_equal(p.opcode, RC_SEND_ONLY_WITH_IMM);
+		assert_true(p.opcode == RC_SEND_ONLY_WITH_IMM || p.opcode == RC_SEND_LAST_WITH_IMM ||
+			    p.opcode == RC_SEND_FIRST || p.opcode == RC_SEND_MIDDLE);
 		x->nsends++;
 		if (p.psn != x->epsn) /* a retransmitted duplicate: re-ACK it */
 			continue;
+		/* what rxe's responder demands: opcodes in a message's order, FIRST and MIDDLE a whole MTU */
+		assert_int_equal(x->in_message, p.opcode == RC_SEND_MIDDLE || p.opcode == RC_SEND_LAST_WITH_IMM);
+		if (p.opcode == RC_SEND_FIRST || p.opcode == RC_SEND_MIDDLE)
+			assert_int_equal(p.payload_len, SW_MTU);
+		x->in_message = p.opcode == RC_SEND_FIRST || p.opcode == RC_SEND_MIDDLE;
 		x->epsn = (x->epsn + 1) & ROCE_PSN_MASK;
-		x->msn++;
+		if (!x->in_message)
+			x->msn++;
 		assert_true(x->nresults < 64);
-		x->result_imm[x->nresults] = p.imm;
+		x->result_op[x->nresults] = p.opcode;
+		x->result_imm[x->nresults] = p.has_imm ? p.imm : 0;
 		x->result_len[x->nresults] = (uint16_t)p.payload_len;
 		memcpy(x->result[x->nresults], q[k].d + p.payload_off, p.payload_len);
 		x->nresults++;
@@ -1149,11 +1167,231 @@ static void test_fault_early_barrier_waits_for_an_open_allreduce(void **state)
 	}
 }
 
+
+/*
+ * Collectives in messages: packet 0 a SEND_ONLY_WITH_IMM, the rest in
+ * messages of @per packets (SEND_FIRST, SEND_MIDDLE*, SEND_LAST_WITH_IMM)
+ * as libinccl sends them. msg_op() is packet @k's opcode of @npk.
+ */
+static uint8_t msg_op(int k, int npk, int per)
+{
+	int pos, last;
+
+	if (k == 0)
+		return RC_SEND_ONLY_WITH_IMM;
+	pos = (k - 1) % per;
+	last = k == npk - 1 || pos == per - 1;
+	if (pos == 0)
+		return last ? RC_SEND_ONLY_WITH_IMM : RC_SEND_FIRST;
+	return last ? RC_SEND_LAST_WITH_IMM : RC_SEND_MIDDLE;
+}
+
+/* Host @i's packet @k of an int32 AllReduce of @npk packets (the last one @tail elements) in messages of @per. */
+static void msg_allreduce_send(int i, int k, int npk, int per, size_t tail, uint64_t now)
+{
+	uint32_t buf[256];
+	size_t n = k == npk - 1 ? tail : 256;
+
+	for (size_t j = 0; j < n; j++)
+		buf[j] = htonl((uint32_t)val(i, k, (int)j));
+	host_send_op(i, msg_op(k, npk, per), imm(INC_ALLREDUCE, INC_OP_SUM, INC_INT32, INC_RANK_ALL), buf, n * 4, -1,
+		     now);
+}
+
+/* Host @i holds every result of that AllReduce: sums right, opcodes as sent, immediates only where they go. */
+static void msg_allreduce_expect(int i, int npk, int per, size_t tail)
+{
+	uint32_t im = imm(INC_ALLREDUCE, INC_OP_SUM, INC_INT32, INC_RANK_ALL);
+
+	assert_int_equal(h[i].nresults, npk);
+	assert_int_equal(h[i].in_message, 0);
+	for (int k = 0; k < npk; k++) {
+		size_t n = k == npk - 1 ? tail : 256;
+		uint8_t op = msg_op(k, npk, per);
+		assert_int_equal(h[i].result_op[k], op);
+		assert_int_equal(h[i].result_imm[k], op == RC_SEND_FIRST || op == RC_SEND_MIDDLE ? 0 : im);
+		assert_int_equal(h[i].result_len[k], n * 4);
+		for (size_t j = 0; j < n; j++) {
+			int64_t want = 0;
+			uint32_t got;
+			for (int r = 0; r < HOSTS; r++)
+				want += val(r, k, (int)j);
+			memcpy(&got, h[i].result[k] + 4 * j, 4);
+			assert_int_equal((int32_t)ntohl(got), (int32_t)(uint32_t)want);
+		}
+	}
+}
+
+static void test_messages_allreduce(void **state)
+{
+	static const int order[HOSTS] = { 3, 1, 0, 2 };
+	const int npk = 12, per = 4; /* ONLY, then FIRST MIDDLE MIDDLE LAST twice, then FIRST MIDDLE LAST */
+
+	setup_engine(64);
+	for (int k = 0; k < npk; k++) {
+		for (int o = 0; o < HOSTS; o++)
+			msg_allreduce_send(order[(o + k) % HOSTS], k, npk, per, 5, 0);
+		pump(0);
+	}
+	for (int i = 0; i < HOSTS; i++) {
+		msg_allreduce_expect(i, npk, per, 5);
+		assert_int_equal(h[i].last_ack_msn, 4); /* MSN counts messages: ONLY + 3 */
+		assert_int_equal(h[i].msn, 4);
+	}
+	assert_int_equal(sw_engine_busy_slots(eng), 0);
+	sw_engine_free(eng);
+}
+
+/* A result lost inside a message: the host's NAK goes back to it, resent without immediate as it was. */
+static void test_messages_lost_middle_resent(void **state)
+{
+	const int npk = 9, per = 4;
+
+	setup_engine(64);
+	for (int k = 0; k < 3; k++) /* ONLY, FIRST, MIDDLE */
+		for (int i = 0; i < HOSTS; i++)
+			msg_allreduce_send(i, k, npk, per, 256, 0);
+	pump(0);
+	drop_next_to = 2; /* host 1 loses the result of packet 3 (a MIDDLE) */
+	for (int k = 3; k < npk; k++)
+		for (int i = 0; i < HOSTS; i++)
+			msg_allreduce_send(i, k, npk, per, 256, 0);
+	pump(0); /* host 1 takes nothing past the gap */
+	assert_int_equal(h[1].nresults, 3);
+	host_aeth(1, h[1].epsn, AETH_TYPE_NAK | AETH_NAK_PSN_SEQ, 10);
+	pump(10);
+	for (int i = 0; i < HOSTS; i++)
+		msg_allreduce_expect(i, npk, per, 256);
+	assert_true(sw_engine_counters(eng)->retransmits > 0);
+	sw_engine_free(eng);
+}
+
+/* A host's packet lost inside its message: the NAKed MIDDLE comes again and is taken in its message. */
+static void test_messages_host_goes_back_inside_a_message(void **state)
+{
+	const int npk = 6, per = 5;
+
+	setup_engine(64);
+	for (int i = 0; i < HOSTS; i++)
+		for (int k = 0; k < npk; k++) {
+			if (i == 2 && k == 3) { /* lost on the way: PSN taken, never arrives */
+				h[2].spsn = (h[2].spsn + 1) & ROCE_PSN_MASK;
+				continue;
+			}
+			msg_allreduce_send(i, k, npk, per, 256, 0);
+		}
+	pump(0);
+	assert_int_equal(h[2].nnaks, 1);
+	assert_int_equal(h[0].nresults, 3);
+	h[2].spsn = (BASE_PSN + 3) & ROCE_PSN_MASK; /* go-back-N from the NAKed PSN, as rxe resumes its WQE */
+	for (int k = 3; k < npk; k++)
+		msg_allreduce_send(2, k, npk, per, 256, 1);
+	pump(1);
+	for (int i = 0; i < HOSTS; i++)
+		msg_allreduce_expect(i, npk, per, 256);
+	assert_int_equal(sw_engine_counters(eng)->drop_bad_op, 0);
+	sw_engine_free(eng);
+}
+
+/* Broadcast: the root's data in messages, the others' empty SEND_ONLY_WITH_IMMs; results as the root sent them. */
+static void test_messages_broadcast(void **state)
+{
+	const int root = 2, npk = 5, per = 4;
+	uint32_t im = imm(INC_BROADCAST, INC_OP_SUM, INC_INT32, root), buf[256];
+
+	setup_engine(64);
+	for (int k = 0; k < npk; k++) {
+		size_t n = k == npk - 1 ? 17 : 256;
+		for (size_t j = 0; j < n; j++)
+			buf[j] = htonl((uint32_t)val(root, k, (int)j));
+		for (int i = 0; i < HOSTS; i++)
+			if (i == root)
+				host_send_op(i, msg_op(k, npk, per), im, buf, n * 4, -1, 0);
+			else
+				host_send(i, im, NULL, 0, -1, 0);
+		pump(0);
+	}
+	for (int i = 0; i < HOSTS; i++) {
+		assert_int_equal(h[i].nresults, i == root ? 0 : npk);
+		for (int k = 0; i != root && k < npk; k++) {
+			size_t n = k == npk - 1 ? 17 : 256;
+			assert_int_equal(h[i].result_op[k], msg_op(k, npk, per));
+			assert_int_equal(h[i].result_len[k], n * 4);
+			for (size_t j = 0; j < n; j++) {
+				uint32_t got;
+				memcpy(&got, h[i].result[k] + 4 * j, 4);
+				assert_int_equal((int32_t)ntohl(got), val(root, k, (int)j));
+			}
+		}
+	}
+	sw_engine_free(eng);
+}
+
+/*
+ * What breaks the message rules is NAKed (invalid request) and counted, never
+ * taken: a FIRST before any immediate, a MIDDLE outside a message, a short
+ * FIRST, a LAST whose immediate is not its message's, an ONLY inside a
+ * message, an empty FIRST in a Broadcast; and data in another place of a
+ * message than the other children's.
+ */
+static void test_messages_refused(void **state)
+{
+	uint32_t im = imm(INC_ALLREDUCE, INC_OP_SUM, INC_INT32, INC_RANK_ALL);
+	uint32_t other = imm(INC_ALLREDUCE, INC_OP_MAX, INC_INT32, INC_RANK_ALL), buf[256] = { 0 };
+	struct { uint8_t op1; size_t len1; uint8_t op2; uint32_t imm2; size_t len2; int before; } c[] = {
+		{ RC_SEND_FIRST, SW_MTU, 0, 0, 0, 0 },                                /* no immediate yet */
+		{ RC_SEND_MIDDLE, SW_MTU, 0, 0, 0, 1 },                               /* outside a message */
+		{ RC_SEND_FIRST, 512, 0, 0, 0, 1 },                                   /* short FIRST */
+		{ RC_SEND_FIRST, SW_MTU, RC_SEND_LAST_WITH_IMM, 1, 8, 1 },             /* LAST of another immediate */
+		{ RC_SEND_FIRST, SW_MTU, RC_SEND_ONLY_WITH_IMM, 0, 8, 1 },             /* ONLY inside a message */
+		{ RC_SEND_ONLY, 8, 0, 0, 0, 1 },                                      /* no place in the protocol */
+	};
+
+	for (size_t t = 0; t < sizeof(c) / sizeof(c[0]); t++) {
+		setup_engine(64);
+		if (c[t].before) /* an ONLY_WITH_IMM opens the collective, on every host */
+			for (int i = 0; i < HOSTS; i++)
+				host_send(i, im, buf, 8, -1, 0);
+		pump(0);
+		int naks = h[0].nnaks;
+		host_send_op(0, c[t].op1, im, buf, c[t].len1, -1, 1);
+		if (c[t].op2)
+			host_send_op(0, c[t].op2, c[t].imm2 ? other : im, buf, c[t].len2, -1, 1);
+		pump(1);
+		assert_int_equal(h[0].nnaks, naks + 1);
+		assert_int_equal(sw_engine_counters(eng)->drop_bad_op, 1);
+		assert_int_equal(h[0].nresults, c[t].before ? 1 : 0);
+		sw_engine_free(eng);
+	}
+	/* an empty FIRST from a Broadcast non-root */
+	setup_engine(64);
+	host_send(1, imm(INC_BROADCAST, INC_OP_SUM, INC_INT32, 0), NULL, 0, -1, 0);
+	host_send_op(1, RC_SEND_FIRST, 0, NULL, 0, -1, 0);
+	pump(0);
+	assert_int_equal(sw_engine_counters(eng)->drop_bad_op, 1);
+	sw_engine_free(eng);
+	/* children disagree on where a packet is in its message */
+	setup_engine(64);
+	for (int i = 0; i < HOSTS; i++)
+		host_send(i, im, buf, 8, -1, 0);
+	host_send_op(0, RC_SEND_FIRST, im, buf, SW_MTU, -1, 1);
+	host_send_op(1, RC_SEND_ONLY_WITH_IMM, im, buf, SW_MTU, -1, 1);
+	pump(1);
+	assert_int_equal(sw_engine_counters(eng)->drop_mismatch, 1);
+	assert_int_equal(h[1].nnaks, 1);
+	sw_engine_free(eng);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_acks_coalesced),
 		cmocka_unit_test(test_allreduce_int32_sum_any_arrival_order),
+		cmocka_unit_test(test_messages_allreduce),
+		cmocka_unit_test(test_messages_lost_middle_resent),
+		cmocka_unit_test(test_messages_host_goes_back_inside_a_message),
+		cmocka_unit_test(test_messages_broadcast),
+		cmocka_unit_test(test_messages_refused),
 		cmocka_unit_test(test_float_max_and_reduce_to_one_rank),
 		cmocka_unit_test(test_broadcast_and_barrier),
 		cmocka_unit_test(test_busy_slot_gets_rnr_then_succeeds),

@@ -388,7 +388,7 @@ static void run_fixture(const char *path, int is_float, int run)
 
 	const struct sw_counters *c = sw_engine_counters(e);
 	assert_int_equal(c->rx_frames, nin + HOSTS * PACKETS);
-	assert_int_equal(c->drop_parse + c->drop_icrc + c->drop_unknown_qp + c->drop_bad_imm + c->drop_mismatch +
+	assert_int_equal(c->drop_parse + c->drop_icrc + c->drop_unknown_qp + c->drop_bad_imm + c->drop_bad_op + c->drop_mismatch +
 				 c->drop_seq, 0);
 	assert_int_equal(c->naks_tx + c->rnr_naks_tx + c->duplicates + c->retransmits, 0);
 	assert_int_equal(c->slots_completed, PACKETS);
