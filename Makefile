@@ -138,10 +138,10 @@ lab-capture: $(BUILD)/udpcap
 	lab/lab.sh capture "$(LINK)" $(SECONDS)
 
 # ---- experiments -----------------------------------------------------------
-# experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR SIZES COLLECTIVES BASELINES RESULTS ROUNDS WINDOW.
+# experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR SIZES COLLECTIVES BASELINES RESULTS ROUNDS WINDOW MESSAGE.
 EXP_VARS = SIZE="$(SIZE)" ROOT="$(ROOT)" DTYPE="$(DTYPE)" OP="$(OP)" ITERS="$(ITERS)" WARMUP="$(WARMUP)" \
            MIN="$(MIN)" MAX="$(MAX)" FACTOR="$(FACTOR)" SIZES="$(SIZES)" COLLECTIVES="$(COLLECTIVES)" \
-           BASELINES="$(BASELINES)" RESULTS="$(RESULTS)" ROUNDS="$(ROUNDS)" WINDOW="$(WINDOW)"
+           BASELINES="$(BASELINES)" RESULTS="$(RESULTS)" ROUNDS="$(ROUNDS)" WINDOW="$(WINDOW)" MESSAGE="$(MESSAGE)"
 exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper: $(DEPS_STAMP) payload
 	$(EXP_VARS) experiments/exp.sh $(@:exp-%=%)
 include experiments/baselines/baselines.mk

@@ -9,6 +9,8 @@
 #   DTYPE=float32   int32 or float32;  OP=sum  sum, max or min
 #   WINDOW=2048     libinccl's window, packets of 1 KiB in flight (1..16384;
 #                   default: the library's, 512); the ring keeps its own
+#   MESSAGE=64      libinccl's RDMA message, packets of 1 KiB (1..64; default:
+#                   the library's, 16); the ring keeps its own
 #   ITERS, WARMUP   timed and untimed iterations per size (default 3 and 1 below
 #                   64 MiB, 1 and 0 from there)
 #   MIN=1M MAX=1G FACTOR=2   the sizes of `sweep`, MIN, MIN*FACTOR, ... up to MAX
@@ -102,6 +104,7 @@ esac
 [ -z "${ITERS:-}" ] || exp_check_count ITERS "$ITERS" 1 || bad=1
 [ -z "${WARMUP:-}" ] || exp_check_count WARMUP "$WARMUP" 0 || bad=1
 [ -z "${WINDOW:-}" ] || exp_check_range WINDOW "$WINDOW" 1 16384 || bad=1
+[ -z "${MESSAGE:-}" ] || exp_check_range MESSAGE "$MESSAGE" 1 64 || bad=1
 CEILING_RUNS=${CEILING_RUNS:-3}
 exp_check_range CEILING_RUNS "$CEILING_RUNS" 1 9 || bad=1
 [ "$bad" = 0 ] || exit 2
@@ -236,8 +239,10 @@ for round in $(seq 1 "$ROUNDS"); do
         for a in $algos; do
             exp_log "$a $coll of $b bytes on $nranks ranks$rtag"
             rc=0
-            # WINDOW: libinccl's window of packets in flight to the switch (inccl_perf -W; the ring keeps its own)
-            exp_run_ranks "$tgen/out.csv" inccl_perf -A "$a" -T 300 $args ${WINDOW:+-W $((10#$WINDOW))} 2> "$tgen/err" || rc=$?
+            # WINDOW, MESSAGE: libinccl's packets in flight to the switch and packets per
+            # RDMA message (inccl_perf -W, -M; the ring keeps its own)
+            exp_run_ranks "$tgen/out.csv" inccl_perf -A "$a" -T 300 $args ${WINDOW:+-W $((10#$WINDOW))} \
+                ${MESSAGE:+-M $((10#$MESSAGE))} 2> "$tgen/err" || rc=$?
             judge "$a" "$a $coll $b B$rtag" "$rc"
         done
         for a in mpi-tcp mpi-ucx; do
@@ -292,6 +297,7 @@ done
     if [ -n "${ITERS:-}" ]; then echo "iters: $((10#$ITERS))"; else echo "iters: default"; fi
     if [ -n "${WARMUP:-}" ]; then echo "warmup: $((10#$WARMUP))"; else echo "warmup: default"; fi
     if [ -n "${WINDOW:-}" ]; then echo "window: $((10#$WINDOW))"; else echo "window: default"; fi
+    if [ -n "${MESSAGE:-}" ]; then echo "message: $((10#$MESSAGE))"; else echo "message: default"; fi
     echo "ceiling_runs: $CEILING_RUNS"
     if [ "$exp" = sweep ]; then # what the sweep measured, in that order
         echo "sizes: [$(echo $sweep_sizes | sed 's/ /, /g')]"

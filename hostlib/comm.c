@@ -1,14 +1,20 @@
 /*
  * comm.c — libinccl communicators and collectives (see inccl.h).
  *
- * Data path: a collective of N bytes is cut into ceil(N / 1024) packets; each
- * is one SEND_WITH_IMM of at most 1 KiB from a registered send slot, its
- * immediate naming primitive, operator, dtype and destination rank (the
- * switch aggregates per packet). Ranks without data for a packet (Broadcast
- * non-roots, Barrier) send it empty so every rank's PSNs stay aligned.
- * Results come back into registered receive slots and are copied out. At most
- * `window` packets are in flight: memory does not grow with message size.
- * Elements travel big-endian; any alignment of user buffers works.
+ * Data path: a collective of N bytes is cut into ceil(N / 1024) packets, and
+ * the switch aggregates per packet (per PSN). Packet 0 goes alone, a
+ * SEND_WITH_IMM of at most 1 KiB whose immediate names primitive, operator,
+ * dtype and destination rank; the rest go in messages of `message` packets
+ * (one SEND_WITH_IMM each, which rxe cuts into SEND_FIRST, SEND_MIDDLE*,
+ * SEND_LAST_WITH_IMM: the switch takes the immediate of FIRST and MIDDLE
+ * from packet 0, switch/inc_proto.h). One work request, one completion and
+ * one receive per message instead of per packet is what a host under TCG
+ * pays for. Ranks without data (Broadcast non-roots, Barrier) send every
+ * packet empty, alone, so every rank's PSNs stay aligned. Results come back
+ * in messages as the data went up, into registered receive buffers, and
+ * are copied out. At most `window` packets are in flight: memory does not
+ * grow with the collective's size. Elements travel big-endian; any
+ * alignment of user buffers works.
  */
 #include "inccl.h"
 
@@ -26,9 +32,11 @@
 #include "../switch/inc_proto.h"
 #include "internal.h"
 
-#define PKT 1024 /* RoCE path MTU of the lab: one packet per message */
+#define PKT 1024 /* RoCE path MTU of the lab: the switch aggregates per packet of it */
+#define MAX_MESSAGE 64 /* packets per message at most: 64 KiB, where the lab's same-load ceiling
+                        * stopped growing (6.76 MB/s per host at 64 KiB messages, 2.75 at 1 KiB) */
 #define WAIT_MS 100 /* longest sleep on the CQ before the no-progress check looks at the clock */
-#define SIGNAL_EVERY 16 /* one send in 16 (and the last) asks for a completion: an RC send queue
+#define SIGNAL_EVERY 16 /* one send in 16 packets (and the last) asks for a completion: an RC send queue
                          * completes in order, so it stands for the 15 before it; each completion
                          * is a CQE and often a wake-up that a TCG guest pays for */
 #define POST_BATCH 32   /* sends posted with one ibv_post_send(): rxe's provider rings the kernel
@@ -36,11 +44,13 @@
 
 struct inccl_comm {
 	int rank, nranks, window, timeout_ms, gid_index;
+	int message;          /* packets per message after packet 0 (1..MAX_MESSAGE, at most the window) */
+	int nsbufs, nrbufs;   /* send and receive buffers of `message` packets each */
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct inccl_cq cq;
 	struct ibv_qp *qp;
-	uint8_t *sbuf, *rbuf; /* window slots of PKT bytes */
+	uint8_t *sbuf, *rbuf; /* nsbufs, nrbufs buffers of message * PKT bytes */
 	struct ibv_mr *smr, *rmr;
 	int broken;           /* a timeout or failed completion left the queue pair out of step */
 	char err[256];
@@ -119,9 +129,11 @@ int inccl__cq_poll(struct inccl_cq *q, int n, struct ibv_wc *wc, int wait_ms)
 	return ibv_poll_cq(q->cq, n, wc);
 }
 
+/* post_recv() - post receive buffer @slot (of c->message packets) for the next result message. */
 static int post_recv(inccl_comm_t *c, uint32_t slot)
 {
-	struct ibv_sge sge = { (uintptr_t)(c->rbuf + (size_t)slot * PKT), PKT, c->rmr->lkey };
+	size_t len = (size_t)c->message * PKT;
+	struct ibv_sge sge = { (uintptr_t)(c->rbuf + (size_t)slot * len), (uint32_t)len, c->rmr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge, .num_sge = 1 }, *bad;
 
 	return ibv_post_recv(c->qp, &wr, &bad);
@@ -145,7 +157,7 @@ static int ipv4_gid_index(struct ibv_context *ctx)
 
 int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inccl_comm_t **out, uint32_t *qpn)
 {
-	struct inccl_comm_opts d = { "rxe0", -1, 512, 60000, INCCL_ALGO_INC };
+	struct inccl_comm_opts d = { "rxe0", -1, 512, 60000, INCCL_ALGO_INC, 16 };
 	struct ibv_device **devs;
 	inccl_comm_t *c;
 	int n, rc = INCCL_OK;
@@ -157,13 +169,18 @@ int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inc
 		d.window = o->window ? o->window : d.window;
 		d.timeout_ms = o->timeout_ms ? o->timeout_ms : d.timeout_ms;
 		d.algorithm = o->algorithm;
+		d.message = o->message ? o->message : d.message;
 	}
 	if (nranks < 1 || rank < 0 || rank >= nranks || d.window < 1 || d.window > 16384 || d.timeout_ms < 1 ||
-	    (d.algorithm != INCCL_ALGO_INC && d.algorithm != INCCL_ALGO_RING)) {
-		inccl__set_last_error("bad arguments: rank %d of %d, window %d (1..16384), timeout %d ms, algorithm %d",
-				      rank, nranks, d.window, d.timeout_ms, d.algorithm);
+	    (d.algorithm != INCCL_ALGO_INC && d.algorithm != INCCL_ALGO_RING) || d.message < 1 ||
+	    d.message > MAX_MESSAGE) {
+		inccl__set_last_error("bad arguments: rank %d of %d, window %d (1..16384), timeout %d ms, algorithm %d, "
+				      "message %d (1..%d packets)",
+				      rank, nranks, d.window, d.timeout_ms, d.algorithm, d.message, MAX_MESSAGE);
 		return INCCL_EINVAL;
 	}
+	if (d.message > d.window)
+		d.message = d.window; /* a message never holds more than the window lets fly */
 	if (!(c = calloc(1, sizeof(*c))))
 		return INCCL_ENOMEM;
 	c->rank = rank;
@@ -171,6 +188,15 @@ int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inc
 	c->window = d.window;
 	c->timeout_ms = d.timeout_ms;
 	c->algorithm = d.algorithm;
+	c->message = d.message;
+	/* Send buffers: message j (j >= 1) fills buffer j % nsbufs, packet 0 buffer 0. A message
+	 * goes out only when the window holds it whole, and nsbufs + 1 messages span more than the
+	 * window ((floor(W/M) + 1) * M > W): the one that used its buffer before was acknowledged.
+	 * Receive buffers: results are at most a window ahead of what this rank took, so at most
+	 * nsbufs full messages and the lone packet 0; one more for good measure (a missing receive
+	 * costs an RNR NAK and the switch's retry after 1 ms, never a wrong result). */
+	c->nsbufs = c->window / c->message;
+	c->nrbufs = c->nsbufs + 2;
 	devs = ibv_get_device_list(&n);
 	for (int i = 0; devs && i < n && !c->ctx; i++)
 		if (strcmp(ibv_get_device_name(devs[i]), d.device) == 0)
@@ -188,19 +214,20 @@ int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inc
 		rc = INCCL_ENODEV;
 		goto out;
 	}
-	c->sbuf = aligned_alloc(4096, (size_t)c->window * PKT);
-	c->rbuf = aligned_alloc(4096, (size_t)c->window * PKT);
+	size_t sbytes = (size_t)c->nsbufs * c->message * PKT, rbytes = (size_t)c->nrbufs * c->message * PKT;
+	c->sbuf = aligned_alloc(4096, sbytes);
+	c->rbuf = aligned_alloc(4096, rbytes);
 	if (!c->sbuf || !c->rbuf || !(c->pd = ibv_alloc_pd(c->ctx)) ||
 	    inccl__cq_create(c->ctx, 2 * c->window + 16, &c->cq) ||
-	    !(c->smr = ibv_reg_mr(c->pd, c->sbuf, (size_t)c->window * PKT, 0)) ||
-	    !(c->rmr = ibv_reg_mr(c->pd, c->rbuf, (size_t)c->window * PKT, IBV_ACCESS_LOCAL_WRITE))) {
+	    !(c->smr = ibv_reg_mr(c->pd, c->sbuf, sbytes, 0)) ||
+	    !(c->rmr = ibv_reg_mr(c->pd, c->rbuf, rbytes, IBV_ACCESS_LOCAL_WRITE))) {
 		inccl__set_last_error("rank %d: cannot allocate or register the %d-slot window: %s", rank, d.window,
 				      strerror(errno));
 		rc = INCCL_ENOMEM;
 		goto out;
 	}
 	struct ibv_qp_init_attr qa = { .send_cq = c->cq.cq, .recv_cq = c->cq.cq, .qp_type = IBV_QPT_RC,
-				       .cap = { .max_send_wr = (uint32_t)c->window, .max_recv_wr = (uint32_t)c->window,
+				       .cap = { .max_send_wr = (uint32_t)c->window, .max_recv_wr = (uint32_t)c->nrbufs,
 						.max_send_sge = 1, .max_recv_sge = 1 } };
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
 	if (!(c->qp = ibv_create_qp(c->pd, &qa)) ||
@@ -209,7 +236,7 @@ int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inc
 		rc = INCCL_ENOMEM;
 		goto out;
 	}
-	for (int s = 0; s < c->window; s++)
+	for (int s = 0; s < c->nrbufs; s++)
 		if (post_recv(c, (uint32_t)s)) {
 			rc = INCCL_ENOMEM;
 			goto out;
@@ -326,44 +353,68 @@ static int run(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_d
 	return rc;
 }
 
+/* msg_first(), msg_end() - message @j's packets of a collective of @npk:
+ * packet 0 alone, then c->message packets a message, the last one shorter. */
+static size_t msg_first(const inccl_comm_t *c, size_t j)
+{
+	return j ? 1 + (j - 1) * (size_t)c->message : 0;
+}
+
+static size_t msg_end(const inccl_comm_t *c, size_t j, size_t npk)
+{
+	size_t e = j ? 1 + j * (size_t)c->message : 1;
+	return e < npk ? e : npk;
+}
+
 /*
- * post_sends() - post packets *@sent .. @end-1 of a collective of @npk
- * packets, in chains of up to POST_BATCH per ibv_post_send(). @data holds
- * the collective's @bytes (NULL: this rank sends its packets empty). One
- * send in SIGNAL_EVERY (at least one per window) and the last ask for a
- * completion. Advances *@sent; returns INCCL_OK or INCCL_EIO.
+ * post_sends() - post this rank's sends of a collective of @npk packets
+ * while packets up to @limit (exclusive) may fly, in chains of up to
+ * POST_BATCH per ibv_post_send(). With @data (the collective's @bytes),
+ * message by message from *@msg, each converted to wire order into its
+ * buffer; without, every packet an empty send, from *@msg as a packet
+ * index. A send asks for a completion when it holds a packet whose number
+ * + 1 is a multiple of signal_every, and the last one; its wr_id is the
+ * last packet it holds. Advances *@msg; returns INCCL_OK or INCCL_EIO.
  */
-static int post_sends(inccl_comm_t *c, size_t *sent, size_t end, size_t npk, const uint8_t *data, size_t bytes,
+static int post_sends(inccl_comm_t *c, size_t *msg, size_t limit, size_t npk, const uint8_t *data, size_t bytes,
 		      uint32_t imm)
 {
-	/* a completion at least once per window, or a full window would wait for one forever */
-	size_t signal_every = (size_t)c->window < SIGNAL_EVERY ? (size_t)c->window : SIGNAL_EVERY;
+	/* a completion at least once per half window, or a full window could wait for one forever;
+	 * otherwise once per SIGNAL_EVERY packets but not more often than once per 4 messages */
+	size_t signal_every = SIGNAL_EVERY > 4 * (size_t)c->message ? SIGNAL_EVERY : 4 * (size_t)c->message;
+	size_t half = (size_t)c->window / 2 ? (size_t)c->window / 2 : 1;
 
-	while (*sent < end) {
+	if (signal_every > half)
+		signal_every = half;
+	for (;;) {
 		struct ibv_sge sge[POST_BATCH];
 		struct ibv_send_wr wr[POST_BATCH], *bad = NULL;
 		int nwr = 0;
-		for (; nwr < POST_BATCH && *sent < end; nwr++, (*sent)++) {
-			size_t off = *sent * PKT, len = data ? (bytes - off < PKT ? bytes - off : PKT) : 0;
-			uint8_t *slot = c->sbuf + (*sent % (size_t)c->window) * PKT;
-			int signaled = (*sent + 1) % signal_every == 0 || *sent + 1 == npk;
-			sge[nwr] = (struct ibv_sge){ (uintptr_t)slot, (uint32_t)len, c->smr->lkey };
-			wr[nwr] = (struct ibv_send_wr){ .wr_id = *sent, .sg_list = &sge[nwr], .num_sge = len ? 1 : 0,
+		for (; nwr < POST_BATCH; nwr++) {
+			size_t first = data ? msg_first(c, *msg) : *msg, end = data ? msg_end(c, *msg, npk) : *msg + 1;
+			if (first >= npk || end > limit)
+				break;
+			size_t off = first * PKT, len = data ? (end * PKT < bytes ? end * PKT : bytes) - off : 0;
+			uint8_t *buf = c->sbuf + (*msg % (size_t)c->nsbufs) * (size_t)c->message * PKT;
+			int signaled = end == npk || (end / signal_every) != (first / signal_every);
+			sge[nwr] = (struct ibv_sge){ (uintptr_t)buf, (uint32_t)len, c->smr->lkey };
+			wr[nwr] = (struct ibv_send_wr){ .wr_id = end - 1, .sg_list = &sge[nwr], .num_sge = len ? 1 : 0,
 							.opcode = IBV_WR_SEND_WITH_IMM,
 							.send_flags = signaled ? IBV_SEND_SIGNALED : 0, .imm_data = imm };
 			if (nwr)
 				wr[nwr - 1].next = &wr[nwr];
 			if (len)
-				to_wire(slot, data + off, len / INC_ELEM_SIZE);
+				to_wire(buf, data + off, len / INC_ELEM_SIZE);
+			(*msg)++;
 		}
+		if (!nwr)
+			return INCCL_OK;
 		/* rxe's provider returns the error, and leaves @bad NULL when only its kernel call failed */
 		int rc = ibv_post_send(c->qp, wr, &bad);
 		if (rc)
-			return fail(c, INCCL_EIO, "post send %llu: %s",
-				    (unsigned long long)(bad ? bad->wr_id : *sent - (size_t)nwr),
-				    strerror(rc < 0 ? -rc : rc));
+			return fail(c, INCCL_EIO, "post send of packet %llu: %s",
+				    (unsigned long long)(bad ? bad->wr_id : wr[0].wr_id), strerror(rc < 0 ? -rc : rc));
 	}
-	return INCCL_OK;
 }
 
 static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, int root,
@@ -374,7 +425,7 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 	int expects = prim == INC_ALLREDUCE ? 1 : prim == INC_REDUCE ? c->rank == root : c->rank != root;
 	struct inc_imm m = { prim == INC_ALLREDUCE ? INC_RANK_ALL : (uint16_t)root, prim, op, (enum inc_dtype)dtype };
 	uint32_t imm = htonl(inc_imm_encode(&m));
-	size_t sent = 0, sdone = 0, rdone = 0;
+	size_t smsg = 0, sdone = 0, rmsg = 0, rdone = 0;
 	uint64_t last = now_ms();
 	struct ibv_wc wc[32];
 
@@ -385,7 +436,7 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 	while (sdone < npk || (expects && rdone < npk)) {
 		/* at most a window unacknowledged, and unanswered where results are due */
 		size_t limit = (expects && rdone < sdone ? rdone : sdone) + (size_t)c->window;
-		int rc = post_sends(c, &sent, limit < npk ? limit : npk, npk, has_data ? send : NULL, bytes, imm);
+		int rc = post_sends(c, &smsg, limit < npk ? limit : npk, npk, has_data ? send : NULL, bytes, imm);
 		if (rc)
 			return rc;
 		int n = inccl__cq_poll(&c->cq, 32, wc, WAIT_MS);
@@ -393,34 +444,40 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 			return fail(c, INCCL_EIO, "poll CQ failed");
 		for (int i = 0; i < n; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS)
-				return fail(c, INCCL_EIO, "%s of packet %llu failed: %s (the switch or link is gone?)",
-					    wc[i].opcode & IBV_WC_RECV ? "receive" : "send", (unsigned long long)wc[i].wr_id,
+				return fail(c, INCCL_EIO, "%s of %s %llu failed: %s (the switch or link is gone?)",
+					    wc[i].opcode & IBV_WC_RECV ? "receive" : "send",
+					    wc[i].opcode & IBV_WC_RECV ? "buffer" : "packet", (unsigned long long)wc[i].wr_id,
 					    ibv_wc_status_str(wc[i].status));
 			if (!(wc[i].opcode & IBV_WC_RECV)) {
 				sdone = wc[i].wr_id + 1; /* and every unsignaled send before it */
 				continue;
 			}
-			size_t off = rdone * PKT, want = op == INC_OP_BARRIER || rdone >= npk ? 0
-							: (bytes - off < PKT ? bytes - off : PKT);
+			/* result message rmsg: the packets of message rmsg of this rank's data (a
+			 * Broadcast's come as the root sent them: the same cut); a Barrier's is empty */
+			size_t first = msg_first(c, rmsg), end = msg_end(c, rmsg, npk);
+			size_t off = first * PKT, want = op == INC_OP_BARRIER || rdone >= npk ? 0
+							: (end * PKT < bytes ? end * PKT : bytes) - off;
 			uint32_t slot = (uint32_t)wc[i].wr_id;
 			if (!expects || rdone >= npk)
 				return fail(c, INCCL_EIO, "unexpected result %zu: %u bytes, immediate 0x%08x, when %s",
-					    rdone, wc[i].byte_len, ntohl(wc[i].imm_data),
+					    rmsg, wc[i].byte_len, ntohl(wc[i].imm_data),
 					    expects ? "every result of this call had arrived" : "this rank is due no result");
 			if (wc[i].byte_len != want || !(wc[i].wc_flags & IBV_WC_WITH_IMM) || wc[i].imm_data != imm)
 				return fail(c, INCCL_EIO, "unexpected result %zu: %u bytes (want %zu), immediate 0x%08x (want 0x%08x)",
-					    rdone, wc[i].byte_len, want, ntohl(wc[i].imm_data), ntohl(imm));
+					    rmsg, wc[i].byte_len, want, ntohl(wc[i].imm_data), ntohl(imm));
 			if (want)
-				from_wire(recv + off, c->rbuf + (size_t)slot * PKT, want / INC_ELEM_SIZE);
+				from_wire(recv + off, c->rbuf + (size_t)slot * c->message * PKT, want / INC_ELEM_SIZE);
 			if (post_recv(c, slot))
 				return fail(c, INCCL_EIO, "repost receive: %s", strerror(errno));
-			rdone++;
+			rmsg++;
+			rdone = end;
 		}
 		if (n > 0)
 			last = now_ms();
 		else if (now_ms() - last > (uint64_t)c->timeout_ms)
 			return fail(c, INCCL_ETIMEDOUT, "no progress for %d ms (%zu/%zu sent, %zu acknowledged, %zu results)",
-				    c->timeout_ms, sent, npk, sdone, rdone);
+				    c->timeout_ms, has_data ? (smsg ? msg_end(c, smsg - 1, npk) : 0) : smsg, npk, sdone,
+				    rdone);
 	}
 	c->err[0] = 0;
 	return INCCL_OK;

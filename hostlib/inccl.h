@@ -99,10 +99,12 @@ INCCL_API const char *inccl_last_error(void);
 struct inccl_comm_opts {
 	const char *device;   /* RDMA device, default "rxe0" */
 	int gid_index;        /* -1 (default): the IPv4-mapped GID of the port */
-	int window;           /* messages in flight (1 KiB each), default 512 */
+	int window;           /* packets (1 KiB each) in flight, default 512 */
 	int timeout_ms;       /* give up after this long without progress, default 60000:
 			       * a collective waits for the slowest rank */
 	int algorithm;        /* enum inccl_algo, default INCCL_ALGO_INC (inccl_comm_init() only) */
+	int message;          /* packets per RDMA message (1..64; at most the window), default 16: one
+			       * work request, completion and receive per message, not per packet */
 };
 
 /**

@@ -121,7 +121,7 @@ static int bootstrap(struct bench *b)
 	const struct perf_opts *o = b->o;
 	struct inccl_group_opts gopts = { .master = o->master, .controller = o->controller, .timeout_ms = o->timeout_ms };
 	struct inccl_comm_opts copts = { .window = o->window, .timeout_ms = o->comm_timeout_ms,
-					 .algorithm = (int)o->algorithm };
+					 .algorithm = (int)o->algorithm, .message = o->message };
 	int rc;
 
 	if ((rc = inccl_group_create(&gopts, o->rank, o->nranks, &b->group)))

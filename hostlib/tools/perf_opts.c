@@ -42,6 +42,7 @@ const char perf_help[] =
 	"              root of reduce: nranks inputs per element) takes longer\n"
 	"  -W PACKETS  packets of 1 KiB a rank keeps in flight (libinccl's window, 1..16384;\n"
 	"              default 512)\n"
+	"  -M PACKETS  packets per RDMA message (libinccl's message, 1..64; default 16)\n"
 	"  -A ALGO     inc (default): aggregated in the switches; ring: the host-based\n"
 	"              baseline, a ring of RDMA connections between the hosts (allreduce,\n"
 	"              broadcast, barrier), the switches only routing\n"
@@ -297,6 +298,10 @@ static enum perf_parse_result set_option(struct perf_opts *o, char flag, const c
 			return fail(err, errlen, "-%c: bad timeout '%s' (1..86400 seconds)", flag, val);
 		*(flag == 't' ? &o->timeout_ms : &o->comm_timeout_ms) = i * 1000;
 		return PERF_PARSE_OK;
+	case 'M':
+		if (parse_int(val, 1, 64, &o->message))
+			return fail(err, errlen, "-M: bad message size '%s' (1..64 packets)", val);
+		return PERF_PARSE_OK;
 	case 'W':
 		if (parse_int(val, 1, 16384, &o->window))
 			return fail(err, errlen, "-W: bad window '%s' (1..16384 packets)", val);
@@ -360,7 +365,7 @@ static enum perf_parse_result validate(const struct perf_opts *o, char *err, siz
 }
 
 /* Options that take a value; -v and -h take none. */
-#define VALUE_FLAGS "CbefdoRnwrNmctTWADFO"
+#define VALUE_FLAGS "CbefdoRnwrNmctTWMADFO"
 
 enum perf_parse_result perf_parse_args(int argc, char *const argv[], struct perf_opts *o, char *err, size_t errlen)
 {

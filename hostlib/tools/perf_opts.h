@@ -38,6 +38,7 @@ struct perf_opts {
 	int timeout_ms;           /* -t (given in seconds): bootstrap, 0: library default */
 	int comm_timeout_ms;      /* -T (given in seconds): collectives, 0: library default */
 	int window;               /* -W: packets in flight, 0: library default */
+	int message;              /* -M: packets per RDMA message, 0: library default */
 	enum perf_format format;  /* -F */
 	const char *out_path;     /* -O, NULL: stdout */
 	int verbose;              /* -v */

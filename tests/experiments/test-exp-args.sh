@@ -205,6 +205,8 @@ refused "size '16MB' is not a number of bytes" env EXP_DRY_RUN=1 SIZES="1M 16MB"
 refused "WINDOW=0 is not a whole number from 1 to 16384" env EXP_DRY_RUN=1 WINDOW=0 experiments/exp.sh allreduce
 refused "WINDOW=16385 is not a whole number from 1 to 16384" env EXP_DRY_RUN=1 WINDOW=16385 experiments/exp.sh allreduce
 refused "WINDOW=2k is not a whole number from 1 to 16384" env EXP_DRY_RUN=1 WINDOW=2k experiments/exp.sh allreduce
+refused "MESSAGE=0 is not a whole number from 1 to 64" env EXP_DRY_RUN=1 MESSAGE=0 experiments/exp.sh allreduce
+refused "MESSAGE=65 is not a whole number from 1 to 64" env EXP_DRY_RUN=1 MESSAGE=65 experiments/exp.sh allreduce
 refused "SIZES is empty" env EXP_DRY_RUN=1 SIZES="  " experiments/exp.sh sweep
 refused "COLLECTIVES=alltoall is not one of: allreduce reduce broadcast barrier" env EXP_DRY_RUN=1 COLLECTIVES="allreduce alltoall" experiments/exp.sh sweep
 refused "COLLECTIVES is empty" env EXP_DRY_RUN=1 COLLECTIVES=" " experiments/exp.sh sweep
