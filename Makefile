@@ -16,7 +16,7 @@ DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1
         test check test-harness test-unit test-golden test-lab test-lab-aborts scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis
 
-all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
+all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/tsckhz $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
      $(BUILD)/libinccl.a $(BUILD)/libinccl.so $(BUILD)/inccl_check $(BUILD)/inccl_perf $(BUILD)/mpi_perf \
      $(BUILD)/increport
 
@@ -62,6 +62,9 @@ $(BUILD)/incctl: $(CONTROLLER_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ $(filter %.c,$(CONTROLLER_SRC)) -lyaml
 
+$(BUILD)/tsckhz: lab/tsckhz.c | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -o $@ lab/tsckhz.c
 $(BUILD)/udpcap: lab/udpcap.c | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ lab/udpcap.c -lpcap

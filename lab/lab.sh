@@ -455,7 +455,7 @@ dom_state() { vsh domstate "$prefix-$1" 2>/dev/null | head -n 1 || echo absent; 
 # ---- up ---------------------------------------------------------------------
 
 cmd_up() {
-    local t0=$SECONDS acc topo_hash roles image LAB_ACCEL="" test_lab=0 switches=${SWITCHES:-}
+    local t0=$SECONDS acc topo_hash roles image LAB_ACCEL="" LAB_TSC_KHZ="" test_lab=0 switches=${SWITCHES:-}
     case ${INCLAB_ACCEL:-} in kvm | tcg | "") ;; *) die "INCLAB_ACCEL must be kvm or tcg, not '$INCLAB_ACCEL'" ;; esac
     case ${INCLAB_TEST_LAB:-0} in 0 | "") ;; 1) test_lab=1 ;; *) die "INCLAB_TEST_LAB must be 0 or 1, not '$INCLAB_TEST_LAB'" ;; esac
     case $switches in vm | netns | "") ;; *) die "SWITCHES must be vm or netns, not '$switches'" ;; esac
@@ -489,16 +489,31 @@ cmd_up() {
     acc=$(accel "$image/vmlinuz" "$image/initrd.img" 2> >(while read -r l; do log "$l"; done))
     if [ "$acc" = kvm ]; then log "accelerator: KVM (/dev/kvm)"; else log "accelerator: TCG (no usable /dev/kvm: software emulation, slow)"; fi
     [ -e /dev/kvm ] && kvm_access "$acc"
+    # TCG guests are told this machine's TSC rate (their TSC is this machine's): measured
+    # once per lab, kept in lab.env so a second lab-up defines the same domains
+    if [ "$acc" = tcg ]; then
+        [ -n "$LAB_TSC_KHZ" ] ||
+            LAB_TSC_KHZ=$("$INCLAB_BUILD/tsckhz" 2> >(while read -r l; do log "$l"; done)) || LAB_TSC_KHZ=""
+        if [ -n "$LAB_TSC_KHZ" ]; then
+            log "guests' TSC rate: $LAB_TSC_KHZ kHz, this machine's (their kernels do not measure it)"
+        else
+            log "warning: this machine's TSC rate is unknown: the guests measure it at boot, and on a loaded machine may get it wrong ('make lab-clocks' shows)"
+        fi
+    else
+        LAB_TSC_KHZ=""
+    fi
     ensure_daemons
     mkdir -p "$state"/{disks,seeds,console}
     chmod 755 "$state" /var/lib/inclab 2>/dev/null || true
     "$INCLAB_BUILD/topogen" -o "$gen.new" --prefix "$prefix" --state-dir "$state" --accel "$acc" \
         --udp-base "$INCLAB_UDP_BASE" --switches "$switches" $([ "$test_lab" = 1 ] && echo --test-lab) \
+        ${LAB_TSC_KHZ:+--tsc-khz "$LAB_TSC_KHZ"} \
         $(awk '{printf "--image %s=%s ", $1, $2}' <<<"$roles") "$TOPOLOGY" ||
         die "topogen failed"
     rm -rf "$gen"; mv "$gen.new" "$gen"
     { echo "LAB_TOPOLOGY=$TOPOLOGY"; echo "LAB_HASH=$topo_hash"; echo "LAB_ACCEL=$acc"
-      echo "LAB_ROLES=\"$(tr '\n' ' ' <<<"$roles")\""; echo "LAB_TEST=$test_lab"; echo "LAB_SWITCHES=$switches"; } > "$state/lab.env"
+      echo "LAB_ROLES=\"$(tr '\n' ' ' <<<"$roles")\""; echo "LAB_TEST=$test_lab"; echo "LAB_SWITCHES=$switches"
+      echo "LAB_TSC_KHZ=$LAB_TSC_KHZ"; } > "$state/lab.env"
 
     if ! vsh net-info "$prefix-mgmt" >/dev/null 2>&1; then
         vsh net-define "$gen/network-mgmt.xml" >/dev/null

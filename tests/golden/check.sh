@@ -19,7 +19,7 @@ cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
 tmp=$(mktemp -d)
 gone() { rm -rf "$tmp"; }
-harness_begin golden "generated invalid test-lab netns-names"
+harness_begin golden "generated invalid test-lab tsc-khz netns-names"
 harness_on_exit gone
 gen() { "$topogen" -o "$1" --prefix inclab --state-dir /var/lib/inclab/test --udp-base 47000 --accel tcg \
     --image controller=/img/controller --image switch=/img/switch --image host=/img/host "${@:2}"; }
@@ -73,6 +73,28 @@ $nsw >       FAULT_FILE=/run/inclab/incswitch.fault"
 else
     ko "topogen --test-lab failed"
 fi
+
+phase tsc-khz "--tsc-khz: TCG guests' kernels are told the machine's TSC rate, KVM guests are not"
+if gen "$tmp/tsc" --tsc-khz 2596213 topology/1-2-4.yaml; then
+    nd=$(ls tests/golden/1-2-4/domains | wc -l)
+    got=$(diff -r tests/golden/1-2-4 "$tmp/tsc" | grep '^>' | sort | uniq -c | sed 's/^ *//')
+    want="$nd >     <cmdline>$(sed -n 's/.*<cmdline>\(.*\)<\/cmdline>.*/\1/p' tests/golden/1-2-4/domains/pku1.xml) tsc_early_khz=2596213</cmdline>"
+    check "1-2-4 --tsc-khz 2596213: tsc_early_khz=2596213 on each of the $nd domains' command lines, nothing else changed" \
+        bash -c '[ "$1" = "$2" ] && [ "$(diff -r tests/golden/1-2-4 "$3" | grep -c "^<")" = "$4" ]' _ "$got" "$want" "$tmp/tsc" "$nd"
+else
+    ko "topogen --tsc-khz failed"
+fi
+if "$topogen" -o "$tmp/tsc-kvm" --prefix inclab --accel kvm --tsc-khz 2596213 topology/1-2-4.yaml; then
+    check "--accel kvm --tsc-khz: no tsc_early_khz (KVM guests read kvm-clock)" \
+        bash -c '! grep -rq tsc_early_khz "$1"' _ "$tmp/tsc-kvm"
+else
+    ko "topogen --accel kvm --tsc-khz failed"
+fi
+for bad in 99999 abc 2596213x ""; do
+    out=$("$topogen" -o "$tmp/bad" --tsc-khz "$bad" topology/1-2-4.yaml 2>&1); rc=$?
+    check "--tsc-khz '$bad': exit 2 with '--tsc-khz must be a rate in kHz' (got $rc)" \
+        bash -c '[ "$1" = 2 ] && grep -q "tsc-khz must be a rate in kHz" <<<"$2"' _ "$rc" "$out"
+done
 
 phase netns-names "netns mode: device names fit IFNAMSIZ and are unique, a bad mode is refused"
 long=inclab-a-rather-long-lab-prefix
