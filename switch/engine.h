@@ -6,12 +6,15 @@
  * daemon wires this to libpcap; tests wire it to simulated hosts, which makes
  * the whole switch logic runnable offline and deterministic.
  *
- * Protocol (switch/README.md): every data packet is a SEND_ONLY_WITH_IMM of
- * at most one MTU whose immediate says primitive, operator, dtype and
- * destination rank; packet k of a communicator has the same PSN on every
- * child connection and lands in slot (psn % nslots). Ranks that contribute no
- * data (Broadcast non-roots, Barrier) send zero-length packets, so PSNs stay
- * aligned. A root switch sends each completed slot's result down to the
+ * Protocol (switch/README.md): a collective's first packet is a
+ * SEND_ONLY_WITH_IMM of at most one MTU whose immediate says primitive,
+ * operator, dtype and destination rank; the rest are SEND_ONLY_WITH_IMMs or
+ * messages (SEND_FIRST, SEND_MIDDLE*, SEND_LAST_WITH_IMM) whose FIRST and
+ * MIDDLE packets belong to the connection's last immediate. Packet k of a
+ * communicator has the same PSN on every child connection and lands in slot
+ * (psn % nslots); its results go out with its opcode. Ranks that contribute
+ * no data (Broadcast non-roots, Barrier) send zero-length SEND_ONLY_WITH_IMMs,
+ * so PSNs stay aligned. A root switch sends each completed slot's result down to the
  * children that want it; a leaf sends it up to its parent (UDP 4792, the
  * same RC framing) and fans out the parent's result when it comes back.
  * Results come back in slot order on every level (each child sends in PSN

@@ -5,6 +5,10 @@
  * dtype:4 | reserved:8 (bits 31..16, 15..14, 13..12, 11..8, 7..0).
  * Payload elements are 32-bit values in network byte order: int32 as two's
  * complement, float32 as IEEE 754 single bits. 1024-byte packets carry 256.
+ * A collective's packet 0 is a SEND_ONLY_WITH_IMM; later packets may travel in
+ * messages (SEND_FIRST, SEND_MIDDLE*, SEND_LAST_WITH_IMM) whose FIRST and
+ * MIDDLE packets, a whole MTU each, carry no immediate and belong to packet
+ * 0's; the switch aggregates per packet and answers in the same cut.
  * Hosts, switches and the controller share this header.
  */
 #ifndef INCLAB_INC_PROTO_H
