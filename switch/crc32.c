@@ -120,7 +120,7 @@ uint32_t crc32_gzip(uint32_t crc, const void *p, size_t len)
 /*
  * masked_copy() - @n bytes (n <= 64) of @p ORed with @mask into @d: from 16
  * bytes on as two overlapping pieces of 16 or 32 bytes (fixed sizes: vector
- * moves; an ACK's or a result header's 44 bytes take two of 32).
+ * moves; an ACK's or a result's 48 bytes, roce.c's, take two of 32).
  */
 static inline void masked_copy(uint8_t *d, const uint8_t *p, size_t n, const uint8_t *mask)
 {
@@ -153,7 +153,8 @@ static inline void masked_copy(uint8_t *d, const uint8_t *p, size_t n, const uin
  * only if one store holds them all, else it waits until the stores reach
  * the cache. The loads at n - 16 and the one before it overlap: one 32-byte
  * store holds both. masked_copy()'s 16-byte stores stalled two loads of a
- * 44-byte ACK; this, none (bench_engine: ~5 % more data frames/s).
+ * 44-byte copy (an ACK's, before roce.c added 4 bytes: 48 now, no overlap);
+ * this, none (bench_engine: ~5 % more data frames/s).
  */
 __attribute__((target("avx2"))) static void masked_copy32(uint8_t *restrict d, const uint8_t *restrict p, size_t n,
 							  const uint8_t *restrict mask)
@@ -171,63 +172,90 @@ __attribute__((target("avx2"))) static void masked_copy32(uint8_t *restrict d, c
 #endif
 
 /*
- * masked_lib() - crc32_masked() by libdeflate, as before ISA-L came: up to
- * 64 bytes (an ACK, a result's headers) masked in a copy, one call; of a
- * longer buffer the first 64 bytes masked in a copy, the rest where it is.
+ * head_cut() - how many of @len bytes crc32_masked() masks in a copy (the
+ * rest goes to the CRC where it is). Up to 64 bytes all of them, one call;
+ * a longer buffer cut after h = 44..59 bytes, h = 44 + (len - 44) mod 16,
+ * so that the rest is whole 16-byte blocks: behind 4 + 40 or 4 + 44 bytes
+ * of headers (the LRH's last 4 bytes, roce.c; BTH; BTH and ImmDt or AETH)
+ * a 1 KiB payload is the rest, which ISA-L folds 128 bytes at a time and
+ * libdeflate 64, with nothing left over (cut after 64 bytes, the rest's
+ * 108-byte remainder, 16 bytes a step, took ~60 % longer per data frame
+ * with ISA-L; libdeflate ran ~30 more instructions per data frame).
  */
+static inline size_t head_cut(size_t len)
+{
+	return len <= CRC32_MASK_LEN ? len : CRC32_MASK_HEAD + (len - CRC32_MASK_HEAD) % 16;
+}
+
+/* masked_lib() - crc32_masked() by libdeflate: the first head_cut() bytes masked in a copy, the rest where it is. */
 static uint32_t masked_lib(uint32_t crc, const uint8_t *p, size_t len, const uint8_t *mask)
 {
 	uint8_t head[CRC32_MASK_LEN];
 
 	if (len > sizeof(head)) {
-		for (size_t i = 0; i < sizeof(head); i++)
-			head[i] = p[i] | mask[i];
-		return libdeflate_crc32(libdeflate_crc32(crc, head, sizeof(head)), p + sizeof(head), len - sizeof(head));
+		size_t h = head_cut(len);
+
+		masked_copy(head, p, h, mask);
+		return libdeflate_crc32(libdeflate_crc32(crc, head, h), p + h, len - h);
 	}
 	masked_copy(head, p, len, mask);
 	return libdeflate_crc32(crc, head, len);
 }
 
-/*
- * isal_masked() - crc32_masked() by ISA-L, the copy by masked_copy32() if
- * @avx2 (a constant: inlined into masked_isal() and masked_isal_avx2()).
- * Up to 64 bytes masked in a copy, one call; a longer buffer cut after
- * h = 40..55 bytes, h = 40 + (len - 40) mod 16, so that the rest is whole
- * 16-byte blocks: behind 40 or 44 bytes of headers (BTH; BTH and ImmDt or
- * AETH) a 1 KiB payload is the rest, which ISA-L folds 128 bytes at a time
- * with nothing left over (cut after 64 bytes, the rest's 108-byte
- * remainder, 16 bytes a step, took ~60 % longer per data frame).
- */
-static inline __attribute__((always_inline)) uint32_t isal_masked(uint32_t crc, const uint8_t *p, size_t len,
-								  const uint8_t *mask, int avx2)
+/* masked_isal() - crc32_masked() by ISA-L, the copy by masked_copy(). */
+static uint32_t masked_isal(uint32_t crc, const uint8_t *p, size_t len, const uint8_t *mask)
 {
 	uint8_t head[CRC32_MASK_LEN];
-	size_t h = len <= sizeof(head) ? len : CRC32_MASK_HEAD + (len - CRC32_MASK_HEAD) % 16;
+	size_t h = head_cut(len);
 
 	if (!len) /* nothing copied: the CRC as it was (and no read of the copy) */
 		return crc;
-#ifdef HAVE_COPY32
-	if (avx2 && h >= 32)
-		masked_copy32(head, p, h, mask);
-	else
-#endif
-		masked_copy(head, p, h, mask);
+	masked_copy(head, p, h, mask);
 	crc = crc32_gzip_refl(crc, head, h);
 	return h < len ? crc32_gzip_refl(crc, p + h, len - h) : crc;
 }
 
-/* masked_isal() - crc32_masked() by ISA-L, the copy by masked_copy(). */
-static uint32_t masked_isal(uint32_t crc, const uint8_t *p, size_t len, const uint8_t *mask)
-{
-	return isal_masked(crc, p, len, mask, 0);
-}
-
 #ifdef HAVE_COPY32
-/* masked_isal_avx2() - crc32_masked() by ISA-L, the copy by masked_copy32() (inlined: no call, no VZEROUPPER of its own). */
+static uint32_t masked_isal_avx2_long(uint32_t crc, const uint8_t *p, size_t len, const uint8_t *mask);
+
+/*
+ * isal_copy - where masked_isal_avx2() masks a copy, one per thread. On the
+ * stack, GCC aligns an array of 32 bytes or more to 32 with AVX (a frame
+ * pointer and a realignment per call), and the call to ISA-L could not be
+ * a jump (the copy would still be live): 5 instructions more a call.
+ */
+static _Thread_local uint8_t isal_copy[CRC32_MASK_LEN];
+
+/*
+ * masked_isal_avx2() - crc32_masked() by ISA-L, the copy by masked_copy32():
+ * 32..64 bytes (a frame's headers: an ACK's, a result's; a data frame's
+ * first head_cut() bytes) masked into isal_copy, then ISA-L by a jump (~15
+ * instructions of its own; 36 when one function did every length with the
+ * copy on its stack); other lengths by masked_isal_avx2_long().
+ */
 __attribute__((target("avx2"))) static uint32_t masked_isal_avx2(uint32_t crc, const uint8_t *p, size_t len,
 								 const uint8_t *mask)
 {
-	return isal_masked(crc, p, len, mask, 1);
+	if (len - 32 > CRC32_MASK_LEN - 32) /* unsigned: len < 32 or len > 64 */
+		return masked_isal_avx2_long(crc, p, len, mask);
+	masked_copy32(isal_copy, p, len, mask);
+	return crc32_gzip_refl(crc, isal_copy, len);
+}
+
+/*
+ * masked_isal_avx2_long() - masked_isal_avx2() of fewer than 32 bytes (by
+ * masked_isal()) or more than 64: the first head_cut() bytes by
+ * masked_isal_avx2(), then the rest where it is.
+ */
+__attribute__((target("avx2"), noinline)) static uint32_t masked_isal_avx2_long(uint32_t crc, const uint8_t *p,
+									size_t len, const uint8_t *mask)
+{
+	size_t h = head_cut(len);
+
+	if (len < 32)
+		return masked_isal(crc, p, len, mask);
+	crc = masked_isal_avx2(crc, p, h, mask);
+	return crc32_gzip_refl(crc, p + h, len - h);
 }
 #endif
 

@@ -21,12 +21,13 @@
 
 /*
  * crc32_masked()'s mask: CRC32_MASK_LEN bytes, of which the first
- * CRC32_MASK_HEAD are ORed into the data's (the ICRC's variant fields lie
- * in the IPv4, UDP and BTH headers, 40 bytes); the rest zero (read: ORed in
- * as whole vectors).
+ * CRC32_MASK_HEAD are ORed into the data's (the ICRC's: the 4 bytes before
+ * the IPv4 header as the masked LRH's second half, then the variant fields
+ * of the IPv4, UDP and BTH headers, 40 bytes); the rest zero (read: ORed
+ * in as whole vectors).
  */
 #define CRC32_MASK_LEN 64
-#define CRC32_MASK_HEAD 40
+#define CRC32_MASK_HEAD 44
 
 enum crc32_impl { CRC32_AUTO, CRC32_ISAL, CRC32_LIBDEFLATE };
 
@@ -45,7 +46,7 @@ const char *crc32_name(const char **why);
 uint32_t crc32_gzip(uint32_t crc, const void *p, size_t len);
 
 /**
- * crc32_masked() - crc32_gzip() of the @len bytes at @p with bytes 0..39
+ * crc32_masked() - crc32_gzip() of the @len bytes at @p with bytes 0..43
  * ORed with @mask (CRC32_MASK_LEN bytes, zero from CRC32_MASK_HEAD on): the
  * ICRC's fields counted as ones. The frame is not written: its first bytes
  * are masked in a copy.

@@ -145,25 +145,33 @@ enum roce_parse_err roce_parse(const uint8_t *f, size_t len, struct roce_pkt *p)
 }
 
 /*
- * The CRC-32 of the 8 bytes 0xff that stand for the masked LRH of IB, which
- * every ICRC starts with: libdeflate_crc32(0, ff ff ff ff ff ff ff ff, 8).
- * Starting from it saves a call per frame (~110 instructions).
+ * Every ICRC starts with the masked LRH of IB, 8 bytes 0xff. Its first 4
+ * are a constant start (libdeflate_crc32(0, ff ff ff ff, 4) = 0xffffffff:
+ * the CRC's register back at 0; no call per frame for them); its last 4 are
+ * the frame's 4 bytes before the IPv4 header (source MAC's last 2,
+ * EtherType) masked to ones. A frame's headers with ImmDt or AETH are then
+ * 4 + 44 = 48 bytes for crc32_masked(), whole 16-byte blocks that ISA-L
+ * takes in fewer instructions than 44 (66, not 71).
  */
-#define ICRC_LRH_CRC 0x2144df1cu
+#define ICRC_LRH_HALF 4
+#define ICRC_LRH_HALF_CRC 0xffffffffu
 
-/* icrc_mask - what the ICRC counts as ones, by offset from the IPv4 header, for crc32_masked(). */
+/* icrc_mask - what the ICRC counts as ones, by offset from the LRH's last 4 bytes (the IPv4 header at 4), for crc32_masked(). */
+#define AT_IP(off) [ICRC_LRH_HALF + (off)]
 static const uint8_t icrc_mask[CRC32_MASK_LEN] = {
-	[1] = 0xff,                                        /* IPv4 TOS */
-	[8] = 0xff,                                        /* IPv4 TTL */
-	[10] = 0xff, [11] = 0xff,                          /* IPv4 header checksum */
-	[ROCE_IP_LEN + 6] = 0xff, [ROCE_IP_LEN + 7] = 0xff, /* UDP checksum */
-	[ROCE_IP_LEN + ROCE_UDP_LEN + 4] = 0xff,           /* BTH reserved byte before DestQP */
+	[0] = 0xff, [1] = 0xff, [2] = 0xff, [3] = 0xff,         /* the LRH's last 4 bytes */
+	AT_IP(1) = 0xff,                                        /* IPv4 TOS */
+	AT_IP(8) = 0xff,                                        /* IPv4 TTL */
+	AT_IP(10) = 0xff, AT_IP(11) = 0xff,                     /* IPv4 header checksum */
+	AT_IP(ROCE_IP_LEN + 6) = 0xff, AT_IP(ROCE_IP_LEN + 7) = 0xff, /* UDP checksum */
+	AT_IP(ROCE_IP_LEN + ROCE_UDP_LEN + 4) = 0xff,           /* BTH reserved byte before DestQP */
 };
+#undef AT_IP
 
 /* icrc_body() - the CRC of the masked LRH, then of the @n bytes of @f from its IPv4 header on, masked (n >= 40). */
 static inline uint32_t icrc_body(const uint8_t *f, size_t n)
 {
-	return crc32_masked(ICRC_LRH_CRC, f + ROCE_ETH_LEN, n, icrc_mask);
+	return crc32_masked(ICRC_LRH_HALF_CRC, f + ROCE_ETH_LEN - ICRC_LRH_HALF, ICRC_LRH_HALF + n, icrc_mask);
 }
 
 uint32_t roce_icrc(const uint8_t *f, size_t len)
@@ -243,12 +251,30 @@ uint16_t roce_ip_checksum(const uint8_t *h)
 	return be16toh((uint16_t)~sum);
 }
 
+/*
+ * ip_checksum_of() - roce_ip_checksum() of the IPv4 header of the 32-bit
+ * words @w0 .. @w4 (host order, checksum 0), from the values, not read back
+ * from the frame: the ones' complement sum of the 16-bit words is that of
+ * the 32-bit words folded (2^16 is 1 modulo 0xffff). Five words sum below
+ * 2^35: three folds leave 16 bits.
+ */
+static inline uint16_t ip_checksum_of(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3, uint32_t w4)
+{
+	uint64_t sum = (uint64_t)w0 + w1 + w2 + w3 + w4;
+
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
 size_t roce_build_frame(uint8_t *f, size_t cap, const struct roce_build *b)
 {
 	size_t pad = (4 - (b->payload_len & 3)) & 3;
 	size_t off = ROCE_HDRS_LEN + (b->has_imm ? ROCE_IMM_LEN : 0) + (b->has_aeth ? ROCE_AETH_LEN : 0);
 	size_t len = off + b->payload_len + pad + ROCE_ICRC_LEN;
 	uint8_t *ip = f + ROCE_ETH_LEN, *udp = ip + ROCE_IP_LEN, *bth = udp + ROCE_UDP_LEN;
+	uint32_t w[3]; /* the IPv4 header's first 3 words, host order */
 
 	if (len > cap || len - ROCE_ETH_LEN > 0xffff)
 		return 0;
@@ -258,12 +284,14 @@ size_t roce_build_frame(uint8_t *f, size_t cap, const struct roce_build *b)
 
 	/* IPv4: version 4, IHL 5, TOS 0 (DSCP 0, ECN not-ECT), total length;
 	 * ID, flags DF (as rxe sends), fragment offset 0; TTL 64, UDP, checksum */
-	wr32(ip, 0x45000000u | (uint32_t)(len - ROCE_ETH_LEN));
-	wr32(ip + 4, (uint32_t)b->ip_id << 16 | 0x4000);
-	wr32(ip + 8, 64u << 24 | ROCE_IPPROTO_UDP << 16);
+	w[0] = 0x45000000u | (uint32_t)(len - ROCE_ETH_LEN);
+	w[1] = (uint32_t)b->ip_id << 16 | 0x4000;
+	w[2] = 64u << 24 | ROCE_IPPROTO_UDP << 16;
+	wr32(ip, w[0]);
+	wr32(ip + 4, w[1]);
+	wr32(ip + 8, w[2] | ip_checksum_of(w[0], w[1], w[2], b->src_ip, b->dst_ip));
 	wr32(ip + 12, b->src_ip);
 	wr32(ip + 16, b->dst_ip);
-	wr16(ip + 10, roce_ip_checksum(ip));
 
 	/* UDP: ports, length, no checksum (the ICRC covers the payload) */
 	wr32(udp, (uint32_t)b->src_port << 16 | b->dst_port);

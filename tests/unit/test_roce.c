@@ -222,8 +222,11 @@ static void test_crc32_xpow(void **state)
 {
 	for (unsigned n = 0; n < 3000; n++)
 		assert_int_equal(crc32_xpow(n), xpow_slow(n));
-	/* the ICRC's start: the CRC of the masked LRH, 8 bytes of ones */
+	/* the ICRC's start: the CRC of the masked LRH, 8 bytes of ones; roce.c starts from
+	 * that of the first 4 (ICRC_LRH_HALF_CRC) and masks the other 4 in the frame */
 	assert_int_equal(libdeflate_crc32(0, "\xff\xff\xff\xff\xff\xff\xff\xff", 8), 0x2144df1cu);
+	assert_int_equal(libdeflate_crc32(0, "\xff\xff\xff\xff", 4), 0xffffffffu);
+	assert_int_equal(libdeflate_crc32(0xffffffffu, "\xff\xff\xff\xff", 4), 0x2144df1cu);
 }
 
 /*
