@@ -366,6 +366,12 @@ static size_t msg_end(const inccl_comm_t *c, size_t j, size_t npk)
 	return e < npk ? e : npk;
 }
 
+/* msg_bytes() - the bytes of packets @first .. @end-1 of a collective of @bytes (the last packet may be short). */
+static size_t msg_bytes(size_t first, size_t end, size_t bytes)
+{
+	return (end * PKT < bytes ? end * PKT : bytes) - first * PKT;
+}
+
 /*
  * post_sends() - post this rank's sends of a collective of @npk packets
  * while packets up to @limit (exclusive) may fly, in chains of up to
@@ -394,7 +400,7 @@ static int post_sends(inccl_comm_t *c, size_t *msg, size_t limit, size_t npk, co
 			size_t first = data ? msg_first(c, *msg) : *msg, end = data ? msg_end(c, *msg, npk) : *msg + 1;
 			if (first >= npk || end > limit)
 				break;
-			size_t off = first * PKT, len = data ? (end * PKT < bytes ? end * PKT : bytes) - off : 0;
+			size_t off = first * PKT, len = data ? msg_bytes(first, end, bytes) : 0;
 			uint8_t *buf = c->sbuf + (*msg % (size_t)c->nsbufs) * (size_t)c->message * PKT;
 			int signaled = end == npk || (end / signal_every) != (first / signal_every);
 			sge[nwr] = (struct ibv_sge){ (uintptr_t)buf, (uint32_t)len, c->smr->lkey };
@@ -455,8 +461,7 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 			/* result message rmsg: the packets of message rmsg of this rank's data (a
 			 * Broadcast's come as the root sent them: the same cut); a Barrier's is empty */
 			size_t first = msg_first(c, rmsg), end = msg_end(c, rmsg, npk);
-			size_t off = first * PKT, want = op == INC_OP_BARRIER || rdone >= npk ? 0
-							: (end * PKT < bytes ? end * PKT : bytes) - off;
+			size_t off = first * PKT, want = op == INC_OP_BARRIER || rdone >= npk ? 0 : msg_bytes(first, end, bytes);
 			uint32_t slot = (uint32_t)wc[i].wr_id;
 			if (!expects || rdone >= npk)
 				return fail(c, INCCL_EIO, "unexpected result %zu: %u bytes, immediate 0x%08x, when %s",

@@ -604,7 +604,7 @@ static void send_slot(struct sw_engine *e, struct conn *k, uint32_t s, const str
 
 	b.opcode = sl->opcode;
 	b.ack_req = k->to_switch || (k->npsn & (HOST_ACK_EVERY - 1)) == HOST_ACK_EVERY - 1 || k->npsn == k->rc.una;
-	b.has_imm = sl->opcode == RC_SEND_ONLY_WITH_IMM || sl->opcode == RC_SEND_LAST_WITH_IMM;
+	b.has_imm = roce_opcode_has_imm(sl->opcode);
 	b.imm = sl->imm;
 	hl = ROCE_HDRS_LEN + (b.has_imm ? ROCE_IMM_LEN : 0);
 	b.payload_len = sl->have_data ? sl->len : 0;

@@ -45,18 +45,6 @@ void rc_conn_init(struct rc_conn *c, uint32_t rq_psn, uint32_t sq_psn);
  */
 enum rc_rx_verdict rc_conn_rx(struct rc_conn *c, const struct roce_pkt *p);
 
-/**
- * rc_conn_accept_only() - what rc_conn_rx() does with the expected packet when
- * it is a SEND_ONLY (the switch's data packets, outside any message): advance
- * the expected PSN and the MSN. The caller checked PSN and opcode.
- */
-static inline void rc_conn_accept_only(struct rc_conn *c)
-{
-	c->nak_sent = 0;
-	c->epsn = (c->epsn + 1) & ROCE_PSN_MASK;
-	c->msn = (c->msn + 1) & AETH_MSN_MASK;
-}
-
 /** rc_conn_starts_message() - is @op a SEND that opens a message (FIRST, ONLY, ONLY_WITH_IMM)? */
 static inline int rc_conn_starts_message(uint8_t op)
 {

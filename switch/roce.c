@@ -80,7 +80,7 @@ const char *roce_parse_err_name(enum roce_parse_err e)
 /* Does the opcode carry ImmDt / AETH? Only the RC opcodes the switch handles. */
 static int opcode_layout(uint8_t op, int *imm, int *aeth)
 {
-	*imm = op == RC_SEND_LAST_WITH_IMM || op == RC_SEND_ONLY_WITH_IMM;
+	*imm = roce_opcode_has_imm(op);
 	*aeth = op == RC_ACK;
 	return op <= RC_SEND_ONLY_WITH_IMM || op == RC_ACK;
 }

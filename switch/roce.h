@@ -42,6 +42,12 @@ enum roce_opcode {
 	RC_ACK = 0x11,
 };
 
+/** roce_opcode_has_imm() - does a frame of opcode @op carry ImmDt (SEND_LAST/ONLY_WITH_IMM)? */
+static inline int roce_opcode_has_imm(uint8_t op)
+{
+	return op == RC_SEND_LAST_WITH_IMM || op == RC_SEND_ONLY_WITH_IMM;
+}
+
 /* AETH syndrome (bits 31..24 of the AETH): 3-bit type, 5-bit value. */
 #define AETH_TYPE_ACK 0x00     /* value = credit count; 0x1f = credits not used */
 #define AETH_TYPE_RNR_NAK 0x20 /* value = RNR timer code */

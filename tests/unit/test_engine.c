@@ -108,7 +108,7 @@ static void host_send_op(int i, uint8_t op, uint32_t imm, const void *data, size
 	struct roce_build b = { .src_mac = mac_h, .dst_mac = mac_sw, .src_ip = h[i].ip, .dst_ip = SW_IP,
 				.src_port = 50000, .dst_port = ROCE_PORT_HOST, .opcode = op,
 				.ack_req = 1, .dest_qp = SW_QPN, .psn = psn >= 0 ? (uint32_t)psn : h[i].spsn,
-				.has_imm = op == RC_SEND_ONLY_WITH_IMM || op == RC_SEND_LAST_WITH_IMM, .imm = imm,
+				.has_imm = roce_opcode_has_imm(op), .imm = imm,
 				.payload = data, .payload_len = len };
 	size_t n = roce_build_frame(f, sizeof(f), &b);
 

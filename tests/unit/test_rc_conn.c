@@ -171,7 +171,7 @@ static void test_accept_only_is_rc_conn_rx(void **state)
 	for (uint32_t i = 0; i < 4; i++) {
 		p = pkt(RC_SEND_ONLY_WITH_IMM, 0xfffffe + i, 1);
 		assert_int_equal(rc_conn_rx(&a, &p), RC_RX_ACCEPT);
-		rc_conn_accept_only(&b);
+		rc_conn_accept(&b, p.opcode);
 		assert_memory_equal(&a, &b, sizeof(a));
 	}
 }

@@ -459,7 +459,7 @@ static void host_emit(int i, uint8_t op, uint32_t psn, uint8_t syndrome, const v
 	struct roce_build b = { .src_mac = mac, .dst_mac = mac, .src_ip = h[i].ip, .dst_ip = leaf_down_ip[leaf],
 				.src_port = 50000, .dst_port = ROCE_PORT_HOST, .opcode = op, .ack_req = 1,
 				.dest_qp = SW_QPN, .psn = psn,
-				.has_imm = op == RC_SEND_ONLY_WITH_IMM || op == RC_SEND_LAST_WITH_IMM,
+				.has_imm = roce_opcode_has_imm(op),
 				.imm = imm(INC_ALLREDUCE, INC_OP_SUM, INC_RANK_ALL), .payload = data, .payload_len = len,
 				.has_aeth = op == RC_ACK, .syndrome = syndrome, .msn = h[i].msn };
 	transmit(3 + i, leaf, f, roce_build_frame(f, sizeof(f), &b));
