@@ -87,6 +87,8 @@ struct sw_counters {
 	uint64_t naks_ignored;       /* sequence NAKs for PSNs resent less than an RTT ago */
 	uint64_t timeouts;           /* retransmit timer expiries (each resends from una: a probe) */
 	uint64_t ooo_held;           /* SENDs kept on a switch link until the gap before them filled */
+	uint64_t acks_held;          /* times a child's ACKs stopped short of what it sent: it ran ahead of
+	                              * the others by nearly the slot table (engine.c ACK_AHEAD_RESERVE) */
 	uint64_t slots_completed, sent_up, results_from_parent;
 	uint64_t faults_injected;    /* results made wrong on purpose (sw_engine_inject(); tests only) */
 };

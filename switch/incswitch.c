@@ -258,6 +258,7 @@ static int counters(const struct daemon *d, const char **name, unsigned long lon
 	C(results_tx), C(retransmits), C(acks_tx), C(naks_tx), C(rnr_naks_tx), C(duplicates), C(acks_rx);
 	C(naks_rx), C(rnr_naks_rx), C(fatal_naks_rx), C(drop_parse), C(drop_icrc), C(drop_unknown_qp);
 	C(drop_bad_imm), C(drop_bad_op), C(drop_mismatch), C(drop_seq), C(naks_ignored), C(timeouts), C(ooo_held);
+	C(acks_held);
 	C(faults_injected);
 #undef C
 	name[n] = "inject_errors", val[n++] = d->inject_errors;
