@@ -527,6 +527,7 @@ cmd_up() {
     # No IPv6 on the host side of the bridge either: the machine stays silent on the lab.
     sysctl -q -w "net.ipv6.conf.$(mgmt_bridge).disable_ipv6=1" 2>/dev/null || true
 
+    check_memory "$acc"
     tune_host
     [ "$switches" = netns ] && ns_up
     local n t role image started=0
@@ -563,6 +564,28 @@ cmd_up() {
     clock_mark
     log "lab '$TOPOLOGY' ready in $((SECONDS - t0)) s"
     cmd_status
+}
+
+# check_memory ACCEL — refuse to start VMs this machine cannot hold: each VM not
+# running yet needs its guest memory (memory_mib) and QEMU's own, about 150 MiB
+# (its RSS outside guest RAM and TCG's cache on these machines: 174 MiB), plus
+# under TCG the translation cache topogen caps at 256 MiB. Without the cap a
+# 1-4-16 lab took 23 GiB of 24 and the OOM killer took a host VM mid-experiment.
+check_memory() {
+    local accel=$1 per=150 need=0 nvm=0 avail n mib
+    [ "$accel" = tcg ] && per=$((per + 256))
+    for n in $(nodes); do
+        [ "$(node_kind "$n")" = vm ] || continue
+        [ "$(dom_state "$n")" = running ] && continue
+        mib=$(awk -F'\t' -v n="$n" '$1 == n {print $8}' "$gen/inventory.tsv")
+        need=$((need + mib + per)) nvm=$((nvm + 1))
+    done
+    [ "$nvm" -gt 0 ] || return 0
+    avail=$(awk '$1 == "MemAvailable:" {print int($2 / 1024)}' /proc/meminfo)
+    [ -n "$avail" ] || return 0
+    log "memory: $nvm VM(s) to start need about $need MiB (guest memory + $per MiB each), $avail MiB available"
+    [ "$need" -le "$avail" ] ||
+        die "not enough memory: $nvm VM(s) need about $need MiB (their guest memory from $TOPOLOGY + $per MiB each for QEMU), this machine has $avail MiB available (MemAvailable); free memory, or lower defaults.memory in the topology file"
 }
 
 # QEMU's UDP tunnel sockets take the default receive buffer (208 KiB, about 90

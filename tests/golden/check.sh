@@ -74,7 +74,7 @@ else
     ko "topogen --test-lab failed"
 fi
 
-phase tsc-khz "--tsc-khz: TCG guests' kernels are told the machine's TSC rate, KVM guests are not"
+phase tsc-khz "--tsc-khz: TCG guests' kernels are told the machine's TSC rate and their translation cache is capped, KVM guests get neither"
 if gen "$tmp/tsc" --tsc-khz 2596213 topology/1-2-4.yaml; then
     nd=$(ls tests/golden/1-2-4/domains | wc -l)
     got=$(diff -r tests/golden/1-2-4 "$tmp/tsc" | grep '^>' | sort | uniq -c | sed 's/^ *//')
@@ -87,6 +87,11 @@ fi
 if "$topogen" -o "$tmp/tsc-kvm" --prefix inclab --accel kvm --tsc-khz 2596213 topology/1-2-4.yaml; then
     check "--accel kvm --tsc-khz: no tsc_early_khz (KVM guests read kvm-clock)" \
         bash -c '! grep -rq tsc_early_khz "$1"' _ "$tmp/tsc-kvm"
+    check "--accel kvm: no TCG translation cache setting (<tcg>) in any domain" \
+        bash -c '! grep -rq "<tcg>" "$1"' _ "$tmp/tsc-kvm"
+    nd=$(ls "$tmp/tsc/domains" | wc -l)
+    check "TCG: each of the $nd domains caps its translation cache (<tb-cache unit='MiB'>256)" \
+        bash -c '[ "$(grep -l "<tcg><tb-cache unit=.MiB.>256</tb-cache></tcg>" "$1"/domains/*.xml | wc -l)" = "$2" ]' _ "$tmp/tsc" "$nd"
 else
     ko "topogen --accel kvm --tsc-khz failed"
 fi

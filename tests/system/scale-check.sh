@@ -10,7 +10,8 @@
 #
 # Leaves a user's lab alone: it uses its own prefix (inclab-sc: 9 characters,
 # so its device names are the prefix's, which lab_is_clean looks for) and state.
-# Needs about 17 GiB of RAM for 16 host VMs of 1 GiB (topology/1-4-16.yaml).
+# Needs about 18.3 GiB of RAM for 16 host VMs of 768 MiB (topology/1-4-16.yaml;
+# lab-up refuses to start VMs the machine cannot hold).
 # Prints each phase's time; "N passed, M failed" only at its end.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
