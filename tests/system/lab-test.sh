@@ -137,6 +137,12 @@ check "the machine's namespace has no address or route on the lab's $(wc -w <<<"
 check "exec on an unknown node fails with a message (exit $rc)" [ $rc -ne 0 ]
 on pku1 'exit 7' >/dev/null 2>&1; rc=$?
 check "exec returns the command's exit code (7 -> $rc)" [ $rc = 7 ]
+# lab-down of another lab (here one that does not exist) touches nothing of this
+# one: libvirtd stays (it once stopped the daemons under a running lab)
+INCLAB_PREFIX=$INCLAB_PREFIX-o INCLAB_STATE=$state-o "$lab" down > /tmp/inclab-down-other.log 2>&1; rc=$?
+check "lab-down of another prefix: exit $rc, libvirtd still answers, every node still running and ready" \
+    sh -c '[ "$1" = 0 ] && virsh -q -c qemu:///system list --name >/dev/null 2>&1 &&
+        [ "$("$2" status 2>&1 | grep -c " \(running\|netns\) .*ready=yes")" = "$3" ]' _ "$rc" "$lab" "$(inv | wc -l)"
 
 # ---------------------------------------------------------------------------
 phase 4 "data plane"
