@@ -511,7 +511,7 @@ cmd_up() {
         $(awk '{printf "--image %s=%s ", $1, $2}' <<<"$roles") "$TOPOLOGY" ||
         die "topogen failed"
     rm -rf "$gen"; mv "$gen.new" "$gen"
-    check_memory "$acc"
+    check_memory
     { echo "LAB_TOPOLOGY=$TOPOLOGY"; echo "LAB_HASH=$topo_hash"; echo "LAB_ACCEL=$acc"
       echo "LAB_ROLES=\"$(tr '\n' ' ' <<<"$roles")\""; echo "LAB_TEST=$test_lab"; echo "LAB_SWITCHES=$switches"
       echo "LAB_TSC_KHZ=$LAB_TSC_KHZ"; } > "$state/lab.env"
@@ -566,26 +566,27 @@ cmd_up() {
     cmd_status
 }
 
-# check_memory ACCEL — refuse to start VMs this machine cannot hold: each VM not
+# check_memory — refuse to start VMs this machine cannot hold: each VM not
 # running yet needs its guest memory (memory_mib) and QEMU's own, about 150 MiB
 # (its RSS outside guest RAM and TCG's cache on these machines: 174 MiB), plus
-# under TCG the translation cache topogen caps at 256 MiB. Without the cap a
-# 1-4-16 lab took 23 GiB of 24 and the OOM killer took a host VM mid-experiment.
+# the TCG translation cache its domain sets (topogen's TCG_TB_CACHE_MIB; none
+# under KVM). Without that cap a 1-4-16 lab took 23 GiB of 24 and the OOM
+# killer took a host VM mid-experiment.
 check_memory() {
-    local accel=$1 per=150 need=0 nvm=0 avail n mib
-    [ "$accel" = tcg ] && per=$((per + 256))
+    local need=0 nvm=0 avail n mib tb
     for n in $(nodes); do
         [ "$(node_kind "$n")" = vm ] || continue
         [ "$(dom_state "$n")" = running ] && continue
         mib=$(awk -F'\t' -v n="$n" '$1 == n {print $8}' "$gen/inventory.tsv")
-        need=$((need + mib + per)) nvm=$((nvm + 1))
+        tb=$(sed -n "s/.*<tb-cache unit='MiB'>\([0-9]*\)<.*/\1/p" "$gen/domains/$n.xml")
+        need=$((need + mib + 150 + ${tb:-0})) nvm=$((nvm + 1))
     done
     [ "$nvm" -gt 0 ] || return 0
     avail=$(awk '$1 == "MemAvailable:" {print int($2 / 1024)}' /proc/meminfo)
     [ -n "$avail" ] || return 0
-    log "memory: $nvm VM(s) to start need about $need MiB (guest memory + $per MiB each), $avail MiB available"
+    log "memory: $nvm VM(s) to start need about $need MiB (guest memory + 150 MiB each${tb:+ + a $tb MiB translation cache}), $avail MiB available"
     [ "$need" -le "$avail" ] && return 0
-    local msg="$nvm VM(s) need about $need MiB (their guest memory from $TOPOLOGY + $per MiB each for QEMU), this machine has $avail MiB available (MemAvailable)"
+    local msg="$nvm VM(s) need about $need MiB (their guest memory from $TOPOLOGY + 150 MiB each for QEMU${tb:+ + $tb for its translation cache}), this machine has $avail MiB available (MemAvailable)"
     if [ "${INCLAB_MEMORY_CHECK:-1}" = 0 ]; then
         log "warning: $msg; starting anyway (INCLAB_MEMORY_CHECK=0): guests that touch all their memory will meet the OOM killer"
         return 0
@@ -826,11 +827,10 @@ cmd_down() {
     daemons_up && others=$(vsh list --all --name 2>/dev/null | grep -c . || true)
     if [ "$others" -gt 0 ]; then
         log "libvirt still holds $others domain(s) of other labs or users: daemons and host settings left as they are"
-        log "lab down ($removed domain(s) removed)"
-        return 0
+    else
+        restore_host
     fi
-    restore_host
-    if [ -e /run/inclab/started-daemons ]; then
+    if [ "$others" = 0 ] && [ -e /run/inclab/started-daemons ]; then
         for d in $(sort -u /run/inclab/started-daemons); do
             pkill -x "$d" || true
             for _ in $(seq 1 100); do pgrep -x "$d" >/dev/null || break; sleep 0.1; done

@@ -124,10 +124,11 @@ for n in $(inv | cut -f1); do
     r=$(on "$n" '. /etc/inclab/node.conf; echo $ROLE' 2>&1)
     check "$n: role from its NoCloud seed is '$r'" [ "$r" = "$(field "$n" 2)" ]
 done
+# nodes_ready STATUS — how many nodes lab-status STATUS shows running (or a namespace) and ready
+nodes_ready() { grep -c ' \(running\|netns\) .*ready=yes' <<<"$1"; }
 status=$("$lab" status 2>&1)
 echo "$status"
-check "lab-status shows every node running and ready" \
-    [ "$(grep -c ' \(running\|netns\) .*ready=yes' <<<"$status")" = "$(inv | wc -l)" ]
+check "lab-status shows every node running and ready" [ "$(nodes_ready "$status")" = "$(inv | wc -l)" ]
 # The machine's own namespace: no address on any of the lab's devices, and no
 # route through one (it must never send to the lab).
 lab_devs=$( (echo "$INCLAB_PREFIX-mgmt"; [ -r "$state/gen/wires.tsv" ] && grep -v '^#' "$state/gen/wires.tsv" | cut -f8-10 | tr '\t' '\n') | grep -v '^-$' | sort -u)
@@ -140,9 +141,10 @@ check "exec returns the command's exit code (7 -> $rc)" [ $rc = 7 ]
 # lab-down of another lab (here one that does not exist) touches nothing of this
 # one: libvirtd stays (it once stopped the daemons under a running lab)
 INCLAB_PREFIX=$INCLAB_PREFIX-o INCLAB_STATE=$state-o "$lab" down > /tmp/inclab-down-other.log 2>&1; rc=$?
+status=$("$lab" status 2>&1)
 check "lab-down of another prefix: exit $rc, libvirtd still answers, every node still running and ready" \
-    sh -c '[ "$1" = 0 ] && virsh -q -c qemu:///system list --name >/dev/null 2>&1 &&
-        [ "$("$2" status 2>&1 | grep -c " \(running\|netns\) .*ready=yes")" = "$3" ]' _ "$rc" "$lab" "$(inv | wc -l)"
+    sh -c '[ "$1" = 0 ] && virsh -q -c qemu:///system list --name >/dev/null 2>&1 && [ "$2" = "$3" ]' \
+    _ "$rc" "$(nodes_ready "$status")" "$(inv | wc -l)"
 
 # ---------------------------------------------------------------------------
 phase 4 "data plane"
