@@ -166,6 +166,12 @@ int ctl_sendf(int fd, int timeout_ms, const char *fmt, ...)
 
 int ctl_feed(struct ctl_buf *b, int fd)
 {
+	if (b->off && (b->off == b->len || b->cap - b->len < 4096)) { /* drop what was taken */
+		memmove(b->data, b->data + b->off, b->len - b->off);
+		b->len -= b->off;
+		b->scan = b->scan > b->off ? b->scan - b->off : 0;
+		b->off = 0;
+	}
 	if (b->cap - b->len < 4096) {
 		size_t cap = b->cap ? b->cap * 2 : 8192;
 		if (cap > CTL_MSG_MAX + 8192)
@@ -189,18 +195,35 @@ int ctl_feed(struct ctl_buf *b, int fd)
 	return (int)k;
 }
 
-/* Offset just past the end marker of the first message in @b, or 0. */
-static size_t message_end(const struct ctl_buf *b)
+/*
+ * Offset just past the end marker (a line "..." with optional trailing
+ * blanks) of the first message in @b, or 0 when none is complete yet; the
+ * search resumes where the last one could not decide (b->scan).
+ */
+static size_t message_end(struct ctl_buf *b)
 {
-	for (size_t i = 0; i + 4 <= b->len; i++) {
-		if ((i == 0 || b->data[i - 1] == '\n') && memcmp(b->data + i, "...", 3) == 0) {
-			size_t j = i + 3;
-			while (j < b->len && (b->data[j] == ' ' || b->data[j] == '\r'))
-				j++;
-			if (j < b->len && b->data[j] == '\n')
-				return j + 1;
+	size_t i = b->scan > b->off ? b->scan : b->off;
+
+	for (; i < b->len; i++) {
+		if (i != b->off && b->data[i - 1] != '\n')
+			continue;
+		size_t j = i;
+		while (j < b->len && j - i < 3 && b->data[j] == '.')
+			j++;
+		if (j == b->len)
+			break; /* a line start not decided yet */
+		if (j - i < 3)
+			continue;
+		while (j < b->len && (b->data[j] == ' ' || b->data[j] == '\r'))
+			j++;
+		if (j == b->len)
+			break;
+		if (b->data[j] == '\n') {
+			b->scan = j + 1;
+			return j + 1;
 		}
 	}
+	b->scan = i;
 	return 0;
 }
 
@@ -211,18 +234,19 @@ char *ctl_next(struct ctl_buf *b, int *rc)
 
 	*rc = CTL_OK;
 	if (!end) {
-		if (b->len >= CTL_MSG_MAX)
+		if (b->len - b->off >= CTL_MSG_MAX)
 			*rc = CTL_ETOOBIG;
 		return NULL;
 	}
-	if (!(msg = malloc(end + 1))) {
+	if (!(msg = malloc(end - b->off + 1))) {
 		*rc = CTL_EIO;
 		return NULL;
 	}
-	memcpy(msg, b->data, end);
-	msg[end] = 0;
-	memmove(b->data, b->data + end, b->len - end);
-	b->len -= end;
+	memcpy(msg, b->data + b->off, end - b->off);
+	msg[end - b->off] = 0;
+	b->off = end;
+	if (b->off == b->len)
+		b->off = b->len = b->scan = 0;
 	return msg;
 }
 
@@ -245,6 +269,11 @@ int ctl_recv(int fd, struct ctl_buf *b, int timeout_ms, char **msg)
 		if (n > 0 && (rc = ctl_feed(b, fd)) < 0)
 			return rc;
 	}
+}
+
+size_t ctl_buffered(const struct ctl_buf *b)
+{
+	return b->len - b->off;
 }
 
 void ctl_buf_free(struct ctl_buf *b)

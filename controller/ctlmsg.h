@@ -31,10 +31,16 @@ enum ctl_rc {
 	CTL_ETOOBIG = -4,  /* no end marker within CTL_MSG_MAX bytes */
 };
 
-/** Bytes received on a connection and not yet returned as messages. */
+/**
+ * Bytes received on a connection and not yet returned as messages: data[off,
+ * len). Taking a message only moves off, and the search for the end marker
+ * resumes at scan, so a buffer full of small pipelined messages costs linear
+ * time, not quadratic. A zeroed struct is an empty buffer.
+ */
 struct ctl_buf {
 	char *data;
-	size_t len, cap;
+	size_t off, len, cap;
+	size_t scan; /* no end marker starts in [off, scan) */
 };
 
 /** A parsed message. */
@@ -92,6 +98,9 @@ char *ctl_next(struct ctl_buf *b, int *rc);
  * Return: CTL_OK and *@msg (free() it), or a negative enum ctl_rc.
  */
 int ctl_recv(int fd, struct ctl_buf *b, int timeout_ms, char **msg);
+
+/** ctl_buffered() - bytes in @b not yet taken as messages (a message being received, or several). */
+size_t ctl_buffered(const struct ctl_buf *b);
 
 /** ctl_buf_free() - release a receive buffer (it can be reused after). */
 void ctl_buf_free(struct ctl_buf *b);

@@ -2,6 +2,7 @@
  * incctl — the inclab controller.
  *
  *   incctl -t TOPOLOGY.yaml [-s SWITCH_PORT] [-g GROUP_PORT] [-S NSLOTS] [-R RETRANSMIT_US]
+ *          [-W SWITCH_WAIT_MS] [-I IDLE_MS]
  *   incctl -Q CONTROLLER[:PORT]     print every registered switch's counters (YAML)
  *
  * A port of 0 lets the kernel pick a free one; the first line logged names
@@ -14,16 +15,42 @@
  *    rules pushed to them;
  *  - rank 0 of a group (port 52200) registers the group and asks for
  *    communicators: the controller finds the ranks' hosts, computes the
- *    aggregation tree and every switch's rules (plan.c), pushes them, waits
- *    for every switch to accept, and answers with each rank's switch end.
+ *    aggregation tree and every switch's rules (plan.c), pushes them, and
+ *    answers with each rank's switch end once every switch accepted.
  * A communicator lives until rank 0 releases it or its connection closes;
  * then its switches are told to drop the rules. A switch serves one
  * communicator at a time: a second one that needs it is refused with a
- * clear error instead of disturbing the first. Every bad message gets
- * "msg: error" with the reason; nothing a client sends stops the controller.
- * One line is logged per registration, group and communicator.
+ * clear error instead of disturbing the first.
+ *
+ * One event loop, in the manner of Redis's ae/networking: every socket is
+ * non-blocking, nothing in the loop waits for one peer.
+ *  - Input: each connection has a buffer of at most one message
+ *    (CTL_MSG_MAX); a client's messages are taken one at a time, the next
+ *    one only after the answer to the last (a request that waits for
+ *    switches keeps the rest in the buffer, and the socket is not read
+ *    while the buffer is full).
+ *  - Output: each connection has a buffer written when the socket takes
+ *    it. A peer that lets more than OUT_LIMIT bytes of answers pile up (it
+ *    does not read) is disconnected.
+ *  - Waits are deadlines checked by the loop: a switch has SWITCH_WAIT_MS
+ *    (-W) to accept rules and COUNTERS_WAIT_MS to send its counters, after
+ *    which the request is answered without it. Meanwhile every other peer
+ *    is served.
+ *  - Limits: MAX_PEER_CONNS connections from one address, MAX_CONN_GROUPS
+ *    groups per connection, one request in progress per connection. A
+ *    connection that holds nothing (no registration, no group) and sends no
+ *    complete message for IDLE_MS (-I) is closed, and so is any connection
+ *    whose message stays unfinished that long (a slow sender holds nothing
+ *    but its own buffer).
+ * So no client, switch or rank delays another one's answer by more than the
+ * loop's time to handle one message, except that a communicator request
+ * waits for its own switches (at most SWITCH_WAIT_MS). Every bad message
+ * gets "msg: error" with the reason; nothing a client sends stops the
+ * controller. One line is logged per registration, group, communicator and
+ * dropped connection.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
@@ -40,27 +67,64 @@
 #include "ctlmsg.h"
 #include "plan.h"
 
-#define MAX_CONNS 256
+#define MAX_CONNS 512          /* below the default limit of 1024 open files, with room for the rest */
+#define MAX_PEER_CONNS 32      /* from one address: a lab has one connection per switch and per job's
+                                * rank 0, so one address holding more is misbehaving */
 #define MAX_GROUPS 256
+#define MAX_CONN_GROUPS 16     /* groups one connection may hold at a time */
 #define MAX_COMMS 256
-#define REPLY_MS 5000        /* to send one message */
-#define SWITCH_ACCEPT_MS 30000 /* a switch resolves its neighbours' MACs before it accepts rules */
+#define OUT_LIMIT (1u << 20)   /* answers queued for one peer beyond what its socket took: the largest
+                                * real one (counters of 255 switches) is ~200 KiB */
+#define SNDBUF (256 * 1024)    /* the kernel's share of a peer's unread answers (it doubles it) */
+#define SWITCH_WAIT_MS 30000   /* a switch resolves its neighbours' MACs before it accepts rules */
+#define COUNTERS_WAIT_MS 5000  /* a switch answers "counters" from its loop, within a few ms */
+#define IDLE_MS 10000          /* a connection holding nothing, or a message left unfinished */
+#define COUNTERS_FIFO 8        /* counters requests one switch may owe answers to */
 
 enum conn_kind { C_FREE, C_SWITCH, C_CLIENT };
+enum req_kind { R_NONE, R_COMM, R_COUNTERS };
+
+/* The one request of a client that waits for switches. */
+struct req {
+	enum req_kind kind;
+	uint64_t seq;               /* unique: a late answer to an older request never counts for this one */
+	uint64_t deadline;
+	int comm;                   /* R_COMM: index into ctl.comm */
+	char *answer;               /* R_COMM: the answer once every switch accepted */
+	int nwait;                  /* switches that have not answered */
+	uint8_t wait[TOPO_MAX_NODES]; /* by topology node: an answer is awaited from it */
+	char *part[TOPO_MAX_NODES]; /* R_COUNTERS: each switch's "{...}" */
+};
 
 struct conn {
 	enum conn_kind kind;
 	int fd;
+	uint32_t addr;              /* the peer's, host order */
+	char peer[32];              /* "A.B.C.D:PORT" for the log */
 	struct ctl_buf in;
-	int node;                /* switches: topology node once registered, else -1 */
-	char peer[64];
+	char *out;                  /* queued output: out[out_off, out_len) */
+	size_t out_off, out_len, out_cap;
+	const char *doomed;         /* closed at the end of this loop turn, for this reason */
+	uint64_t last_ms;           /* accepted, or last complete message */
+	uint64_t partial_ms;        /* since when an unfinished message waits in `in` (0: none) */
+	int node;                   /* switches: topology node once registered, else -1 */
+	int ngroups;                /* clients: groups held */
+	struct req req;             /* clients: the request waiting for switches */
+	struct {                    /* switches: counters requests it owes, oldest first */
+		int client;
+		uint64_t seq;
+	} owed[COUNTERS_FIFO];
+	int nowed;
 };
 
 struct group {
 	int id, nranks, owner;   /* owner: index into conns */
 };
 
+enum comm_state { CM_FREE, CM_SETUP, CM_LIVE };
+
 struct comm {
+	enum comm_state state;
 	int id, group, owner;
 	int nswitches;
 	int sw[TOPO_MAX_NODES];  /* topology nodes serving it */
@@ -69,10 +133,12 @@ struct comm {
 static struct {
 	struct topology *topo;
 	struct plan_params defaults;
+	int switch_wait_ms, idle_ms;
 	struct conn conn[MAX_CONNS];
 	struct group group[MAX_GROUPS];
 	struct comm comm[MAX_COMMS];
 	int next_group, next_comm;
+	uint64_t next_seq;
 } ctl;
 
 static volatile sig_atomic_t stop;
@@ -97,10 +163,105 @@ static void logf_(const char *fmt, ...)
 	fflush(stdout);
 }
 
-static int reply_error(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static const char *node_name(int node)
+{
+	return ctl.topo->nodes[node].name;
+}
 
-/* Answer "msg: error" with the formatted reason; returns -1 for the caller's convenience. */
-static int reply_error(int fd, const char *fmt, ...)
+/* Mark connection @ci to be closed at the end of this loop turn (the first reason stays). */
+static void doom(int ci, const char *why)
+{
+	if (!ctl.conn[ci].doomed)
+		ctl.conn[ci].doomed = why;
+}
+
+/*
+ * Write what the socket of @ci takes now, without waiting. A socket error
+ * dooms the connection.
+ */
+static void flush_out(int ci)
+{
+	struct conn *c = &ctl.conn[ci];
+
+	while (c->out_off < c->out_len && !c->doomed) {
+		ssize_t k = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k > 0)
+			c->out_off += (size_t)k;
+		else if (k < 0 && errno == EINTR)
+			continue;
+		else if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		else
+			doom(ci, "cannot write to it");
+	}
+	if (c->out_off == c->out_len)
+		c->out_off = c->out_len = 0;
+}
+
+/*
+ * Queue message @text (without its end marker) for @ci and write what the
+ * socket takes. A peer whose unread answers pass OUT_LIMIT is doomed and
+ * gets nothing more.
+ */
+static void send_msg(int ci, const char *text)
+{
+	struct conn *c = &ctl.conn[ci];
+	size_t n = strlen(text), need;
+	const char *mark = n && text[n - 1] == '\n' ? "...\n" : "\n...\n";
+
+	if (c->kind == C_FREE || c->doomed)
+		return;
+	need = n + strlen(mark);
+	if (c->out_len - c->out_off + need > OUT_LIMIT) {
+		doom(ci, "it does not read its answers (output buffer full)");
+		return;
+	}
+	if (c->out_len + need > c->out_cap) {
+		if (c->out_off) { /* reuse what was written */
+			memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+			c->out_len -= c->out_off;
+			c->out_off = 0;
+		}
+		size_t cap = c->out_cap ? c->out_cap : 4096;
+		while (cap < c->out_len + need)
+			cap *= 2;
+		char *o = cap > c->out_cap ? realloc(c->out, cap) : c->out;
+		if (!o) {
+			doom(ci, "out of memory for its answers");
+			return;
+		}
+		c->out = o;
+		c->out_cap = cap;
+	}
+	memcpy(c->out + c->out_len, text, n);
+	memcpy(c->out + c->out_len + n, mark, strlen(mark));
+	c->out_len += need;
+	flush_out(ci);
+}
+
+static void send_msgf(int ci, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* send_msg() of a printf-formatted text. */
+static void send_msgf(int ci, const char *fmt, ...)
+{
+	char *text = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		doom(ci, "out of memory for its answers");
+	else
+		send_msg(ci, text);
+	free(text);
+}
+
+static void reply_error(int ci, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Answer @ci "msg: error" with the formatted reason, quoted. */
+static void reply_error(int ci, const char *fmt, ...)
 {
 	char why[512], q[1100];
 	va_list ap;
@@ -108,8 +269,7 @@ static int reply_error(int fd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	ctl_sendf(fd, REPLY_MS, "msg: error\nerror: %s\n", ctl_quote(why, q, sizeof(q)));
-	return -1;
+	send_msgf(ci, "msg: error\nerror: %s\n", ctl_quote(why, q, sizeof(q)));
 }
 
 /* The connection of the switch registered as topology node @node, or -1. */
@@ -121,13 +281,22 @@ static int switch_conn(int node)
 	return -1;
 }
 
-/* The live communicator served by switch @node, or NULL. */
+/* The communicator (being set up or live) served by switch @node, or NULL. */
 static struct comm *comm_on_switch(int node)
 {
 	for (int i = 0; i < MAX_COMMS; i++)
-		for (int k = 0; ctl.comm[i].id && k < ctl.comm[i].nswitches; k++)
+		for (int k = 0; ctl.comm[i].state != CM_FREE && k < ctl.comm[i].nswitches; k++)
 			if (ctl.comm[i].sw[k] == node)
 				return &ctl.comm[i];
+	return NULL;
+}
+
+/* The communicator with id @id, or NULL. */
+static struct comm *find_comm(long id)
+{
+	for (int i = 0; i < MAX_COMMS; i++)
+		if (ctl.comm[i].state != CM_FREE && ctl.comm[i].id == id)
+			return &ctl.comm[i];
 	return NULL;
 }
 
@@ -140,69 +309,100 @@ static struct group *find_group(int id)
 }
 
 /*
- * Wait for the answer of switch connection @ci to a message about
- * communicator @comm: 0 when it says ok, -1 with its reason in @err.
+ * Tell the switches of @cm to drop its rules, and forget it at once: a
+ * switch takes its messages in order, so its release comes before any
+ * later rules, and its answer needs no wait.
  */
-static int await_switch(int ci, unsigned comm, char *err, size_t errlen)
-{
-	struct conn *c = &ctl.conn[ci];
-	uint64_t deadline = ctl_now_ms() + SWITCH_ACCEPT_MS;
-
-	for (;;) {
-		char *text, perr[256];
-		struct ctl_doc m;
-		unsigned long got = 0;
-		uint64_t now = ctl_now_ms();
-		int rc = ctl_recv(c->fd, &c->in, now < deadline ? (int)(deadline - now) : 0, &text);
-
-		if (rc < 0) {
-			snprintf(err, errlen, "switch %s did not answer: %s", ctl.topo->nodes[c->node].name, ctl_strerror(rc));
-			return -1;
-		}
-		if (ctl_parse(text, &m, perr, sizeof(perr)) < 0) {
-			free(text);
-			continue; /* a switch never sends those; skip */
-		}
-		free(text);
-		ctl_uint(&m, NULL, "comm", 0xffffffff, &got, perr, sizeof(perr));
-		int done = got == comm && (!strcmp(m.kind, "ok") || !strcmp(m.kind, "error"));
-		if (done && !strcmp(m.kind, "error")) {
-			const char *why = ctl_str(&m, NULL, "error");
-			snprintf(err, errlen, "switch %s refused the rules: %s", ctl.topo->nodes[c->node].name,
-				 why ? why : "(no reason)");
-			ctl_doc_free(&m);
-			return -1;
-		}
-		ctl_doc_free(&m);
-		if (done)
-			return 0;
-	}
-}
-
-/* Tell the switches of @cm to drop its rules; forget it. */
 static void release_comm(struct comm *cm, const char *why)
 {
-	char err[256];
-
 	for (int k = 0; k < cm->nswitches; k++) {
 		int ci = switch_conn(cm->sw[k]);
-		if (ci >= 0 && ctl_sendf(ctl.conn[ci].fd, REPLY_MS, "msg: release\ncomm: %d\n", cm->id) == CTL_OK)
-			await_switch(ci, (unsigned)cm->id, err, sizeof(err));
+		if (ci >= 0)
+			send_msgf(ci, "msg: release\ncomm: %d\n", cm->id);
 	}
-	logf_("communicator %d of group %d released (%s)", cm->id, cm->group, why);
+	logf_("communicator %d of group %d %s (%s)", cm->id, cm->group, cm->state == CM_LIVE ? "released" : "abandoned",
+	      why);
 	memset(cm, 0, sizeof(*cm));
 }
 
+/* Forget client @ci's request (its answer was sent, or nobody wants it). */
+static void req_clear(struct req *r)
+{
+	free(r->answer);
+	for (int n = 0; n < TOPO_MAX_NODES; n++)
+		free(r->part[n]);
+	memset(r, 0, sizeof(*r));
+}
+
+/*
+ * The communicator request of @ci failed: release what its switches took,
+ * answer the error, and let the client's next message in.
+ */
+static void comm_failed(int ci, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void comm_failed(int ci, const char *fmt, ...)
+{
+	struct req *r = &ctl.conn[ci].req;
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	release_comm(&ctl.comm[r->comm], why);
+	req_clear(r);
+	reply_error(ci, "%s", why);
+}
+
+/* Every switch of @ci's communicator accepted its rules: answer. */
+static void comm_ready(int ci)
+{
+	struct req *r = &ctl.conn[ci].req;
+	struct comm *cm = &ctl.comm[r->comm];
+
+	cm->state = CM_LIVE;
+	send_msg(ci, r->answer);
+	logf_("communicator %d of group %d: %d switches, top %s", cm->id, cm->group, cm->nswitches,
+	      node_name(cm->sw[cm->nswitches - 1]));
+	req_clear(r);
+}
+
+/* Answer @ci's counters request with what came; switches still silent are named as such. */
+static void counters_done(int ci)
+{
+	struct req *r = &ctl.conn[ci].req;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (f) {
+		fprintf(f, "msg: counters\nswitches:\n");
+		for (int n = 0; n < ctl.topo->nnodes; n++)
+			if (r->part[n])
+				fprintf(f, "  %s: %s\n", node_name(n), r->part[n]);
+			else if (r->wait[n])
+				fprintf(f, "  %s: {error: \"no answer within %d ms\"}\n", node_name(n), COUNTERS_WAIT_MS);
+	}
+	if (!f || fclose(f) != 0)
+		reply_error(ci, "out of memory");
+	else
+		send_msg(ci, text);
+	free(text);
+	req_clear(r);
+}
+
 /* Read the ranks of a communicator request into @in; -1 after answering the error. */
-static int read_ranks(int fd, struct ctl_doc *m, int nranks, struct plan_rank_in *in)
+static int read_ranks(int ci, struct ctl_doc *m, int nranks, struct plan_rank_in *in)
 {
 	yaml_node_t *seq = ctl_get(m, NULL, "ranks"), *item;
 	static int seen[PLAN_MAX_RANKS];
 	char err[256];
 	int n = 0;
 
-	if (!seq || seq->type != YAML_SEQUENCE_NODE)
-		return reply_error(fd, "'ranks' must be a list of {rank, ip, qpn}");
+	if (!seq || seq->type != YAML_SEQUENCE_NODE) {
+		reply_error(ci, "'ranks' must be a list of {rank, ip, qpn}");
+		return -1;
+	}
 	memset(seen, 0, sizeof(seen));
 	for (; (item = ctl_item(m, seq, n)); n++) {
 		unsigned long r, qpn;
@@ -210,45 +410,84 @@ static int read_ranks(int fd, struct ctl_doc *m, int nranks, struct plan_rank_in
 		int port;
 		const char *a = ctl_str(m, item, "ip");
 		if (ctl_uint(m, item, "rank", (unsigned long)nranks - 1, &r, err, sizeof(err)) < 0 ||
-		    ctl_uint(m, item, "qpn", 0xffffff, &qpn, err, sizeof(err)) < 0)
-			return reply_error(fd, "ranks[%d]: %s", n, err);
-		if (!a || ctl_parse_addr(a, 0, &ip, &port) < 0 || strchr(a, ':'))
-			return reply_error(fd, "ranks[%d]: 'ip' must be an IPv4 address", n);
-		if (seen[r]++)
-			return reply_error(fd, "rank %lu is listed twice", r);
+		    ctl_uint(m, item, "qpn", 0xffffff, &qpn, err, sizeof(err)) < 0) {
+			reply_error(ci, "ranks[%d]: %s", n, err);
+			return -1;
+		}
+		if (!a || ctl_parse_addr(a, 0, &ip, &port) < 0 || strchr(a, ':')) {
+			reply_error(ci, "ranks[%d]: 'ip' must be an IPv4 address", n);
+			return -1;
+		}
+		if (seen[r]++) {
+			reply_error(ci, "rank %lu is listed twice", r);
+			return -1;
+		}
 		in[r] = (struct plan_rank_in){ ntohl(ip), (uint32_t)qpn };
 	}
-	if (n != nranks)
-		return reply_error(fd, "the group has %d ranks but %d were listed", nranks, n);
+	if (n != nranks) {
+		reply_error(ci, "the group has %d ranks but %d were listed", nranks, n);
+		return -1;
+	}
 	return 0;
 }
 
-/* "msg: communicator": plan, push the rules, answer every rank's switch end. */
+/* The answer to a communicator request, malloc'd, or NULL when out of memory. */
+static char *comm_answer(const struct plan *pl, const struct plan_params *p, int nranks)
+{
+	char *text = NULL, a[16];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "msg: ok\ncomm: %u\npsn: %u\nroot: %s\nswitches: [", p->comm, p->host_psn, node_name(pl->root));
+	for (int k = 0; k < pl->nswitches; k++)
+		fprintf(f, "%s%s", k ? ", " : "", node_name(pl->sw[k].node));
+	fprintf(f, "]\nranks:\n");
+	for (int r = 0; r < nranks; r++)
+		fprintf(f, "  - {rank: %d, switch: %s, switch_ip: %s, switch_qpn: %u}\n", r, node_name(pl->rank[r].leaf),
+			topo_ntoa(pl->rank[r].switch_ip, a), pl->rank[r].switch_qpn);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/*
+ * "msg: communicator": plan it and push the rules to its switches; the
+ * answer goes out when every switch accepted (on_switch_answer()), or an
+ * error when one refuses, goes away or stays silent (the loop's deadline).
+ */
 static void on_communicator(int ci, struct ctl_doc *m)
 {
 	static struct plan_rank_in in[PLAN_MAX_RANKS];
 	static struct plan pl;
-	int fd = ctl.conn[ci].fd;
+	struct req *r = &ctl.conn[ci].req;
 	unsigned long gid;
 	char err[512];
 	struct group *g;
-	struct comm *cm = NULL;
+	int slot = -1;
 
 	if (ctl_uint(m, NULL, "group", 0x7fffffff, &gid, err, sizeof(err)) < 0) {
-		reply_error(fd, "%s", err);
+		reply_error(ci, "%s", err);
 		return;
 	}
 	if (!(g = find_group((int)gid))) {
-		reply_error(fd, "no group %lu (register it with 'msg: group' first)", gid);
+		reply_error(ci, "no group %lu (register it with 'msg: group' first)", gid);
 		return;
 	}
-	if (read_ranks(fd, m, g->nranks, in) < 0)
+	if (g->owner != ci) {
+		reply_error(ci, "group %lu belongs to another connection", gid);
 		return;
-	for (int i = 0; i < MAX_COMMS && !cm; i++)
-		if (!ctl.comm[i].id)
-			cm = &ctl.comm[i];
-	if (!cm) {
-		reply_error(fd, "too many communicators (%d)", MAX_COMMS);
+	}
+	if (read_ranks(ci, m, g->nranks, in) < 0)
+		return;
+	for (int i = 0; i < MAX_COMMS && slot < 0; i++)
+		if (ctl.comm[i].state == CM_FREE)
+			slot = i;
+	if (slot < 0) {
+		reply_error(ci, "too many communicators (%d)", MAX_COMMS);
 		return;
 	}
 	struct plan_params p = ctl.defaults;
@@ -256,162 +495,257 @@ static void on_communicator(int ci, struct ctl_doc *m)
 	p.host_psn = (uint32_t)random() & 0xffffff;
 	p.link_psn = (uint32_t)random() & 0xffffff;
 	if (plan_make(ctl.topo, &p, in, g->nranks, &pl, err, sizeof(err)) < 0) {
-		reply_error(fd, "%s", err);
+		reply_error(ci, "%s", err);
 		return;
 	}
 	for (int k = 0; k < pl.nswitches; k++) {
-		const char *name = ctl.topo->nodes[pl.sw[k].node].name;
 		struct comm *busy = comm_on_switch(pl.sw[k].node);
 		if (switch_conn(pl.sw[k].node) < 0) {
-			reply_error(fd, "switch %s is not registered with the controller (is incswitch running there?)", name);
+			reply_error(ci, "switch %s is not registered with the controller (is incswitch running there?)",
+				    node_name(pl.sw[k].node));
 			goto out;
 		}
 		if (busy) {
-			reply_error(fd, "switch %s is serving communicator %d of group %d; destroy it first", name, busy->id,
-				    busy->group);
+			reply_error(ci, "switch %s is serving communicator %d of group %d; destroy it first",
+				    node_name(pl.sw[k].node), busy->id, busy->group);
 			goto out;
 		}
 	}
-	*cm = (struct comm){ .id = (int)p.comm, .group = g->id, .owner = ci };
-	for (int k = 0; k < pl.nswitches; k++) {
-		int sci = switch_conn(pl.sw[k].node);
-		int rc = ctl_send(ctl.conn[sci].fd, pl.sw[k].rules, REPLY_MS);
-		if (rc < 0) {
-			snprintf(err, sizeof(err), "cannot send the rules to switch %s: %s",
-				 ctl.topo->nodes[pl.sw[k].node].name, ctl_strerror(rc));
-			rc = -1;
-		} else {
-			rc = await_switch(sci, p.comm, err, sizeof(err));
-		}
-		cm->sw[cm->nswitches++] = pl.sw[k].node; /* it may hold a part: release it too */
-		if (rc < 0) {
-			release_comm(cm, "a switch failed");
-			reply_error(fd, "%s", err);
-			goto out;
-		}
-	}
-	char *text = NULL, a[16];
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	if (!f) {
-		release_comm(cm, "out of memory");
-		reply_error(fd, "out of memory");
+	if (!(r->answer = comm_answer(&pl, &p, g->nranks))) {
+		reply_error(ci, "out of memory");
 		goto out;
 	}
-	fprintf(f, "msg: ok\ncomm: %u\npsn: %u\nroot: %s\nswitches: [", p.comm, p.host_psn,
-		ctl.topo->nodes[pl.root].name);
-	for (int k = 0; k < pl.nswitches; k++)
-		fprintf(f, "%s%s", k ? ", " : "", ctl.topo->nodes[pl.sw[k].node].name);
-	fprintf(f, "]\nranks:\n");
-	for (int r = 0; r < g->nranks; r++)
-		fprintf(f, "  - {rank: %d, switch: %s, switch_ip: %s, switch_qpn: %u}\n", r,
-			ctl.topo->nodes[pl.rank[r].leaf].name, topo_ntoa(pl.rank[r].switch_ip, a), pl.rank[r].switch_qpn);
-	fclose(f);
-	if (ctl_send(fd, text, REPLY_MS) < 0)
-		release_comm(cm, "rank 0 went away");
-	else
-		logf_("communicator %u of group %d: %d ranks, %d switches, top %s, PSN %u", p.comm, g->id, g->nranks,
-		      pl.nswitches, ctl.topo->nodes[pl.root].name, p.host_psn);
-	free(text);
+	struct comm *cm = &ctl.comm[slot];
+	*cm = (struct comm){ .state = CM_SETUP, .id = (int)p.comm, .group = g->id, .owner = ci };
+	r->kind = R_COMM;
+	r->seq = ++ctl.next_seq;
+	r->comm = slot;
+	r->deadline = ctl_now_ms() + (uint64_t)ctl.switch_wait_ms;
+	for (int k = 0; k < pl.nswitches; k++) { /* post-order: the root last */
+		int node = pl.sw[k].node;
+		cm->sw[cm->nswitches++] = node;
+		r->wait[node] = 1;
+		r->nwait++;
+		send_msg(switch_conn(node), pl.sw[k].rules);
+	}
+	logf_("communicator %u of group %d: %d ranks, %d switches, top %s, PSN %u: rules sent", p.comm, g->id, g->nranks,
+	      pl.nswitches, node_name(pl.root), p.host_psn);
 out:
 	plan_free(&pl);
 }
 
-/* "msg: counters": every registered switch's counters, as one mapping per switch. */
+/* "msg: counters": ask every registered switch; counters_done() answers. */
 static void on_counters(int ci)
 {
-	char *text = NULL, err[256];
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	struct req *r = &ctl.conn[ci].req;
 
-	if (!f)
-		return;
-	fprintf(f, "msg: counters\nswitches:\n");
-	for (int i = 0; i < MAX_CONNS; i++) {
-		struct conn *s = &ctl.conn[i];
-		char *ans;
-		struct ctl_doc m;
-		if (s->kind != C_SWITCH || s->node < 0)
+	r->kind = R_COUNTERS;
+	r->seq = ++ctl.next_seq;
+	r->deadline = ctl_now_ms() + COUNTERS_WAIT_MS;
+	for (int si = 0; si < MAX_CONNS; si++) {
+		struct conn *s = &ctl.conn[si];
+		if (s->kind != C_SWITCH || s->node < 0 || s->doomed)
 			continue;
-		fprintf(f, "  %s: {", ctl.topo->nodes[s->node].name);
-		if (ctl_send(s->fd, "msg: counters\n", REPLY_MS) == CTL_OK && ctl_recv(s->fd, &s->in, REPLY_MS, &ans) == CTL_OK) {
-			if (ctl_parse(ans, &m, err, sizeof(err)) == 0) {
-				yaml_node_t *cs = ctl_get(&m, NULL, "counters");
-				const char *comm = ctl_str(&m, NULL, "comm");
-				fprintf(f, "comm: %s", comm ? comm : "0");
-				for (yaml_node_pair_t *p = cs && cs->type == YAML_MAPPING_NODE ? cs->data.mapping.pairs.start : NULL;
-				     p && p < cs->data.mapping.pairs.top; p++) {
-					yaml_node_t *k = yaml_document_get_node(&m.doc, p->key), *v = yaml_document_get_node(&m.doc, p->value);
-					if (k->type == YAML_SCALAR_NODE && v->type == YAML_SCALAR_NODE)
-						fprintf(f, ", %s: %s", k->data.scalar.value, v->data.scalar.value);
-				}
-				ctl_doc_free(&m);
-			}
-			free(ans);
+		if (s->nowed == COUNTERS_FIFO) {
+			r->part[s->node] = strdup("{error: \"too many counters requests waiting for it\"}");
+			continue;
 		}
-		fprintf(f, "}\n");
+		s->owed[s->nowed].client = ci;
+		s->owed[s->nowed++].seq = r->seq;
+		r->wait[s->node] = 1;
+		r->nwait++;
+		send_msg(si, "msg: counters\n");
 	}
-	fclose(f);
-	ctl_send(ctl.conn[ci].fd, text, REPLY_MS);
-	free(text);
+	if (!r->nwait)
+		counters_done(ci);
+}
+
+/* A group for @ci of the size "msg: group" asks. */
+static void on_group(int ci, struct ctl_doc *m)
+{
+	struct conn *c = &ctl.conn[ci];
+	struct group *g = NULL;
+	unsigned long v;
+	char err[256];
+
+	for (int i = 0; i < MAX_GROUPS && !g; i++)
+		if (!ctl.group[i].id)
+			g = &ctl.group[i];
+	if (ctl_uint(m, NULL, "nranks", PLAN_MAX_RANKS, &v, err, sizeof(err)) < 0)
+		reply_error(ci, "group: %s", err);
+	else if (v < 1)
+		reply_error(ci, "group: 'nranks' must be at least 1");
+	else if ((int)v > ctl.topo->nhosts)
+		reply_error(ci, "group of %lu ranks, but topology '%s' has %d hosts", v, ctl.topo->name, ctl.topo->nhosts);
+	else if (c->ngroups >= MAX_CONN_GROUPS)
+		reply_error(ci, "this connection holds %d groups already (at most %d)", c->ngroups, MAX_CONN_GROUPS);
+	else if (!g)
+		reply_error(ci, "too many groups (%d)", MAX_GROUPS);
+	else {
+		*g = (struct group){ ++ctl.next_group, (int)v, ci };
+		c->ngroups++;
+		send_msgf(ci, "msg: ok\ngroup: %d\n", g->id);
+		logf_("group %d: %d ranks, from %s", g->id, g->nranks, c->peer);
+	}
+}
+
+/* "msg: release": only the connection that made a communicator may release it. */
+static void on_release(int ci, struct ctl_doc *m)
+{
+	unsigned long v;
+	char err[256];
+	struct comm *cm;
+
+	if (ctl_uint(m, NULL, "comm", 0x7fffffff, &v, err, sizeof(err)) < 0)
+		reply_error(ci, "release: %s", err);
+	else if (!(cm = find_comm((long)v)) || cm->state != CM_LIVE)
+		reply_error(ci, "no communicator %lu", v);
+	else if (cm->owner != ci)
+		reply_error(ci, "communicator %lu belongs to another connection; only its rank 0 may release it", v);
+	else {
+		release_comm(cm, "released by its group");
+		send_msgf(ci, "msg: ok\ncomm: %lu\n", v);
+	}
 }
 
 /* One message from a client (rank 0 of a group, or a tool). */
 static void on_client(int ci, const char *text)
 {
-	struct conn *c = &ctl.conn[ci];
 	struct ctl_doc m;
 	char err[512];
-	unsigned long v;
 
 	if (ctl_parse(text, &m, err, sizeof(err)) < 0) {
-		reply_error(c->fd, "bad message: %s", err);
+		reply_error(ci, "bad message: %s", err);
 		return;
 	}
-	if (!strcmp(m.kind, "group")) {
-		struct group *g = NULL;
-		for (int i = 0; i < MAX_GROUPS && !g; i++)
-			if (!ctl.group[i].id)
-				g = &ctl.group[i];
-		if (ctl_uint(&m, NULL, "nranks", PLAN_MAX_RANKS, &v, err, sizeof(err)) < 0)
-			reply_error(c->fd, "group: %s", err);
-		else if (v < 1)
-			reply_error(c->fd, "group: 'nranks' must be at least 1");
-		else if ((int)v > ctl.topo->nhosts)
-			reply_error(c->fd, "group of %lu ranks, but topology '%s' has %d hosts", v, ctl.topo->name,
-				    ctl.topo->nhosts);
-		else if (!g)
-			reply_error(c->fd, "too many groups (%d)", MAX_GROUPS);
-		else {
-			*g = (struct group){ ++ctl.next_group, (int)v, ci };
-			ctl_sendf(c->fd, REPLY_MS, "msg: ok\ngroup: %d\n", g->id);
-			logf_("group %d: %d ranks, from %s", g->id, g->nranks, c->peer);
-		}
-	} else if (!strcmp(m.kind, "communicator")) {
+	if (!strcmp(m.kind, "group"))
+		on_group(ci, &m);
+	else if (!strcmp(m.kind, "communicator"))
 		on_communicator(ci, &m);
-	} else if (!strcmp(m.kind, "release")) {
-		struct comm *cm = NULL;
-		int bad = ctl_uint(&m, NULL, "comm", 0x7fffffff, &v, err, sizeof(err)) < 0;
-		for (int i = 0; i < MAX_COMMS && !cm && !bad; i++)
-			if (ctl.comm[i].id && ctl.comm[i].id == (int)v)
-				cm = &ctl.comm[i];
-		if (bad)
-			reply_error(c->fd, "release: %s", err);
-		else if (!cm)
-			reply_error(c->fd, "no communicator %lu", v);
-		else {
-			release_comm(cm, "released by its group");
-			ctl_sendf(c->fd, REPLY_MS, "msg: ok\ncomm: %lu\n", v);
-		}
-	} else if (!strcmp(m.kind, "counters")) {
+	else if (!strcmp(m.kind, "release"))
+		on_release(ci, &m);
+	else if (!strcmp(m.kind, "counters"))
 		on_counters(ci);
-	} else {
-		reply_error(c->fd, "unknown message '%.40s' (group, communicator, release, counters)", m.kind);
-	}
+	else
+		reply_error(ci, "unknown message '%.40s' (group, communicator, release, counters)", m.kind);
 	ctl_doc_free(&m);
 }
 
-/* One message from a switch outside a request: its registration. */
+/*
+ * Drop switch @node's part in every request waiting for it: a communicator
+ * request fails with @why; a counters request counts it as silent.
+ */
+static void forget_switch(int node, const char *why)
+{
+	for (int ci = 0; ci < MAX_CONNS; ci++) {
+		struct req *r = &ctl.conn[ci].req;
+		if (ctl.conn[ci].kind != C_CLIENT || r->kind == R_NONE || !r->wait[node])
+			continue;
+		if (r->kind == R_COMM) {
+			comm_failed(ci, "switch %s %s", node_name(node), why);
+		} else if (!r->part[node]) {
+			char q[300];
+			if (asprintf(&r->part[node], "{error: %s}", ctl_quote(why, q, sizeof(q))) < 0)
+				r->part[node] = NULL; /* then it shows as silent */
+			if (--r->nwait == 0)
+				counters_done(ci);
+		}
+	}
+}
+
+/* "ok"/"error" with "comm: N" from switch @node: its answer to rules (a release's is not awaited). */
+static void on_switch_answer(int node, struct ctl_doc *m)
+{
+	unsigned long id;
+	char err[256];
+	struct comm *cm;
+
+	if (ctl_uint(m, NULL, "comm", 0x7fffffff, &id, err, sizeof(err)) < 0 || !(cm = find_comm((long)id)) ||
+	    cm->state != CM_SETUP)
+		return; /* the answer to a release, or to a request given up on */
+	struct req *r = &ctl.conn[cm->owner].req;
+	if (r->kind != R_COMM || &ctl.comm[r->comm] != cm || !r->wait[node])
+		return;
+	if (!strcmp(m->kind, "error")) {
+		const char *why = ctl_str(m, NULL, "error");
+		comm_failed(cm->owner, "switch %s refused the rules: %s", node_name(node), why ? why : "(no reason)");
+		return;
+	}
+	r->wait[node] = 0;
+	if (--r->nwait == 0)
+		comm_ready(cm->owner);
+}
+
+/* Is @s a counters key a switch may send (letters, digits, '_')? Anything else is not written back. */
+static int counter_name_ok(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if (n >= 48 || !(isalnum((unsigned char)s[n]) || s[n] == '_'))
+			return 0;
+	return n > 0;
+}
+
+static int number_ok(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if (n >= 20 || !isdigit((unsigned char)s[n]))
+			return 0;
+	return n > 0;
+}
+
+/*
+ * "msg: counters" from switch connection @si: the answer to the oldest
+ * counters request it owes. Only names and numbers are copied into the
+ * client's answer; anything else is counted as "invalid".
+ */
+static void on_switch_counters(int si, struct ctl_doc *m)
+{
+	struct conn *s = &ctl.conn[si];
+	char *text = NULL;
+	size_t len = 0;
+
+	if (!s->nowed)
+		return; /* nobody asked */
+	int ci = s->owed[0].client;
+	uint64_t seq = s->owed[0].seq;
+	memmove(&s->owed[0], &s->owed[1], sizeof(s->owed[0]) * (size_t)--s->nowed);
+	struct req *r = &ctl.conn[ci].req;
+	if (ctl.conn[ci].kind != C_CLIENT || r->kind != R_COUNTERS || r->seq != seq || !r->wait[s->node] ||
+	    r->part[s->node])
+		return; /* a request answered already (its deadline passed) */
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return;
+	yaml_node_t *cs = ctl_get(m, NULL, "counters");
+	const char *comm = ctl_str(m, NULL, "comm");
+	int invalid = 0;
+	fprintf(f, "{comm: %s", comm && number_ok(comm) ? comm : "0");
+	for (yaml_node_pair_t *p = cs && cs->type == YAML_MAPPING_NODE ? cs->data.mapping.pairs.start : NULL;
+	     p && p < cs->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(&m->doc, p->key), *v = yaml_document_get_node(&m->doc, p->value);
+		if (k && v && k->type == YAML_SCALAR_NODE && v->type == YAML_SCALAR_NODE &&
+		    counter_name_ok((const char *)k->data.scalar.value) && number_ok((const char *)v->data.scalar.value))
+			fprintf(f, ", %s: %s", k->data.scalar.value, v->data.scalar.value);
+		else
+			invalid++;
+	}
+	if (invalid)
+		fprintf(f, ", invalid: %d", invalid);
+	fprintf(f, "}");
+	if (fclose(f) == 0) {
+		r->part[s->node] = text;
+		text = NULL;
+	}
+	free(text);
+	if (--r->nwait == 0)
+		counters_done(ci);
+}
+
+/* One message from a switch: its registration, or an answer. */
 static void on_switch(int ci, const char *text)
 {
 	struct conn *c = &ctl.conn[ci];
@@ -419,49 +753,65 @@ static void on_switch(int ci, const char *text)
 	char err[512];
 
 	if (ctl_parse(text, &m, err, sizeof(err)) < 0) {
-		reply_error(c->fd, "bad message: %s", err);
+		reply_error(ci, "bad message: %s", err);
 		return;
 	}
 	if (!strcmp(m.kind, "register")) {
 		const char *name = ctl_str(&m, NULL, "switch");
 		int n = name ? topo_find(ctl.topo, name) : -1;
 		if (!name)
-			reply_error(c->fd, "register: 'switch: NAME' is missing");
+			reply_error(ci, "register: 'switch: NAME' is missing");
 		else if (n < 0 || ctl.topo->nodes[n].role != TOPO_SWITCH)
-			reply_error(c->fd, "'%s' is not a switch of topology '%s'", name, ctl.topo->name);
+			reply_error(ci, "'%s' is not a switch of topology '%s'", name, ctl.topo->name);
+		else if (c->node >= 0 && c->node != n)
+			reply_error(ci, "this connection is registered as %s already", node_name(c->node));
 		else {
 			int old = switch_conn(n);
 			if (old >= 0 && old != ci) { /* the switch restarted: its old connection is dead */
+				doom(old, "the switch registered again on a new connection");
+				ctl.conn[old].node = -1;
+				forget_switch(n, "restarted");
 				struct comm *cm = comm_on_switch(n);
-				close(ctl.conn[old].fd);
-				ctl_buf_free(&ctl.conn[old].in);
-				ctl.conn[old].kind = C_FREE;
-				if (cm)
+				if (cm && cm->state == CM_LIVE)
 					release_comm(cm, "a switch restarted");
 			}
 			c->node = n;
-			ctl_sendf(c->fd, REPLY_MS, "msg: ok\nswitch: %s\n", name);
+			send_msgf(ci, "msg: ok\nswitch: %s\n", name);
 			logf_("switch %s registered from %s", name, c->peer);
 		}
-	} else if (strcmp(m.kind, "ok") && strcmp(m.kind, "error")) { /* late answers are dropped */
-		reply_error(c->fd, "unknown message '%.40s' from a switch (register)", m.kind);
+	} else if (c->node < 0) {
+		reply_error(ci, "register first ('msg: register', 'switch: NAME')");
+	} else if (!strcmp(m.kind, "ok") || !strcmp(m.kind, "error")) {
+		on_switch_answer(c->node, &m);
+	} else if (!strcmp(m.kind, "counters")) {
+		on_switch_counters(ci, &m);
+	} else {
+		reply_error(ci, "unknown message '%.40s' from a switch (register, ok, error, counters)", m.kind);
 	}
 	ctl_doc_free(&m);
 }
 
+/* Close @ci now: what it held is released, requests waiting for it are answered. */
 static void drop_conn(int ci, const char *why)
 {
 	struct conn *c = &ctl.conn[ci];
 
 	if (c->kind == C_SWITCH && c->node >= 0) {
-		struct comm *cm = comm_on_switch(c->node);
-		logf_("switch %s went away (%s)", ctl.topo->nodes[c->node].name, why);
+		int node = c->node;
+		struct comm *cm;
+		logf_("switch %s went away (%s)", node_name(node), why);
 		c->node = -1; /* no release can reach it */
-		if (cm)
+		forget_switch(node, "went away");
+		if ((cm = comm_on_switch(node)))
 			release_comm(cm, "a switch went away");
+	} else if (c->kind == C_CLIENT && (c->ngroups || c->req.kind != R_NONE)) {
+		logf_("client %s went away (%s)", c->peer, why);
+	} else {
+		logf_("connection from %s closed (%s)", c->peer, why);
 	}
-	for (int i = 0; i < MAX_COMMS; i++)
-		if (ctl.comm[i].id && ctl.comm[i].owner == ci)
+	req_clear(&c->req);
+	for (int i = 0; i < MAX_COMMS; i++) /* also one being set up: its rules may be on some switches */
+		if (ctl.comm[i].state != CM_FREE && ctl.comm[i].owner == ci)
 			release_comm(&ctl.comm[i], "its group's connection closed");
 	for (int i = 0; i < MAX_GROUPS; i++)
 		if (ctl.group[i].id && ctl.group[i].owner == ci) {
@@ -470,56 +820,124 @@ static void drop_conn(int ci, const char *why)
 		}
 	close(c->fd);
 	ctl_buf_free(&c->in);
+	free(c->out);
+	memset(c, 0, sizeof(*c));
 	c->kind = C_FREE;
 }
 
+/* Accept one connection on @lfd; refused (with a reason it may read) when a limit is reached. */
 static void accept_on(int lfd, enum conn_kind kind)
 {
 	struct sockaddr_in sa;
 	socklen_t len = sizeof(sa);
-	int fd = accept4(lfd, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC | SOCK_NONBLOCK), i;
+	int fd = accept4(lfd, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC | SOCK_NONBLOCK), i, same = 0, sndbuf = SNDBUF;
+	uint32_t addr;
+	char a[16], why[128];
 
 	if (fd < 0)
 		return;
+	addr = ntohl(sa.sin_addr.s_addr);
+	for (i = 0; i < MAX_CONNS; i++)
+		same += ctl.conn[i].kind != C_FREE && ctl.conn[i].addr == addr;
 	for (i = 0; i < MAX_CONNS && ctl.conn[i].kind != C_FREE; i++)
 		;
-	if (i == MAX_CONNS) {
-		reply_error(fd, "too many connections");
+	if (i == MAX_CONNS || same >= MAX_PEER_CONNS) {
+		int k = snprintf(why, sizeof(why), "msg: error\nerror: \"too many connections%s\"\n...\n",
+				 i == MAX_CONNS ? "" : " from this address");
+		if (send(fd, why, (size_t)k, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+			/* it learns from the closed connection */
+		}
 		close(fd);
 		return;
 	}
-	ctl.conn[i] = (struct conn){ .kind = kind, .fd = fd, .node = -1 };
-	char a[16];
-	snprintf(ctl.conn[i].peer, sizeof(ctl.conn[i].peer), "%s:%u", topo_ntoa(ntohl(sa.sin_addr.s_addr), a),
-		 ntohs(sa.sin_port));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	ctl.conn[i] = (struct conn){ .kind = kind, .fd = fd, .addr = addr, .node = -1, .last_ms = ctl_now_ms() };
+	snprintf(ctl.conn[i].peer, sizeof(ctl.conn[i].peer), "%s:%u", topo_ntoa(addr, a), ntohs(sa.sin_port));
 }
 
-static void on_readable(int ci)
+/*
+ * Take @ci's complete messages, one at a time, while it has no request
+ * waiting for switches; note when an unfinished one is left.
+ */
+static void take_input(int ci)
 {
 	struct conn *c = &ctl.conn[ci];
-	int rc = ctl_feed(&c->in, c->fd);
 	char *msg;
+	int rc = CTL_OK;
 
-	if (rc < 0) {
-		drop_conn(ci, ctl_strerror(rc));
-		return;
-	}
-	while (c->kind != C_FREE && (msg = ctl_next(&c->in, &rc))) {
+	while (!c->doomed && c->req.kind == R_NONE && (msg = ctl_next(&c->in, &rc))) {
+		c->last_ms = ctl_now_ms();
+		c->partial_ms = 0;
 		if (c->kind == C_SWITCH)
 			on_switch(ci, msg);
 		else
 			on_client(ci, msg);
 		free(msg);
 	}
-	if (rc < 0 && c->kind != C_FREE) {
-		reply_error(c->fd, "%s", ctl_strerror(rc));
-		drop_conn(ci, ctl_strerror(rc));
+	if (rc < 0 && !c->doomed) {
+		reply_error(ci, "%s", ctl_strerror(rc));
+		doom(ci, ctl_strerror(rc));
 	}
+	if (c->req.kind == R_NONE && ctl_buffered(&c->in) && !c->partial_ms)
+		c->partial_ms = ctl_now_ms();
+}
+
+/* Read what @ci sent, take its messages. */
+static void on_readable(int ci)
+{
+	int rc = ctl_feed(&ctl.conn[ci].in, ctl.conn[ci].fd);
+
+	if (rc < 0)
+		doom(ci, rc == CTL_EOF ? "closed by the peer" : ctl_strerror(rc));
+	else
+		take_input(ci);
+}
+
+/*
+ * The loop's timers: requests past their deadline are answered, idle and
+ * unfinished connections doomed. Returns the ms until the next deadline
+ * (at most 1000).
+ */
+static int run_timers(uint64_t now)
+{
+	uint64_t next = now + 1000;
+
+	for (int ci = 0; ci < MAX_CONNS; ci++) {
+		struct conn *c = &ctl.conn[ci];
+		struct req *r = &c->req;
+		if (c->kind == C_FREE || c->doomed)
+			continue;
+		if (r->kind != R_NONE && now >= r->deadline) {
+			int node = 0;
+			while (node < ctl.topo->nnodes && !(r->wait[node] && !r->part[node]))
+				node++;
+			if (r->kind == R_COMM)
+				comm_failed(ci, "switch %s did not answer within %d ms", node < ctl.topo->nnodes ? node_name(node) : "?",
+					    ctl.switch_wait_ms);
+			else
+				counters_done(ci);
+		}
+		if (r->kind != R_NONE && r->deadline < next)
+			next = r->deadline;
+		int holds = (c->kind == C_SWITCH && c->node >= 0) || c->ngroups || r->kind != R_NONE;
+		uint64_t idle_at = holds ? UINT64_MAX : c->last_ms + (uint64_t)ctl.idle_ms;
+		uint64_t partial_at = c->partial_ms ? c->partial_ms + (uint64_t)ctl.idle_ms : UINT64_MAX;
+		if (now >= idle_at)
+			doom(ci, "idle, holding nothing");
+		else if (now >= partial_at)
+			doom(ci, "a message left unfinished");
+		if (idle_at < next)
+			next = idle_at;
+		if (partial_at < next)
+			next = partial_at;
+	}
+	return next > now ? (int)(next - now) : 0;
 }
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: incctl -t TOPOLOGY.yaml [-s SWITCH_PORT] [-g GROUP_PORT] [-S NSLOTS] [-R RETRANSMIT_US]\n"
+			"              [-W SWITCH_WAIT_MS] [-I IDLE_MS]\n"
 			"       incctl -Q CONTROLLER[:PORT]   (print the switches' counters)\n"
 			"       (port 0: the kernel picks one; the first line logged names the ports bound)\n");
 	return 2;
@@ -547,7 +965,7 @@ static int query(const char *addr)
 		fprintf(stderr, "incctl: cannot reach the controller at %s: %s\n", addr, strerror(errno));
 		return 1;
 	}
-	if ((rc = ctl_send(fd, "msg: counters\n", REPLY_MS)) < 0 || (rc = ctl_recv(fd, &in, 30000, &ans)) < 0) {
+	if ((rc = ctl_send(fd, "msg: counters\n", 5000)) < 0 || (rc = ctl_recv(fd, &in, COUNTERS_WAIT_MS + 5000, &ans)) < 0) {
 		fprintf(stderr, "incctl: controller %s: %s\n", addr, ctl_strerror(rc));
 		close(fd);
 		return 1;
@@ -559,37 +977,53 @@ static int query(const char *addr)
 	return 0;
 }
 
+/* A whole decimal number in [@lo, @hi] from option text @s, or -1. */
+static long opt_num(const char *s, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	return errno || end == s || *end || v < lo || v > hi ? -1 : v;
+}
+
 int main(int argc, char **argv)
 {
 	const char *topo_path = NULL;
-	int sport = CTL_PORT_SWITCH, gport = CTL_PORT_GROUP, opt;
-	struct pollfd pfd[MAX_CONNS + 2];
-	int idx[MAX_CONNS + 2];
+	long sport = CTL_PORT_SWITCH, gport = CTL_PORT_GROUP, nslots = 8192, rto = 200000;
+	static struct pollfd pfd[MAX_CONNS + 2];
+	static int idx[MAX_CONNS + 2];
+	int opt;
 
 	/* 8192 slots: with 1024, slots still waiting for a slow TCG guest's ACK were
 	 * busy when their PSN came round again, and each RNR NAK made the host's
 	 * rxe resend its whole window (lab, 4 MiB tree AllReduce: 1,941 RNR NAKs,
 	 * 44,527 out-of-sequence drops; none with 8192) */
-	ctl.defaults = (struct plan_params){ .nslots = 8192, .retransmit_us = 200000, .rnr_timer = 1 };
-	while ((opt = getopt(argc, argv, "t:s:g:S:R:Q:")) != -1) {
+	ctl.switch_wait_ms = SWITCH_WAIT_MS;
+	ctl.idle_ms = IDLE_MS;
+	while ((opt = getopt(argc, argv, "t:s:g:S:R:W:I:Q:")) != -1) {
 		switch (opt) {
 		case 'Q': return query(optarg);
 		case 't': topo_path = optarg; break;
-		case 's': sport = atoi(optarg); break;
-		case 'g': gport = atoi(optarg); break;
-		case 'S': ctl.defaults.nslots = (unsigned)atoi(optarg); break;
-		case 'R': ctl.defaults.retransmit_us = (unsigned)atoi(optarg); break;
+		case 's': sport = opt_num(optarg, 0, 65535); break;
+		case 'g': gport = opt_num(optarg, 0, 65535); break;
+		case 'S': nslots = opt_num(optarg, 16, 1 << 20); break;
+		case 'R': rto = opt_num(optarg, 1000, 60000000); break;
+		case 'W': ctl.switch_wait_ms = (int)opt_num(optarg, 100, 600000); break;
+		case 'I': ctl.idle_ms = (int)opt_num(optarg, 100, 3600000); break;
 		default: return usage();
 		}
 	}
-	if (!topo_path || optind != argc || sport < 0 || sport > 65535 || gport < 0 || gport > 65535 ||
-	    ctl.defaults.nslots < 16 || ctl.defaults.retransmit_us < 1000)
+	if (!topo_path || optind != argc || sport < 0 || gport < 0 || nslots < 0 || rto < 0 || ctl.switch_wait_ms < 0 ||
+	    ctl.idle_ms < 0)
 		return usage();
+	ctl.defaults = (struct plan_params){ .nslots = (unsigned)nslots, .retransmit_us = (unsigned)rto, .rnr_timer = 1 };
 	if (!(ctl.topo = topo_load(topo_path, stderr)))
 		return 1;
-	int ls = ctl_listen(sport), lg = ctl_listen(gport);
+	int ls = ctl_listen((int)sport), lg = ctl_listen((int)gport);
 	if (ls < 0 || lg < 0) {
-		fprintf(stderr, "incctl: cannot listen on TCP %d and %d: %s\n", sport, gport, strerror(errno));
+		fprintf(stderr, "incctl: cannot listen on TCP %ld and %ld: %s\n", sport, gport, strerror(errno));
 		return 1;
 	}
 	sport = bound_port(ls);
@@ -598,31 +1032,58 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	srandom((unsigned)ctl_now_ms() ^ (unsigned)getpid());
-	logf_("topology '%s' (%d nodes, %d hosts); switches on TCP %d, groups on TCP %d", ctl.topo->name,
+	logf_("topology '%s' (%d nodes, %d hosts); switches on TCP %ld, groups on TCP %ld", ctl.topo->name,
 	      ctl.topo->nnodes, ctl.topo->nhosts, sport, gport);
 	while (!stop) {
-		int n = 0;
+		int n = 0, wait_ms = run_timers(ctl_now_ms());
+		for (int i = 0; i < MAX_CONNS; i++) { /* messages that waited for an answer now given */
+			struct conn *c = &ctl.conn[i];
+			if (c->kind != C_FREE && !c->doomed && c->req.kind == R_NONE && ctl_buffered(&c->in))
+				take_input(i);
+		}
+		for (int i = 0; i < MAX_CONNS; i++)
+			if (ctl.conn[i].kind != C_FREE && ctl.conn[i].doomed)
+				drop_conn(i, ctl.conn[i].doomed);
 		pfd[n] = (struct pollfd){ ls, POLLIN, 0 }, idx[n++] = -1;
 		pfd[n] = (struct pollfd){ lg, POLLIN, 0 }, idx[n++] = -2;
-		for (int i = 0; i < MAX_CONNS; i++)
-			if (ctl.conn[i].kind != C_FREE)
-				pfd[n] = (struct pollfd){ ctl.conn[i].fd, POLLIN, 0 }, idx[n++] = i;
-		if (poll(pfd, (nfds_t)n, 1000) < 0 && errno != EINTR)
+		for (int i = 0; i < MAX_CONNS; i++) {
+			struct conn *c = &ctl.conn[i];
+			if (c->kind == C_FREE)
+				continue;
+			short ev = ctl_buffered(&c->in) < CTL_MSG_MAX ? POLLIN : 0; /* full: wait until it is taken */
+			if (c->out_len > c->out_off)
+				ev |= POLLOUT;
+			pfd[n] = (struct pollfd){ c->fd, ev, 0 }, idx[n++] = i;
+		}
+		if (poll(pfd, (nfds_t)n, wait_ms) < 0 && errno != EINTR)
 			break;
 		for (int k = 0; k < n; k++) {
-			if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+			struct conn *c = idx[k] >= 0 ? &ctl.conn[idx[k]] : NULL;
+			if (!pfd[k].revents)
 				continue;
 			if (idx[k] == -1)
 				accept_on(ls, C_SWITCH);
 			else if (idx[k] == -2)
 				accept_on(lg, C_CLIENT);
-			else if (ctl.conn[idx[k]].kind != C_FREE && ctl.conn[idx[k]].fd == pfd[k].fd)
-				on_readable(idx[k]);
+			else if (c->kind != C_FREE && c->fd == pfd[k].fd && !c->doomed) {
+				if (pfd[k].revents & POLLOUT)
+					flush_out(idx[k]);
+				if (pfd[k].revents & POLLIN)
+					on_readable(idx[k]);
+				else if (pfd[k].revents & (POLLHUP | POLLERR)) /* also when its input is full */
+					doom(idx[k], "connection lost");
+			}
 		}
+		for (int i = 0; i < MAX_CONNS; i++)
+			if (ctl.conn[i].kind != C_FREE && ctl.conn[i].doomed)
+				drop_conn(i, ctl.conn[i].doomed);
 	}
 	for (int i = 0; i < MAX_COMMS; i++)
-		if (ctl.comm[i].id)
+		if (ctl.comm[i].state != CM_FREE)
 			release_comm(&ctl.comm[i], "the controller stops");
+	for (int i = 0; i < MAX_CONNS; i++) /* what the sockets take now; nobody waits at exit */
+		if (ctl.conn[i].kind != C_FREE)
+			flush_out(i);
 	logf_("stopped");
 	topo_free(ctl.topo);
 	return 0;

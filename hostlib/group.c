@@ -42,6 +42,8 @@
 #define NODE_CONF "/etc/inclab/node.conf" /* the lab's per-node facts (topogen) */
 #define RETRY_MS 200                      /* between attempts to reach rank 0 */
 #define RELEASE_MS 5000                   /* the controller drops a communicator's rules */
+#define JOIN_PENDING 64                   /* connections at rank 0 that have not sent their join yet */
+#define JOIN_MS 5000                      /* ... and the time each has to send it */
 
 struct peer {
 	int fd;
@@ -194,46 +196,109 @@ void inccl_group_destroy(inccl_group_t *g)
 	free(g);
 }
 
-/* Rank 0: accept one connection and its join; 1 when a rank joined, 0 when not (retry), <0 on error. */
-static int accept_join(inccl_group_t *g, int lfd, uint64_t deadline)
+/*
+ * Rank 0: the join message @text of connection @np. Returns 1 when it is a
+ * rank that has not joined yet (@np moves into g->peer), else 0 after
+ * telling it why it is refused.
+ */
+static int take_join(inccl_group_t *g, struct peer *np, const char *text)
 {
-	struct pollfd p = { lfd, POLLIN, 0 };
-	struct peer np = { -1, { 0 } };
 	struct ctl_doc m;
 	char err[256];
 	unsigned long r, n;
+	int ok = 0;
 
-	if (poll(&p, 1, left(deadline)) <= 0)
-		return 0;
-	if ((np.fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0)
-		return 0;
-	int rc = expect(&np, deadline < ctl_now_ms() + 10000 ? deadline : ctl_now_ms() + 10000, "join", "a joining rank", &m);
-	if (rc) {
-		peer_close(&np);
+	if (ctl_parse(text, &m, err, sizeof(err)) < 0) {
+		ctl_sendf(np->fd, 100, "msg: error\nerror: \"join: bad message\"\n");
 		return 0;
 	}
-	if (ctl_uint(&m, NULL, "rank", 0xffff, &r, err, sizeof(err)) < 0 ||
-	    ctl_uint(&m, NULL, "nranks", 0xffff, &n, err, sizeof(err)) < 0)
-		ctl_sendf(np.fd, 2000, "msg: error\nerror: \"join: %s\"\n", err);
+	if (strcmp(m.kind, "join"))
+		ctl_sendf(np->fd, 100, "msg: error\nerror: \"'join' was due\"\n");
+	else if (ctl_uint(&m, NULL, "rank", 0xffff, &r, err, sizeof(err)) < 0 ||
+		 ctl_uint(&m, NULL, "nranks", 0xffff, &n, err, sizeof(err)) < 0)
+		ctl_sendf(np->fd, 100, "msg: error\nerror: \"join: %s\"\n", err);
 	else if ((int)n != g->nranks)
-		ctl_sendf(np.fd, 2000, "msg: error\nerror: \"rank %lu says %lu ranks, rank 0 says %d\"\n", r, n, g->nranks);
+		ctl_sendf(np->fd, 100, "msg: error\nerror: \"rank %lu says %lu ranks, rank 0 says %d\"\n", r, n, g->nranks);
 	else if (r == 0 || (int)r >= g->nranks)
-		ctl_sendf(np.fd, 2000, "msg: error\nerror: \"rank %lu is not one of 1..%d\"\n", r, g->nranks - 1);
+		ctl_sendf(np->fd, 100, "msg: error\nerror: \"rank %lu is not one of 1..%d\"\n", r, g->nranks - 1);
 	else if (g->peer[r].fd >= 0)
-		ctl_sendf(np.fd, 2000, "msg: error\nerror: \"rank %lu has joined already\"\n", r);
+		ctl_sendf(np->fd, 100, "msg: error\nerror: \"rank %lu has joined already\"\n", r);
 	else {
-		ctl_doc_free(&m);
-		g->peer[r] = np;
-		return 1;
+		g->peer[r] = *np;
+		*np = (struct peer){ -1, { 0 } };
+		ok = 1;
 	}
 	ctl_doc_free(&m);
-	peer_close(&np);
-	return 0;
+	return ok;
+}
+
+/*
+ * Rank 0: accept connections and take their joins until every rank joined
+ * or @deadline passed; returns the ranks joined (rank 0 included). One loop
+ * over the listening socket and every connection not joined yet, so a peer
+ * that connects and says nothing (or trickles) holds only its own place:
+ * at most JOIN_PENDING such connections at a time, each closed after
+ * JOIN_MS, while the others' joins are taken as they come. Refusals are
+ * one small message each, sent without waiting on the peer.
+ */
+static int gather_joins(inccl_group_t *g, int lfd, uint64_t deadline)
+{
+	struct {
+		struct peer p;
+		uint64_t until;
+	} pend[JOIN_PENDING];
+	struct pollfd pf[JOIN_PENDING + 1];
+	int npend = 0, joined = 1;
+
+	while (joined < g->nranks && left(deadline) > 0) {
+		uint64_t now = ctl_now_ms(), next = deadline;
+		int n = 0;
+		for (int i = 0; i < npend; i++)
+			if (now >= pend[i].until) { /* too slow to say who it is */
+				peer_close(&pend[i].p);
+				pend[i--] = pend[--npend];
+			}
+		pf[n++] = (struct pollfd){ lfd, npend < JOIN_PENDING ? POLLIN : 0, 0 };
+		for (int i = 0; i < npend; i++) {
+			pf[n++] = (struct pollfd){ pend[i].p.fd, POLLIN, 0 };
+			if (pend[i].until < next)
+				next = pend[i].until;
+		}
+		if (poll(pf, (nfds_t)n, left(next)) <= 0)
+			continue;
+		for (int i = npend - 1; i >= 0; i--) { /* from the end: removal moves the last one into i */
+			char *text = NULL;
+			int rc = CTL_OK;
+			if (!pf[i + 1].revents)
+				continue;
+			if (ctl_feed(&pend[i].p.in, pend[i].p.fd) >= 0)
+				text = ctl_next(&pend[i].p.in, &rc);
+			else
+				rc = CTL_EOF;
+			if (!text && rc == CTL_OK)
+				continue; /* a part of its join */
+			if (text)
+				joined += take_join(g, &pend[i].p, text);
+			free(text);
+			peer_close(&pend[i].p); /* refused, gone, or moved into g->peer */
+			pend[i] = pend[--npend];
+		}
+		if (pf[0].revents & POLLIN) {
+			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+			if (fd >= 0) {
+				pend[npend].p = (struct peer){ fd, { 0 } };
+				pend[npend++].until = ctl_now_ms() + JOIN_MS;
+			}
+		}
+	}
+	for (int i = 0; i < npend; i++)
+		peer_close(&pend[i].p);
+	return joined;
 }
 
 static int create_rank0(inccl_group_t *g, int port, uint64_t deadline)
 {
-	int lfd = ctl_listen(port), joined = 1, rc;
+	int lfd = ctl_listen(port), joined, rc;
 	struct ctl_doc m;
 	unsigned long id;
 	char err[256];
@@ -242,8 +307,7 @@ static int create_rank0(inccl_group_t *g, int port, uint64_t deadline)
 		inccl__set_last_error("rank 0 cannot listen on TCP %d: %s", port, strerror(errno));
 		return INCCL_ECONN;
 	}
-	while (joined < g->nranks && left(deadline) > 0)
-		joined += accept_join(g, lfd, deadline);
+	joined = gather_joins(g, lfd, deadline);
 	close(lfd);
 	if (joined < g->nranks) {
 		char missing[256] = "";

@@ -4,11 +4,15 @@
  * incswitch (threads speaking the control protocol; the rules they receive
  * are parsed by the switch's own parser, swconfig.c).
  *
- * Covers: switch registration (good and bad names), groups, communicator
- * plans for the 1-2-4 topology (whole tree and one leaf), every kind of bad
- * request answered with a precise error, a busy switch refused, release on
- * disconnect, counters, and inccl_group_create() with all ranks, a duplicate
- * rank, a missing rank and a dead controller.
+ * Covers: message framing, switch registration (good and bad names),
+ * groups, communicator plans for the 1-2-4 topology (whole tree and one
+ * leaf), every kind of bad request answered with a precise error, a busy
+ * switch refused, release on disconnect and only by its owner, counters,
+ * inccl_group_create() with all ranks, silent peers at rank 0, a duplicate
+ * rank, a missing rank and a dead controller; and that no peer waits on
+ * another (test_nothing_waits: mute switches, a client that does not read,
+ * idle and unfinished connections, the per-address and per-connection
+ * limits).
  *
  * Nothing guesses a free port or waits a fixed time: incctl listens on ports
  * the kernel picks (-s 0 -g 0) and the test reads them from its first log
@@ -30,6 +34,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +55,7 @@
 #define JOIN_TIMEOUT_MS 2000 /* rank 0's timeout where a rank never comes (the others join in ~1 ms) */
 
 static int sport, gport, master_port;
-static pid_t ctl_pid = -1;
+static pid_t ctl_pid = -1, ctl2_pid = -1; /* ctl2: test_nothing_waits' own incctl */
 static char ctl_addr[32], sw_addr[32], master_addr[32], dead_addr[32];
 static int master_fd = -1, dead_fd = -1; /* the reserved ports */
 static int log_in = -1;                  /* incctl's stdout */
@@ -190,11 +195,11 @@ static int listening(int port)
 }
 
 /*
- * Read incctl's stdout until the line naming the ports it listens on, into
- * sport and gport; what was read goes to the log. 0, or -1 (and why on
- * stderr) when incctl ended or SYNC_MS passed first.
+ * Read an incctl's stdout (@fd) until the line naming the ports it listens
+ * on, into *@sp and *@gp; what was read goes to the log. 0, or -1 (and why
+ * on stderr) when incctl ended or SYNC_MS passed first.
  */
-static int read_ports(void)
+static int read_ports(int fd, int *sp, int *gp)
 {
 	char buf[4096], *at = NULL;
 	size_t n = 0;
@@ -203,13 +208,13 @@ static int read_ports(void)
 	buf[0] = 0;
 	while (!((at = strstr(buf, "switches on TCP ")) && strchr(at, '\n'))) {
 		uint64_t now = ctl_now_ms();
-		struct pollfd p = { log_in, POLLIN, 0 };
+		struct pollfd p = { fd, POLLIN, 0 };
 		ssize_t k = 0;
 		if (now >= deadline || n == sizeof(buf) - 1)
 			break;
 		if (poll(&p, 1, (int)(deadline - now)) < 0 && errno != EINTR)
 			break;
-		if ((p.revents & (POLLIN | POLLHUP)) && (k = read(log_in, buf + n, sizeof(buf) - 1 - n)) == 0)
+		if ((p.revents & (POLLIN | POLLHUP)) && (k = read(fd, buf + n, sizeof(buf) - 1 - n)) == 0)
 			break; /* incctl ended */
 		if (k > 0)
 			n += (size_t)k;
@@ -217,20 +222,20 @@ static int read_ports(void)
 	}
 	fwrite(buf, 1, n, log_out);
 	fflush(log_out);
-	if (at && strchr(at, '\n') && sscanf(at, "switches on TCP %d, groups on TCP %d", &sport, &gport) == 2)
+	if (at && strchr(at, '\n') && sscanf(at, "switches on TCP %d, groups on TCP %d", sp, gp) == 2)
 		return 0;
 	fprintf(stderr, "test_ctl: incctl ended or did not name its ports within %d ms; it said: '%s'\n", SYNC_MS, buf);
 	return -1;
 }
 
-/* Copy incctl's stdout to the log until incctl closes it. */
+/* Copy an incctl's stdout (the fd in @arg) to the log until incctl closes it. */
 static void *log_main(void *arg)
 {
+	int fd = (int)(intptr_t)arg;
 	char buf[4096];
 	ssize_t k;
 
-	(void)arg;
-	while ((k = read(log_in, buf, sizeof(buf))) > 0 || (k < 0 && errno == EINTR))
+	while ((k = read(fd, buf, sizeof(buf))) > 0 || (k < 0 && errno == EINTR))
 		if (k > 0) {
 			fwrite(buf, 1, (size_t)k, log_out);
 			fflush(log_out);
@@ -238,30 +243,58 @@ static void *log_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Start incctl on the 1-2-4 topology with ports the kernel picks and the
+ * options @extra (NULL-terminated); its stdout goes to *@out_fd. Returns its
+ * pid and the ports in *@sp and *@gp, or -1.
+ */
+static pid_t spawn_ctl(const char *const *extra, int *out_fd, int *sp, int *gp)
+{
+	const char *argv[16] = { "incctl", "-t", "topology/1-2-4.yaml", "-s", "0", "-g", "0" };
+	int out[2], n = 7;
+	pid_t pid;
+
+	for (; extra && *extra && n < 15; extra++)
+		argv[n++] = *extra;
+	argv[n] = NULL;
+	if (pipe2(out, O_CLOEXEC) < 0)
+		return -1;
+	if ((pid = fork()) == 0) {
+		dup2(out[1], STDOUT_FILENO);
+		execv(BUILD_DIR "/incctl", (char *const *)argv);
+		fprintf(stderr, "test_ctl: cannot run %s: %s\n", BUILD_DIR "/incctl", strerror(errno));
+		_exit(127);
+	}
+	close(out[1]);
+	*out_fd = out[0];
+	if (pid < 0 || read_ports(out[0], sp, gp) < 0) {
+		if (pid > 0) {
+			kill(pid, SIGTERM);
+			waitpid(pid, NULL, 0);
+		}
+		close(out[0]);
+		return -1;
+	}
+	return pid;
+}
+
 static int setup(void **state)
 {
 	pthread_condattr_t ca;
-	int out[2], dead_port;
+	int dead_port;
 
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&sw_released, &ca);
 	pthread_condattr_destroy(&ca);
 	if ((master_fd = reserve_port(master_addr, sizeof(master_addr), &master_port)) < 0 ||
-	    (dead_fd = reserve_port(dead_addr, sizeof(dead_addr), &dead_port)) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
+	    (dead_fd = reserve_port(dead_addr, sizeof(dead_addr), &dead_port)) < 0 ||
 	    !(log_out = fopen(BUILD_DIR "/test_ctl.log", "we"))) {
 		perror("test_ctl: setup");
 		return -1;
 	}
-	if ((ctl_pid = fork()) == 0) {
-		dup2(out[1], STDOUT_FILENO);
-		execl(BUILD_DIR "/incctl", "incctl", "-t", "topology/1-2-4.yaml", "-s", "0", "-g", "0", (char *)NULL);
-		fprintf(stderr, "test_ctl: cannot run %s: %s\n", BUILD_DIR "/incctl", strerror(errno));
-		_exit(127);
-	}
-	close(out[1]);
-	log_in = out[0];
-	if (ctl_pid < 0 || read_ports() < 0 || pthread_create(&log_thread, NULL, log_main, NULL))
+	if ((ctl_pid = spawn_ctl(NULL, &log_in, &sport, &gport)) < 0 ||
+	    pthread_create(&log_thread, NULL, log_main, (void *)(intptr_t)log_in))
 		return -1; /* cmocka runs teardown() */
 	log_started = 1;
 	snprintf(ctl_addr, sizeof(ctl_addr), "127.0.0.1:%d", gport);
@@ -280,6 +313,10 @@ static int teardown(void **state)
 			close(sw[i].fd);
 			sw[i].fd = 0;
 		}
+	if (ctl2_pid > 0) { /* test_nothing_waits failed half-way */
+		kill(ctl2_pid, SIGTERM);
+		waitpid(ctl2_pid, NULL, 0);
+	}
 	if (ctl_pid > 0) {
 		kill(ctl_pid, SIGTERM);
 		waitpid(ctl_pid, NULL, 0);
@@ -299,6 +336,82 @@ static int teardown(void **state)
 		close(dead_fd);
 	log_in = master_fd = dead_fd = -1;
 	return 0;
+}
+
+/* Feed @piece into @b through socket pair @sv, as if it came from the network. */
+static void feed(int sv[2], struct ctl_buf *b, const char *piece)
+{
+	assert_int_equal(send(sv[0], piece, strlen(piece), 0), (ssize_t)strlen(piece));
+	assert_true(ctl_feed(b, sv[1]) > 0);
+}
+
+/*
+ * Message framing (no controller): an end marker split over reads, lines
+ * that only look like one, blanks after it, and 20,000 pipelined messages
+ * taken one by one in order (the buffer keeps a read offset; this would be
+ * quadratic with a move per message).
+ */
+static void test_framing(void **state)
+{
+	struct ctl_buf b = { 0 };
+	int sv[2], rc;
+	char *msg;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	feed(sv, &b, "msg: a\nx: ....\n..");
+	assert_null(ctl_next(&b, &rc));
+	assert_int_equal(rc, CTL_OK);
+	feed(sv, &b, ". \r");
+	assert_null(ctl_next(&b, &rc));
+	feed(sv, &b, "\nmsg: b\n....\n...x\n...\n");
+	assert_non_null(msg = ctl_next(&b, &rc));
+	assert_string_equal(msg, "msg: a\nx: ....\n... \r\n");
+	free(msg);
+	assert_non_null(msg = ctl_next(&b, &rc));
+	assert_string_equal(msg, "msg: b\n....\n...x\n...\n");
+	free(msg);
+	assert_null(ctl_next(&b, &rc));
+	assert_int_equal(ctl_buffered(&b), 0);
+
+	static char burst[20000 * 24];
+	size_t off = 0;
+	int got = 0;
+	for (int i = 0; i < 20000; i++)
+		off += (size_t)sprintf(burst + off, "msg: n\ni: %d\n...\n", i);
+	for (size_t sent = 0; sent < off || ctl_buffered(&b);) {
+		if (sent < off) {
+			ssize_t k = send(sv[0], burst + sent, off - sent < 3000 ? off - sent : 3000, 0);
+			assert_true(k > 0);
+			sent += (size_t)k;
+			assert_true(ctl_feed(&b, sv[1]) > 0);
+		}
+		while ((msg = ctl_next(&b, &rc))) {
+			char want[32];
+			snprintf(want, sizeof(want), "msg: n\ni: %d\n...\n", got++);
+			assert_string_equal(msg, want);
+			free(msg);
+		}
+		assert_int_equal(rc, CTL_OK);
+		if (sent == off && ctl_buffered(&b))
+			fail_msg("%zu bytes left after the last message", ctl_buffered(&b));
+	}
+	assert_int_equal(got, 20000);
+
+	/* no end marker within CTL_MSG_MAX: too big, said once the buffer is full */
+	static char junk[65536];
+	memset(junk, 'x', sizeof(junk));
+	fcntl(sv[1], F_SETFL, O_NONBLOCK);
+	for (size_t fed = 0; fed < CTL_MSG_MAX;) {
+		assert_int_equal(send(sv[0], junk, sizeof(junk), 0), (ssize_t)sizeof(junk));
+		while ((rc = ctl_feed(&b, sv[1])) > 0)
+			fed += (size_t)rc;
+	}
+	assert_null(ctl_next(&b, &rc));
+	assert_int_equal(rc, CTL_ETOOBIG);
+	ctl_buf_free(&b);
+	close(sv[0]);
+	close(sv[1]);
 }
 
 static void test_switch_registration(void **state)
@@ -384,7 +497,7 @@ static void test_bad_requests(void **state)
 static void test_tree_communicator(void **state)
 {
 	int fd = dial(ctl_addr), fd2, released[3];
-	char text[512];
+	char text[512], want_err[128];
 	struct ctl_doc m;
 
 	(void)state;
@@ -402,6 +515,7 @@ static void test_tree_communicator(void **state)
 		assert_string_equal(ctl_str(&m, it, "switch_ip"), want_ip[r]);
 	}
 	unsigned long psn = strtoul(ctl_str(&m, NULL, "psn"), NULL, 10);
+	unsigned long comm = strtoul(ctl_str(&m, NULL, "comm"), NULL, 10);
 	ctl_doc_free(&m);
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(sw[i].rules, 1);
@@ -437,6 +551,14 @@ static void test_tree_communicator(void **state)
 	snprintf(text, sizeof(text),
 		 "msg: communicator\ngroup: %d\nranks:\n  - {rank: 0, ip: 10.2.1.7, qpn: 30}\n  - {rank: 1, ip: 10.2.1.12, qpn: 31}\n", g2);
 	refused(fd2, text, "switch sw2 is serving communicator");
+
+	/* another connection may neither release the communicator nor use its group */
+	char other[600];
+	snprintf(other, sizeof(other), "msg: release\ncomm: %lu\n", comm);
+	refused(fd2, other, "belongs to another connection; only its rank 0 may release it");
+	snprintf(other, sizeof(other), "msg: communicator\ngroup: %d\n%s", g, ranks4);
+	snprintf(want_err, sizeof(want_err), "group %d belongs to another connection", g);
+	refused(fd2, other, want_err);
 
 	/* counters of every switch */
 	assert_int_equal(request(fd2, "msg: counters\n", &m), 0);
@@ -490,11 +612,11 @@ static void *rank_main(void *arg)
  * reaches it at its first attempt: where a rank never comes, rank 0's
  * timeout is the one that runs out, whatever the scheduling.
  */
-static void run_ranks(struct rank_arg *ra, int n)
+static void run_ranks_silent(struct rank_arg *ra, int n, int silent)
 {
 	pthread_t t[8];
 	uint64_t deadline = ctl_now_ms() + SYNC_MS;
-	int late = 0;
+	int late = 0, quiet[8];
 
 	rank0_done = 0;
 	for (int i = 0; i < n; i++) {
@@ -503,11 +625,21 @@ static void run_ranks(struct rank_arg *ra, int n)
 			late = ctl_now_ms() >= deadline;
 			usleep(1000); /* how often to look, not an order of events */
 		}
+		for (int k = 0; i == 0 && k < silent; k++) /* connected before any rank: they never say a word */
+			assert_true((quiet[k] = dial(master_addr)) >= 0);
 	}
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
+	for (int k = 0; k < silent; k++)
+		close(quiet[k]);
 	if (late)
 		fail_msg("rank 0 neither listened on TCP %d nor returned within %d ms", master_port, SYNC_MS);
+}
+
+/* run_ranks_silent() without silent connections */
+static void run_ranks(struct rank_arg *ra, int n)
+{
+	run_ranks_silent(ra, n, 0);
 }
 
 static void test_group_bootstrap(void **state)
@@ -524,6 +656,18 @@ static void test_group_bootstrap(void **state)
 		assert_int_equal(ra[i].group, ra[0].group);
 	}
 	assert_true(ra[0].group > 0);
+
+	/* peers that connect to rank 0 first and never send a join do not hold the ranks up: rank 0's
+	 * timeout (2 s) is shorter than the time each may take to join (5 s), yet all ranks join */
+	for (int i = 0; i < 4; i++)
+		ra[i] = (struct rank_arg){ .rank = i, .nranks = 4, .timeout_ms = i ? SYNC_MS : JOIN_TIMEOUT_MS,
+					   .controller = ctl_addr };
+	run_ranks_silent(ra, 4, 3);
+	for (int i = 0; i < 4; i++) {
+		if (ra[i].rc != INCCL_OK)
+			fail_msg("rank %d with 3 silent peers at rank 0: %s", i, ra[i].err);
+		assert_int_equal(ra[i].group, ra[0].group);
+	}
 
 	/* a rank missing (rank 3 never starts): rank 0 names it, the others (waiting longer) hear it from rank 0 */
 	for (int i = 0; i < 3; i++)
@@ -577,13 +721,189 @@ static void test_group_bootstrap(void **state)
 	assert_non_null(strstr(ra[0].err, "cannot reach rank 0"));
 }
 
+/* Has @fd something to read (an answer, or its end) within @ms? */
+static int readable(int fd, int ms)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+	return poll(&p, 1, ms) == 1;
+}
+
+/* Read and drop what @fd receives until the peer closes it (EOF or reset), at most SYNC_MS: 1 if it did. */
+static int closed_by_peer(int fd)
+{
+	uint64_t deadline = ctl_now_ms() + SYNC_MS;
+	char buf[65536];
+
+	for (;;) {
+		uint64_t now = ctl_now_ms();
+		if (now >= deadline || !readable(fd, (int)(deadline - now)))
+			return 0;
+		ssize_t k = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
+			return 1;
+	}
+}
+
+/* A group of @n ranks on @fd: its id, or -1 (and the answer's kind on stderr). */
+static int new_group(int fd, int n)
+{
+	char text[64];
+	struct ctl_doc m;
+	int id = -1;
+
+	snprintf(text, sizeof(text), "msg: group\nnranks: %d\n", n);
+	if (request(fd, text, &m) == 0) {
+		if (!strcmp(m.kind, "ok"))
+			id = atoi(ctl_str(&m, NULL, "group"));
+		else
+			fprintf(stderr, "test_ctl: group of %d: %s: %s\n", n, m.kind, ctl_str(&m, NULL, "error"));
+		ctl_doc_free(&m);
+	}
+	return id;
+}
+
+/*
+ * Nothing waits on one peer (a second incctl, with a 1.5 s switch deadline
+ * and a 1 s idle limit): switches that never answer delay only the request
+ * that needs them, and that request gets an error naming one once the
+ * deadline passed; meanwhile other clients are answered. A client that does
+ * not read its answers is disconnected when its output buffer is full, an
+ * idle connection and an unfinished message are closed, and one address or
+ * one connection cannot take every connection or group.
+ */
+static void test_nothing_waits(void **state)
+{
+	const char *opts[] = { "-W", "1500", "-I", "1000", NULL };
+	int out = -1, sp, gp, mute[3], a, b, c, d, e;
+	char saddr[32], gaddr[32], text[600];
+	pthread_t logger;
+	struct ctl_doc m;
+	pid_t pid = ctl2_pid = spawn_ctl(opts, &out, &sp, &gp);
+
+	(void)state;
+	assert_true(pid > 0);
+	assert_int_equal(pthread_create(&logger, NULL, log_main, (void *)(intptr_t)out), 0);
+	snprintf(saddr, sizeof(saddr), "127.0.0.1:%d", sp);
+	snprintf(gaddr, sizeof(gaddr), "127.0.0.1:%d", gp);
+
+	/* three switches register, then never read or answer again */
+	for (int i = 0; i < 3; i++) {
+		assert_true((mute[i] = dial(saddr)) >= 0);
+		snprintf(text, sizeof(text), "msg: register\nswitch: sw%d\n", i);
+		assert_int_equal(request(mute[i], text, &m), 0);
+		assert_string_equal(m.kind, "ok");
+		ctl_doc_free(&m);
+	}
+
+	/* A asks for a communicator over them; B is served while A waits */
+	assert_true((a = dial(gaddr)) >= 0);
+	int ga = new_group(a, 4);
+	assert_true(ga > 0);
+	snprintf(text, sizeof(text), "msg: communicator\ngroup: %d\n%s", ga, ranks4);
+	assert_int_equal(ctl_send(a, text, 5000), CTL_OK);
+	assert_true((b = dial(gaddr)) >= 0);
+	assert_true(new_group(b, 2) > 0);
+	assert_false(readable(a, 0)); /* B's answer came while A's request still waits */
+	struct ctl_buf in = { 0 };
+	char *ans;
+	assert_int_equal(ctl_recv(a, &in, SYNC_MS, &ans), CTL_OK);
+	assert_int_equal(ctl_parse(ans, &m, text, sizeof(text)), 0);
+	free(ans);
+	ctl_buf_free(&in);
+	assert_string_equal(m.kind, "error");
+	assert_non_null(strstr(ctl_str(&m, NULL, "error"), "did not answer within 1500 ms"));
+	ctl_doc_free(&m);
+
+	/* counters: the silent switches are named, within the counters deadline */
+	assert_int_equal(request(b, "msg: counters\n", &m), 0);
+	assert_string_equal(m.kind, "counters");
+	yaml_node_t *sws = ctl_get(&m, NULL, "switches");
+	for (int i = 0; i < 3; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "sw%d", i);
+		const char *why = sws ? ctl_str(&m, ctl_get(&m, sws, name), "error") : NULL;
+		assert_non_null(why);
+		assert_non_null(strstr(why, "no answer within"));
+	}
+	ctl_doc_free(&m);
+
+	/* C connects and says nothing: closed once idle; D holds a group but leaves a message unfinished */
+	assert_true((c = dial(gaddr)) >= 0);
+	assert_true((d = dial(gaddr)) >= 0);
+	assert_true(new_group(d, 1) > 0);
+	assert_int_equal(send(d, "msg: gro", 8, MSG_NOSIGNAL), 8);
+	assert_true(closed_by_peer(c));
+	assert_true(closed_by_peer(d));
+
+	/* E sends requests and never reads: disconnected once its answers pile up; B is still served */
+	int small = 4096, sent = 0, gone = 0;
+	assert_true((e = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0);
+	setsockopt(e, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)gp),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	assert_int_equal(connect(e, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	static const char flood[] = "msg: dance\n...\n";
+	for (uint64_t deadline = ctl_now_ms() + SYNC_MS; !gone && sent < 1000000 && ctl_now_ms() < deadline;) {
+		ssize_t k = send(e, flood, sizeof(flood) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k == (ssize_t)sizeof(flood) - 1)
+			sent++;
+		else if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			struct pollfd p = { e, POLLOUT, 0 };
+			poll(&p, 1, 100);
+		} else
+			gone = 1; /* EPIPE or ECONNRESET: the controller closed it */
+	}
+	if (!gone)
+		gone = closed_by_peer(e);
+	if (!gone)
+		fail_msg("a client that sent %d requests without reading an answer is still connected", sent);
+	close(e);
+	assert_true(new_group(b, 1) > 0);
+
+	/* one address holds at most 32 connections; one connection at most 16 groups */
+	int fds[40], accepted = 0;
+	for (int i = 0; i < 40; i++)
+		assert_true((fds[i] = dial(gaddr)) >= 0);
+	for (int i = 0; i < 40; i++) { /* a refused one reads why, at once; an accepted one nothing (until idle) */
+		char buf[256];
+		ssize_t k = readable(fds[i], 500) ? recv(fds[i], buf, sizeof(buf) - 1, MSG_DONTWAIT) : -1;
+		buf[k > 0 ? k : 0] = 0;
+		if (k > 0)
+			assert_non_null(strstr(buf, "too many connections from this address"));
+		else
+			accepted++;
+		close(fds[i]);
+	}
+	assert_int_equal(accepted, 32 - 5); /* the 3 switches, A and B hold the rest */
+	int made = 0;
+	while (made < 40 && new_group(b, 1) > 0)
+		made++;
+	assert_int_equal(made, 16 - 2); /* B held 2 already */
+	snprintf(text, sizeof(text), "msg: group\nnranks: 1\n");
+	refused(b, text, "holds 16 groups already (at most 16)");
+
+	for (int i = 0; i < 3; i++)
+		close(mute[i]);
+	close(a);
+	close(b);
+	close(c);
+	close(d);
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	ctl2_pid = -1;
+	pthread_join(logger, NULL);
+	close(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_framing),
 		cmocka_unit_test(test_switch_registration),
 		cmocka_unit_test(test_bad_requests),
 		cmocka_unit_test(test_tree_communicator),
 		cmocka_unit_test(test_group_bootstrap),
+		cmocka_unit_test(test_nothing_waits),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests_name("controller", tests, setup, teardown);
