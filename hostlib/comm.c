@@ -503,10 +503,18 @@ static int check(inccl_comm_t *c, size_t count, int dtype, int op, int root)
 	return INCCL_OK;
 }
 
+/* EINVAL with a message naming @what when @p is NULL (a buffer this rank needs), else INCCL_OK. */
+static int need_buf(inccl_comm_t *c, const void *p, const char *what)
+{
+	return p ? INCCL_OK : fail(c, INCCL_EINVAL, "%s buffer is NULL", what);
+}
+
 int inccl_allreduce(inccl_comm_t *c, const void *send, void *recv, size_t count, enum inccl_dtype dtype,
 		    enum inccl_op op)
 {
 	int rc = check(c, count, dtype, op, 0);
+	if (!rc && !(rc = need_buf(c, send, "the send")))
+		rc = need_buf(c, recv, "the receive");
 	return rc ? rc : run(c, INC_ALLREDUCE, (enum inc_op)op, dtype, 0, send, recv, count);
 }
 
@@ -514,12 +522,16 @@ int inccl_reduce(inccl_comm_t *c, const void *send, void *recv, size_t count, en
 		 enum inccl_op op, int root)
 {
 	int rc = check(c, count, dtype, op, root);
+	if (!rc && !(rc = need_buf(c, send, "the send")) && c->rank == root)
+		rc = need_buf(c, recv, "the root's receive");
 	return rc ? rc : run(c, INC_REDUCE, (enum inc_op)op, dtype, root, send, recv, count);
 }
 
 int inccl_broadcast(inccl_comm_t *c, void *buf, size_t count, enum inccl_dtype dtype, int root)
 {
 	int rc = check(c, count, dtype, INCCL_SUM, root);
+	if (!rc)
+		rc = need_buf(c, buf, "the");
 	return rc ? rc : run(c, INC_BROADCAST, INC_OP_SUM, dtype, root, buf, buf, count);
 }
 

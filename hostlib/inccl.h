@@ -147,15 +147,16 @@ INCCL_API int inccl_comm_create(const struct inccl_comm_opts *opts, int rank, in
  */
 INCCL_API int inccl_comm_connect(inccl_comm_t *comm, const char *switch_ip, uint32_t switch_qpn, uint32_t psn);
 
-/** inccl_allreduce() - @recv = op over all ranks of @send (@count elements). @send may equal @recv. */
+/** inccl_allreduce() - @recv = op over all ranks of @send (@count elements). @send may equal @recv;
+ * a NULL buffer is INCCL_EINVAL (as are a zero count, an unknown dtype or operator). */
 INCCL_API int inccl_allreduce(inccl_comm_t *comm, const void *send, void *recv, size_t count, enum inccl_dtype dtype,
 		    enum inccl_op op);
 
-/** inccl_reduce() - like allreduce, but only rank @root receives; @recv is unused elsewhere. */
+/** inccl_reduce() - like allreduce, but only rank @root receives; @recv is unused elsewhere (may be NULL there). */
 INCCL_API int inccl_reduce(inccl_comm_t *comm, const void *send, void *recv, size_t count, enum inccl_dtype dtype,
 		 enum inccl_op op, int root);
 
-/** inccl_broadcast() - every rank's @buf becomes rank @root's @buf. */
+/** inccl_broadcast() - every rank's @buf becomes rank @root's @buf (NULL: INCCL_EINVAL). */
 INCCL_API int inccl_broadcast(inccl_comm_t *comm, void *buf, size_t count, enum inccl_dtype dtype, int root);
 
 /** inccl_barrier() - return once every rank has entered the barrier. */

@@ -298,6 +298,25 @@ int main(int argc, char **argv)
 		failed++;
 		printf("FAIL reduce to root %d: returned %d\n", nranks, rc);
 	}
+	/* NULL buffers: EINVAL naming the buffer, on every rank (nothing is sent, so no rank waits) */
+	int32_t one = 1;
+	for (int i = 0; i < 4; i++) {
+		static const char *what[] = { "allreduce, send NULL", "allreduce, receive NULL", "reduce, send NULL",
+					      "broadcast, buffer NULL" };
+		static const char *words[] = { "send buffer is NULL", "receive buffer is NULL", "send buffer is NULL",
+					       "the buffer is NULL" };
+		rc = i == 0 ? inccl_allreduce(c, NULL, &one, 1, INCCL_INT32, INCCL_SUM)
+		   : i == 1 ? inccl_allreduce(c, &one, NULL, 1, INCCL_INT32, INCCL_SUM)
+		   : i == 2 ? inccl_reduce(c, NULL, &one, 1, INCCL_INT32, INCCL_SUM, 0)
+			    : inccl_broadcast(c, NULL, 1, INCCL_INT32, 0);
+		if (rc == INCCL_EINVAL && strstr(inccl_errmsg(c), words[i])) {
+			pass++;
+			printf("ok   %s refused: %s\n", what[i], inccl_errmsg(c));
+		} else {
+			failed++;
+			printf("FAIL %s: returned %d (%s), not EINVAL\n", what[i], rc, inccl_errmsg(c));
+		}
+	}
 	printf("rank %d: %d passed, %d failed\n", rank, pass, failed);
 	inccl_comm_destroy(c);
 	inccl_group_destroy(g);
