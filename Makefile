@@ -56,7 +56,7 @@ $(BUILD)/topogen: topology/topogen.c $(TOPO_SRC) | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -o $@ topology/topogen.c topology/topo.c -lyaml
 
 # the controller: topology + plan + control protocol (ctlmsg, shared with the switch and libinccl)
-CTLMSG := controller/ctlmsg.c controller/ctlmsg.h
+CTLMSG := proto/ctlmsg.c proto/ctlmsg.h
 CONTROLLER_SRC := controller/incctl.c controller/plan.c controller/plan.h $(CTLMSG) $(TOPO_SRC)
 $(BUILD)/incctl: $(CONTROLLER_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
@@ -78,18 +78,19 @@ $(BUILD)/rcecho: switch/rcecho.c $(SWITCH_CORE) | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -Iswitch -o $@ switch/rcecho.c switch/rc_conn.c switch/roce.c switch/crc32.c -lpcap $(CRC_LIBS)
 
 SWITCH_DAEMON := switch/incswitch.c switch/swconfig.c switch/swconfig.h switch/engine.c switch/engine.h switch/bundle.c switch/bundle.h \
-                 switch/agg.c switch/inc_proto.h $(CTLMSG) $(SWITCH_CORE)
+                 switch/agg.c proto/inc_proto.h $(CTLMSG) $(SWITCH_CORE)
 $(BUILD)/incswitch: $(SWITCH_DAEMON) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ $(filter %.c,$(SWITCH_DAEMON)) -lpcap -lyaml $(CRC_LIBS) -lm
 
 # libinccl: one public header (hostlib/inccl.h), static and shared.
 # Users link the static library with -libverbs -lyaml.
-INCCL_OBJ := $(BUILD)/inccl/comm.o $(BUILD)/inccl/group.o $(BUILD)/inccl/ring.o $(BUILD)/inccl/ctlmsg.o
-$(BUILD)/inccl/%.o: hostlib/%.c hostlib/inccl.h hostlib/internal.h switch/inc_proto.h controller/ctlmsg.h | $(DEPS_STAMP)
+INCCL_OBJ := $(BUILD)/inccl/error.o $(BUILD)/inccl/cq.o $(BUILD)/inccl/ring.o $(BUILD)/inccl/comm.o $(BUILD)/inccl/group.o \
+             $(BUILD)/inccl/ctlmsg.o
+$(BUILD)/inccl/%.o: hostlib/%.c hostlib/inccl.h hostlib/internal.h proto/inc_proto.h proto/ctlmsg.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)/inccl
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -DINCCL_BUILD -Ihostlib -c -o $@ $<
-$(BUILD)/inccl/ctlmsg.o: controller/ctlmsg.c controller/ctlmsg.h | $(DEPS_STAMP)
+$(BUILD)/inccl/ctlmsg.o: proto/ctlmsg.c proto/ctlmsg.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)/inccl
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 $(BUILD)/libinccl.a: $(INCCL_OBJ)
@@ -193,11 +194,11 @@ $(BUILD)/test_rc_conn: tests/unit/test_rc_conn.c switch/rc_conn.c switch/rc_conn
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_rc_conn.c switch/rc_conn.c -lcmocka
 
-$(BUILD)/test_agg: tests/unit/test_agg.c switch/agg.c switch/inc_proto.h switch/cpu.h | $(DEPS_STAMP)
+$(BUILD)/test_agg: tests/unit/test_agg.c switch/agg.c proto/inc_proto.h switch/cpu.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_agg.c switch/agg.c -lcmocka -lm
 
-SWITCH_ENGINE := switch/engine.c switch/engine.h switch/agg.c switch/inc_proto.h $(SWITCH_CORE)
+SWITCH_ENGINE := switch/engine.c switch/engine.h switch/agg.c proto/inc_proto.h $(SWITCH_CORE)
 $(BUILD)/test_engine: tests/unit/test_engine.c $(SWITCH_ENGINE) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_engine.c switch/engine.c switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c -lcmocka $(CRC_LIBS) -lm
@@ -243,7 +244,7 @@ $(BUILD)/test_perf_opts: tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c h
 	$(CC) $(CFLAGS) -Ihostlib -Ihostlib/tools -o $@ tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c -lcmocka -lm
 
 # the reference of inccl_check/inccl_perf, and the switches' inc_combine() simulated against it
-$(BUILD)/test_check_ref: tests/unit/test_check_ref.c $(CHECK_REF) hostlib/inccl.h switch/agg.c switch/inc_proto.h | $(DEPS_STAMP)
+$(BUILD)/test_check_ref: tests/unit/test_check_ref.c $(CHECK_REF) hostlib/inccl.h switch/agg.c proto/inc_proto.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Ihostlib -Ihostlib/tools -Iswitch -o $@ tests/unit/test_check_ref.c hostlib/tools/check_ref.c \
 	  switch/agg.c -lcmocka -lm

@@ -10,7 +10,7 @@
  * (tests/unit/test_ctl.c waits for it).
  *
  * Reads the topology (topology/topo.c, libyaml), then serves two kinds of
- * TCP connections, each carrying the YAML messages of controller/ctlmsg.h:
+ * TCP connections, each carrying the YAML messages of proto/ctlmsg.h:
  *  - switches (port 52311) register under their topology name and take the
  *    rules pushed to them;
  *  - rank 0 of a group (port 52200) registers the group and asks for
@@ -64,7 +64,7 @@
 #include <unistd.h>
 
 #include "../topology/topo.h"
-#include "ctlmsg.h"
+#include "../proto/ctlmsg.h"
 #include "plan.h"
 
 #define MAX_CONNS 512          /* below the default limit of 1024 open files, with room for the rest */

@@ -7,7 +7,7 @@
  * dtype and destination rank; the rest go in messages of `message` packets
  * (one SEND_WITH_IMM each, which rxe cuts into SEND_FIRST, SEND_MIDDLE*,
  * SEND_LAST_WITH_IMM: the switch takes the immediate of FIRST and MIDDLE
- * from packet 0, switch/inc_proto.h). One work request, one completion and
+ * from packet 0, proto/inc_proto.h). One work request, one completion and
  * one receive per message instead of per packet is what a host under TCG
  * pays for. Ranks without data (Broadcast non-roots, Barrier) send every
  * packet empty, alone, so every rank's PSNs stay aligned. Results come back
@@ -29,7 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../switch/inc_proto.h"
+#include "../proto/inc_proto.h"
 #include "internal.h"
 
 #define PKT 1024 /* RoCE path MTU of the lab: the switch aggregates per packet of it */
@@ -54,7 +54,9 @@ struct inccl_comm {
 	struct ibv_mr *smr, *rmr;
 	int broken;           /* a timeout or failed completion left the queue pair out of step */
 	char err[256];
-	inccl_group_t *group; /* set by inccl_comm_init(): rank 0 releases the communicator */
+	void (*release)(void *ctx, unsigned comm_id); /* set by inccl_comm_init() (group.c): rank 0 tells the
+	                                               * controller the communicator is gone */
+	void *release_ctx;
 	unsigned comm_id;     /* the controller's id of it */
 	int algorithm;        /* enum inccl_algo */
 	struct inccl_ring *ring; /* INCCL_ALGO_RING: the ring (ring.c); the switch queue pair stays idle */
@@ -82,51 +84,6 @@ static uint64_t now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-int inccl__cq_create(struct ibv_context *ctx, int depth, struct inccl_cq *q)
-{
-	*q = (struct inccl_cq){ 0 };
-	if (!(q->ch = ibv_create_comp_channel(ctx)) || fcntl(q->ch->fd, F_SETFL, O_NONBLOCK) < 0 ||
-	    !(q->cq = ibv_create_cq(ctx, depth, NULL, q->ch, 0))) {
-		inccl__cq_destroy(q);
-		return -1;
-	}
-	return 0;
-}
-
-void inccl__cq_destroy(struct inccl_cq *q)
-{
-	if (q->cq)
-		ibv_destroy_cq(q->cq);
-	if (q->ch)
-		ibv_destroy_comp_channel(q->ch);
-	*q = (struct inccl_cq){ 0 };
-}
-
-int inccl__cq_poll(struct inccl_cq *q, int n, struct ibv_wc *wc, int wait_ms)
-{
-	int got = ibv_poll_cq(q->cq, n, wc);
-
-	if (got != 0)
-		return got;
-	if (!q->armed) {
-		if (ibv_req_notify_cq(q->cq, 0))
-			return -1;
-		q->armed = 1;
-		if ((got = ibv_poll_cq(q->cq, n, wc)) != 0) /* came before the notification was armed */
-			return got;
-	}
-	struct pollfd p = { .fd = q->ch->fd, .events = POLLIN };
-	if (poll(&p, 1, wait_ms) > 0) {
-		struct ibv_cq *evcq;
-		void *evctx;
-		if (ibv_get_cq_event(q->ch, &evcq, &evctx) == 0) {
-			ibv_ack_cq_events(evcq, 1);
-			q->armed = 0;
-		}
-	}
-	return ibv_poll_cq(q->cq, n, wc);
 }
 
 /* post_recv() - post receive buffer @slot (of c->message packets) for the next result message. */
@@ -578,9 +535,10 @@ int inccl__comm_ring_connect(inccl_comm_t *c, uint32_t left_ip, uint32_t left_qp
 	return inccl__ring_connect(c->ring, left_ip, left_qpn, right_ip, right_qpn, psn, c->err, sizeof(c->err));
 }
 
-void inccl__comm_attach(inccl_comm_t *c, inccl_group_t *g, unsigned comm_id)
+void inccl__comm_attach(inccl_comm_t *c, void (*release)(void *ctx, unsigned comm_id), void *ctx, unsigned comm_id)
 {
-	c->group = g;
+	c->release = release;
+	c->release_ctx = ctx;
 	c->comm_id = comm_id;
 }
 
@@ -588,8 +546,8 @@ void inccl_comm_destroy(inccl_comm_t *c)
 {
 	if (!c)
 		return;
-	if (c->group && c->rank == 0)
-		inccl__group_release(c->group, c->comm_id);
+	if (c->release && c->rank == 0)
+		c->release(c->release_ctx, c->comm_id);
 	inccl__ring_destroy(c->ring);
 	if (c->qp)
 		ibv_destroy_qp(c->qp);

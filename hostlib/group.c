@@ -2,7 +2,7 @@
  * group.c — libinccl's bootstrap: groups and communicators (see inccl.h).
  *
  * Ranks meet at rank 0 over TCP (CTL_PORT_MASTER) and speak the control
- * protocol of controller/ctlmsg.h:
+ * protocol of proto/ctlmsg.h:
  *
  *   rank r -> rank 0   msg: join      rank, nranks
  *   rank 0 -> rank r   msg: group     group            (or msg: error)
@@ -35,7 +35,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../controller/ctlmsg.h"
+#include "../proto/ctlmsg.h"
 #include "inccl.h"
 #include "internal.h"
 
@@ -56,22 +56,6 @@ struct inccl_group {
 	struct peer ctl;   /* rank 0: the controller */
 	char controller[64];
 };
-
-static _Thread_local char last_error[512];
-
-void inccl__set_last_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
-	va_end(ap);
-}
-
-const char *inccl_last_error(void)
-{
-	return last_error;
-}
 
 int inccl_group_id(const inccl_group_t *g)
 {
@@ -167,12 +151,30 @@ static int expect(struct peer *p, uint64_t deadline, const char *want, const cha
 	return INCCL_OK;
 }
 
+/* Rank 0: tell the controller communicator @comm_id is gone (its switches drop the rules). */
+static void group_release(inccl_group_t *g, unsigned comm_id)
+{
+	struct ctl_doc m;
+
+	if (!g || g->rank != 0 || g->ctl.fd < 0)
+		return;
+	if (ctl_sendf(g->ctl.fd, RELEASE_MS, "msg: release\ncomm: %u\n", comm_id) == CTL_OK &&
+	    expect(&g->ctl, ctl_now_ms() + RELEASE_MS, "ok", "controller", &m) == INCCL_OK)
+		ctl_doc_free(&m);
+}
+
+/* group_release() in the shape comm.c calls on destroy (inccl__comm_attach()). */
+static void release_hook(void *ctx, unsigned comm_id)
+{
+	group_release(ctx, comm_id);
+}
+
 /* Rank 0: tell every rank that the current step failed, with inccl_last_error(). */
 static void fail_all(inccl_group_t *g)
 {
 	char q[1100];
 
-	ctl_quote(last_error, q, sizeof(q));
+	ctl_quote(inccl_last_error(), q, sizeof(q));
 	for (int r = 1; r < g->nranks; r++)
 		if (g->peer[r].fd >= 0)
 			ctl_sendf(g->peer[r].fd, 2000, "msg: error\nerror: %s\n", q);
@@ -182,7 +184,7 @@ static void fail_all(inccl_group_t *g)
 static void fail_to_master(inccl_group_t *g)
 {
 	char q[1100];
-	ctl_sendf(g->peer[0].fd, 2000, "msg: error\nerror: %s\n", ctl_quote(last_error, q, sizeof(q)));
+	ctl_sendf(g->peer[0].fd, 2000, "msg: error\nerror: %s\n", ctl_quote(inccl_last_error(), q, sizeof(q)));
 }
 
 void inccl_group_destroy(inccl_group_t *g)
@@ -390,7 +392,7 @@ int inccl_group_create(const struct inccl_group_opts *o, int rank, int nranks, i
 	inccl_group_t *g;
 
 	*out = NULL;
-	last_error[0] = 0;
+	inccl__set_last_error("%s", "");
 	if (nranks < 1 || nranks > 0xfffe || rank < 0 || rank >= nranks) {
 		inccl__set_last_error("rank %d of %d ranks: want 0 <= rank < nranks <= 65534", rank, nranks);
 		return INCCL_EINVAL;
@@ -501,7 +503,7 @@ static int init_rank0(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64_
 			ctl_doc_free(&m);
 			inccl__set_last_error("rank %d went away", r);
 			fail_all(g);
-			inccl__group_release(g, (unsigned)comm);
+			group_release(g, (unsigned)comm);
 			return INCCL_ECONN;
 		}
 	}
@@ -689,7 +691,7 @@ int inccl_comm_init(inccl_group_t *g, const struct inccl_comm_opts *opts, inccl_
 	int rc;
 
 	*out = NULL;
-	last_error[0] = 0;
+	inccl__set_last_error("%s", "");
 	if (!g) {
 		inccl__set_last_error("no group");
 		return INCCL_EINVAL;
@@ -701,7 +703,7 @@ int inccl_comm_init(inccl_group_t *g, const struct inccl_comm_opts *opts, inccl_
 		rc = INCCL_ENODEV;
 	}
 	if (rc) {
-		if (!last_error[0])
+		if (!inccl_last_error()[0])
 			inccl__set_last_error("rank %d: cannot create the queue pair (error %d)", g->rank, rc);
 		if (g->rank == 0)
 			fail_all(g);
@@ -712,7 +714,7 @@ int inccl_comm_init(inccl_group_t *g, const struct inccl_comm_opts *opts, inccl_
 	int crc = INCCL_OK;
 	if (inccl__comm_algorithm(c) == INCCL_ALGO_RING) {
 		rc = init_ring(g, c, ip, deadline);
-		if (rc && g->rank != 0 && !last_error[0])
+		if (rc && g->rank != 0 && !inccl_last_error()[0])
 			inccl__set_last_error("rank %d: %s", g->rank, inccl_errmsg(c));
 		if (rc && g->rank != 0 && rc != INCCL_ECONN && rc != INCCL_ETIMEDOUT && rc != INCCL_EREFUSED) {
 			crc = rc; /* a local failure: rank 0 hears it at "ready" */
@@ -729,23 +731,13 @@ int inccl_comm_init(inccl_group_t *g, const struct inccl_comm_opts *opts, inccl_
 	}
 	if ((rc = init_release(g, crc, deadline))) {
 		if (g->rank == 0 && inccl__comm_algorithm(c) == INCCL_ALGO_INC)
-			inccl__group_release(g, mine.comm);
+			group_release(g, mine.comm);
 		inccl_comm_destroy(c);
 		return rc;
 	}
 	if (inccl__comm_algorithm(c) == INCCL_ALGO_INC)
-		inccl__comm_attach(c, g, mine.comm); /* rank 0 releases the switch rules on destroy */
+		inccl__comm_attach(c, release_hook, g, mine.comm); /* rank 0 releases the switch rules on destroy */
 	*out = c;
 	return INCCL_OK;
 }
 
-void inccl__group_release(inccl_group_t *g, unsigned comm_id)
-{
-	struct ctl_doc m;
-
-	if (!g || g->rank != 0 || g->ctl.fd < 0)
-		return;
-	if (ctl_sendf(g->ctl.fd, RELEASE_MS, "msg: release\ncomm: %u\n", comm_id) == CTL_OK &&
-	    expect(&g->ctl, ctl_now_ms() + RELEASE_MS, "ok", "controller", &m) == INCCL_OK)
-		ctl_doc_free(&m);
-}

@@ -1,5 +1,16 @@
 /*
- * internal.h — what comm.c and group.c of libinccl share; not installed.
+ * internal.h — what the parts of libinccl share; not installed.
+ *
+ * The parts are layered, each using only those above it:
+ *
+ *   error.c   inccl_last_error()
+ *   cq.c      completion queues that can be slept on
+ *   ring.c    the host ring baseline (its own queue pairs)
+ *   comm.c    communicators and collectives over the switches (and ring.c)
+ *   group.c   the bootstrap: ranks meet at rank 0, rank 0 asks the controller
+ *
+ * comm.c knows nothing of groups: group.c hands a communicator the function
+ * that releases it at the controller (inccl__comm_attach()).
  */
 #ifndef INCCL_INTERNAL_H
 #define INCCL_INTERNAL_H
@@ -14,11 +25,11 @@ void inccl__set_last_error(const char *fmt, ...) __attribute__((format(printf, 1
 /** inccl__comm_local_ipv4() - the IPv4 address of the communicator's RDMA port (its GID). */
 int inccl__comm_local_ipv4(inccl_comm_t *c, uint32_t *ip_be);
 
-/** inccl__comm_attach() - remember the group and controller id of a communicator. */
-void inccl__comm_attach(inccl_comm_t *c, inccl_group_t *g, unsigned comm_id);
-
-/** inccl__group_release() - rank 0: tell the controller communicator @comm_id is gone. */
-void inccl__group_release(inccl_group_t *g, unsigned comm_id);
+/**
+ * inccl__comm_attach() - remember the controller's id of a communicator and
+ * what rank 0 calls, as @release(@ctx, @comm_id), when it is destroyed.
+ */
+void inccl__comm_attach(inccl_comm_t *c, void (*release)(void *ctx, unsigned comm_id), void *ctx, unsigned comm_id);
 
 struct ibv_context;
 struct ibv_pd;

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "cpu.h"
-#include "inc_proto.h"
+#include "../proto/inc_proto.h"
 
 int inc_imm_decode(uint32_t imm, struct inc_imm *m)
 {

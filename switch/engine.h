@@ -40,7 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "inc_proto.h"
+#include "../proto/inc_proto.h"
 #include "rc_conn.h"
 
 #define SW_MAX_CHILDREN 64

@@ -3,7 +3,7 @@
  *
  *   incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS] [-F FAULT_FILE] [-k auto|simd|scalar]
  *
- * Registers with the controller (TCP 52311, controller/ctlmsg.h) as switch
+ * Registers with the controller (TCP 52311, proto/ctlmsg.h) as switch
  * NAME of the topology and serves the rules the controller pushes: one
  * communicator at a time, replaced by the next rules, removed on "release".
  * While it serves rules it captures the RoCEv2 frames arriving on each port
@@ -52,7 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../controller/ctlmsg.h"
+#include "../proto/ctlmsg.h"
 #include "bundle.h"
 #include "crc32.h"
 #include "engine.h"

@@ -10,7 +10,7 @@
  *   varied exponents, whose sums round and depend on the order of addition,
  *   NaN, +-Inf, +-0, subnormals, overflow; int32 sums that wrap);
  * - the expected result of SUM/MAX/MIN over every rank, folded in the
- *   tree's order with the switches' documented arithmetic (switch/inc_proto.h,
+ *   tree's order with the switches' documented arithmetic (proto/inc_proto.h,
  *   inc_combine()), and its bit-exact comparison (any NaN matches any NaN);
  * - the timing rule of the barrier check (a rank enters late by a known
  *   delay; every other rank must have waited for it).
@@ -80,7 +80,7 @@ const char *cref_pattern_name(enum cref_pattern p);
  * cref_pattern_check() - whether results of pattern @p on tree @t can be
  * checked bit-exactly. The exact pattern always can. The ieee pattern needs
  * every switch to have fan-in <= 2: with 3 or more children a float32 SUM
- * depends on the order the contributions arrive (switch/inc_proto.h), which
+ * depends on the order the contributions arrive (proto/inc_proto.h), which
  * no host can know. Return: 0, or -1 with the reason in @err.
  */
 int cref_pattern_check(const struct cref_tree *t, enum cref_pattern p, char *err, size_t errlen);
@@ -99,7 +99,7 @@ void cref_fill(enum cref_pattern p, enum inccl_dtype dtype, int rank, int nranks
 
 /**
  * cref_combine() - one combine of the switches' documented arithmetic
- * (switch/inc_proto.h), written here independently of switch/agg.c: int32
+ * (proto/inc_proto.h), written here independently of switch/agg.c: int32
  * SUM modulo 2^32, MAX/MIN signed; float32 SUM one float addition rounded to
  * nearest; float32 MAX/MIN with a NaN losing to a number and -0 < +0.
  */

@@ -18,7 +18,7 @@
  *   int32 inputs over the whole range, whose sums wrap. The expectation is
  *   computed in float32 in the order of the switch tree given with -t: each
  *   switch folds its children left to right as listed, which at fan-in <= 2
- *   equals any arrival order (switch/inc_proto.h). A tree with a switch of 3
+ *   equals any arrival order (proto/inc_proto.h). A tree with a switch of 3
  *   or more children is refused for -p ieee (its float SUM depends on the
  *   arrival order).
  * -t TREE: the aggregation tree as nested parentheses of ranks, e.g. "(0,1)"

@@ -84,7 +84,7 @@ fan_in() {
         print m }'
 }
 if [ "$pattern" = ieee ] && [ -z "${INC_PATTERN:-}" ] && [ "$(fan_in "$spec")" -gt 2 ]; then
-    # a switch of fan-in 3 or more adds floats in arrival order (switch/inc_proto.h):
+    # a switch of fan-in 3 or more adds floats in arrival order (proto/inc_proto.h):
     # inccl_check refuses ieee there; exact inputs sum the same in any order
     echo "inc-collectives: tree $spec has a switch of fan-in $(fan_in "$spec"): exact inputs (ieee needs fan-in <= 2)"
     pattern=exact

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "inc_proto.h"
+#include "../../proto/inc_proto.h"
 
 #define N 257 /* not a multiple of anything convenient */
 #define RANKS 4

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "check_ref.h"
-#include "inc_proto.h"
+#include "../../proto/inc_proto.h"
 
 #define N 1031         /* elements: 16 periods of the ieee pattern and some */
 #define PAYLOAD_OFF 2  /* the switch's elements sit 2 bytes past 4-byte alignment (frame offset 58) */

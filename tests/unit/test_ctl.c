@@ -43,7 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../controller/ctlmsg.h"
+#include "../../proto/ctlmsg.h"
 #include "../../hostlib/inccl.h"
 #include "../../switch/swconfig.h"
 
