@@ -50,12 +50,12 @@ start() {
     done
 }
 
-# running — rank 0's communicator is ready (then 3 s of AllReduce): a kill
+# running — rank 0 is through its first AllReduce (then 3 s more): a kill
 # before that would test the bootstrap instead.
 running() {
     local t0=$SECONDS
     while [ $((SECONDS - t0)) -lt 120 ]; do
-        "$lab" exec "${hosts[0]}" "grep -q 'communicator ready' /tmp/death.err 2>/dev/null || test -e /tmp/death.rc" >/dev/null 2>&1 && {
+        "$lab" exec "${hosts[0]}" "grep -q 'iteration' /tmp/death.err 2>/dev/null || test -e /tmp/death.rc" >/dev/null 2>&1 && {
             sleep 3
             return 0
         }
@@ -94,7 +94,11 @@ judge() {
             ko "$case: rank $i ($h) exit '${rc:-none}' after ${took} s (want non-zero within $bound s, saying /$words/): $(cut -c1-200 <<<"$err")"
         fi
     done
-    for h in "${hosts[@]}"; do "$lab" exec "$h" "pkill -x inccl_perf; true" >/dev/null 2>&1; done
+    # stragglers only: a pkill sent to a rank that exited could still be on its
+    # way through a busy guest agent when the next case starts its ranks
+    for h in "${hosts[@]}"; do
+        "$lab" exec "$h" "test -e /tmp/death.rc || pkill -x inccl_perf; true" >/dev/null 2>&1
+    done
 }
 
 # registered — every switch registered with the controller again (60 s at most).
