@@ -325,6 +325,20 @@ static void release_comm(struct comm *cm, const char *why)
 	memset(cm, 0, sizeof(*cm));
 }
 
+/*
+ * A switch of live communicator @cm is gone (@why): tell its rank 0 at once
+ * ("msg: fault"; libinccl fails the collective in progress on every rank),
+ * then release it.
+ */
+static void comm_fault(struct comm *cm, int node, const char *why)
+{
+	char text[300], q[400];
+
+	snprintf(text, sizeof(text), "switch %s %s", node_name(node), why);
+	send_msgf(cm->owner, "msg: fault\ncomm: %d\nerror: %s\n", cm->id, ctl_quote(text, q, sizeof(q)));
+	release_comm(cm, text);
+}
+
 /* Forget client @ci's request (its answer was sent, or nobody wants it). */
 static void req_clear(struct req *r)
 {
@@ -773,7 +787,7 @@ static void on_switch(int ci, const char *text)
 				forget_switch(n, "restarted");
 				struct comm *cm = comm_on_switch(n);
 				if (cm && cm->state == CM_LIVE)
-					release_comm(cm, "a switch restarted");
+					comm_fault(cm, n, "restarted");
 			}
 			c->node = n;
 			send_msgf(ci, "msg: ok\nswitch: %s\n", name);
@@ -803,7 +817,7 @@ static void drop_conn(int ci, const char *why)
 		c->node = -1; /* no release can reach it */
 		forget_switch(node, "went away");
 		if ((cm = comm_on_switch(node)))
-			release_comm(cm, "a switch went away");
+			comm_fault(cm, node, "went away");
 	} else if (c->kind == C_CLIENT && (c->ngroups || c->req.kind != R_NONE)) {
 		logf_("client %s went away (%s)", c->peer, why);
 	} else {
@@ -851,6 +865,7 @@ static void accept_on(int lfd, enum conn_kind kind)
 		return;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	ctl_keepalive(fd); /* a switch or rank 0 whose machine vanished is dropped within CTL_DEAD_MS */
 	ctl.conn[i] = (struct conn){ .kind = kind, .fd = fd, .addr = addr, .node = -1, .last_ms = ctl_now_ms() };
 	snprintf(ctl.conn[i].peer, sizeof(ctl.conn[i].peer), "%s:%u", topo_ntoa(addr, a), ntohs(sa.sin_port));
 }

@@ -56,7 +56,8 @@ struct inccl_comm {
 	char err[256];
 	void (*release)(void *ctx, unsigned comm_id); /* set by inccl_comm_init() (group.c): rank 0 tells the
 	                                               * controller the communicator is gone */
-	void *release_ctx;
+	int (*watch)(void *ctx, unsigned comm_id, char *why, size_t len); /* set with release: a fault */
+	void *release_ctx;    /* the context of both */
 	unsigned comm_id;     /* the controller's id of it */
 	int algorithm;        /* enum inccl_algo */
 	struct inccl_ring *ring; /* INCCL_ALGO_RING: the ring (ring.c); the switch queue pair stays idle */
@@ -289,6 +290,20 @@ static int run_ring(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 }
 
 /*
+ * Has the group said this communicator cannot go on (a switch, rank 0 or a
+ * member went away)? Then 1, with the reason in c->err.
+ */
+static int faulted(inccl_comm_t *c)
+{
+	char why[200];
+
+	if (!c->watch || !c->watch(c->release_ctx, c->comm_id, why, sizeof(why)))
+		return 0;
+	fail(c, INCCL_ECONN, "%s", why);
+	return 1;
+}
+
+/*
  * A collective that timed out or failed leaves packets and results in flight
  * that no later call could tell from its own: the communicator is broken from
  * then on, and every later call says so at once.
@@ -299,7 +314,7 @@ static int run(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_d
 	int rc = c->ring ? run_ring(c, prim, op, dtype, root, send, recv, count)
 			 : run_once(c, prim, op, dtype, root, send, recv, count);
 
-	if (rc == INCCL_EIO || rc == INCCL_ETIMEDOUT) {
+	if (rc == INCCL_EIO || rc == INCCL_ETIMEDOUT || rc == INCCL_ECONN) {
 		if (!c->broken) {
 			char why[sizeof(c->err)];
 			snprintf(why, sizeof(why), "%s", c->err);
@@ -396,6 +411,8 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 		return fail(c, INCCL_EINVAL, "communicator is not connected");
 	if (c->broken)
 		return INCCL_EIO; /* the message of the error that broke it stays in c->err */
+	if (faulted(c))
+		return INCCL_ECONN;
 	while (sdone < npk || (expects && rdone < npk)) {
 		/* at most a window unacknowledged, and unanswered where results are due */
 		size_t limit = (expects && rdone < sdone ? rdone : sdone) + (size_t)c->window;
@@ -436,6 +453,8 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 		}
 		if (n > 0)
 			last = now_ms();
+		else if (faulted(c))
+			return INCCL_ECONN;
 		else if (now_ms() - last > (uint64_t)c->timeout_ms)
 			return fail(c, INCCL_ETIMEDOUT, "no progress for %d ms (%zu/%zu sent, %zu acknowledged, %zu results)",
 				    c->timeout_ms, has_data ? (smsg ? msg_end(c, smsg - 1, npk) : 0) : smsg, npk, sdone,
@@ -535,9 +554,11 @@ int inccl__comm_ring_connect(inccl_comm_t *c, uint32_t left_ip, uint32_t left_qp
 	return inccl__ring_connect(c->ring, left_ip, left_qpn, right_ip, right_qpn, psn, c->err, sizeof(c->err));
 }
 
-void inccl__comm_attach(inccl_comm_t *c, void (*release)(void *ctx, unsigned comm_id), void *ctx, unsigned comm_id)
+void inccl__comm_attach(inccl_comm_t *c, void (*release)(void *ctx, unsigned comm_id),
+			int (*watch)(void *ctx, unsigned comm_id, char *why, size_t len), void *ctx, unsigned comm_id)
 {
 	c->release = release;
+	c->watch = watch;
 	c->release_ctx = ctx;
 	c->comm_id = comm_id;
 }

@@ -48,6 +48,8 @@
 struct peer {
 	int fd;
 	struct ctl_buf in;
+	char fault[256];     /* a "fault" this peer sent while an answer was awaited (expect()) */
+	unsigned fault_comm;
 };
 
 struct inccl_group {
@@ -55,6 +57,9 @@ struct inccl_group {
 	struct peer *peer; /* rank 0: one per rank (peer[0] unused); others: peer[0] is rank 0 */
 	struct peer ctl;   /* rank 0: the controller */
 	char controller[64];
+	unsigned comm;     /* the in-network communicator in use (0: none): faults of others are old news */
+	char fault[256];   /* why the group's collectives fail from now on ("" while none) */
+	unsigned fault_comm; /* ... for this communicator; 0: every one (a rank went away) */
 };
 
 int inccl_group_id(const inccl_group_t *g)
@@ -137,6 +142,17 @@ static int expect(struct peer *p, uint64_t deadline, const char *want, const cha
 		inccl__set_last_error("%s sent a bad message: %s", who, err);
 		return INCCL_ECONN;
 	}
+	if (!strcmp(m->kind, "fault")) { /* not an answer: kept for the collectives (group_watch()) */
+		unsigned long comm = 0;
+		const char *why = ctl_str(m, NULL, "error");
+		ctl_uint(m, NULL, "comm", 0x7fffffff, &comm, err, sizeof(err));
+		if (!p->fault[0]) {
+			snprintf(p->fault, sizeof(p->fault), "%s: %s", who, why ? why : "fault (no reason given)");
+			p->fault_comm = (unsigned)comm;
+		}
+		ctl_doc_free(m);
+		return expect(p, deadline, want, who, m);
+	}
 	if (!strcmp(m->kind, "error")) {
 		const char *why = ctl_str(m, NULL, "error");
 		inccl__set_last_error("%s: %s", who, why ? why : "refused (no reason given)");
@@ -166,7 +182,114 @@ static void group_release(inccl_group_t *g, unsigned comm_id)
 /* group_release() in the shape comm.c calls on destroy (inccl__comm_attach()). */
 static void release_hook(void *ctx, unsigned comm_id)
 {
-	group_release(ctx, comm_id);
+	inccl_group_t *g = ctx;
+
+	group_release(g, comm_id);
+	if (g->comm == comm_id)
+		g->comm = 0;
+}
+
+/*
+ * Record fault @why of communicator @comm (0: of the group: a rank went away)
+ * unless one is recorded or it is of a communicator no longer in use. Rank
+ * 0 passes it on to every rank at once: one small message each, sent
+ * without waiting on any of them.
+ */
+static void note_fault(inccl_group_t *g, unsigned comm, const char *why)
+{
+	char q[600];
+
+	if (g->fault[0] || (comm && comm != g->comm))
+		return;
+	snprintf(g->fault, sizeof(g->fault), "%s", why);
+	g->fault_comm = comm;
+	if (g->rank != 0)
+		return;
+	ctl_quote(why, q, sizeof(q));
+	for (int r = 1; r < g->nranks; r++)
+		if (g->peer[r].fd >= 0)
+			ctl_sendf(g->peer[r].fd, 100, "msg: fault\ncomm: %u\nerror: %s\n", comm, q);
+}
+
+/*
+ * Take what peer @p sent without waiting: a "fault" or "error" message is
+ * the group's fault (@who says it); its end means @gone. Rank 0 does not
+ * read its members' messages here (a member that finished may already send
+ * its next step, which init reads later): it only notices their end.
+ */
+static void look_at(inccl_group_t *g, struct peer *p, const char *who, const char *gone, int take)
+{
+	char *text, err[256], why[300];
+	int rc;
+
+	if (p->fault[0]) { /* seen by expect() */
+		note_fault(g, p->fault_comm, p->fault);
+		p->fault[0] = 0;
+	}
+	if ((rc = ctl_feed(&p->in, p->fd)) < 0) {
+		if (gone)
+			note_fault(g, 0, gone);
+		peer_close(p);
+		return;
+	}
+	while (take && (text = ctl_next(&p->in, &rc))) {
+		struct ctl_doc m;
+		unsigned long comm = 0;
+		if (ctl_parse(text, &m, err, sizeof(err)) == 0) {
+			const char *e = ctl_str(&m, NULL, "error");
+			ctl_uint(&m, NULL, "comm", 0x7fffffff, &comm, err, sizeof(err));
+			snprintf(why, sizeof(why), "%s: %s", who, e ? e : m.kind);
+			note_fault(g, !strcmp(m.kind, "fault") ? (unsigned)comm : 0, why);
+			ctl_doc_free(&m);
+		}
+		free(text);
+	}
+}
+
+/*
+ * The watch libinccl's collectives call while they wait (inccl__comm_attach()):
+ * 1 and the reason in @why when communicator @comm cannot go on: a switch of
+ * it went away (the controller says so to rank 0, rank 0 to every rank), a
+ * member went away (rank 0 sees its connection end), or rank 0 did. Never
+ * waits: one poll() of the group's connections.
+ */
+static int group_watch(void *ctx, unsigned comm, char *why, size_t len)
+{
+	inccl_group_t *g = ctx;
+	struct pollfd pf[1 + 1024];
+	int n = 0;
+
+	if (!g->fault[0]) {
+		if (g->rank == 0) {
+			if (g->ctl.fd >= 0)
+				pf[n++] = (struct pollfd){ g->ctl.fd, POLLIN, 0 };
+			for (int r = 1; r < g->nranks && n < 1025; r++)
+				if (g->peer[r].fd >= 0)
+					pf[n++] = (struct pollfd){ g->peer[r].fd, POLLIN, 0 };
+		} else if (g->peer[0].fd >= 0) {
+			pf[n++] = (struct pollfd){ g->peer[0].fd, POLLIN, 0 };
+		}
+		if (g->ctl.fault[0] || (g->rank != 0 && g->peer[0].fault[0]) || (n && poll(pf, (nfds_t)n, 0) > 0)) {
+			if (g->rank != 0) {
+				look_at(g, &g->peer[0], "rank 0", "rank 0 went away", 1);
+			} else {
+				if (g->ctl.fd >= 0) /* the controller gone is no fault: the switches keep their rules */
+					look_at(g, &g->ctl, "controller", NULL, 1);
+				for (int r = 1; r < g->nranks && !g->fault[0]; r++) {
+					char gone[64];
+					snprintf(gone, sizeof(gone), "rank %d went away", r);
+					struct pollfd one = { g->peer[r].fd, POLLIN, 0 };
+					if (g->peer[r].fd >= 0 && poll(&one, 1, 0) > 0)
+						look_at(g, &g->peer[r], gone, gone, 0);
+				}
+			}
+		}
+	}
+	if (g->fault[0] && (!g->fault_comm || g->fault_comm == comm)) {
+		snprintf(why, len, "%s", g->fault);
+		return 1;
+	}
+	return 0;
 }
 
 /* Rank 0: tell every rank that the current step failed, with inccl_last_error(). */
@@ -227,7 +350,7 @@ static int take_join(inccl_group_t *g, struct peer *np, const char *text)
 		ctl_sendf(np->fd, 100, "msg: error\nerror: \"rank %lu has joined already\"\n", r);
 	else {
 		g->peer[r] = *np;
-		*np = (struct peer){ -1, { 0 } };
+		*np = (struct peer){ .fd = -1 };
 		ok = 1;
 	}
 	ctl_doc_free(&m);
@@ -288,7 +411,8 @@ static int gather_joins(inccl_group_t *g, int lfd, uint64_t deadline)
 		if (pf[0].revents & POLLIN) {
 			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 			if (fd >= 0) {
-				pend[npend].p = (struct peer){ fd, { 0 } };
+				ctl_keepalive(fd); /* a rank whose machine vanished shows within CTL_DEAD_MS */
+				pend[npend].p = (struct peer){ .fd = fd };
 				pend[npend++].until = ctl_now_ms() + JOIN_MS;
 			}
 		}
@@ -735,8 +859,12 @@ int inccl_comm_init(inccl_group_t *g, const struct inccl_comm_opts *opts, inccl_
 		inccl_comm_destroy(c);
 		return rc;
 	}
-	if (inccl__comm_algorithm(c) == INCCL_ALGO_INC)
-		inccl__comm_attach(c, release_hook, g, mine.comm); /* rank 0 releases the switch rules on destroy */
+	if (inccl__comm_algorithm(c) == INCCL_ALGO_INC) {
+		g->comm = mine.comm;
+		if (g->fault_comm) /* a fault of an older communicator is old news; a rank gone stays gone */
+			g->fault[0] = 0;
+		inccl__comm_attach(c, release_hook, group_watch, g, mine.comm);
+	}
 	*out = c;
 	return INCCL_OK;
 }

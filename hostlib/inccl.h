@@ -25,11 +25,17 @@
  * communicator by hand when something else configures the switches.
  *
  * Every call returns INCCL_OK or a negative inccl_status; inccl_errmsg()
- * says what went wrong. Nothing calls exit(); a dead switch gives
- * INCCL_ETIMEDOUT after the communicator's timeout, never a hang. After
- * INCCL_ETIMEDOUT or INCCL_EIO the communicator is broken (packets of the
- * failed call may still arrive): every later collective returns INCCL_EIO at
- * once with the original reason; destroy it and create a new one.
+ * says what went wrong. Nothing calls exit() or hangs. A communicator made
+ * with inccl_comm_init() fails its collective with INCCL_ECONN within
+ * seconds when one of its switches, rank 0 or another rank goes away (the
+ * controller tells rank 0, rank 0 tells every rank; a process that dies
+ * closes its connections at once, a machine that vanishes is noticed by TCP
+ * keepalive within about 6 s), naming what went away. Anything else that
+ * stops progress gives INCCL_ETIMEDOUT after the communicator's timeout.
+ * After INCCL_ECONN, INCCL_ETIMEDOUT or INCCL_EIO the communicator is broken
+ * (packets of the failed call may still arrive): every later collective
+ * returns INCCL_EIO at once with the original reason; destroy it and create
+ * a new one. The ring baseline (INCCL_ALGO_RING) has only the timeout.
  */
 #ifndef INCCL_H
 #define INCCL_H

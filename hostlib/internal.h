@@ -26,10 +26,15 @@ void inccl__set_last_error(const char *fmt, ...) __attribute__((format(printf, 1
 int inccl__comm_local_ipv4(inccl_comm_t *c, uint32_t *ip_be);
 
 /**
- * inccl__comm_attach() - remember the controller's id of a communicator and
- * what rank 0 calls, as @release(@ctx, @comm_id), when it is destroyed.
+ * inccl__comm_attach() - remember the controller's id of a communicator,
+ * what rank 0 calls, as @release(@ctx, @comm_id), when it is destroyed, and
+ * what a collective calls, as @watch(@ctx, @comm_id, why, len), when it
+ * starts and whenever it waited for a completion in vain: non-zero (with
+ * the reason) when the communicator cannot go on (a switch, rank 0 or a
+ * member went away). @watch must not wait.
  */
-void inccl__comm_attach(inccl_comm_t *c, void (*release)(void *ctx, unsigned comm_id), void *ctx, unsigned comm_id);
+void inccl__comm_attach(inccl_comm_t *c, void (*release)(void *ctx, unsigned comm_id),
+			int (*watch)(void *ctx, unsigned comm_id, char *why, size_t len), void *ctx, unsigned comm_id);
 
 struct ibv_context;
 struct ibv_pd;

@@ -62,6 +62,18 @@ int ctl_parse_addr(const char *text, int default_port, uint32_t *addr_be, int *p
 	return 0;
 }
 
+void ctl_keepalive(int fd)
+{
+	int one = 1, idle = 2, intvl = 1, cnt = 3;
+	unsigned dead = CTL_DEAD_MS;
+
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &dead, sizeof(dead));
+}
+
 int ctl_connect(const char *hostport, int default_port, int timeout_ms)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
@@ -75,6 +87,7 @@ int ctl_connect(const char *hostport, int default_port, int timeout_ms)
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
 		return -1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	ctl_keepalive(fd);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS)
 		goto fail;
 	struct pollfd p = { fd, POLLOUT, 0 };

@@ -66,6 +66,17 @@ int ctl_parse_addr(const char *text, int default_port, uint32_t *addr_be, int *p
  */
 int ctl_connect(const char *hostport, int default_port, int timeout_ms);
 
+/**
+ * ctl_keepalive() - make a dead peer's machine show on socket @fd within
+ * CTL_DEAD_MS: TCP keepalive probes after 2 s of silence, one a second, and
+ * the connection given up when nothing was acknowledged for CTL_DEAD_MS
+ * (TCP_USER_TIMEOUT). A peer process that exits closes its end at once;
+ * this is for a machine, VM or namespace that vanished. ctl_connect() sets
+ * it; acceptors call it on what they accept.
+ */
+void ctl_keepalive(int fd);
+#define CTL_DEAD_MS 6000
+
 /** ctl_listen() - a listening TCP socket on @port of every address; -1 with errno. */
 int ctl_listen(int port);
 

@@ -117,3 +117,20 @@ int bundle_split(const uint8_t *frame, size_t len, const uint8_t **inner, uint16
 	}
 	return n;
 }
+
+int bundle_rx(const uint8_t *frame, size_t caplen, size_t len, const uint8_t **inner, uint16_t *ilen,
+	      struct bundle_rx_counters *c)
+{
+	const char *why;
+	int n;
+
+	if (!bundle_is(frame, caplen))
+		return -1;
+	n = caplen == len ? bundle_split(frame, caplen, inner, ilen, BUNDLE_MAX_FRAMES, &why) : -1;
+	if (n < 0) {
+		c->drop_bundle++; /* malformed or cut by the capture length: none of it */
+		return 0;
+	}
+	c->bundles_rx++;
+	return n;
+}

@@ -72,4 +72,22 @@ int bundle_is(const uint8_t *frame, size_t len);
 int bundle_split(const uint8_t *frame, size_t len, const uint8_t **inner, uint16_t *ilen, int max,
 		 const char **why);
 
+/** What incswitch counts of the bundles it receives (per rules). */
+struct bundle_rx_counters {
+	uint64_t bundles_rx;     /* bundles split, their frames handed to the engine */
+	uint64_t drop_bundle;    /* bundles malformed or cut by the capture length: none of their frames used */
+};
+
+/**
+ * bundle_rx() - a frame captured on a port, @caplen of its @len bytes, as
+ * incswitch takes it: a bundle is split into @inner/@ilen (room for
+ * BUNDLE_MAX_FRAMES) and counted in @c->bundles_rx, or refused whole and
+ * counted in @c->drop_bundle when it is malformed or was cut by the capture.
+ * Return: the number of inner frames for the engine (0: refused), or -1 when
+ * the frame is no bundle: the engine takes it as captured (and counts it if
+ * it drops it).
+ */
+int bundle_rx(const uint8_t *frame, size_t caplen, size_t len, const uint8_t **inner, uint16_t *ilen,
+	      struct bundle_rx_counters *c);
+
 #endif

@@ -77,13 +77,31 @@ struct sw_cfg {
 	uint64_t min_rto_ns;         /* the adaptive timeout's floor; 0: 2 ms (the tick) */
 };
 
+/*
+ * Every frame sw_engine_rx() does not take moves exactly one of the drop_
+ * counters, or one of duplicates, acks_stale, rnr_naks_tx (consumed or
+ * refused, not lost); a SEND held past a gap moves ooo_held, and its fate
+ * is counted when the gap fills (switch/README.md, "Counters").
+ */
 struct sw_counters {
 	uint64_t rx_frames, tx_frames;
-	uint64_t drop_parse, drop_icrc, drop_unknown_qp, drop_bad_imm, drop_mismatch, drop_seq;
+	uint64_t drop_parse;         /* not a RoCEv2 RC frame the switch handles (roce_parse(): short, not
+	                              * IPv4/UDP to 4791/4792, IP options or fragment, other opcode, pad) */
+	uint64_t drop_icrc;          /* ICRC does not match */
+	uint64_t drop_unknown_qp;    /* no connection of this peer IP, our IP and QPN */
+	uint64_t drop_bad_imm;       /* an immediate that names no collective of this communicator */
+	uint64_t drop_mismatch;      /* data that does not fit its slot's (collective, length, place in a
+	                              * message), or a result from the parent that no slot awaits */
+	uint64_t drop_seq;           /* a SEND ahead of the expected PSN, not held (NAKed once per gap) */
 	uint64_t drop_bad_op;        /* a SEND opcode the protocol has no place for, or out of its message */
-	uint64_t acks_tx, naks_tx, rnr_naks_tx, duplicates;
+	uint64_t drop_oversize;      /* a SEND of more than SW_MTU bytes of payload */
+	uint64_t drop_bad_ack;       /* an ACK/NAK of a PSN never sent, or of an AETH type that does not exist */
+	uint64_t acks_tx, naks_tx;
+	uint64_t rnr_naks_tx;        /* one per SEND refused because its slot is busy (the peer resends it) */
+	uint64_t duplicates;         /* SENDs taken or held already: not taken again (a taken one re-ACKed) */
 	uint64_t aggregations, results_tx, retransmits;
 	uint64_t acks_rx, naks_rx, rnr_naks_rx, fatal_naks_rx;
+	uint64_t acks_stale;         /* ACKs/NAKs of PSNs acknowledged already (late or duplicated): ignored */
 	uint64_t naks_ignored;       /* sequence NAKs for PSNs resent less than an RTT ago */
 	uint64_t timeouts;           /* retransmit timer expiries (each resends from una: a probe) */
 	uint64_t ooo_held;           /* SENDs kept on a switch link until the gap before them filled */

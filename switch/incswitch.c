@@ -98,7 +98,8 @@ struct daemon {
 	struct sw_engine *eng;
 	uint64_t inject_errors;
 	size_t bundle_room[SW_MAX_CHILDREN]; /* bytes of frames a bundle may carry on the port; 0: none */
-	uint64_t bundles_tx, bundled_frames_tx, bundles_rx, drop_bundle;
+	uint64_t bundles_tx, bundled_frames_tx;
+	struct bundle_rx_counters brx;
 	struct {                 /* frames the engine emitted, not yet handed to the kernel */
 		int n;
 		int port[TXQ_FRAMES];
@@ -217,31 +218,43 @@ static void tx(void *ctx, int port, const uint8_t *frame, size_t len)
 	memcpy(d->txq.data[d->txq.n++], frame, len);
 }
 
-/* One captured frame: to the engine, or a bundle's frames one by one. */
+/* One captured frame: to the engine, or a bundle's frames one by one (bundle_rx() counts bundles refused). */
 static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
 {
 	struct daemon *d = (struct daemon *)user;
 	uint64_t now = now_ns();
+	const uint8_t *inner[BUNDLE_MAX_FRAMES];
+	uint16_t ilen[BUNDLE_MAX_FRAMES];
+	int n = bundle_rx(bytes, h->caplen, h->len, inner, ilen, &d->brx);
 
-	if (bundle_is(bytes, h->caplen)) {
-		const uint8_t *inner[BUNDLE_MAX_FRAMES];
-		uint16_t ilen[BUNDLE_MAX_FRAMES];
-		const char *why;
-		int n = h->caplen == h->len ? bundle_split(bytes, h->caplen, inner, ilen, BUNDLE_MAX_FRAMES, &why) : -1;
-
-		if (n < 0) {
-			d->drop_bundle++; /* malformed or cut by the capture length: none of it */
-			return;
-		}
-		d->bundles_rx++;
-		for (int i = 0; i < n; i++)
-			sw_engine_rx(d->eng, inner[i], ilen[i], now);
-		return;
-	}
-	sw_engine_rx(d->eng, bytes, h->caplen, now);
+	if (n < 0)
+		sw_engine_rx(d->eng, bytes, h->caplen, now);
+	for (int i = 0; i < n; i++)
+		sw_engine_rx(d->eng, inner[i], ilen[i], now);
 }
 
-/* The counters of the current rules as "name" / value pairs; returns how many. */
+/* The engine's counters in the order they are reported: every field of struct sw_counters (checked below). */
+#define C(field) { #field, offsetof(struct sw_counters, field) }
+static const struct { const char *name; size_t off; } engine_counters[] = {
+	C(rx_frames), C(tx_frames), C(aggregations), C(slots_completed), C(sent_up), C(results_from_parent),
+	C(results_tx), C(retransmits), C(acks_tx), C(naks_tx), C(rnr_naks_tx), C(duplicates), C(acks_rx),
+	C(naks_rx), C(rnr_naks_rx), C(fatal_naks_rx), C(acks_stale), C(drop_parse), C(drop_icrc),
+	C(drop_unknown_qp), C(drop_bad_imm), C(drop_bad_op), C(drop_oversize), C(drop_mismatch), C(drop_seq),
+	C(drop_bad_ack), C(naks_ignored), C(timeouts), C(ooo_held), C(acks_held), C(faults_injected),
+};
+#undef C
+#define NENGINE_COUNTERS (sizeof(engine_counters) / sizeof(engine_counters[0]))
+_Static_assert(NENGINE_COUNTERS == sizeof(struct sw_counters) / sizeof(uint64_t),
+	       "every counter of struct sw_counters (all uint64_t) is in engine_counters[]");
+
+/* The daemon's own, reported after the engine's (counters() gives their values in this order). */
+static const char *const daemon_counters[] = {
+	"inject_errors", "bundles_tx", "bundled_frames_tx", "bundles_rx", "drop_bundle", "capture_drops", "busy_slots",
+};
+#define NDAEMON_COUNTERS (sizeof(daemon_counters) / sizeof(daemon_counters[0]))
+#define MAX_COUNTERS (NENGINE_COUNTERS + NDAEMON_COUNTERS)
+
+/* The counters of the current rules as "name" / value pairs (MAX_COUNTERS of them); returns how many. */
 static int counters(const struct daemon *d, const char **name, unsigned long long *val)
 {
 	const struct sw_counters *c = sw_engine_counters(d->eng);
@@ -253,25 +266,20 @@ static int counters(const struct daemon *d, const char **name, unsigned long lon
 		if (d->pc[i] && pcap_stats(d->pc[i], &st) == 0) /* rules whose port failed to open have none */
 			capture_drops += st.ps_drop + st.ps_ifdrop;
 	}
-#define C(field) (name[n] = #field, val[n++] = c->field)
-	C(rx_frames), C(tx_frames), C(aggregations), C(slots_completed), C(sent_up), C(results_from_parent);
-	C(results_tx), C(retransmits), C(acks_tx), C(naks_tx), C(rnr_naks_tx), C(duplicates), C(acks_rx);
-	C(naks_rx), C(rnr_naks_rx), C(fatal_naks_rx), C(drop_parse), C(drop_icrc), C(drop_unknown_qp);
-	C(drop_bad_imm), C(drop_bad_op), C(drop_mismatch), C(drop_seq), C(naks_ignored), C(timeouts), C(ooo_held);
-	C(acks_held);
-	C(faults_injected);
-#undef C
-	name[n] = "inject_errors", val[n++] = d->inject_errors;
-	name[n] = "bundles_tx", val[n++] = d->bundles_tx;
-	name[n] = "bundled_frames_tx", val[n++] = d->bundled_frames_tx;
-	name[n] = "bundles_rx", val[n++] = d->bundles_rx;
-	name[n] = "drop_bundle", val[n++] = d->drop_bundle;
-	name[n] = "capture_drops", val[n++] = capture_drops;
-	name[n] = "busy_slots", val[n++] = sw_engine_busy_slots(d->eng);
+	const unsigned long long own[] = { d->inject_errors, d->bundles_tx, d->bundled_frames_tx, d->brx.bundles_rx,
+					   d->brx.drop_bundle, capture_drops, sw_engine_busy_slots(d->eng) };
+	_Static_assert(sizeof(own) / sizeof(own[0]) == NDAEMON_COUNTERS, "a value for each of daemon_counters[]");
+
+	for (size_t i = 0; i < NENGINE_COUNTERS; i++, n++) {
+		name[n] = engine_counters[i].name;
+		val[n] = *(const uint64_t *)((const char *)c + engine_counters[i].off);
+	}
+	for (size_t i = 0; i < NDAEMON_COUNTERS; i++, n++) {
+		name[n] = daemon_counters[i];
+		val[n] = own[i];
+	}
 	return n;
 }
-
-#define MAX_COUNTERS 40
 
 static void print_counters(const struct daemon *d, FILE *f)
 {
@@ -488,7 +496,8 @@ static void teardown(struct daemon *d)
 		close(d->held[i]);
 	d->nheld = 0;
 	d->active = 0;
-	d->inject_errors = d->bundles_tx = d->bundled_frames_tx = d->bundles_rx = d->drop_bundle = 0; /* per rules */
+	d->inject_errors = d->bundles_tx = d->bundled_frames_tx = 0; /* per rules */
+	d->brx = (struct bundle_rx_counters){ 0 };
 }
 
 /* Hold every (address, UDP port) the switch is reached on: children, then the parent; 4793 for bundles next to 4792. */

@@ -26,6 +26,10 @@
 #      element of one result, drops one rank's contribution, releases the
 #      barrier early (lab.sh fault; this is a test lab): inccl_check and
 #      inccl_perf must report it and exit non-zero; then a clean run passes
+#   4h. deaths: incswitch on a leaf, a member's inccl_perf and rank 0's, each
+#      killed mid-AllReduce: every other rank exits with the reason within
+#      10 s; the switch restarts, registers again and a new AllReduce passes
+#      (tests/system/inc-deaths.sh)
 #   4g. one small experiment end to end: make exp-allreduce with every
 #      baseline (ceiling, LogGP, ring, OpenMPI), then make plots on what it
 #      stored (tests/system/exp-plots.sh)
@@ -43,7 +47,7 @@
 # LAB_TEST_DEPTH=full (default) runs every phase; core runs what depends on
 # how the nodes are made (1 2 3 4 4b 4c 4d 5: boot, nodes, every edge, the
 # switch code against real rxe, the collectives under a leaf and across the
-# tree) and leaves out 4e 4f 4g (large collectives, fault injection, an
+# tree) and leaves out 4e 4f 4h 4g (large collectives, fault injection, an
 # experiment), which do not: make test runs them on one mode only (README).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -68,7 +72,7 @@ exp_size=${EXP_SIZE:-1M}
 on() { "$lab" exec "$@"; }
 cleanup() { if [ "${INCLAB_KEEP:-0}" != 1 ]; then "$lab" down >/dev/null 2>&1; fi; }
 case ${LAB_TEST_DEPTH:=full} in
-full) phases="1 2 3 4 4b 4c 4d 4e 4f 4g 5" ;;
+full) phases="1 2 3 4 4b 4c 4d 4e 4f 4h 4g 5" ;;
 core) phases="1 2 3 4 4b 4c 4d 5" ;;
 *) echo "lab-test: LAB_TEST_DEPTH must be full or core, not '$LAB_TEST_DEPTH'"; exit 2 ;;
 esac
@@ -241,6 +245,10 @@ INC_SCOPE=tree sub_test tests/system/inc-perf.sh -A ring -C broadcast -d int32 -
 # ---------------------------------------------------------------------------
 phase 4f "the checkers catch a wrong switch (fault injection, test lab only)"
 sub_test tests/system/inc-faults.sh
+
+# ---------------------------------------------------------------------------
+phase 4h "deaths: a switch, a member or rank 0 killed mid-AllReduce is an error on every other rank within 10 s"
+sub_test tests/system/inc-deaths.sh
 
 # ---------------------------------------------------------------------------
 phase 4g "an experiment end to end: make exp-allreduce, then make plots"

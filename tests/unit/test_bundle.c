@@ -5,7 +5,7 @@
  * SENDs and 62-byte ACKs). A bundle of them must come apart into the same
  * bytes, carry valid outer IPv4/UDP headers, and every way of breaking one
  * (truncation, counts, lengths, version, trailing bytes) must be refused
- * with nothing returned.
+ * with nothing returned, and counted once by what incswitch calls (bundle_rx()).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -187,6 +187,54 @@ static void test_split_refuses(void **state)
 	refused(40, "not a bundle or shorter than its headers");
 }
 
+/*
+ * rx() - bundle_rx() of buf's first @len bytes, captured @caplen of them:
+ * returns @want, and moves only @counter (NULL: neither) of the daemon's two, by 1.
+ */
+static void rx(size_t caplen, size_t len, int want, const char *counter)
+{
+	static struct bundle_rx_counters c;
+	struct bundle_rx_counters before = c;
+	const uint8_t *in[BUNDLE_MAX_FRAMES];
+	uint16_t il[BUNDLE_MAX_FRAMES];
+
+	assert_int_equal(bundle_rx(buf, caplen, len, in, il, &c), want);
+	assert_int_equal(c.bundles_rx - before.bundles_rx, counter && !strcmp(counter, "bundles_rx"));
+	assert_int_equal(c.drop_bundle - before.drop_bundle, counter && !strcmp(counter, "drop_bundle"));
+}
+
+/* What incswitch does with each captured frame (bundle_rx()): every bundle it refuses counted once in drop_bundle. */
+static void test_rx_counts_every_refused_bundle(void **state)
+{
+	const uint8_t *f[5];
+	uint16_t l[5];
+	size_t len;
+
+	(void)state;
+	pick(f, l);
+	memcpy(buf, f[0], l[0]);
+	rx(l[0], l[0], -1, NULL);                                /* a RoCE frame: the engine's, as captured */
+	rx(l[0] - 10, l[0], -1, NULL);                           /* ... even cut (the engine counts it) */
+	len = fresh(5);
+	rx(len, len, 5, "bundles_rx");
+	rx(len - 100, len, 0, "drop_bundle");                    /* cut by the capture length */
+	rx(len - 1, len - 1, 0, "drop_bundle");                  /* truncated */
+	len = fresh(5), buf[42] = 2;
+	rx(len, len, 0, "drop_bundle");                          /* unknown version */
+	len = fresh(5), buf[43] = 0;
+	rx(len, len, 0, "drop_bundle");                          /* no frame */
+	len = fresh(5), buf[43] = 6;
+	rx(len, len, 0, "drop_bundle");                          /* fewer frames than its count */
+	len = fresh(5), buf[43] = 4;
+	rx(len, len, 0, "drop_bundle");                          /* bytes after its last frame */
+	len = fresh(5), put16(buf + BUNDLE_OUTER_LEN, 20);
+	rx(len, len, 0, "drop_bundle");                          /* an inner frame too short */
+	len = fresh(1), put16(buf + 38, 4);
+	rx(len, len, 0, "drop_bundle");                          /* UDP length too small */
+	len = fresh(1), buf[14] = 0x46;
+	rx(len, len, -1, NULL);                                  /* IP options: no bundle; the engine's drop_parse */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -195,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_room),
 		cmocka_unit_test(test_take),
 		cmocka_unit_test(test_split_refuses),
+		cmocka_unit_test(test_rx_counts_every_refused_bundle),
 	};
 	return cmocka_run_group_tests_name("bundle", tests, load_fixture, NULL);
 }

@@ -12,7 +12,8 @@
  * rank, a missing rank and a dead controller; and that no peer waits on
  * another (test_nothing_waits: mute switches, a client that does not read,
  * idle and unfinished connections, the per-address and per-connection
- * limits).
+ * limits), and that a switch of a live communicator going away is a "fault"
+ * its rank 0 hears at once.
  *
  * Nothing guesses a free port or waits a fixed time: incctl listens on ports
  * the kernel picks (-s 0 -g 0) and the test reads them from its first log
@@ -882,8 +883,44 @@ static void test_nothing_waits(void **state)
 	snprintf(text, sizeof(text), "msg: group\nnranks: 1\n");
 	refused(b, text, "holds 16 groups already (at most 16)");
 
+	/* the switches answer now; one of them going away is a fault rank 0 hears about at once */
+	snprintf(text, sizeof(text), "msg: communicator\ngroup: %d\n%s", ga, ranks4);
+	assert_int_equal(ctl_send(a, text, 5000), CTL_OK);
+	struct ctl_buf sin[3] = { { 0 } };
+	for (int i = 0; i < 3; i++) /* what they were sent: the rules of both requests, a release */
+		for (int got_rules = 0; got_rules < 2;) {
+			assert_int_equal(ctl_recv(mute[i], &sin[i], SYNC_MS, &ans), CTL_OK);
+			assert_int_equal(ctl_parse(ans, &m, text, sizeof(text)), 0);
+			free(ans);
+			if (!strcmp(m.kind, "rules")) {
+				got_rules++;
+				assert_int_equal(ctl_sendf(mute[i], 5000, "msg: ok\ncomm: %s\n", ctl_str(&m, NULL, "comm")), CTL_OK);
+			}
+			ctl_doc_free(&m);
+		}
+	assert_int_equal(ctl_recv(a, &in, SYNC_MS, &ans), CTL_OK);
+	assert_int_equal(ctl_parse(ans, &m, text, sizeof(text)), 0);
+	free(ans);
+	assert_string_equal(m.kind, "ok");
+	char comm_id[16];
+	snprintf(comm_id, sizeof(comm_id), "%s", ctl_str(&m, NULL, "comm"));
+	ctl_doc_free(&m);
+	close(mute[1]);
+	mute[1] = -1;
+	assert_int_equal(ctl_recv(a, &in, SYNC_MS, &ans), CTL_OK);
+	assert_int_equal(ctl_parse(ans, &m, text, sizeof(text)), 0);
+	free(ans);
+	assert_string_equal(m.kind, "fault");
+	assert_string_equal(ctl_str(&m, NULL, "comm"), comm_id);
+	assert_non_null(strstr(ctl_str(&m, NULL, "error"), "switch sw1 went away"));
+	ctl_doc_free(&m);
+	ctl_buf_free(&in);
 	for (int i = 0; i < 3; i++)
-		close(mute[i]);
+		ctl_buf_free(&sin[i]);
+
+	for (int i = 0; i < 3; i++)
+		if (mute[i] >= 0)
+			close(mute[i]);
 	close(a);
 	close(b);
 	close(c);

@@ -7,14 +7,16 @@
  * hosts' inputs. Covers AllReduce/Reduce/Broadcast/Barrier, slot reuse with
  * RNR back-pressure, lost frames in both directions, the switch as an RC
  * requester towards hosts (go-back-N from a NAKed PSN, stale NAKs, timeout
- * probes with backoff, RNR retries), bad input, and fault injection (each
- * fault of sw_engine_inject() exactly as engine.h says, none when disarmed).
+ * probes with backoff, RNR retries), bad input (each kind of frame not taken
+ * moves exactly one counter), and fault injection (each fault of
+ * sw_engine_inject() exactly as engine.h says, none when disarmed).
  */
 #include <arpa/inet.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -749,6 +751,200 @@ static void test_bad_input_is_counted_not_crashing(void **state)
 }
 
 /*
+ * Nothing uncounted: one frame of each kind the engine does not take moves
+ * exactly one of the counters below by exactly 1 (engine.h: a drop_
+ * counter, or the count of what was consumed or refused without loss), and
+ * a frame it takes moves none of them.
+ */
+#define FATE(x) { #x, offsetof(struct sw_counters, x) }
+static const struct { const char *name; size_t off; } fates[] = {
+	FATE(drop_parse), FATE(drop_icrc), FATE(drop_unknown_qp), FATE(drop_bad_imm), FATE(drop_mismatch),
+	FATE(drop_seq), FATE(drop_bad_op), FATE(drop_oversize), FATE(drop_bad_ack),
+	FATE(duplicates), FATE(acks_stale), FATE(rnr_naks_tx), FATE(ooo_held),
+};
+#undef FATE
+
+#define UP_IP 0xac100005u   /* a leaf's end of its parent link (172.16.0.5) */
+#define ROOT_IP 0xac100001u /* the root's (172.16.0.1) */
+#define UP_QPN 0x200
+
+/* frame() - into @f, a frame from @src to QP @qpn of @dst: opcode @op (with @imm if it carries one, AETH
+ * @syndrome if an ACK), PSN @psn, @len bytes of zeros. Returns its length. */
+static size_t frame(uint8_t *f, uint32_t src, uint32_t dst, uint32_t qpn, uint8_t op, uint32_t imm, size_t len,
+		    uint32_t psn, uint8_t syndrome)
+{
+	static const uint8_t zeros[SW_MTU + 4];
+	struct roce_build b = { .src_mac = mac_h, .dst_mac = mac_sw, .src_ip = src, .dst_ip = dst,
+				.src_port = 50000, .dst_port = ROCE_PORT_HOST, .opcode = op, .ack_req = 1,
+				.dest_qp = qpn, .psn = psn & ROCE_PSN_MASK, .has_imm = roce_opcode_has_imm(op),
+				.imm = imm, .has_aeth = op == RC_ACK, .syndrome = syndrome, .payload = zeros,
+				.payload_len = len };
+	size_t n = roce_build_frame(f, 1200, &b);
+
+	assert_true(n > 0);
+	return n;
+}
+
+/* from_host() - frame() from host @i to the switch: a SEND, or an ACK of @syndrome. */
+static size_t from_host(uint8_t *f, int i, uint8_t op, uint32_t imm, size_t len, uint32_t psn, uint8_t syndrome)
+{
+	return frame(f, h[i].ip, SW_IP, SW_QPN, op, imm, len, psn, syndrome);
+}
+
+/*
+ * inject() - hand @eng the @n bytes of @f and check that the counter
+ * named @want (NULL: none, the frame is taken) moved by 1, and no other of
+ * fates[]. Prints what moved when that is not so. Return: 0, or 1 (wrong).
+ */
+static int inject(const char *kind, const uint8_t *f, size_t n, const char *want)
+{
+	struct sw_counters before = *sw_engine_counters(eng);
+	const struct sw_counters *c = sw_engine_counters(eng);
+	char moved[256] = "";
+	int wrong = 0;
+
+	sw_engine_rx(eng, f, n, 0);
+	assert_int_equal(c->rx_frames, before.rx_frames + 1);
+	for (size_t i = 0; i < sizeof(fates) / sizeof(fates[0]); i++) {
+		uint64_t d = *(const uint64_t *)((const char *)c + fates[i].off) -
+			     *(const uint64_t *)((const char *)&before + fates[i].off);
+
+		if (d != (want && !strcmp(want, fates[i].name)))
+			wrong = 1;
+		if (d)
+			snprintf(moved + strlen(moved), sizeof(moved) - strlen(moved), " %s+%llu", fates[i].name,
+				 (unsigned long long)d);
+	}
+	if (wrong)
+		print_message("%-56s want %-15s moved:%s\n", kind, want ? want : "none", moved[0] ? moved : " nothing");
+	return wrong;
+}
+
+static void test_every_drop_counted_once(void **state)
+{
+	const uint32_t sum = imm(INC_ALLREDUCE, INC_OP_SUM, INC_INT32, INC_RANK_ALL);
+	const uint32_t max = imm(INC_ALLREDUCE, INC_OP_MAX, INC_INT32, INC_RANK_ALL);
+	const uint8_t ack = AETH_TYPE_ACK | AETH_ACK_UNLIMITED;
+	const size_t bth = ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN;
+	uint8_t f[1200];
+	size_t n;
+	int wrong = 0;
+
+	/* hosts 0..2, and a switch as child 3 (it holds frames past a gap); 8 slots */
+	setup_engine_children(HOSTS, 1u << 3, 8, 1000000);
+	n = from_host(f, 0, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN, 0);
+	wrong += inject("truncated: 20 bytes", f, 20, "drop_parse");
+	wrong += inject("truncated: shorter than its IP length", f, n - 1, "drop_parse");
+	f[12] = 0x86, f[13] = 0xdd;
+	wrong += inject("not IPv4 (EtherType IPv6)", f, n, "drop_parse");
+	n = from_host(f, 0, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN, 0);
+	f[ROCE_ETH_LEN] = 0x46;
+	wrong += inject("IPv4 header with options", f, n, "drop_parse");
+	n = from_host(f, 0, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN, 0);
+	f[ROCE_ETH_LEN + ROCE_IP_LEN + 3] = 0xb9; /* UDP 4793: a bundle's port, which the engine never sees */
+	wrong += inject("UDP to a port other than 4791/4792", f, n, "drop_parse");
+	n = from_host(f, 0, 0x0a, 0, 4, BASE_PSN, 0);
+	wrong += inject("opcode the switch does not handle (WRITE_ONLY)", f, n, "drop_parse");
+	n = from_host(f, 0, RC_SEND_ONLY_WITH_IMM, sum, 0, BASE_PSN, 0);
+	f[bth + 1] |= 0x30;
+	wrong += inject("pad count longer than the payload", f, n, "drop_parse");
+	n = from_host(f, 0, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN, 0);
+	f[n - ROCE_ICRC_LEN - 1] ^= 0x40;
+	wrong += inject("bad ICRC", f, n, "drop_icrc");
+	n = frame(f, h[0].ip, SW_IP, SW_QPN + 1, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN, 0);
+	wrong += inject("unknown QP", f, n, "drop_unknown_qp");
+	n = frame(f, 0x0a0101aa, SW_IP, SW_QPN, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN, 0);
+	wrong += inject("unknown peer", f, n, "drop_unknown_qp");
+	n = from_host(f, 0, RC_SEND_ONLY, 0, 4, BASE_PSN, 0);
+	wrong += inject("SEND_ONLY: no place in the protocol", f, n, "drop_bad_op");
+	n = from_host(f, 0, RC_SEND_MIDDLE, 0, SW_MTU, BASE_PSN, 0);
+	wrong += inject("MIDDLE outside a message", f, n, "drop_bad_op");
+	n = from_host(f, 0, RC_SEND_ONLY_WITH_IMM, sum, SW_MTU + 4, BASE_PSN, 0);
+	wrong += inject("payload over the MTU", f, n, "drop_oversize");
+	n = from_host(f, 0, RC_SEND_ONLY_WITH_IMM, imm(INC_REDUCE, INC_OP_SUM, INC_INT32, 9), 4, BASE_PSN, 0);
+	wrong += inject("immediate of no collective (Reduce to rank 9)", f, n, "drop_bad_imm");
+	n = from_host(f, 0, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN + 2, 0);
+	wrong += inject("ahead of the expected PSN (NAKed)", f, n, "drop_seq");
+	n = from_host(f, 0, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN + 3, 0);
+	wrong += inject("ahead again (no second NAK)", f, n, "drop_seq");
+	n = from_host(f, 0, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN, 0);
+	wrong += inject("taken", f, n, NULL);
+	wrong += inject("taken already (re-ACKed)", f, n, "duplicates");
+	n = from_host(f, 1, RC_SEND_ONLY_WITH_IMM, max, 4, BASE_PSN, 0);
+	wrong += inject("another collective than its slot's", f, n, "drop_mismatch");
+	n = from_host(f, 1, RC_SEND_ONLY_WITH_IMM, sum, 8, BASE_PSN, 0);
+	wrong += inject("another length than its slot's", f, n, "drop_mismatch");
+	/* ACKs to a switch that has sent host 0 nothing: una = BASE_PSN */
+	n = from_host(f, 0, RC_ACK, 0, 0, BASE_PSN + 5, ack);
+	wrong += inject("ACK of a PSN never sent", f, n, "drop_bad_ack");
+	n = from_host(f, 0, RC_ACK, 0, 0, BASE_PSN - 1, ack);
+	wrong += inject("ACK of what was acknowledged (late)", f, n, "acks_stale");
+	n = from_host(f, 0, RC_ACK, 0, 0, BASE_PSN - 1, AETH_TYPE_NAK | AETH_NAK_PSN_SEQ);
+	wrong += inject("NAK of what was acknowledged (late)", f, n, "acks_stale");
+	n = from_host(f, 0, RC_ACK, 0, 0, BASE_PSN - 1, 0x40);
+	wrong += inject("AETH type that does not exist (old PSN)", f, n, "drop_bad_ack");
+	/* host 0 fills the other 7 slots; its next packet meets its first slot, still busy */
+	for (uint32_t k = 1; k < 8; k++) {
+		n = from_host(f, 0, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN + k, 0);
+		wrong += inject("taken", f, n, NULL);
+	}
+	n = from_host(f, 0, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN + 8, 0);
+	wrong += inject("its slot busy (RNR NAK)", f, n, "rnr_naks_tx");
+	n = from_host(f, 0, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN + 9, 0);
+	wrong += inject("pipelined behind the RNR NAK", f, n, "drop_seq");
+	/* the switch child 3 */
+	n = from_host(f, 3, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN + 1, 0);
+	wrong += inject("switch link: past a gap (held)", f, n, "ooo_held");
+	wrong += inject("switch link: held already", f, n, "duplicates");
+	n = from_host(f, 3, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN - 1, 0);
+	wrong += inject("switch link: taken already, frames held", f, n, "duplicates");
+	n = from_host(f, 3, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN + 300, 0);
+	wrong += inject("switch link: past the window", f, n, "drop_seq");
+	n = from_host(f, 3, RC_SEND_ONLY, 0, 4, BASE_PSN + 2, 0);
+	wrong += inject("switch link: SEND_ONLY past a gap (held)", f, n, "ooo_held");
+	n = from_host(f, 3, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN, 0);
+	wrong += inject("switch link: gap filled, the held SEND_ONLY refused", f, n, "drop_bad_op");
+	sw_engine_free(eng);
+
+	/* a leaf: hosts 0 and 1 below, the root above */
+	struct sw_cfg cfg = { .nchildren = 2, .nslots = 8, .retransmit_ns = 1000000, .rnr_timer = 1, .has_parent = 1,
+			      .total_ranks = 4 };
+	for (int i = 0; i < 2; i++) {
+		cfg.child[i] = (struct sw_conn_cfg){ .port = i, .local_ip = SW_IP, .peer_ip = h[i].ip,
+						     .local_qpn = SW_QPN, .peer_qpn = h[i].qpn, .rq_psn = BASE_PSN,
+						     .sq_psn = BASE_PSN, .udp_dst = ROCE_PORT_HOST,
+						     .first_rank = (uint16_t)i, .nranks = 1 };
+		memcpy(cfg.child[i].local_mac, mac_sw, 6);
+		memcpy(cfg.child[i].peer_mac, mac_h, 6);
+	}
+	cfg.parent = (struct sw_conn_cfg){ .port = 2, .local_ip = UP_IP, .peer_ip = ROOT_IP, .local_qpn = UP_QPN,
+					   .peer_qpn = 0x300, .rq_psn = BASE_PSN, .sq_psn = BASE_PSN,
+					   .udp_dst = ROCE_PORT_SWITCH };
+	assert_non_null(eng = sw_engine_new(&cfg, tx, NULL));
+	n = frame(f, ROOT_IP, UP_IP, UP_QPN, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN, 0);
+	wrong += inject("parent: a result no slot awaits", f, n, "drop_mismatch");
+	for (int i = 0; i < 2; i++) { /* slot BASE_PSN goes up, its result awaited */
+		n = from_host(f, i, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN, 0);
+		wrong += inject("taken", f, n, NULL);
+	}
+	n = frame(f, ROOT_IP, UP_IP, UP_QPN, RC_SEND_ONLY, 0, 4, BASE_PSN, 0);
+	wrong += inject("parent: SEND_ONLY, no place in the protocol", f, n, "drop_bad_op");
+	n = frame(f, ROOT_IP, UP_IP, UP_QPN, RC_SEND_ONLY_WITH_IMM, sum, SW_MTU + 4, BASE_PSN, 0);
+	wrong += inject("parent: payload over the MTU", f, n, "drop_oversize");
+	n = frame(f, ROOT_IP, UP_IP, UP_QPN, RC_SEND_ONLY_WITH_IMM, max, 4, BASE_PSN, 0);
+	wrong += inject("parent: the result of another collective", f, n, "drop_mismatch");
+	n = frame(f, ROOT_IP, UP_IP, UP_QPN, RC_ACK, 0, 0, BASE_PSN, 0x40);
+	wrong += inject("parent: AETH type that does not exist (PSN sent)", f, n, "drop_bad_ack");
+	n = frame(f, ROOT_IP, UP_IP, UP_QPN, RC_ACK, 0, 0, BASE_PSN, ack);
+	wrong += inject("parent: ACK of what was sent up", f, n, NULL);
+	n = frame(f, ROOT_IP, UP_IP, UP_QPN, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN, 0);
+	wrong += inject("parent: the result", f, n, NULL);
+	assert_int_equal(sw_engine_counters(eng)->results_from_parent, 1);
+	assert_int_equal(wrong, 0);
+	sw_engine_free(eng);
+}
+
+/*
  * Fault injection (sw_engine_inject()): each fault does what engine.h says
  * and nothing else, and with no fault armed, or after SW_FAULT_NONE, the
  * same sequences come out right with nothing counted.
@@ -1470,6 +1666,7 @@ int main(void)
 		cmocka_unit_test(test_lost_nak_after_tail_probe),
 		cmocka_unit_test(test_host_rnr_nak_retries_after_the_delay),
 		cmocka_unit_test(test_bad_input_is_counted_not_crashing),
+		cmocka_unit_test(test_every_drop_counted_once),
 		cmocka_unit_test(test_fault_names),
 		cmocka_unit_test(test_fault_inject_refusals),
 		cmocka_unit_test(test_fault_corrupt_flips_bit_23_of_the_middle_element_once),
