@@ -103,6 +103,8 @@ struct held_frame {
 struct conn {
 	struct sw_conn_cfg cfg;
 	struct rc_conn rc;           /* rc.una: oldest unacknowledged; rc.spsn: next never sent */
+	uint32_t psn_off;            /* a child's: added to its PSNs, they are the slots' (slot_psn()); in a
+	                              * hole of the struct, which stays at 232 bytes (below) */
 	struct sent_frame *ring;     /* frames una..npsn-1, at (psn - sq_psn) & ring_mask */
 	uint8_t (*keep)[SW_MTU];     /* the parent's: the payload of each frame in the ring, at the same index */
 	uint32_t snd_nxt;            /* next PSN to put on the wire */
@@ -130,6 +132,7 @@ struct conn {
 	uint8_t ack_held;            /* a child's: the last ACK stopped at ack_ceiling(), short of what was taken */
 	uint32_t acked;              /* ... at this PSN */
 };
+_Static_assert(sizeof(void *) != 8 || sizeof(struct conn) <= 232, "struct conn grew: it costs instructions per frame");
 
 struct slot {
 	int busy;
@@ -177,6 +180,18 @@ struct sw_engine {
 	uint32_t open_psn;        /* no slot of a PSN before it is in use (ack_ceiling()); at most next_psn */
 	struct sw_counters c;
 };
+
+/*
+ * slot_psn() - the slots' PSN of @psn, a PSN of child @k. Every child's
+ * packet k is packet k of the collective, but children start at the first
+ * PSN of their kind: hosts at the communicator's host PSN, switches at the
+ * switch links' (controller/plan.c). Slots count in the PSNs of child 0, so
+ * a switch with children of both kinds puts packet k of each in one slot.
+ */
+static inline uint32_t slot_psn(const struct conn *k, uint32_t psn)
+{
+	return (psn + k->psn_off) & ROCE_PSN_MASK;
+}
 
 /* Where the frame of @psn lives in @k's ring. A power-of-two ring divides the
  * 2^24 PSN space, so the index stays contiguous when PSNs wrap. */
@@ -273,6 +288,8 @@ struct sw_engine *sw_engine_new(const struct sw_cfg *cfg, sw_tx_fn tx, void *ctx
 		struct conn *k = &e->conn[i];
 		k->cfg = i < cfg->nchildren ? cfg->child[i] : cfg->parent;
 		rc_conn_init(&k->rc, k->cfg.rq_psn, k->cfg.sq_psn);
+		if (i < cfg->nchildren)
+			k->psn_off = (cfg->child[0].rq_psn - k->cfg.rq_psn) & ROCE_PSN_MASK;
 		k->snd_nxt = k->npsn = k->rc.spsn;
 		k->to_switch = k->cfg.udp_dst == ROCE_PORT_SWITCH;
 		/* a host bounds what it has outstanding itself (libinccl's window) */
@@ -413,7 +430,9 @@ static __attribute__((noinline, cold)) void ack_taken(struct sw_engine *e, struc
 {
 	uint32_t psn = (k->rc.epsn - 1) & ROCE_PSN_MASK, ceil;
 
-	if (k != e->parent && e->cfg.nslots > 2 * ACK_AHEAD_RESERVE && roce_psn_diff(psn, ceil = ack_ceiling(e)) > 0) {
+	/* the ceiling in @k's own PSNs: k->acked and the ACK are in them */
+	if (k != e->parent && e->cfg.nslots > 2 * ACK_AHEAD_RESERVE &&
+	    roce_psn_diff(psn, ceil = (ack_ceiling(e) - k->psn_off) & ROCE_PSN_MASK) > 0) {
 		if (k->ack_held && !again && roce_psn_diff(ceil, k->acked) < (k->to_switch ? SWITCH_ACK_EVERY : ACK_EVERY)) {
 			k->ack_owed = 0;
 			return;
@@ -954,7 +973,7 @@ static void take_from_child(struct sw_engine *e, int child, const struct roce_pk
 			    uint64_t now)
 {
 	struct conn *k = &e->conn[child];
-	uint32_t s = p->psn % e->cfg.nslots;
+	uint32_t psn = slot_psn(k, p->psn), s = psn % e->cfg.nslots;
 	struct slot *sl = &e->slots[s];
 	struct inc_imm m;
 	int64_t imm = send_imm(k, p);
@@ -970,7 +989,7 @@ static void take_from_child(struct sw_engine *e, int child, const struct roce_pk
 		send_aeth(e, k, k->rc.epsn, AETH_TYPE_NAK | AETH_NAK_INVALID_REQ);
 		return;
 	}
-	if (sl->busy && (sl->psn != p->psn || (sl->arrived >> child & 1))) {
+	if (sl->busy && (sl->psn != psn || (sl->arrived >> child & 1))) {
 		/* the slot still serves an older round: ask the child to retry shortly;
 		 * the packets it already pipelined behind this one are dropped silently */
 		send_aeth(e, k, p->psn, AETH_TYPE_RNR_NAK | (e->cfg.rnr_timer & 0x1f));
@@ -981,7 +1000,7 @@ static void take_from_child(struct sw_engine *e, int child, const struct roce_pk
 		tx_forget(e);
 		memset(sl, 0, offsetof(struct slot, data));
 		sl->busy = 1;
-		sl->psn = p->psn;
+		sl->psn = psn;
 		e->busy_slots++;
 	}
 	if (fold(e, sl, child, (uint32_t)imm, p, frame + p->payload_off) < 0) {

@@ -11,8 +11,11 @@
  * operator, dtype and destination rank; the rest are SEND_ONLY_WITH_IMMs or
  * messages (SEND_FIRST, SEND_MIDDLE*, SEND_LAST_WITH_IMM) whose FIRST and
  * MIDDLE packets belong to the connection's last immediate. Packet k of a
- * communicator has the same PSN on every child connection and lands in slot
- * (psn % nslots); its results go out with its opcode. Ranks that contribute
+ * communicator has the same PSN on every child connection of one kind: hosts
+ * start at one first PSN (rq_psn), switch links at another. Counted in child
+ * 0's PSNs (each child's PSN - its rq_psn + child 0's), packet k lands in slot
+ * (psn % nslots), whatever mix of hosts and switches the children are; its
+ * results go out with its opcode. Ranks that contribute
  * no data (Broadcast non-roots, Barrier) send zero-length SEND_ONLY_WITH_IMMs,
  * so PSNs stay aligned. A root switch sends each completed slot's result down to the
  * children that want it; a leaf sends it up to its parent (UDP 4792, the

@@ -29,6 +29,7 @@
 #define SW_IP 0x0a010101u   /* 10.1.1.1 */
 #define SW_QPN 0x100
 #define BASE_PSN 0xfffff0u  /* PSNs wrap during the tests */
+#define LINK_PSN 0x12345bu  /* switch children's first PSN where it differs from the hosts' (mixed_psns) */
 
 struct frame { int port; size_t len; uint8_t d[1200]; };
 static struct frame q[MAXQ];
@@ -61,6 +62,7 @@ struct host {
 };
 static struct host h[HOSTS];
 static struct sw_engine *eng;
+static int mixed_psns; /* setup_engine_children(): switch children start at LINK_PSN, as the controller's links do */
 static uint8_t mac_sw[6] = { 2, 0, 0, 0, 0, 0x10 }, mac_h[6] = { 2, 0, 0, 0, 0, 0x20 };
 
 /*
@@ -77,12 +79,13 @@ static void setup_engine_children(int n, unsigned switches, uint32_t nslots, uin
 	memset(h, 0, sizeof(h));
 	for (int i = 0; i < HOSTS; i++) {
 		struct sw_conn_cfg *c = &cfg.child[i];
-		h[i] = (struct host){ .ip = 0x0a010115u + (uint32_t)i, .qpn = 0x11 + (uint32_t)i, .spsn = BASE_PSN,
-				      .epsn = BASE_PSN };
+		uint32_t psn = mixed_psns && (switches >> i & 1) ? LINK_PSN : BASE_PSN;
+		h[i] = (struct host){ .ip = 0x0a010115u + (uint32_t)i, .qpn = 0x11 + (uint32_t)i, .spsn = psn,
+				      .epsn = psn };
 		if (i >= n)
 			continue;
 		*c = (struct sw_conn_cfg){ .port = i, .local_ip = SW_IP, .peer_ip = h[i].ip, .local_qpn = SW_QPN,
-					   .peer_qpn = h[i].qpn, .rq_psn = BASE_PSN, .sq_psn = BASE_PSN,
+					   .peer_qpn = h[i].qpn, .rq_psn = psn, .sq_psn = psn,
 					   .udp_dst = switches >> i & 1 ? ROCE_PORT_SWITCH : ROCE_PORT_HOST,
 					   .first_rank = (uint16_t)i, .nranks = 1 };
 		memcpy(c->local_mac, mac_sw, 6);
@@ -335,10 +338,10 @@ static int enter_barrier(int i)
 
 /*
  * settle() - what the switch sent since the last call: the PSN of the last
- * ACK to host 0 (in *ack0, left alone if none) and its RNR NAKs; every other
- * host acknowledges all the results it was sent, as rxe would.
+ * ACK to child @root (in *ack, left alone if none) and its RNR NAKs; every
+ * other child acknowledges all the results it was sent, as rxe would.
  */
-static int settle(uint32_t *ack0)
+static int settle(int root, uint32_t *ack)
 {
 	long last[HOSTS] = { -1, -1, -1, -1 };
 	int rnr = 0;
@@ -349,21 +352,60 @@ static int settle(uint32_t *ack0)
 		struct roce_pkt p;
 
 		assert_int_equal(roce_parse(q[k].d, q[k].len, &p), ROCE_OK);
-		if (p.opcode == RC_ACK && q[k].port == 0) {
+		if (p.opcode == RC_ACK && q[k].port == root) {
 			if ((p.syndrome & AETH_TYPE_MASK) == AETH_TYPE_ACK)
-				*ack0 = p.psn;
+				*ack = p.psn;
 			else
 				rnr++;
 		} else if (p.opcode != RC_ACK) {
-			assert_true(q[k].port != 0); /* the root of a Broadcast takes no result */
+			assert_true(q[k].port != root); /* the root of a Broadcast takes no result */
 			last[q[k].port] = p.psn;
 		}
 	}
 	qn = 0;
-	for (int i = 1; i < HOSTS; i++)
-		if (last[i] >= 0)
+	for (int i = 0; i < HOSTS; i++)
+		if (i != root && last[i] >= 0)
 			host_ack(i, (uint32_t)last[i], 0);
 	return rnr;
+}
+
+/*
+ * held_back() - a Broadcast from child @root of a switch whose children in
+ * @switches are switches (starting at LINK_PSN when mixed_psns is set): the
+ * root sends 800 packets before anyone else, and its ACKs must stop at the
+ * ceiling, counted in its own PSNs, then follow the others by 100s.
+ */
+static void held_back(int root, unsigned switches)
+{
+	const uint32_t bc = imm(INC_BROADCAST, INC_OP_SUM, INC_INT32, (uint16_t)root), nslots = 1024, n = 800;
+	uint32_t ack = 0, word = htonl(7), first;
+
+	setup_engine_children(HOSTS, switches, nslots, 1000000);
+	first = h[root].spsn;
+	for (uint32_t k = 0; k < n; k++)
+		host_send(root, bc, &word, 4, -1, 0);
+	assert_int_equal(settle(root, &ack), 0);
+	assert_int_equal(ack, (first + nslots - 1 - 256) & ROCE_PSN_MASK);
+	assert_int_equal(sw_engine_counters(eng)->acks_held, 1);
+	for (uint32_t done = 0; done < n; done += 100) {
+		for (int i = 0; i < HOSTS; i++)
+			for (int k = 0; i != root && k < 100; k++)
+				host_send(i, bc, NULL, 0, -1, 0);
+		assert_int_equal(settle(root, &ack), 0); /* the results, and their ACKs */
+		assert_int_equal(settle(root, &ack), 0); /* the slots they freed move the ceiling */
+		uint32_t want = done + 100 + nslots - 1 - 256 < n ? done + 100 + nslots - 1 - 256 : n - 1;
+		assert_int_equal(ack, (first + want) & ROCE_PSN_MASK);
+	}
+	for (int i = 0; i < HOSTS; i++) /* every packet sent, from the child's own first PSN */
+		assert_int_equal(h[i].spsn, (h[i].epsn + n) & ROCE_PSN_MASK);
+	assert_int_equal(sw_engine_counters(eng)->naks_tx + sw_engine_counters(eng)->drop_seq, 0);
+	qn = 0;
+	sw_engine_tick(eng, 0); /* nothing held, nothing owed: nothing sent */
+	assert_int_equal(qn, 0);
+	assert_int_equal(sw_engine_busy_slots(eng), 0);
+	assert_int_equal(sw_engine_counters(eng)->rnr_naks_tx, 0);
+	assert_int_equal(sw_engine_counters(eng)->drop_mismatch, 0);
+	sw_engine_free(eng);
 }
 
 /*
@@ -374,29 +416,99 @@ static int settle(uint32_t *ack0)
  */
 static void test_root_held_back_by_acks(void **state)
 {
-	const uint32_t bc = imm(INC_BROADCAST, INC_OP_SUM, INC_INT32, 0), nslots = 1024, n = 800;
-	uint32_t ack0 = 0, word = htonl(7);
+	held_back(0, 0);
+}
 
-	setup_engine(nslots);
-	for (uint32_t k = 0; k < n; k++)
-		host_send(0, bc, &word, 4, -1, 0);
-	assert_int_equal(settle(&ack0), 0);
-	assert_int_equal(ack0, (BASE_PSN + nslots - 1 - 256) & ROCE_PSN_MASK);
-	assert_int_equal(sw_engine_counters(eng)->acks_held, 1);
-	for (uint32_t done = 0; done < n; done += 100) {
-		for (int i = 1; i < HOSTS; i++)
-			for (int k = 0; k < 100; k++)
-				host_send(i, bc, NULL, 0, -1, 0);
-		assert_int_equal(settle(&ack0), 0); /* the results, and their ACKs */
-		assert_int_equal(settle(&ack0), 0); /* the slots they freed move the ceiling */
-		uint32_t want = done + 100 + nslots - 1 - 256 < n ? done + 100 + nslots - 1 - 256 : n - 1;
-		assert_int_equal(ack0, (BASE_PSN + want) & ROCE_PSN_MASK);
+/*
+ * The same where child 0 is a switch whose PSNs start elsewhere (LINK_PSN):
+ * the ceiling, kept in child 0's PSNs, is moved into the root's (a host,
+ * child 1) before it is compared and sent.
+ */
+static void test_root_held_back_by_acks_mixed_psns(void **state)
+{
+	mixed_psns = 1;
+	held_back(1, 1u << 0 | 1u << 3);
+	mixed_psns = 0;
+}
+
+/*
+ * A switch whose children are hosts and switches (0 and 2 switches, 1 and 3
+ * hosts), the switches' PSNs starting at LINK_PSN and the hosts' at
+ * BASE_PSN, 8 slots apart by 3 (0x12345b % 8 against 0xfffff0 % 8): packet
+ * k of every child lands in one slot. 20 AllReduce packets (slots reused,
+ * the hosts' PSNs wrap), a Reduce to a switch child, a Broadcast from a
+ * host, a Barrier; every result checked against sums made here, every
+ * child acknowledged in its own PSNs. Before slot_psn() no slot ever had
+ * all four children and nothing came back: an AllReduce on such a tree hung.
+ */
+static void test_mixed_children_share_slots(void **state)
+{
+	const unsigned switches = 1u << 0 | 1u << 2;
+	const int packets = 20;
+	uint32_t buf[64], first[HOSTS];
+
+	mixed_psns = 1;
+	setup_engine_children(HOSTS, switches, 8, 1000000);
+	mixed_psns = 0;
+	for (int i = 0; i < HOSTS; i++)
+		first[i] = h[i].spsn;
+	assert_int_not_equal(first[0] % 8, first[1] % 8);
+	for (int k = 0; k < packets; k++) {
+		for (int o = 0; o < HOSTS; o++) {
+			int i = (o + k) % HOSTS; /* hosts and switches in turn first */
+			for (int j = 0; j < 64; j++)
+				buf[j] = htonl((uint32_t)val(i, k, j));
+			host_send(i, imm(INC_ALLREDUCE, INC_OP_SUM, INC_INT32, INC_RANK_ALL), buf, sizeof(buf), -1, 0);
+		}
+		pump(0);
 	}
-	qn = 0;
-	sw_engine_tick(eng, 0); /* nothing held, nothing owed: nothing sent */
-	assert_int_equal(qn, 0);
+	for (int i = 0; i < HOSTS; i++) {
+		assert_int_equal(h[i].nresults, packets);
+		assert_int_equal(h[i].last_ack_psn, (first[i] + packets - 1) & ROCE_PSN_MASK);
+		for (int k = 0; k < packets; k++)
+			for (int j = 0; j < 64; j++) {
+				uint32_t got, want = 0;
+				for (int r = 0; r < HOSTS; r++)
+					want += (uint32_t)val(r, k, j);
+				memcpy(&got, h[i].result[k] + 4 * j, 4);
+				assert_int_equal(ntohl(got), want);
+			}
+		h[i].nresults = 0;
+	}
+	/* Reduce MAX to rank 2 (a switch child): only it receives */
+	for (int i = HOSTS - 1; i >= 0; i--) {
+		uint32_t x = htonl((uint32_t)(i == 3 ? 1000 : 10 * i));
+		host_send(i, imm(INC_REDUCE, INC_OP_MAX, INC_INT32, 2), &x, 4, -1, 0);
+	}
+	pump(0);
+	for (int i = 0; i < HOSTS; i++)
+		assert_int_equal(h[i].nresults, i == 2 ? 1 : 0);
+	assert_int_equal(ntohl(*(uint32_t *)h[2].result[0]), 1000);
+	h[2].nresults = 0;
+	/* Broadcast from rank 1 (a host) */
+	for (int i = 0; i < HOSTS; i++)
+		host_send(i, imm(INC_BROADCAST, INC_OP_SUM, INC_INT32, 1), i == 1 ? "mixed tree" : NULL, i == 1 ? 12 : 0,
+			  -1, 0);
+	pump(0);
+	for (int i = 0; i < HOSTS; i++) {
+		assert_int_equal(h[i].nresults, i == 1 ? 0 : 1);
+		if (i != 1)
+			assert_memory_equal(h[i].result[0], "mixed tree", 11);
+		h[i].nresults = 0;
+	}
+	/* Barrier: nothing until the last (a switch) enters */
+	for (int i = 0; i < HOSTS; i++) {
+		host_send(i, imm(INC_ALLREDUCE, INC_OP_BARRIER, INC_INT32, INC_RANK_ALL), NULL, 0, -1, 0);
+		pump(0);
+		for (int j = 0; j < HOSTS; j++)
+			assert_int_equal(h[j].nresults, i == HOSTS - 1 ? 1 : 0);
+	}
+	for (int i = 0; i < HOSTS; i++) {
+		assert_int_equal(h[i].nnaks + h[i].nrnr, 0);
+		assert_int_equal(h[i].last_ack_psn, (first[i] + packets + 3 - 1) & ROCE_PSN_MASK);
+	}
 	assert_int_equal(sw_engine_busy_slots(eng), 0);
-	assert_int_equal(sw_engine_counters(eng)->rnr_naks_tx, 0);
+	assert_int_equal(sw_engine_counters(eng)->drop_mismatch + sw_engine_counters(eng)->rnr_naks_tx, 0);
 	sw_engine_free(eng);
 }
 
@@ -1658,6 +1770,8 @@ int main(void)
 		cmocka_unit_test(test_float_max_and_reduce_to_one_rank),
 		cmocka_unit_test(test_broadcast_and_barrier),
 		cmocka_unit_test(test_root_held_back_by_acks),
+		cmocka_unit_test(test_root_held_back_by_acks_mixed_psns),
+		cmocka_unit_test(test_mixed_children_share_slots),
 		cmocka_unit_test(test_busy_slot_gets_rnr_then_succeeds),
 		cmocka_unit_test(test_lost_frames_recovered),
 		cmocka_unit_test(test_host_nak_goes_back_from_the_naked_psn),
