@@ -13,7 +13,7 @@ export TOPOLOGY
 DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1-12)
 
 .PHONY: all help deps payload images bench-switch lab-up lab-down lab-status lab-clocks lab-ssh lab-console lab-capture lab-sync \
-        test check test-harness test-unit test-golden test-lab test-lab-aborts scale-check test-experiments golden-update clean \
+        test check test-harness test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/tsckhz $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
@@ -39,6 +39,7 @@ help:
 	@echo "make plots [RESULTS=results]  gnuplot charts (PNG, SVG) of every stored run and RESULTS/REPORT.md"
 	@echo "make test                  unit, golden and lab system tests (what CI runs)"
 	@echo "make test-lab [SWITCHES=vm|netns] [LAB_TEST_DEPTH=full|core]   the lab system test alone"
+	@echo "make test-lab-mixed        the 1-2-2-2 tree (switches with host and switch children), every collective"
 	@echo "make check                 unit and golden tests only (no VMs)"
 	@echo "make scale-check           by hand: 1-4-16 with namespace switches, every collective on 16 ranks, a sweep"
 
@@ -165,6 +166,7 @@ plots: $(BUILD)/increport
 test: check
 	@$(MAKE) --no-print-directory test-lab-aborts
 	@$(MAKE) --no-print-directory test-lab SWITCHES=netns LAB_TEST_DEPTH=full
+	@$(MAKE) --no-print-directory test-lab-mixed
 	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
 check: test-harness test-unit test-golden test-experiments test-baselines test-analysis
 # the test harness (tests/lib/harness.sh): no run that was cut short can pass
@@ -235,9 +237,13 @@ $(BUILD)/test_swconfig: tests/unit/test_swconfig.c switch/swconfig.c switch/swco
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_swconfig.c switch/swconfig.c -lyaml -lcmocka
 
-$(BUILD)/test_tree: tests/unit/test_tree.c $(SWITCH_ENGINE) | $(DEPS_STAMP)
+# whole trees: topology files through the controller's plan and the switch's rules parser into engines
+$(BUILD)/test_tree: tests/unit/test_tree.c $(SWITCH_ENGINE) switch/swconfig.c switch/swconfig.h controller/plan.c controller/plan.h \
+                    $(TOPO_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_tree.c switch/engine.c switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c -lcmocka $(CRC_LIBS) -lm
+	$(CC) $(CFLAGS) -Iswitch -Icontroller -Itopology -DTOPOLOGY_DIR='"topology"' -o $@ tests/unit/test_tree.c switch/engine.c \
+	  switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c switch/swconfig.c controller/plan.c topology/topo.c \
+	  -lcmocka -lyaml $(CRC_LIBS) -lm
 
 $(BUILD)/test_perf_opts: tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h hostlib/inccl.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
@@ -271,6 +277,9 @@ golden-update: $(BUILD)/topogen
 
 test-lab: $(DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh lab tests/system/lab-test.sh
+# any tree (issue 15): the 1-2-2-2 tree, switches with host and switch children, every collective verified
+test-lab-mixed: $(DEPS_STAMP) payload
+	@BUILD=$(BUILD) tests/run-phase.sh lab-mixed tests/system/mixed-tree.sh
 # the 16-rank check (issue 14): 1-4-16 with namespace switches, by hand (about an hour on 2 cores)
 scale-check: $(DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh scale tests/system/scale-check.sh

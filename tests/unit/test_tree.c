@@ -1,6 +1,17 @@
 /*
- * test_tree.c — three switch engines as the 1-2-4 tree, offline, cmocka.
+ * test_tree.c — switch engines as whole trees, offline, cmocka.
  *
+ * Any tree (the second half): a topology file (those of topology/, and trees
+ * written here) goes through the controller's plan (controller/plan.c) and
+ * every switch's rules through the switch's parser (switch/swconfig.c) into
+ * one engine per switch; frames travel between them by the ports the rules
+ * name, and simulated hosts send and check. Every collective on trees whose
+ * root has only hosts, only switches, or both, switches with host and switch
+ * children at several levels and in both orders, hosts at uneven depths,
+ * sub-communicators; and the ACK ceiling of a child that runs ahead, in that
+ * child's own PSNs, on a switch whose children start at different PSNs.
+ *
+ * The 1-2-4 tree by hand (the first half):
  * Leaves sw1 (ranks 0,1) and sw2 (ranks 2,3) forward to the root sw0 over
  * their parent connections (UDP 4792); frames are routed in-process between
  * the engines and four simulated hosts that build real frames and ACK every
@@ -21,7 +32,10 @@
 #include <cmocka.h>
 
 #include "engine.h"
+#include "plan.h"
 #include "roce.h"
+#include "swconfig.h"
+#include "topo.h"
 
 #define LEAF_QPN 0x200 /* leaf's end of the leaf-root connection */
 #define ROOT_QPN 0x300 /* root's end */
@@ -711,9 +725,600 @@ static void test_tree_lossy_links_messages(void **state)
 	sim_per = 1;
 }
 
+
+/*
+ * ---- Any tree, from a topology file through the controller's plan ---------
+ *
+ * gt_build() loads a topology, plans a communicator of some of its hosts
+ * (plan_make(), with different first PSNs for hosts and switch links, as
+ * incctl draws them), parses each switch's rules (sw_rules_parse()) and
+ * starts an engine on them. A frame a switch sends on a port goes to the
+ * node that port's name ("to-NODE") leads to: another engine, or a host of
+ * the communicator, which takes its results in order and ACKs each one, as
+ * rxe does. Nothing is lost: gt_pump() delivers until the tree is quiet.
+ */
+#define GT_FRAMES 32768
+#define GT_MAX_RANKS 16
+#define GT_MAX_RES 64
+#define GT_ELEMS 256             /* elements of a full packet (1 KiB) */
+#define GT_HOST_PSN 0xfffff5u    /* hosts' PSNs wrap during the runs ... */
+#define GT_LINK_PSN 0x3a0c63u    /* ... the links' start elsewhere, 3 slots apart of 8 */
+#define GT_QPN0 0x51             /* rank r's queue pair: GT_QPN0 + r */
+
+struct gframe { int from, to; size_t len; uint8_t d[1100]; };
+struct gswitch {
+	int node;
+	struct sw_rules r;
+	struct sw_engine *e;
+	int peer[SW_MAX_CHILDREN]; /* the node each port of the rules leads to */
+};
+struct grank {
+	int node;
+	uint32_t ip, qpn, sw_ip, sw_qpn;
+	int leaf;
+	uint32_t spsn, epsn, msn;
+	int nres, sent, rnr, naks, dups;
+	uint8_t op[GT_MAX_RES];
+	uint32_t imm[GT_MAX_RES];
+	uint16_t len[GT_MAX_RES];
+	uint8_t res[GT_MAX_RES][SW_MTU];
+};
+static struct {
+	struct topology *t;
+	struct plan pl;
+	int nsw, nranks;
+	struct gswitch sw[TOPO_MAX_NODES];
+	struct grank rk[GT_MAX_RANKS];
+	int sw_of[TOPO_MAX_NODES], rank_of[TOPO_MAX_NODES];
+	long ack_down[TOPO_MAX_NODES]; /* the last ACK a node had from its parent (PSN), -1: none */
+	int keep_results;              /* 0: count results without keeping them (long runs) */
+} G;
+static struct gframe gq[GT_FRAMES];
+static int gqn;
+
+static void gt_tx(void *ctx, int port, const uint8_t *f, size_t len)
+{
+	struct gswitch *x = ctx;
+
+	assert_true(port >= 0 && port < x->r.nports);
+	assert_true(gqn < GT_FRAMES);
+	assert_true(len <= sizeof(gq[0].d));
+	gq[gqn] = (struct gframe){ .from = x->node, .to = x->peer[port], .len = len };
+	memcpy(gq[gqn].d, f, len);
+	gqn++;
+}
+
+/* gt_host_frame() - rank @r sends a frame to its leaf: a SEND of @op at its next PSN, or an ACK of @psn. */
+static void gt_host_frame(int r, uint8_t op, uint32_t psn, uint32_t imm_, const void *data, size_t len)
+{
+	struct grank *x = &G.rk[r];
+	struct roce_build b = { .src_mac = mac, .dst_mac = mac, .src_ip = x->ip, .dst_ip = x->sw_ip,
+				.src_port = 50000, .dst_port = ROCE_PORT_HOST, .opcode = op, .ack_req = 1,
+				.dest_qp = x->sw_qpn, .psn = op == RC_ACK ? psn : x->spsn,
+				.has_imm = roce_opcode_has_imm(op), .imm = imm_, .payload = data, .payload_len = len,
+				.has_aeth = op == RC_ACK, .syndrome = AETH_TYPE_ACK | AETH_ACK_UNLIMITED, .msn = x->msn };
+
+	assert_true(gqn < GT_FRAMES);
+	if (op != RC_ACK) {
+		x->spsn = (x->spsn + 1) & ROCE_PSN_MASK;
+		x->sent++;
+	}
+	gq[gqn].from = x->node;
+	gq[gqn].to = x->leaf;
+	gq[gqn].len = roce_build_frame(gq[gqn].d, sizeof(gq[gqn].d), &b);
+	gqn++;
+}
+
+/* gt_host_rx() - rank @r gets a frame from its leaf: an answer to its SENDs, or its next result. */
+static void gt_host_rx(int r, const uint8_t *f, size_t len)
+{
+	struct grank *x = &G.rk[r];
+	struct roce_pkt p;
+
+	assert_int_equal(roce_parse(f, len, &p), ROCE_OK);
+	assert_true(roce_icrc_ok(f, len));
+	assert_int_equal(p.dest_qp, x->qpn);
+	assert_int_equal(p.src_ip, x->sw_ip);
+	assert_int_equal(p.dst_ip, x->ip);
+	if (p.opcode == RC_ACK) {
+		uint8_t type = p.syndrome & AETH_TYPE_MASK;
+		if (type == AETH_TYPE_ACK) /* never of a PSN not sent */
+			assert_true(roce_psn_diff(p.psn, x->spsn) < 0);
+		x->rnr += type == AETH_TYPE_RNR_NAK;
+		x->naks += type == AETH_TYPE_NAK;
+		return;
+	}
+	if (p.psn != x->epsn) { /* a duplicate: re-ACK what it has */
+		assert_true(roce_psn_diff(p.psn, x->epsn) < 0);
+		x->dups++;
+		gt_host_frame(r, RC_ACK, (x->epsn - 1) & ROCE_PSN_MASK, 0, NULL, 0);
+		return;
+	}
+	assert_true(p.payload_len <= SW_MTU);
+	if (G.keep_results) {
+		assert_true(x->nres < GT_MAX_RES);
+		x->op[x->nres] = p.opcode;
+		x->imm[x->nres] = p.has_imm ? p.imm : 0;
+		x->len[x->nres] = (uint16_t)p.payload_len;
+		memcpy(x->res[x->nres], f + p.payload_off, p.payload_len);
+	}
+	x->nres++;
+	x->epsn = (x->epsn + 1) & ROCE_PSN_MASK;
+	if (p.opcode != RC_SEND_FIRST && p.opcode != RC_SEND_MIDDLE)
+		x->msn++;
+	gt_host_frame(r, RC_ACK, p.psn, 0, NULL, 0);
+}
+
+/*
+ * gt_pump() - deliver every frame, then end the round on every switch, until
+ * quiet: a round that delivered nothing from a host sends the ACKs still
+ * owed to it (sw_engine_tick()), so the tree is quiet only after two rounds
+ * in a row sent nothing.
+ */
+static void gt_pump(void)
+{
+	int quiet = 0;
+
+	while (quiet < 2) {
+		for (int k = 0; k < gqn; k++) { /* gqn grows as frames are answered */
+			struct gframe *f = &gq[k];
+			struct roce_pkt p;
+
+			if (G.t->nodes[f->to].parent == f->from && roce_parse(f->d, f->len, &p) == ROCE_OK &&
+			    p.opcode == RC_ACK && (p.syndrome & AETH_TYPE_MASK) == AETH_TYPE_ACK)
+				G.ack_down[f->to] = p.psn;
+			if (G.sw_of[f->to] >= 0)
+				sw_engine_rx(G.sw[G.sw_of[f->to]].e, f->d, f->len, 0);
+			else if (G.rank_of[f->to] >= 0)
+				gt_host_rx(G.rank_of[f->to], f->d, f->len);
+			else
+				fail_msg("a frame from node %s to %s, which is not in the communicator",
+					 G.t->nodes[f->from].name, G.t->nodes[f->to].name);
+		}
+		gqn = 0;
+		for (int s = 0; s < G.nsw; s++)
+			sw_engine_tick(G.sw[s].e, 0);
+		quiet = gqn ? 0 : quiet + 1;
+	}
+}
+
+/*
+ * gt_build() - the tree of topology file @path for a communicator of the
+ * hosts @hosts (names, in rank order; NULL: every host by its rank), @nslots
+ * slots per switch. Hosts start at GT_HOST_PSN, switch links at GT_LINK_PSN.
+ */
+static void gt_build(const char *path, const char *const *hosts, unsigned nslots)
+{
+	struct plan_params pp = { .comm = 9, .host_psn = GT_HOST_PSN, .link_psn = GT_LINK_PSN, .nslots = nslots,
+				  .retransmit_us = 1000, .rnr_timer = 1 };
+	struct plan_rank_in in[GT_MAX_RANKS];
+	char err[256];
+
+	memset(&G, 0, sizeof(G));
+	gqn = 0;
+	G.keep_results = 1;
+	G.t = topo_load(path, stderr);
+	assert_non_null(G.t);
+	for (int n = 0; n < TOPO_MAX_NODES; n++) {
+		G.sw_of[n] = G.rank_of[n] = -1;
+		G.ack_down[n] = -1;
+	}
+	for (int n = 0; n < G.t->nnodes; n++) {
+		int r = -1;
+		if (G.t->nodes[n].role != TOPO_HOST)
+			continue;
+		if (!hosts)
+			r = G.t->nodes[n].rank;
+		for (int i = 0; hosts && hosts[i]; i++)
+			if (!strcmp(hosts[i], G.t->nodes[n].name))
+				r = i;
+		if (r < 0)
+			continue;
+		assert_true(r < GT_MAX_RANKS);
+		G.rank_of[n] = r;
+		G.rk[r].node = n;
+		G.rk[r].ip = G.t->nodes[n].ports[0].addr.addr;
+		G.rk[r].qpn = GT_QPN0 + (uint32_t)r;
+		G.rk[r].spsn = G.rk[r].epsn = GT_HOST_PSN;
+		in[r] = (struct plan_rank_in){ G.rk[r].ip, G.rk[r].qpn };
+		G.nranks = r + 1 > G.nranks ? r + 1 : G.nranks;
+	}
+	if (plan_make(G.t, &pp, in, G.nranks, &G.pl, err, sizeof(err)) < 0)
+		fail_msg("%s: plan: %s", path, err);
+	for (int r = 0; r < G.nranks; r++) {
+		G.rk[r].sw_ip = G.pl.rank[r].switch_ip;
+		G.rk[r].sw_qpn = G.pl.rank[r].switch_qpn;
+		G.rk[r].leaf = G.pl.rank[r].leaf;
+	}
+	G.nsw = G.pl.nswitches;
+	for (int s = 0; s < G.nsw; s++) {
+		struct gswitch *x = &G.sw[s];
+		x->node = G.pl.sw[s].node;
+		G.sw_of[x->node] = s;
+		if (sw_rules_parse(G.pl.sw[s].rules, strlen(G.pl.sw[s].rules), "plan", &x->r, stderr) < 0)
+			fail_msg("%s: the rules of %s do not parse:\n%s", path, G.t->nodes[x->node].name, G.pl.sw[s].rules);
+		for (int p = 0; p < x->r.nports; p++) {
+			assert_memory_equal(x->r.port[p], "to-", 3);
+			x->peer[p] = topo_find(G.t, x->r.port[p] + 3);
+			assert_true(x->peer[p] >= 0);
+		}
+		assert_non_null(x->e = sw_engine_new(&x->r.cfg, gt_tx, x));
+	}
+}
+
+/* gt_free() - every switch idle and clean; release the tree. */
+static void gt_free(void)
+{
+	for (int s = 0; s < G.nsw; s++) {
+		const struct sw_counters *c = sw_engine_counters(G.sw[s].e);
+		if (sw_engine_busy_slots(G.sw[s].e) || c->drop_mismatch || c->drop_seq || c->drop_bad_imm || c->drop_bad_op ||
+		    c->drop_unknown_qp || c->rnr_naks_tx || c->naks_tx || c->fatal_naks_rx)
+			fail_msg("%s: switch %s: %u slots busy, %llu mismatched, %llu out of sequence, %llu bad imm, %llu bad "
+				 "op, %llu unknown QP, %llu RNR NAKs, %llu NAKs, %llu fatal NAKs",
+				 G.t->name, G.t->nodes[G.sw[s].node].name, sw_engine_busy_slots(G.sw[s].e),
+				 (unsigned long long)c->drop_mismatch, (unsigned long long)c->drop_seq,
+				 (unsigned long long)c->drop_bad_imm, (unsigned long long)c->drop_bad_op,
+				 (unsigned long long)c->drop_unknown_qp, (unsigned long long)c->rnr_naks_tx,
+				 (unsigned long long)c->naks_tx, (unsigned long long)c->fatal_naks_rx);
+		sw_engine_free(G.sw[s].e);
+	}
+	for (int r = 0; r < G.nranks; r++)
+		assert_int_equal(G.rk[r].rnr + G.rk[r].naks + G.rk[r].dups, 0);
+	plan_free(&G.pl);
+	topo_free(G.t);
+	G.t = NULL;
+}
+
+static uint32_t gimm(enum inc_prim p, enum inc_op op, enum inc_dtype t, uint16_t dest)
+{
+	struct inc_imm m = { dest, p, op, t };
+	return inc_imm_encode(&m);
+}
+
+/* Rank r's int32 element j of packet k: distinct per rank, sums wrap. */
+static uint32_t gval(int r, int k, int j)
+{
+	return (uint32_t)(r + 1) * 2654435761u * (uint32_t)(k + 3) + (uint32_t)j * 40503u * (uint32_t)(r + 7);
+}
+
+/* Rank r's float32 element j of packet k: ordinary values of both signs. */
+static float gfloat(int r, int k, int j)
+{
+	return (float)((r * 7 + j * 3 + k * 5) % 41 - 20) * 0.37f;
+}
+
+static uint32_t word_at(const uint8_t *p, int j)
+{
+	uint32_t w;
+	memcpy(&w, p + 4 * j, 4);
+	return ntohl(w);
+}
+
+/* gt_clear() - forget the results the ranks have taken. */
+static void gt_clear(void)
+{
+	for (int r = 0; r < G.nranks; r++)
+		G.rk[r].nres = 0;
+}
+
+/*
+ * gt_collectives() - on the tree gt_build() made: an AllReduce int32 SUM of
+ * 20 packets in messages of 4 (more packets than the 8 slots; the hosts'
+ * PSNs wrap), an AllReduce float32 MAX, a Reduce int32 SUM to every rank, a
+ * Broadcast from every rank, a Barrier entered rank by rank. Ranks send each
+ * packet in a turning order; every result is checked against what is
+ * computed here from the inputs, and in the end every rank was acknowledged
+ * all it sent, in its own PSNs, and every switch is idle.
+ */
+static void gt_collectives(void)
+{
+	const int n = G.nranks, packets = 20, per = 4;
+	uint32_t buf[GT_ELEMS];
+	int sent = 0;
+
+	for (int k = 0; k < packets; k++) {
+		int elems = k == packets - 1 ? 5 : GT_ELEMS; /* FIRST and MIDDLE carry a whole MTU */
+		for (int o = 0; o < n; o++) {
+			int r = (o + 3 * k) % n;
+			for (int j = 0; j < elems; j++)
+				buf[j] = htonl(gval(r, k, j));
+			gt_host_frame(r, msg_op((uint32_t)k, (uint32_t)packets, per), 0,
+				      gimm(INC_ALLREDUCE, INC_OP_SUM, INC_INT32, INC_RANK_ALL), buf, (size_t)elems * 4);
+		}
+		gt_pump();
+	}
+	sent += packets;
+	for (int r = 0; r < n; r++) {
+		assert_int_equal(G.rk[r].nres, packets);
+		for (int k = 0; k < packets; k++) {
+			int elems = k == packets - 1 ? 5 : GT_ELEMS;
+			assert_int_equal(G.rk[r].op[k], msg_op((uint32_t)k, (uint32_t)packets, per));
+			assert_int_equal(G.rk[r].len[k], elems * 4);
+			for (int j = 0; j < elems; j++) {
+				uint32_t want = 0;
+				for (int i = 0; i < n; i++)
+					want += gval(i, k, j);
+				assert_int_equal(word_at(G.rk[r].res[k], j), want);
+			}
+		}
+	}
+	gt_clear();
+
+	/* AllReduce float32 MAX, 3 packets of 7 elements */
+	for (int k = 0; k < 3; k++) {
+		for (int r = n - 1; r >= 0; r--) {
+			for (int j = 0; j < 7; j++) {
+				float f = gfloat(r, k, j);
+				memcpy(&buf[j], &f, 4);
+				buf[j] = htonl(buf[j]);
+			}
+			gt_host_frame(r, RC_SEND_ONLY_WITH_IMM, 0, gimm(INC_ALLREDUCE, INC_OP_MAX, INC_FLOAT32, INC_RANK_ALL),
+				      buf, 28);
+		}
+		gt_pump();
+	}
+	sent += 3;
+	for (int r = 0; r < n; r++) {
+		assert_int_equal(G.rk[r].nres, 3);
+		for (int k = 0; k < 3; k++)
+			for (int j = 0; j < 7; j++) {
+				float want = gfloat(0, k, j), got;
+				uint32_t w = word_at(G.rk[r].res[k], j);
+				for (int i = 1; i < n; i++)
+					want = gfloat(i, k, j) > want ? gfloat(i, k, j) : want;
+				memcpy(&got, &w, 4);
+				assert_true(got == want);
+			}
+	}
+	gt_clear();
+
+	/* Reduce int32 SUM to each rank in turn: only the root takes the result */
+	for (int root = 0; root < n; root++) {
+		for (int r = 0; r < n; r++) {
+			for (int j = 0; j < 16; j++)
+				buf[j] = htonl(gval(r, 100 + root, j));
+			gt_host_frame(r, RC_SEND_ONLY_WITH_IMM, 0, gimm(INC_REDUCE, INC_OP_SUM, INC_INT32, (uint16_t)root), buf,
+				      64);
+		}
+		gt_pump();
+		for (int r = 0; r < n; r++)
+			assert_int_equal(G.rk[r].nres, r == root ? 1 : 0);
+		for (int j = 0; j < 16; j++) {
+			uint32_t want = 0;
+			for (int i = 0; i < n; i++)
+				want += gval(i, 100 + root, j);
+			assert_int_equal(word_at(G.rk[root].res[0], j), want);
+		}
+		gt_clear();
+	}
+	sent += n;
+
+	/* Broadcast from each rank in turn: everyone else takes the root's data */
+	for (int root = 0; root < n; root++) {
+		char msg[40];
+		snprintf(msg, sizeof(msg), "broadcast from rank %2d of %2d, tree", root, n);
+		for (int r = n - 1; r >= 0; r--)
+			gt_host_frame(r, RC_SEND_ONLY_WITH_IMM, 0, gimm(INC_BROADCAST, INC_OP_SUM, INC_INT32, (uint16_t)root),
+				      r == root ? msg : NULL, r == root ? sizeof(msg) : 0);
+		gt_pump();
+		for (int r = 0; r < n; r++) {
+			assert_int_equal(G.rk[r].nres, r == root ? 0 : 1);
+			if (r != root) {
+				assert_int_equal(G.rk[r].len[0], sizeof(msg));
+				assert_memory_equal(G.rk[r].res[0], msg, sizeof(msg));
+			}
+		}
+		gt_clear();
+	}
+	sent += n;
+
+	/* Barrier: ranks enter one by one (the last first); nobody hears back before the last */
+	for (int o = 0; o < n; o++) {
+		gt_host_frame(n - 1 - o, RC_SEND_ONLY_WITH_IMM, 0,
+			      gimm(INC_ALLREDUCE, INC_OP_BARRIER, INC_INT32, INC_RANK_ALL), NULL, 0);
+		gt_pump();
+		for (int r = 0; r < n; r++)
+			assert_int_equal(G.rk[r].nres, o == n - 1 ? 1 : 0);
+	}
+	sent += 1;
+	for (int r = 0; r < n; r++) {
+		assert_int_equal(G.rk[r].len[0], 0);
+		assert_int_equal(G.rk[r].sent, sent);
+		/* acknowledged up to its last SEND, in the hosts' PSNs */
+		assert_int_equal(G.ack_down[G.rk[r].node], (GT_HOST_PSN + sent - 1) & ROCE_PSN_MASK);
+	}
+	gt_clear();
+}
+
+/* gt_file() - a tree given as text, written to a new temporary file (remove() it after use). */
+static const char *gt_file(const char *yaml)
+{
+	static char path[32];
+	int fd;
+	FILE *f;
+
+	strcpy(path, "/tmp/test_tree-XXXXXX");
+	assert_true((fd = mkstemp(path)) >= 0);
+	assert_non_null(f = fdopen(fd, "w"));
+	fputs(yaml, f);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+#ifndef TOPOLOGY_DIR
+#define TOPOLOGY_DIR "topology"
+#endif
+
+/* The brief's smallest mixed tree: sw0 over sw1 (pku1, pku2) and pku3. */
+static const char tree_1_2_2[] =
+	"name: 1-2-2\nroot: sw0\nmanagement: 192.168.0.0/16\nnodes:\n"
+	"  - {name: controller, role: controller, mgmt: 192.168.0.3}\n"
+	"  - {name: sw0, role: switch, mgmt: 192.168.0.19}\n"
+	"  - {name: sw1, role: switch, mgmt: 192.168.0.20}\n"
+	"  - {name: pku1, role: host, rank: 0, mgmt: 192.168.0.101}\n"
+	"  - {name: pku2, role: host, rank: 1, mgmt: 192.168.0.102}\n"
+	"  - {name: pku3, role: host, rank: 2, mgmt: 192.168.0.103}\n"
+	"links:\n"
+	"  - {sw0: 172.16.0.1/16, sw1: 172.16.0.5/16}\n"
+	"  - {sw0: 10.0.1.1/24, pku3: 10.0.1.7/24}\n"
+	"  - {sw1: 10.1.1.1/24, pku1: 10.1.1.21/24}\n"
+	"  - {sw1: 10.1.1.1/24, pku2: 10.1.1.5/24}\n";
+
+/*
+ * Uneven everywhere: the root's children are a host, a switch, a switch and
+ * a host; sw1 has a host, a switch and a host (fan-in 3), sw3 only a switch,
+ * sw4 only a host; hosts at depths 1 to 3.
+ *
+ *   sw0: h1, sw1 (h2, sw2 (h3, h4), h5), sw3 (sw4 (h6)), h7
+ */
+static const char tree_uneven[] =
+	"name: uneven\nroot: sw0\nmanagement: 192.168.0.0/16\nnodes:\n"
+	"  - {name: controller, role: controller, mgmt: 192.168.0.3}\n"
+	"  - {name: sw0, role: switch, mgmt: 192.168.0.19}\n"
+	"  - {name: sw1, role: switch, mgmt: 192.168.0.20}\n"
+	"  - {name: sw2, role: switch, mgmt: 192.168.0.21}\n"
+	"  - {name: sw3, role: switch, mgmt: 192.168.0.22}\n"
+	"  - {name: sw4, role: switch, mgmt: 192.168.0.23}\n"
+	"  - {name: h1, role: host, rank: 0, mgmt: 192.168.1.1}\n"
+	"  - {name: h2, role: host, rank: 1, mgmt: 192.168.1.2}\n"
+	"  - {name: h3, role: host, rank: 2, mgmt: 192.168.1.3}\n"
+	"  - {name: h4, role: host, rank: 3, mgmt: 192.168.1.4}\n"
+	"  - {name: h5, role: host, rank: 4, mgmt: 192.168.1.5}\n"
+	"  - {name: h6, role: host, rank: 5, mgmt: 192.168.1.6}\n"
+	"  - {name: h7, role: host, rank: 6, mgmt: 192.168.1.7}\n"
+	"links:\n"
+	"  - {sw0: 10.0.1.1/24, h1: 10.0.1.2/24}\n"
+	"  - {sw0: 172.16.1.1/24, sw1: 172.16.1.2/24}\n"
+	"  - {sw0: 172.16.3.1/24, sw3: 172.16.3.2/24}\n"
+	"  - {sw0: 10.0.7.1/24, h7: 10.0.7.2/24}\n"
+	"  - {sw1: 10.1.1.1/24, h2: 10.1.1.2/24}\n"
+	"  - {sw1: 172.17.2.1/24, sw2: 172.17.2.2/24}\n"
+	"  - {sw1: 10.1.5.1/24, h5: 10.1.5.2/24}\n"
+	"  - {sw2: 10.2.1.1/24, h3: 10.2.1.3/24}\n"
+	"  - {sw2: 10.2.1.1/24, h4: 10.2.1.4/24}\n"
+	"  - {sw3: 172.17.4.1/24, sw4: 172.17.4.2/24}\n"
+	"  - {sw4: 10.4.1.1/24, h6: 10.4.1.6/24}\n";
+
+/* gt_run() - every collective on the tree of @path over @hosts (NULL: all), then the checks of gt_free(). */
+static void gt_run(const char *path, const char *const *hosts)
+{
+	gt_build(path, hosts, 8);
+	gt_collectives();
+	printf("any tree: %-28s %2d ranks, %d switches: every collective right on every rank\n", G.t->name, G.nranks,
+	       G.nsw);
+	gt_free();
+}
+
+/* A root whose children are all hosts (1-2), all switches (1-2-4, 1-4-16). */
+static void test_any_tree_uniform(void **state)
+{
+	gt_run(TOPOLOGY_DIR "/1-2.yaml", NULL);
+	gt_run(TOPOLOGY_DIR "/1-2-4.yaml", NULL);
+	gt_run(TOPOLOGY_DIR "/1-4-16.yaml", NULL);
+}
+
+/* Switches with host and switch children: 1-2-2, the lab's 1-2-2-2, and the uneven tree. */
+static void test_any_tree_mixed(void **state)
+{
+	const char *path = gt_file(tree_1_2_2);
+
+	gt_run(path, NULL);
+	remove(path);
+	gt_run(TOPOLOGY_DIR "/1-2-2-2.yaml", NULL);
+	path = gt_file(tree_uneven);
+	gt_run(path, NULL);
+	remove(path);
+}
+
+/* Communicators of some hosts of 1-2-2-2 and of the uneven tree: their tops and mixes differ. */
+static void test_any_tree_sub_communicators(void **state)
+{
+	static const char *const sub[][8] = {
+		{ "pku1", "pku2", "pku3" }, /* top sw1: a host and a switch */
+		{ "pku2", "pku3", "pku4" }, /* top sw0: sw1 with one child (sw2), and a host */
+		{ "pku1", "pku4" },         /* top sw0: sw1 with one host, and a host */
+		{ "pku2", "pku3" },         /* top sw2: hosts only */
+	};
+	static const char *const sub_uneven[][8] = {
+		{ "h2", "h3", "h4", "h5" },       /* top sw1 */
+		{ "h1", "h6" },                   /* top sw0: a host and a chain of two switches */
+		{ "h3", "h4", "h5", "h6", "h7" }, /* top sw0: sw1 (sw2 and a host), sw3, a host */
+	};
+	const char *path;
+
+	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++)
+		gt_run(TOPOLOGY_DIR "/1-2-2-2.yaml", sub[i]);
+	path = gt_file(tree_uneven);
+	for (size_t i = 0; i < sizeof(sub_uneven) / sizeof(sub_uneven[0]); i++)
+		gt_run(path, sub_uneven[i]);
+	remove(path);
+}
+
+/*
+ * gt_ahead() - a Broadcast from @root on 1-2-2-2 (1024 slots): the ranks in
+ * @ahead send all 800 of its packets first, and the ACK that @held (a host
+ * or a switch) then has from its parent must stop at the ceiling, 1023 - 256
+ * PSNs past its first (@first: GT_HOST_PSN or GT_LINK_PSN), in its own
+ * PSNs; then the others send 100 packets at a time, and everything completes.
+ */
+static void gt_ahead(int root, const int *ahead, int nahead, const char *held, uint32_t first)
+{
+	const int n = 800;
+	uint32_t word = htonl(0x5eed0000u + (uint32_t)root);
+	int in_ahead[GT_MAX_RANKS] = { 0 }, node;
+
+	gt_build(TOPOLOGY_DIR "/1-2-2-2.yaml", NULL, 1024);
+	G.keep_results = 0;
+	node = topo_find(G.t, held);
+	for (int a = 0; a < nahead; a++)
+		in_ahead[ahead[a]] = 1;
+	for (int k = 0; k < n; k++)
+		for (int r = 0; r < G.nranks; r++)
+			if (in_ahead[r])
+				gt_host_frame(r, RC_SEND_ONLY_WITH_IMM, 0, gimm(INC_BROADCAST, INC_OP_SUM, INC_INT32,
+										   (uint16_t)root),
+					      r == root ? &word : NULL, r == root ? 4 : 0);
+	gt_pump();
+	assert_int_equal(G.ack_down[node], (first + 1024 - 1 - 256) & ROCE_PSN_MASK);
+	for (int done = 0; done < n; done += 100) {
+		for (int k = 0; k < 100; k++)
+			for (int r = 0; r < G.nranks; r++)
+				if (!in_ahead[r])
+					gt_host_frame(r, RC_SEND_ONLY_WITH_IMM, 0,
+						      gimm(INC_BROADCAST, INC_OP_SUM, INC_INT32, (uint16_t)root), NULL, 0);
+		gt_pump();
+	}
+	assert_int_equal(G.ack_down[node], (first + n - 1) & ROCE_PSN_MASK);
+	for (int r = 0; r < G.nranks; r++) {
+		assert_int_equal(G.rk[r].nres, r == root ? 0 : n);
+		assert_int_equal(G.ack_down[G.rk[r].node], (GT_HOST_PSN + n - 1) & ROCE_PSN_MASK);
+	}
+	printf("any tree: 1-2-2-2 Broadcast from rank %d, %s ran ahead: held at its first PSN + 767, then all %d "
+	       "acknowledged\n", root, held, n);
+	gt_free();
+}
+
+/*
+ * A child that runs ahead is held back by its ACKs in its own PSNs, on a
+ * switch whose first child starts elsewhere: pku4 (a host) under sw0, whose
+ * first child is sw1 (a switch link); sw2 (a switch) under sw1, whose first
+ * child is pku1 (a host).
+ */
+static void test_any_tree_ahead_held_in_own_psns(void **state)
+{
+	static const int pku4[] = { 3 }, under_sw2[] = { 1, 2 };
+
+	gt_ahead(3, pku4, 1, "pku4", GT_HOST_PSN);
+	gt_ahead(1, under_sw2, 2, "sw2", GT_LINK_PSN);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_any_tree_uniform),
+		cmocka_unit_test(test_any_tree_mixed),
+		cmocka_unit_test(test_any_tree_sub_communicators),
+		cmocka_unit_test(test_any_tree_ahead_held_in_own_psns),
 		cmocka_unit_test(test_tree_collectives),
 		cmocka_unit_test(test_switch_link_resends_only_the_gap),
 		cmocka_unit_test(test_tree_lossy_links),
