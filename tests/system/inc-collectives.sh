@@ -41,15 +41,19 @@ done_() { harness_end; }
 col() { awk -F'\t' -v n="$1" -v c="$2" '$1 == n {print $c}' "$inv"; }
 
 # tree_spec NODE — the aggregation tree below NODE over the ranks of this run,
-# as inccl_check -t reads it: a switch is "(" its children ")" in rank order,
-# a host its rank; a switch with one child in the run is that child.
+# as inccl_check -t reads it: a switch is "(" its children ")" in rank order
+# (the order the controller lists them in, whatever order the inventory has
+# them in: sw1 of 1-2-2-2 is "(0,(1,2))"), a host its rank; a switch with one
+# child in the run is that child.
 tree_spec() {
     local kids=() k sub
     if [ -n "${in_run[$1]:-}" ]; then echo "${in_run[$1]}"; return; fi
     for k in $(awk -F'\t' -v p="$1" '!/^#/ && $7 == p {print $1}' "$inv"); do
         sub=$(tree_spec "$k")
-        [ -z "$sub" ] || kids+=("$sub")
+        # each child behind its lowest rank, to be sorted by it
+        [ -z "$sub" ] || kids+=("$(grep -o '[0-9]*' <<<"$sub" | sort -n | head -n 1) $sub")
     done
+    [ ${#kids[@]} = 0 ] || mapfile -t kids < <(printf '%s\n' "${kids[@]}" | sort -n | cut -d' ' -f2-)
     case ${#kids[@]} in
     0) ;;
     1) echo "${kids[0]}" ;;
