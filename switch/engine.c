@@ -136,7 +136,7 @@ _Static_assert(sizeof(void *) != 8 || sizeof(struct conn) <= 232, "struct conn g
 
 struct slot {
 	int busy;
-	uint32_t psn;             /* upward PSN this slot aggregates */
+	uint32_t psn;             /* the packet it aggregates, in the slots' PSNs (slot_psn()) */
 	uint32_t imm;
 	struct inc_imm m;
 	uint8_t opcode;           /* the SEND opcode of its data (every child's agrees), ONLY_WITH_IMM
