@@ -758,6 +758,8 @@ struct grank {
 	int leaf;
 	uint32_t spsn, epsn, msn;
 	int nres, sent, rnr, naks, dups;
+	int hi;                  /* packets sent: 1 + the highest index (PSN - GT_HOST_PSN) */
+	int next, una;           /* gt_pipelined(): the next packet to send, the oldest not acknowledged */
 	uint8_t op[GT_MAX_RES];
 	uint32_t imm[GT_MAX_RES];
 	uint16_t len[GT_MAX_RES];
@@ -772,9 +774,13 @@ static struct {
 	int sw_of[TOPO_MAX_NODES], rank_of[TOPO_MAX_NODES];
 	long ack_down[TOPO_MAX_NODES]; /* the last ACK a node had from its parent (PSN), -1: none */
 	int keep_results;              /* 0: count results without keeping them (long runs) */
+	int pipelined;                 /* gt_pipelined(): hosts follow ACKs and NAKs, results checked as they come */
+	int npkt, per;                 /* ... its packets, and per message */
 } G;
 static struct gframe gq[GT_FRAMES];
 static int gqn;
+static uint32_t gval(int r, int k, int j);
+static uint32_t word_at(const uint8_t *p, int j);
 
 static void gt_tx(void *ctx, int port, const uint8_t *f, size_t len)
 {
@@ -800,6 +806,8 @@ static void gt_host_frame(int r, uint8_t op, uint32_t psn, uint32_t imm_, const 
 
 	assert_true(gqn < GT_FRAMES);
 	if (op != RC_ACK) {
+		int k = (int)((x->spsn - GT_HOST_PSN) & ROCE_PSN_MASK);
+		x->hi = k + 1 > x->hi ? k + 1 : x->hi;
 		x->spsn = (x->spsn + 1) & ROCE_PSN_MASK;
 		x->sent++;
 	}
@@ -822,10 +830,19 @@ static void gt_host_rx(int r, const uint8_t *f, size_t len)
 	assert_int_equal(p.dst_ip, x->ip);
 	if (p.opcode == RC_ACK) {
 		uint8_t type = p.syndrome & AETH_TYPE_MASK;
+		int k = (int)((p.psn - GT_HOST_PSN) & ROCE_PSN_MASK);
 		if (type == AETH_TYPE_ACK) /* never of a PSN not sent */
-			assert_true(roce_psn_diff(p.psn, x->spsn) < 0);
+			assert_true(k < x->hi);
 		x->rnr += type == AETH_TYPE_RNR_NAK;
 		x->naks += type == AETH_TYPE_NAK;
+		if (G.pipelined && type == AETH_TYPE_ACK && k + 1 > x->una)
+			x->una = k + 1;
+		if (G.pipelined && type != AETH_TYPE_ACK) { /* RNR NAK or sequence NAK: go back to its PSN, as rxe */
+			assert_true(type == AETH_TYPE_RNR_NAK || p.syndrome == (AETH_TYPE_NAK | AETH_NAK_PSN_SEQ));
+			assert_true(k <= x->hi);
+			x->una = k > x->una ? k : x->una;
+			x->next = x->una;
+		}
 		return;
 	}
 	if (p.psn != x->epsn) { /* a duplicate: re-ACK what it has */
@@ -835,6 +852,17 @@ static void gt_host_rx(int r, const uint8_t *f, size_t len)
 		return;
 	}
 	assert_true(p.payload_len <= SW_MTU);
+	if (G.pipelined) { /* packet nres of the AllReduce: its sums, in the opcode it was sent with */
+		assert_true(x->nres < G.npkt);
+		assert_int_equal(p.opcode, msg_op((uint32_t)x->nres, (uint32_t)G.npkt, (uint32_t)G.per));
+		assert_int_equal(p.payload_len, GT_ELEMS * 4);
+		for (int j = 0; j < GT_ELEMS; j++) {
+			uint32_t want = 0;
+			for (int i = 0; i < G.nranks; i++)
+				want += gval(i, x->nres, j);
+			assert_int_equal(word_at(f + p.payload_off, j), want);
+		}
+	}
 	if (G.keep_results) {
 		assert_true(x->nres < GT_MAX_RES);
 		x->op[x->nres] = p.opcode;
@@ -951,8 +979,9 @@ static void gt_free(void)
 {
 	for (int s = 0; s < G.nsw; s++) {
 		const struct sw_counters *c = sw_engine_counters(G.sw[s].e);
-		if (sw_engine_busy_slots(G.sw[s].e) || c->drop_mismatch || c->drop_seq || c->drop_bad_imm || c->drop_bad_op ||
-		    c->drop_unknown_qp || c->rnr_naks_tx || c->naks_tx || c->fatal_naks_rx)
+		if (sw_engine_busy_slots(G.sw[s].e) || c->drop_mismatch || c->drop_bad_imm || c->drop_bad_op ||
+		    c->drop_unknown_qp || c->fatal_naks_rx ||
+		    (!G.pipelined && (c->drop_seq || c->rnr_naks_tx || c->naks_tx)))
 			fail_msg("%s: switch %s: %u slots busy, %llu mismatched, %llu out of sequence, %llu bad imm, %llu bad "
 				 "op, %llu unknown QP, %llu RNR NAKs, %llu NAKs, %llu fatal NAKs",
 				 G.t->name, G.t->nodes[G.sw[s].node].name, sw_engine_busy_slots(G.sw[s].e),
@@ -963,7 +992,7 @@ static void gt_free(void)
 		sw_engine_free(G.sw[s].e);
 	}
 	for (int r = 0; r < G.nranks; r++)
-		assert_int_equal(G.rk[r].rnr + G.rk[r].naks + G.rk[r].dups, 0);
+		assert_int_equal(G.rk[r].dups + (G.pipelined ? 0 : G.rk[r].rnr + G.rk[r].naks), 0);
 	plan_free(&G.pl);
 	topo_free(G.t);
 	G.t = NULL;
@@ -1312,6 +1341,66 @@ static void test_any_tree_ahead_held_in_own_psns(void **state)
 	gt_ahead(1, under_sw2, 2, "sw2", GT_LINK_PSN);
 }
 
+/*
+ * gt_pipelined() - an AllReduce int32 SUM of @npkt full packets in messages
+ * of 16 (libinccl's), every rank keeping up to 128 packets in flight (its
+ * window, past what was acknowledged and past its results), on the tree of
+ * @path with @nslots slots per switch: with fewer slots than the window,
+ * switches answer busy slots with RNR NAKs and ranks go back, as rxe does,
+ * also inside a message. Every result checked as it arrives.
+ */
+static void gt_pipelined(const char *path, int npkt, unsigned nslots)
+{
+	const int win = 128;
+	uint32_t buf[GT_ELEMS];
+	uint64_t rnr = 0;
+	int rounds = 0, done = 0;
+
+	gt_build(path, NULL, nslots);
+	G.keep_results = 0;
+	G.pipelined = 1;
+	G.npkt = npkt;
+	G.per = 16;
+	while (!done) {
+		assert_true(++rounds < 100000);
+		for (int r = 0; r < G.nranks; r++) {
+			struct grank *x = &G.rk[r];
+			while (x->next < npkt && x->next - x->una < win && x->next - x->nres < win) {
+				for (int j = 0; j < GT_ELEMS; j++)
+					buf[j] = htonl(gval(r, x->next, j));
+				x->spsn = (GT_HOST_PSN + (uint32_t)x->next) & ROCE_PSN_MASK;
+				gt_host_frame(r, msg_op((uint32_t)x->next, (uint32_t)npkt, (uint32_t)G.per), 0,
+					      gimm(INC_ALLREDUCE, INC_OP_SUM, INC_INT32, INC_RANK_ALL), buf, sizeof(buf));
+				x->next++;
+			}
+		}
+		gt_pump();
+		done = 1;
+		for (int r = 0; r < G.nranks; r++)
+			done &= G.rk[r].nres == npkt && G.rk[r].una == npkt;
+	}
+	for (int s = 0; s < G.nsw; s++)
+		rnr += sw_engine_counters(G.sw[s].e)->rnr_naks_tx;
+	for (int r = 0; r < G.nranks; r++)
+		assert_int_equal(G.ack_down[G.rk[r].node], (GT_HOST_PSN + npkt - 1) & ROCE_PSN_MASK);
+	printf("any tree: %-28s AllReduce of %d packets, window %d, %u slots: right on all %d ranks in %d rounds, "
+	       "%llu RNR NAKs\n", G.t->name, npkt, win, nslots, G.nranks, rounds, (unsigned long long)rnr);
+	if (nslots < (unsigned)win)
+		assert_true(rnr > 0); /* the back-pressure was exercised */
+	gt_free();
+}
+
+/* Ranks that keep a window in flight, on mixed trees: slots reused under back-pressure (RNR NAKs, go-back). */
+static void test_any_tree_pipelined(void **state)
+{
+	const char *path = gt_file(tree_uneven);
+
+	gt_pipelined(TOPOLOGY_DIR "/1-2-2-2.yaml", 600, 1024);
+	gt_pipelined(TOPOLOGY_DIR "/1-2-2-2.yaml", 600, 48);
+	gt_pipelined(path, 600, 48);
+	remove(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1319,6 +1408,7 @@ int main(void)
 		cmocka_unit_test(test_any_tree_mixed),
 		cmocka_unit_test(test_any_tree_sub_communicators),
 		cmocka_unit_test(test_any_tree_ahead_held_in_own_psns),
+		cmocka_unit_test(test_any_tree_pipelined),
 		cmocka_unit_test(test_tree_collectives),
 		cmocka_unit_test(test_switch_link_resends_only_the_gap),
 		cmocka_unit_test(test_tree_lossy_links),
