@@ -182,7 +182,7 @@ $(BUILD)/test_topo: tests/unit/test_topo.c $(TOPO_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Itopology -o $@ tests/unit/test_topo.c topology/topo.c -lyaml -lcmocka
 
-$(BUILD)/test_roce: tests/unit/test_roce.c switch/roce.c switch/roce.h switch/crc32.c switch/crc32.h switch/cpu.h | $(DEPS_STAMP)
+$(BUILD)/test_roce: tests/unit/test_roce.c switch/roce.c switch/roce.h proto/inc_proto.h switch/crc32.c switch/crc32.h switch/cpu.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_roce.c switch/roce.c switch/crc32.c -lpcap $(CRC_LIBS) -lcmocka
 

@@ -34,7 +34,8 @@
  *
  * Ranks not due a result must find their buffer untouched. Prints one line
  * per collective and "rank R: N passed, M failed"; exit 0 when all passed,
- * 1 when one failed (or the bootstrap did), 2 for bad arguments.
+ * 1 when one failed (or the bootstrap did), 2 for bad arguments, 3 when the
+ * bootstrap found no room (INCCL_EBUSY: the switches are full; retry later).
  *
  * Bootstrap: inccl_group_create() + inccl_comm_init() (rank 0 at MASTER,
  * the controller at CONTROLLER; default: the lab node's /etc/inclab/node.conf).
@@ -215,8 +216,8 @@ int main(int argc, char **argv)
 		inccl_group_destroy(g);
 	if (rc) {
 		fprintf(stderr, "inccl_check: rank %d: bootstrap failed (error %d): %s\n", rank, rc, inccl_last_error());
-		printf("rank %d: bootstrap failed: %s\n", rank, inccl_last_error());
-		return 1;
+		printf("rank %d: bootstrap failed%s: %s\n", rank, rc == INCCL_EBUSY ? " (EBUSY)" : "", inccl_last_error());
+		return rc == INCCL_EBUSY ? 3 : 1;
 	}
 	printf("rank %d of %d: group %d, communicator ready in %.1f s\n", rank, nranks, inccl_group_id(g),
 	       (cref_now_ms() - tb) / 1e3);
