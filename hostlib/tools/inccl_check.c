@@ -224,6 +224,7 @@ int main(int argc, char **argv)
 	printf("rank %d: inputs %s, expected in the order of tree %s%s, barrier delay %d ms\n", rank,
 	       cref_pattern_name(pattern), cref_tree_format(&tree, treebuf, sizeof(treebuf)),
 	       spec ? "" : " (no -t: one switch)", delay_ms);
+	fflush(stdout); /* a script waiting for "communicator ready" sees it now */
 	char list[256];
 	snprintf(list, sizeof(list), "%s", counts);
 	int k = 0;
