@@ -895,6 +895,8 @@ static void on_switch(int ci, const char *text)
 		else if (ctl_get(&m, NULL, "slots") &&
 			 ctl_uint(&m, NULL, "slots", 0xffffffff, &slots, err, sizeof(err)) < 0)
 			reply_error(ci, "register: %s", err);
+		else if (comms < 1 || slots < 1)
+			reply_error(ci, "register: a switch that holds no communicator or no slot is of no use");
 		else {
 			int old = switch_conn(n);
 			if (old >= 0 && old != ci) { /* the switch restarted: its old connection is dead */
