@@ -23,7 +23,8 @@
  * before its engine sees them. It holds UDP 4791/4792/4793 on its
  * addresses so the kernel does not answer the hosts' frames with ICMP port
  * unreachable. If the controller goes away the switch keeps serving its
- * rules and reconnects. Counters: on the controller's request, on SIGUSR1
+ * rules and reconnects (on registering again it drops them: the controller
+ * ended them with the old connection). Counters: on the controller's request, on SIGUSR1
  * and whenever rules end (a "name=value" line on stdout, per communicator);
  * nothing is logged per packet. The counters of the ports themselves
  * (inject_errors, bundles, capture_drops) count from when the first
@@ -859,7 +860,20 @@ static void on_control(struct daemon *d, const char *text)
 	}
 	ctl_uint(&m, NULL, "comm", 0xffffffff, &comm, err, sizeof(err));
 	if (!strcmp(m.kind, "ok")) {
-		printf("incswitch %s: registered with the controller %s\n", d->name, d->controller);
+		/* A new registration: the controller holds no communicator of this
+		 * switch now (it ended them when the old connection did, or it
+		 * restarted and knows none), so neither does the switch: stale
+		 * engines would hold slots and queue pair numbers it hands out again. */
+		int stale = 0;
+		for (int i = 0; i < SW_MAX_COMMS; i++)
+			if (d->comm[i].on) {
+				printf("incswitch %s: communicator %u ended with the old controller connection\n", d->name,
+				       d->comm[i].rules.comm);
+				teardown(&d->comm[i]);
+				stale++;
+			}
+		printf("incswitch %s: registered with the controller %s%s\n", d->name, d->controller,
+		       stale ? " (the communicators of the old connection dropped)" : "");
 	} else if (!strcmp(m.kind, "error")) {
 		const char *why = ctl_str(&m, NULL, "error");
 		printf("incswitch %s: the controller says: %s\n", d->name, why ? why : "(no reason)");
