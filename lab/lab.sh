@@ -861,10 +861,11 @@ cmd_down() {
 # ---- reboot -------------------------------------------------------------------
 
 # boot_id NODE — the node's kernel boot id (a namespace node's: a file its
-# restart writes), or nothing when it does not answer.
+# restart writes; none before the first), or nothing when it does not answer.
+# Always succeeds.
 boot_id() {
-    if [ "$(node_kind "$1")" = netns ]; then cat "$state/nodes/$1/root/run/inclab/boot-id" 2>/dev/null
-    else QGA_TIMEOUT=3 nexec "$1" 'cat /proc/sys/kernel/random/boot_id' 10 2>/dev/null; fi
+    if [ "$(node_kind "$1")" = netns ]; then cat "$state/nodes/$1/root/run/inclab/boot-id" 2>/dev/null || true
+    else QGA_TIMEOUT=3 nexec "$1" 'cat /proc/sys/kernel/random/boot_id' 10 2>/dev/null || true; fi
 }
 
 # cmd_reboot NODE... — reboot every NODE at once, then wait until each runs a
@@ -891,7 +892,7 @@ cmd_reboot() {
             ns_setup "$n"
             cat /proc/sys/kernel/random/uuid > "$state/nodes/$n/root/run/inclab/boot-id"
         else
-            [ -n "${old[$n]}" ] || die "$n: its guest agent does not answer: is it running? (lab-status)"
+            [ -n "${old[$n]}" ] || die "$n: its guest agent does not answer: is it running? (make lab-status)"
             if [ "${HARD:-0}" = 1 ]; then
                 log "power-cycling $n (virsh reset)"
                 vsh reset "$prefix-$n" >/dev/null || die "$n: virsh reset failed"
