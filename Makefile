@@ -12,7 +12,7 @@ export TOPOLOGY
 # target that needs packages depends on its stamp.
 DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1-12)
 
-.PHONY: all help deps payload images bench-switch lab-up lab-down lab-status lab-clocks lab-ssh lab-console lab-capture lab-sync \
+.PHONY: all help deps payload images bench-switch lab-up lab-down lab-status lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis
 
@@ -27,6 +27,7 @@ help:
 	@echo "                           SWITCHES=netns: switches and controller as network namespaces (README)"
 	@echo "make lab-status            state of every node"
 	@echo "make lab-clocks            how fast each VM's clock ran against this machine's since lab-up"
+	@echo "make lab-reboot NODE='sw2 pku4' [HARD=1]   reboot nodes (HARD: power cycle) and wait until ready again"
 	@echo "make lab-ssh NODE=pku1 [CMD='...']   run a command on a node (no CMD: serial console)"
 	@echo "make lab-console NODE=sw1  serial console of a node (leave with Ctrl-])"
 	@echo "make lab-capture LINK=sw1-pku1 [SECONDS=10]  pcap of a tree edge into results/captures/"
@@ -133,6 +134,8 @@ lab-status:
 	lab/lab.sh status
 lab-clocks:
 	lab/lab.sh clocks
+lab-reboot:
+	lab/lab.sh reboot $(NODE)
 lab-ssh:
 	@lab/lab.sh ssh "$(NODE)" $(if $(CMD),"$(CMD)")
 lab-console:
@@ -184,7 +187,7 @@ $(BUILD)/test_topo: tests/unit/test_topo.c $(TOPO_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Itopology -o $@ tests/unit/test_topo.c topology/topo.c -lyaml -lcmocka
 
-$(BUILD)/test_roce: tests/unit/test_roce.c switch/roce.c switch/roce.h switch/crc32.c switch/crc32.h switch/cpu.h | $(DEPS_STAMP)
+$(BUILD)/test_roce: tests/unit/test_roce.c switch/roce.c switch/roce.h proto/inc_proto.h switch/crc32.c switch/crc32.h switch/cpu.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_roce.c switch/roce.c switch/crc32.c -lpcap $(CRC_LIBS) -lcmocka
 

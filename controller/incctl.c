@@ -18,9 +18,13 @@
  *    aggregation tree and every switch's rules (plan.c), pushes them, and
  *    answers with each rank's switch end once every switch accepted.
  * A communicator lives until rank 0 releases it or its connection closes;
- * then its switches are told to drop the rules. A switch serves one
- * communicator at a time: a second one that needs it is refused with a
- * clear error instead of disturbing the first.
+ * then its switches are told to drop the rules. Several communicators share
+ * the switches: each gets its own id (no two alive at once equal modulo
+ * 4096, the part in the switches' queue pair numbers, inc_proto.h), its own
+ * queue pairs and -S aggregation slots on every switch of its tree. A switch
+ * says at registration how many communicators and slots it can hold; a
+ * request that would pass either on any of its switches is refused at once
+ * with "code: busy" and the reason, and the running ones are not touched.
  *
  * One event loop, in the manner of Redis's ae/networking: every socket is
  * non-blocking, nothing in the loop waits for one peer.
@@ -65,6 +69,7 @@
 
 #include "../topology/topo.h"
 #include "../proto/ctlmsg.h"
+#include "../proto/inc_proto.h"
 #include "plan.h"
 
 #define MAX_CONNS 512          /* below the default limit of 1024 open files, with room for the rest */
@@ -108,6 +113,8 @@ struct conn {
 	uint64_t last_ms;           /* accepted, or last complete message */
 	uint64_t partial_ms;        /* since when an unfinished message waits in `in` (0: none) */
 	int node;                   /* switches: topology node once registered, else -1 */
+	int cap_comms;              /* switches: communicators it can serve at once (its registration) */
+	unsigned cap_slots;         /* switches: aggregation slots its communicators may hold together */
 	int ngroups;                /* clients: groups held */
 	struct req req;             /* clients: the request waiting for switches */
 	struct {                    /* switches: counters requests it owes, oldest first */
@@ -126,6 +133,7 @@ enum comm_state { CM_FREE, CM_SETUP, CM_LIVE };
 struct comm {
 	enum comm_state state;
 	int id, group, owner;
+	unsigned nslots;         /* aggregation slots it holds on each of its switches */
 	int nswitches;
 	int sw[TOPO_MAX_NODES];  /* topology nodes serving it */
 };
@@ -259,17 +267,38 @@ static void send_msgf(int ci, const char *fmt, ...)
 }
 
 static void reply_error(int ci, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reply_busy(int ci, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Answer @ci "msg: error" with the formatted reason, quoted. */
+/* Answer @ci "msg: error" with reason @why, quoted, and "code: busy" when @busy (libinccl: INCCL_EBUSY). */
+static void reply_why(int ci, int busy, const char *why)
+{
+	char q[1100];
+
+	send_msgf(ci, "msg: error\nerror: %s\n%s", ctl_quote(why, q, sizeof(q)), busy ? "code: busy\n" : "");
+}
+
+/* Answer @ci "msg: error" with the formatted reason. */
 static void reply_error(int ci, const char *fmt, ...)
 {
-	char why[512], q[1100];
+	char why[512];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	send_msgf(ci, "msg: error\nerror: %s\n", ctl_quote(why, q, sizeof(q)));
+	reply_why(ci, 0, why);
+}
+
+/* Answer @ci that there is no room now (a switch is full): the formatted reason and "code: busy". */
+static void reply_busy(int ci, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	reply_why(ci, 1, why);
 }
 
 /* The connection of the switch registered as topology node @node, or -1. */
@@ -281,14 +310,55 @@ static int switch_conn(int node)
 	return -1;
 }
 
-/* The communicator (being set up or live) served by switch @node, or NULL. */
-static struct comm *comm_on_switch(int node)
+/* Does communicator @cm (being set up or live) use switch @node? */
+static int comm_uses(const struct comm *cm, int node)
 {
+	for (int k = 0; cm->state != CM_FREE && k < cm->nswitches; k++)
+		if (cm->sw[k] == node)
+			return 1;
+	return 0;
+}
+
+/*
+ * switch_load() - what the communicators being set up or live hold on switch
+ * @node: how many (into @ncomms), their slots (return value), and their ids
+ * as ", "-separated text in @ids (@idslen bytes, may be cut).
+ */
+static unsigned switch_load(int node, int *ncomms, char *ids, size_t idslen)
+{
+	unsigned slots = 0;
+	size_t off = 0;
+
+	*ncomms = 0;
+	if (idslen)
+		ids[0] = 0;
 	for (int i = 0; i < MAX_COMMS; i++)
-		for (int k = 0; ctl.comm[i].state != CM_FREE && k < ctl.comm[i].nswitches; k++)
-			if (ctl.comm[i].sw[k] == node)
-				return &ctl.comm[i];
-	return NULL;
+		if (comm_uses(&ctl.comm[i], node)) {
+			slots += ctl.comm[i].nslots;
+			++*ncomms;
+			if (off < idslen)
+				off += (size_t)snprintf(ids + off, idslen - off, "%s%d", off ? ", " : "", ctl.comm[i].id);
+		}
+	return slots;
+}
+
+/*
+ * next_comm_id() - the next communicator id whose key (INC_COMM_KEY(), the
+ * part in the switches' queue pair numbers) no communicator being set up or
+ * live has; 0 when all 4096 are taken.
+ */
+static int next_comm_id(void)
+{
+	for (int tries = 0; tries < 4096; tries++) {
+		int id = ++ctl.next_comm, clash = 0;
+		if (ctl.next_comm >= 0x7fffff00)
+			ctl.next_comm = 0;
+		for (int i = 0; i < MAX_COMMS && !clash; i++)
+			clash = ctl.comm[i].state != CM_FREE && INC_COMM_KEY(ctl.comm[i].id) == INC_COMM_KEY(id);
+		if (!clash)
+			return id;
+	}
+	return 0;
 }
 
 /* The communicator with id @id, or NULL. */
@@ -352,9 +422,10 @@ static void req_clear(struct req *r)
  * The communicator request of @ci failed: release what its switches took,
  * answer the error, and let the client's next message in.
  */
-static void comm_failed(int ci, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void comm_failed(int ci, int busy, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-static void comm_failed(int ci, const char *fmt, ...)
+/* ... @busy: the answer carries "code: busy" (a switch had no room). */
+static void comm_failed(int ci, int busy, const char *fmt, ...)
 {
 	struct req *r = &ctl.conn[ci].req;
 	char why[512];
@@ -365,7 +436,7 @@ static void comm_failed(int ci, const char *fmt, ...)
 	va_end(ap);
 	release_comm(&ctl.comm[r->comm], why);
 	req_clear(r);
-	reply_error(ci, "%s", why);
+	reply_why(ci, busy, why);
 }
 
 /* Every switch of @ci's communicator accepted its rules: answer. */
@@ -505,7 +576,10 @@ static void on_communicator(int ci, struct ctl_doc *m)
 		return;
 	}
 	struct plan_params p = ctl.defaults;
-	p.comm = (unsigned)++ctl.next_comm;
+	if (!(p.comm = (unsigned)next_comm_id())) {
+		reply_busy(ci, "all 4096 communicator keys are in use");
+		return;
+	}
 	p.host_psn = (uint32_t)random() & 0xffffff;
 	p.link_psn = (uint32_t)random() & 0xffffff;
 	if (plan_make(ctl.topo, &p, in, g->nranks, &pl, err, sizeof(err)) < 0) {
@@ -513,15 +587,18 @@ static void on_communicator(int ci, struct ctl_doc *m)
 		return;
 	}
 	for (int k = 0; k < pl.nswitches; k++) {
-		struct comm *busy = comm_on_switch(pl.sw[k].node);
-		if (switch_conn(pl.sw[k].node) < 0) {
+		int node = pl.sw[k].node, sc = switch_conn(node), ncomms;
+		char ids[200];
+		if (sc < 0) {
 			reply_error(ci, "switch %s is not registered with the controller (is incswitch running there?)",
-				    node_name(pl.sw[k].node));
+				    node_name(node));
 			goto out;
 		}
-		if (busy) {
-			reply_error(ci, "switch %s is serving communicator %d of group %d; destroy it first",
-				    node_name(pl.sw[k].node), busy->id, busy->group);
+		unsigned used = switch_load(node, &ncomms, ids, sizeof(ids));
+		if (ncomms >= ctl.conn[sc].cap_comms || used + p.nslots > ctl.conn[sc].cap_slots) {
+			reply_busy(ci, "switch %s is full: %d communicators (at most %d: %s) hold %u of its %u aggregation "
+				   "slots, and a communicator needs %u; try again when one ends", node_name(node), ncomms,
+				   ctl.conn[sc].cap_comms, ncomms ? ids : "none", used, ctl.conn[sc].cap_slots, p.nslots);
 			goto out;
 		}
 	}
@@ -530,7 +607,7 @@ static void on_communicator(int ci, struct ctl_doc *m)
 		goto out;
 	}
 	struct comm *cm = &ctl.comm[slot];
-	*cm = (struct comm){ .state = CM_SETUP, .id = (int)p.comm, .group = g->id, .owner = ci };
+	*cm = (struct comm){ .state = CM_SETUP, .id = (int)p.comm, .group = g->id, .owner = ci, .nslots = p.nslots };
 	r->kind = R_COMM;
 	r->seq = ++ctl.next_seq;
 	r->comm = slot;
@@ -548,17 +625,34 @@ out:
 	plan_free(&pl);
 }
 
-/* "msg: counters": ask every registered switch; counters_done() answers. */
-static void on_counters(int ci)
+/*
+ * "msg: counters": ask every registered switch, or with "comm: N" the
+ * switches of communicator N for its counters; counters_done() answers.
+ */
+static void on_counters(int ci, struct ctl_doc *m)
 {
 	struct req *r = &ctl.conn[ci].req;
+	unsigned long id = 0;
+	struct comm *cm = NULL;
+	char err[256], ask[64];
 
+	if (ctl_get(m, NULL, "comm")) {
+		if (ctl_uint(m, NULL, "comm", 0x7fffffff, &id, err, sizeof(err)) < 0) {
+			reply_error(ci, "counters: %s", err);
+			return;
+		}
+		if (!(cm = find_comm((long)id))) {
+			reply_error(ci, "counters: no communicator %lu", id);
+			return;
+		}
+	}
+	snprintf(ask, sizeof(ask), id ? "msg: counters\ncomm: %lu\n" : "msg: counters\n", id);
 	r->kind = R_COUNTERS;
 	r->seq = ++ctl.next_seq;
 	r->deadline = ctl_now_ms() + COUNTERS_WAIT_MS;
 	for (int si = 0; si < MAX_CONNS; si++) {
 		struct conn *s = &ctl.conn[si];
-		if (s->kind != C_SWITCH || s->node < 0 || s->doomed)
+		if (s->kind != C_SWITCH || s->node < 0 || s->doomed || (cm && !comm_uses(cm, s->node)))
 			continue;
 		if (s->nowed == COUNTERS_FIFO) {
 			r->part[s->node] = strdup("{error: \"too many counters requests waiting for it\"}");
@@ -568,7 +662,7 @@ static void on_counters(int ci)
 		s->owed[s->nowed++].seq = r->seq;
 		r->wait[s->node] = 1;
 		r->nwait++;
-		send_msg(si, "msg: counters\n");
+		send_msg(si, ask);
 	}
 	if (!r->nwait)
 		counters_done(ci);
@@ -639,7 +733,7 @@ static void on_client(int ci, const char *text)
 	else if (!strcmp(m.kind, "release"))
 		on_release(ci, &m);
 	else if (!strcmp(m.kind, "counters"))
-		on_counters(ci);
+		on_counters(ci, &m);
 	else
 		reply_error(ci, "unknown message '%.40s' (group, communicator, release, counters)", m.kind);
 	ctl_doc_free(&m);
@@ -656,7 +750,7 @@ static void forget_switch(int node, const char *why)
 		if (ctl.conn[ci].kind != C_CLIENT || r->kind == R_NONE || !r->wait[node])
 			continue;
 		if (r->kind == R_COMM) {
-			comm_failed(ci, "switch %s %s", node_name(node), why);
+			comm_failed(ci, 0, "switch %s %s", node_name(node), why);
 		} else if (!r->part[node]) {
 			char q[300];
 			if (asprintf(&r->part[node], "{error: %s}", ctl_quote(why, q, sizeof(q))) < 0)
@@ -665,6 +759,19 @@ static void forget_switch(int node, const char *why)
 				counters_done(ci);
 		}
 	}
+}
+
+/*
+ * switch_gone() - switch @node went away or restarted (@why): requests
+ * waiting for it are answered, and every live communicator it served is
+ * faulted (comm_fault()); the others go on.
+ */
+static void switch_gone(int node, const char *why)
+{
+	forget_switch(node, why);
+	for (int i = 0; i < MAX_COMMS; i++)
+		if (ctl.comm[i].state == CM_LIVE && comm_uses(&ctl.comm[i], node))
+			comm_fault(&ctl.comm[i], node, why);
 }
 
 /* "ok"/"error" with "comm: N" from switch @node: its answer to rules (a release's is not awaited). */
@@ -681,8 +788,9 @@ static void on_switch_answer(int node, struct ctl_doc *m)
 	if (r->kind != R_COMM || &ctl.comm[r->comm] != cm || !r->wait[node])
 		return;
 	if (!strcmp(m->kind, "error")) {
-		const char *why = ctl_str(m, NULL, "error");
-		comm_failed(cm->owner, "switch %s refused the rules: %s", node_name(node), why ? why : "(no reason)");
+		const char *why = ctl_str(m, NULL, "error"), *code = ctl_str(m, NULL, "code");
+		comm_failed(cm->owner, code && !strcmp(code, "busy"), "switch %s refused the rules: %s", node_name(node),
+			    why ? why : "(no reason)");
 		return;
 	}
 	r->wait[node] = 0;
@@ -771,6 +879,8 @@ static void on_switch(int ci, const char *text)
 		return;
 	}
 	if (!strcmp(m.kind, "register")) {
+		/* a switch that does not say what it holds: one communicator of the default size */
+		unsigned long comms = 1, slots = ctl.defaults.nslots;
 		const char *name = ctl_str(&m, NULL, "switch");
 		int n = name ? topo_find(ctl.topo, name) : -1;
 		if (!name)
@@ -779,19 +889,27 @@ static void on_switch(int ci, const char *text)
 			reply_error(ci, "'%s' is not a switch of topology '%s'", name, ctl.topo->name);
 		else if (c->node >= 0 && c->node != n)
 			reply_error(ci, "this connection is registered as %s already", node_name(c->node));
+		else if (ctl_get(&m, NULL, "comms") &&
+			 ctl_uint(&m, NULL, "comms", MAX_COMMS, &comms, err, sizeof(err)) < 0)
+			reply_error(ci, "register: %s", err);
+		else if (ctl_get(&m, NULL, "slots") &&
+			 ctl_uint(&m, NULL, "slots", 0xffffffff, &slots, err, sizeof(err)) < 0)
+			reply_error(ci, "register: %s", err);
+		else if (comms < 1 || slots < 1)
+			reply_error(ci, "register: a switch that holds no communicator or no slot is of no use");
 		else {
 			int old = switch_conn(n);
 			if (old >= 0 && old != ci) { /* the switch restarted: its old connection is dead */
 				doom(old, "the switch registered again on a new connection");
 				ctl.conn[old].node = -1;
-				forget_switch(n, "restarted");
-				struct comm *cm = comm_on_switch(n);
-				if (cm && cm->state == CM_LIVE)
-					comm_fault(cm, n, "restarted");
+				switch_gone(n, "restarted");
 			}
 			c->node = n;
+			c->cap_comms = (int)comms;
+			c->cap_slots = (unsigned)slots;
 			send_msgf(ci, "msg: ok\nswitch: %s\n", name);
-			logf_("switch %s registered from %s", name, c->peer);
+			logf_("switch %s registered from %s (%d communicators, %u slots)", name, c->peer, c->cap_comms,
+			      c->cap_slots);
 		}
 	} else if (c->node < 0) {
 		reply_error(ci, "register first ('msg: register', 'switch: NAME')");
@@ -812,12 +930,9 @@ static void drop_conn(int ci, const char *why)
 
 	if (c->kind == C_SWITCH && c->node >= 0) {
 		int node = c->node;
-		struct comm *cm;
 		logf_("switch %s went away (%s)", node_name(node), why);
 		c->node = -1; /* no release can reach it */
-		forget_switch(node, "went away");
-		if ((cm = comm_on_switch(node)))
-			comm_fault(cm, node, "went away");
+		switch_gone(node, "went away");
 	} else if (c->kind == C_CLIENT && (c->ngroups || c->req.kind != R_NONE)) {
 		logf_("client %s went away (%s)", c->peer, why);
 	} else {
@@ -927,7 +1042,7 @@ static int run_timers(uint64_t now)
 			while (node < ctl.topo->nnodes && !(r->wait[node] && !r->part[node]))
 				node++;
 			if (r->kind == R_COMM)
-				comm_failed(ci, "switch %s did not answer within %d ms", node < ctl.topo->nnodes ? node_name(node) : "?",
+				comm_failed(ci, 0, "switch %s did not answer within %d ms", node < ctl.topo->nnodes ? node_name(node) : "?",
 					    ctl.switch_wait_ms);
 			else
 				counters_done(ci);

@@ -7,20 +7,17 @@
  *    is what the switches aggregate on); switch-switch links share another;
  *  - the children of a switch are listed in rank order and each covers
  *    consecutive ranks (Reduce finds the child holding its root that way);
- *  - switch queue pair numbers say what they are, so a stale frame of an
- *    earlier communicator never matches a new one:
- *      0x1CCCkk  the switch's end towards its child kk (host or switch)
- *      0x2CCC00  the switch's end towards its parent
- *    with CCC the communicator id modulo 4096.
+ *  - switch queue pair numbers say what they are and whose they are
+ *    (INC_QPN_TO_CHILD(), INC_QPN_TO_PARENT() of proto/inc_proto.h).
  */
 #include "plan.h"
+
+#include "../proto/inc_proto.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define QPN_TO_CHILD(comm, k) (0x100000u | (((comm) & 0xfffu) << 8) | (unsigned)(k))
-#define QPN_TO_PARENT(comm) (0x200000u | (((comm) & 0xfffu) << 8))
 #define SW_MAX_CHILDREN_PLAN 64 /* children a switch serves: SW_MAX_CHILDREN of switch/engine.h */
 
 struct tree {
@@ -160,23 +157,23 @@ static char *rules_of(const struct tree *tr, const struct plan_params *p, const 
 			k++;
 		fprintf(f,
 			"parent: {port: %s, local_ip: %s, peer_ip: %s, local_qpn: %u, peer_qpn: %u, rq_psn: %u, sq_psn: %u}\n",
-			mine->ifname, topo_ntoa(mine->addr.addr, a), topo_ntoa(theirs->addr.addr, b), QPN_TO_PARENT(p->comm),
-			QPN_TO_CHILD(p->comm, k), p->link_psn, p->link_psn);
+			mine->ifname, topo_ntoa(mine->addr.addr, a), topo_ntoa(theirs->addr.addr, b), INC_QPN_TO_PARENT(p->comm),
+			INC_QPN_TO_CHILD(p->comm, k), p->link_psn, p->link_psn);
 	}
 	fprintf(f, "children:\n");
 	for (int k = 0; k < nchild; k++) {
 		int c = child[k];
 		const struct topo_port *mine = port_to(t, s, c), *theirs = port_to(t, c, s);
 		fprintf(f, "  - {port: %s, local_ip: %s, peer_ip: %s, local_qpn: %u, ", mine->ifname,
-			topo_ntoa(mine->addr.addr, a), topo_ntoa(theirs->addr.addr, b), QPN_TO_CHILD(p->comm, k));
+			topo_ntoa(mine->addr.addr, a), topo_ntoa(theirs->addr.addr, b), INC_QPN_TO_CHILD(p->comm, k));
 		if (t->nodes[c].role == TOPO_HOST) {
 			int r = tr->host_rank[c];
 			fprintf(f, "peer_qpn: %u, rq_psn: %u, sq_psn: %u, first_rank: %d, nranks: 1}\n", in[r].qpn,
 				p->host_psn, p->host_psn, r);
-			out->rank[r] = (struct plan_rank_out){ mine->addr.addr, QPN_TO_CHILD(p->comm, k), s };
+			out->rank[r] = (struct plan_rank_out){ mine->addr.addr, INC_QPN_TO_CHILD(p->comm, k), s };
 		} else {
 			fprintf(f, "peer_qpn: %u, udp: 4792, rq_psn: %u, sq_psn: %u, first_rank: %d, nranks: %d}\n",
-				QPN_TO_PARENT(p->comm), p->link_psn, p->link_psn, tr->lo[c], tr->count[c]);
+				INC_QPN_TO_PARENT(p->comm), p->link_psn, p->link_psn, tr->lo[c], tr->count[c]);
 		}
 	}
 	if (fclose(f) != 0) {

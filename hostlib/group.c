@@ -125,7 +125,8 @@ static void peer_close(struct peer *p)
 /*
  * Receive the next message from @p within the deadline into @m, and check
  * its kind is @want; "msg: error" from the other side becomes INCCL_EREFUSED
- * with its reason. @who names the other side in messages.
+ * with its reason, or INCCL_EBUSY when it says "code: busy" (no room now).
+ * @who names the other side in messages.
  */
 static int expect(struct peer *p, uint64_t deadline, const char *want, const char *who, struct ctl_doc *m)
 {
@@ -154,10 +155,11 @@ static int expect(struct peer *p, uint64_t deadline, const char *want, const cha
 		return expect(p, deadline, want, who, m);
 	}
 	if (!strcmp(m->kind, "error")) {
-		const char *why = ctl_str(m, NULL, "error");
+		const char *why = ctl_str(m, NULL, "error"), *code = ctl_str(m, NULL, "code");
+		int busy = code && !strcmp(code, "busy");
 		inccl__set_last_error("%s: %s", who, why ? why : "refused (no reason given)");
 		ctl_doc_free(m);
-		return INCCL_EREFUSED;
+		return busy ? INCCL_EBUSY : INCCL_EREFUSED;
 	}
 	if (strcmp(m->kind, want)) {
 		inccl__set_last_error("%s sent '%s' where '%s' was due", who, m->kind, want);
@@ -292,15 +294,26 @@ static int group_watch(void *ctx, unsigned comm, char *why, size_t len)
 	return 0;
 }
 
-/* Rank 0: tell every rank that the current step failed, with inccl_last_error(). */
-static void fail_all(inccl_group_t *g)
+/*
+ * Rank 0: tell every rank that the current step failed (with @rc), with
+ * inccl_last_error(); INCCL_EBUSY goes as "code: busy", so every rank
+ * returns it.
+ */
+static void fail_all_rc(inccl_group_t *g, int rc)
 {
 	char q[1100];
 
 	ctl_quote(inccl_last_error(), q, sizeof(q));
 	for (int r = 1; r < g->nranks; r++)
 		if (g->peer[r].fd >= 0)
-			ctl_sendf(g->peer[r].fd, 2000, "msg: error\nerror: %s\n", q);
+			ctl_sendf(g->peer[r].fd, 2000, "msg: error\nerror: %s\n%s", q,
+				  rc == INCCL_EBUSY ? "code: busy\n" : "");
+}
+
+/* fail_all_rc() of a failure that is not INCCL_EBUSY. */
+static void fail_all(inccl_group_t *g)
+{
+	fail_all_rc(g, INCCL_EIO);
 }
 
 /* Rank r != 0: tell rank 0 this step failed here. */
@@ -602,7 +615,7 @@ static int init_rank0(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64_
 	if (rc == INCCL_OK)
 		rc = expect(&g->ctl, deadline, "ok", "controller", &m);
 	if (rc) {
-		fail_all(g);
+		fail_all_rc(g, rc);
 		return rc;
 	}
 	unsigned long comm, psn, qpn;
@@ -840,7 +853,8 @@ int inccl_comm_init(inccl_group_t *g, const struct inccl_comm_opts *opts, inccl_
 		rc = init_ring(g, c, ip, deadline);
 		if (rc && g->rank != 0 && !inccl_last_error()[0])
 			inccl__set_last_error("rank %d: %s", g->rank, inccl_errmsg(c));
-		if (rc && g->rank != 0 && rc != INCCL_ECONN && rc != INCCL_ETIMEDOUT && rc != INCCL_EREFUSED) {
+		if (rc && g->rank != 0 && rc != INCCL_ECONN && rc != INCCL_ETIMEDOUT && rc != INCCL_EREFUSED &&
+		    rc != INCCL_EBUSY) {
 			crc = rc; /* a local failure: rank 0 hears it at "ready" */
 			rc = INCCL_OK;
 		}

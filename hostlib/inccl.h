@@ -68,6 +68,9 @@ enum inccl_status {
 	INCCL_ETIMEDOUT = -5, /* no progress within the communicator's timeout */
 	INCCL_ECONN = -6,     /* a peer rank, rank 0 or the controller cannot be reached or went away */
 	INCCL_EREFUSED = -7,  /* the controller or rank 0 refused the request (the message says why) */
+	INCCL_EBUSY = -8,     /* no room now: a switch of the tree serves as many communicators, or holds as
+	                       * many aggregation slots, as it can (the message says which); the running
+	                       * communicators are untouched: retry when one ends, or use a ring */
 };
 
 typedef struct inccl_group inccl_group_t;

@@ -10,6 +10,11 @@
 #   lab/lab.sh capture LINK [SEC]  pcap of the frames on tree edge LINK (e.g. sw1-pku1)
 #   lab/lab.sh fault SWITCH KIND   test labs only: arm fault KIND (corrupt, drop, early-barrier) on
 #                                  every communicator SWITCH serves from now on; KIND off disarms
+#   lab/lab.sh reboot NODE...      reboot the nodes at once (a VM through its guest agent, or with
+#                                  HARD=1 a power cycle; a namespace node: its processes killed, its
+#                                  /run emptied, its setup and service run again) and wait until
+#                                  each is ready again, as after a reboot by anyone: nothing of
+#                                  lab-up runs, the node's own boot does it
 #   lab/lab.sh clocks [--check]    how fast each VM's clock ran against this machine's since
 #                                  lab-up; --check: exit 1 when one strayed over 1 %
 #   lab/lab.sh sync                copy the freshly built binaries (build/payload) and service
@@ -702,16 +707,27 @@ guest_time() {
     echo "$(((a + b) / 2)) $out $((b - a))"
 }
 
-# clock_mark — start every VM's clock window now (lab-up, once all are ready).
+# clock_mark [NODE...] — start the clock window of every VM (lab-up, once all
+# are ready), or of the VMs named (a reboot restarts a guest's clock); the
+# other VMs keep theirs.
 clock_mark() {
-    local n t
-    : > "$state/clocks.tsv.tmp"
-    for n in $(nodes); do
+    local n t tmp=$state/clocks.tsv.tmp.$$
+    # two reboots at once each mark their own VMs: one at a time (a lock on the state directory)
+    exec {lk}<"$state"
+    flock "$lk"
+    if [ $# -gt 0 ] && [ -s "$state/clocks.tsv" ]; then
+        awk -F'\t' -v skip=" $* " 'index(skip, " " $1 " ") == 0' "$state/clocks.tsv" > "$tmp"
+    else
+        : > "$tmp"
+        set -- $(nodes)
+    fi
+    for n in "$@"; do
         [ "$(node_kind "$n")" = vm ] || continue
         t=$(guest_time "$n") || { log "  $n: the guest agent gave no time; its clock is not checked"; continue; }
-        printf '%s\t%s\n' "$n" "${t// /$'\t'}" >> "$state/clocks.tsv.tmp"
+        printf '%s\t%s\n' "$n" "${t// /$'\t'}" >> "$tmp"
     done
-    mv "$state/clocks.tsv.tmp" "$state/clocks.tsv"
+    mv "$tmp" "$state/clocks.tsv"
+    exec {lk}<&-
 }
 
 # cmd_clocks [--check] — one line per VM: its clock's rate against this
@@ -842,6 +858,75 @@ cmd_down() {
     log "lab down ($removed domain(s) removed)"
 }
 
+# ---- reboot -------------------------------------------------------------------
+
+# boot_id NODE — the node's kernel boot id (a namespace node's: a file its
+# restart writes; none before the first), or nothing when it does not answer.
+# Always succeeds.
+boot_id() {
+    if [ "$(node_kind "$1")" = netns ]; then cat "$state/nodes/$1/root/run/inclab/boot-id" 2>/dev/null || true
+    else QGA_TIMEOUT=3 nexec "$1" 'cat /proc/sys/kernel/random/boot_id' 10 2>/dev/null || true; fi
+}
+
+# cmd_reboot NODE... — reboot every NODE at once, then wait until each runs a
+# new boot and is ready (inclab-ready). Nothing of lab-up runs: a VM's own
+# boot sets it up again (cloud-init's bootcmd runs inclab-node-setup on every
+# boot; the role's service is enabled), and a namespace node, which has no
+# boot of its own, gets what its boot would do: its processes killed, its
+# /run/inclab emptied (a tmpfs in a VM), then its network setup, role setup
+# and service (ns_setup). HARD=1 power-cycles VMs (virsh reset: no shutdown,
+# as after a crash) instead of asking their guest agent to reboot.
+cmd_reboot() {
+    local n t0=$SECONDS limit=${INCLAB_BOOT_TIMEOUT:-900} pending vms="" id
+    declare -A old=()
+    [ $# -gt 0 ] || die "which nodes? NODE=<name> (or several, separated by spaces)"
+    for n in "$@"; do need_node "$n"; done
+    case ${HARD:-0} in 0 | 1) ;; *) die "HARD must be 0 or 1, not '$HARD'" ;; esac
+    for n in "$@"; do
+        old[$n]=$(boot_id "$n")
+        if [ "$(node_kind "$n")" = netns ]; then
+            log "restarting namespace node $n: processes, /run/inclab, setup and service"
+            ns_kill "$n"
+            find "$state/nodes/$n/root/run/inclab" -mindepth 1 -delete 2>/dev/null ||
+                die "$n: cannot empty $state/nodes/$n/root/run/inclab"
+            ns_setup "$n"
+            cat /proc/sys/kernel/random/uuid > "$state/nodes/$n/root/run/inclab/boot-id"
+        else
+            [ -n "${old[$n]}" ] || die "$n: its guest agent does not answer: is it running? (make lab-status)"
+            if [ "${HARD:-0}" = 1 ]; then
+                log "power-cycling $n (virsh reset)"
+                vsh reset "$prefix-$n" >/dev/null || die "$n: virsh reset failed"
+            else
+                log "rebooting $n (guest agent)"
+                vsh reboot --mode agent "$prefix-$n" >/dev/null || die "$n: virsh reboot through the guest agent failed"
+            fi
+            vms+=" $n"
+        fi
+    done
+    log "waiting until $* run a new boot and are ready (limit $limit s)"
+    while :; do
+        pending=""
+        for n in "$@"; do
+            id=$(boot_id "$n")
+            if [ -n "$id" ] && [ "$id" != "${old[$n]}" ] && QGA_TIMEOUT=3 nexec "$n" /usr/local/sbin/inclab-ready 20 >/dev/null 2>&1
+            then continue; fi
+            pending+=" $n"
+        done
+        [ -z "$pending" ] && break
+        if [ $((SECONDS - t0)) -ge "$limit" ]; then
+            for n in $pending; do
+                log "  $n: $(QGA_TIMEOUT=3 nexec "$n" /usr/local/sbin/inclab-ready 20 2>&1 || true)"
+                tail -n 5 "$state/console/$n.log" 2>/dev/null | sed 's/^/      /' >&2 || true
+            done
+            die "timeout after $limit s: not back and ready:$pending"
+        fi
+        sleep 2
+    done
+    # shellcheck disable=SC2086
+    [ -z "$vms" ] || clock_mark $vms
+    log "rebooted and ready in $((SECONDS - t0)) s: $*"
+}
+
 # ---- console, capture -----------------------------------------------------------
 
 cmd_console() {
@@ -953,5 +1038,6 @@ ssh)
 console) cmd_console "${2:-}" ;;
 capture) cmd_capture "${2:-}" "${3:-}" ;;
 fault) cmd_fault "${2:-}" "${3:-}" ;;
+reboot) shift; cmd_reboot "$@" ;;
 *) sed -n '2,/^# Every verb/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

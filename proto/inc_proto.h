@@ -21,6 +21,23 @@ enum inc_prim { INC_ALLREDUCE = 0, INC_REDUCE = 1, INC_BROADCAST = 2 };
 enum inc_op { INC_OP_BARRIER = 0, INC_OP_SUM = 1, INC_OP_MAX = 2, INC_OP_MIN = 3 };
 enum inc_dtype { INC_INT32 = 0, INC_FLOAT32 = 1 };
 
+/*
+ * A switch's queue pair numbers say what they are and whose they are, so a
+ * switch serving several communicators hands each frame to the right one by
+ * its destination QPN alone, and a stale frame of an earlier communicator
+ * never matches a new one (the controller never gives two communicators
+ * alive at once the same id modulo 4096):
+ *   0x1CCCkk  the switch's end towards its child kk (host or switch)
+ *   0x2CCC00  the switch's end towards its parent
+ * with CCC the communicator id modulo 4096 (INC_COMM_KEY()).
+ */
+#define INC_COMM_KEY(comm) ((unsigned)(comm) & 0xfffu)
+#define INC_QPN_TO_CHILD(comm, k) (0x100000u | INC_COMM_KEY(comm) << 8 | (unsigned)(k))
+#define INC_QPN_TO_PARENT(comm) (0x200000u | INC_COMM_KEY(comm) << 8)
+/* the communicator key of a switch QPN (0x1CCCkk or 0x2CCC00), or -1 for any other QPN */
+#define INC_QPN_COMM_KEY(qpn) \
+	(((qpn) >> 20) == 1 || (((qpn) >> 20) == 2 && ((qpn) & 0xffu) == 0) ? (int)(((qpn) >> 8) & 0xfffu) : -1)
+
 #define INC_RANK_ALL 0xffff /* dest_rank of AllReduce / Broadcast: every rank */
 #define INC_ELEM_SIZE 4
 

@@ -1,28 +1,40 @@
 /*
  * incswitch — the INC switch daemon: the engine (engine.c) on real ports.
  *
- *   incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS] [-F FAULT_FILE] [-k auto|simd|scalar]
+ *   incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS] [-m SLOTS] [-F FAULT_FILE] [-k auto|simd|scalar]
  *
  * Registers with the controller (TCP 52311, proto/ctlmsg.h) as switch
- * NAME of the topology and serves the rules the controller pushes: one
- * communicator at a time, replaced by the next rules, removed on "release".
- * While it serves rules it captures the RoCEv2 frames arriving on each port
- * they name with libpcap, feeds them to the engine, and sends what the engine
- * emits on the port it names, a batch per round of input (sendmmsg on the
- * port's transmit-only packet socket, tx_socket()). On a switch<->switch
+ * NAME of the topology, saying how many communicators (SW_MAX_COMMS) and
+ * aggregation slots (-m, default SW_SLOTS) it can give, and serves the rules
+ * the controller pushes: each communicator's rules get an engine of their
+ * own (its slots, its connections, its queue pair numbers), removed on
+ * "release"; rules for a communicator it serves replace that one's. Rules
+ * that would pass either limit are refused ("code: busy") and touch nothing
+ * that runs. The ports the communicators name are opened once and shared:
+ * it captures the RoCEv2 frames arriving on them with libpcap, hands each to
+ * the engine of the communicator its destination queue pair number names
+ * (INC_QPN_COMM_KEY(), proto/inc_proto.h; a frame that names none goes to the
+ * first engine, which counts it where it belongs: drop_parse,
+ * drop_unknown_qp, ...), and sends what the engines emit on the port they
+ * name, a batch per round of input (sendmmsg on the port's transmit-only
+ * packet socket, tx_socket()). On a switch<->switch
  * port whose MTU has room, the frames of one batch travel together in
  * bundles (bundle.h, UDP 4793), which the peer's incswitch splits again
  * before its engine sees them. It holds UDP 4791/4792/4793 on its
  * addresses so the kernel does not answer the hosts' frames with ICMP port
  * unreachable. If the controller goes away the switch keeps serving its
- * rules and reconnects. Counters: on the controller's request, on SIGUSR1
- * and whenever rules end (a "name=value" line on stdout); nothing is logged
- * per packet.
+ * rules and reconnects (on registering again it drops them: the controller
+ * ended them with the old connection). Counters: on the controller's request, on SIGUSR1
+ * and whenever rules end (a "name=value" line on stdout, per communicator);
+ * nothing is logged per packet. The counters of the ports themselves
+ * (inject_errors, bundles, capture_drops) count from when the first
+ * communicator opened them to when the last one closed them, and every
+ * communicator's line shows them.
  *
  * -F (test labs only: the lab gives it to a test lab's switches alone) allows
  * fault injection: each time rules arrive, FAULT_FILE is read, and a fault
  * it names ("corrupt", "drop", "early-barrier"; engine.h) is armed on the new
- * communicator's engine, so a test can show that the hosts' checks catch a
+ * communicator's engine (only that one's), so a test can show that the hosts' checks catch a
  * wrong result. A missing or empty file, or "off", arms nothing. Without -F
  * nothing is ever read and no fault can be armed.
  *
@@ -65,6 +77,12 @@
 #define TXQ_FRAME_MAX 1536       /* room for a frame of the lab's 1024-byte MTU and its headers */
 #define BUNDLE_MAX 9216          /* largest bundle built (an IP MTU of 9000 plus headers) */
 #define SNAPLEN_MIN 2048         /* capture length of host ports: one 1024-byte-MTU frame */
+#define SW_MAX_COMMS 8           /* communicators served at once (each one engine) */
+#define SW_SLOTS 32768           /* aggregation slots all communicators share unless -m says otherwise:
+                                  * four of the controller's default 8192, each slot about 1.1 KiB of
+                                  * data and state plus its frames in the send rings */
+#define MAX_PORTS SW_MAX_CHILDREN /* interfaces open at once, whatever communicators name them */
+#define MAX_HELD (2 * (SW_MAX_CHILDREN + 1))
 
 static volatile sig_atomic_t stop, report;
 
@@ -83,21 +101,47 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* An interface the switch captures and sends on, shared by the communicators that name it. */
+struct port {
+	char name[SW_PORT_NAME_MAX];
+	int refs;                  /* communicators using it; 0: closed */
+	pcap_t *pc;
+	int txfd;                  /* its transmit socket (tx_socket()), or -1 (none: sends through pc) */
+	size_t bundle_room;        /* bytes of frames a bundle may carry on it; 0: none (a host's port) */
+};
+
+/* A UDP port held on one of the switch's addresses (hold_port()), shared the same way. */
+struct held {
+	uint32_t ip;
+	uint16_t udp;
+	int fd, refs;              /* refs 0: free */
+};
+
+struct daemon;
+
+/* One communicator the switch serves. */
+struct served {
+	struct daemon *d;
+	int on;                    /* serving; else a free entry */
+	struct sw_rules rules;
+	struct sw_engine *eng;
+	int port[SW_MAX_CHILDREN]; /* the rules' port i is the daemon's port[i] */
+	int held[MAX_HELD], nheld; /* indexes into the daemon's held[] */
+};
+
 struct daemon {
 	const char *name, *controller;
 	const char *fault_file;    /* -F: where a test lab says which fault to arm; NULL: never */
 	int ctl;                   /* connection to the controller, -1 while there is none */
 	struct ctl_buf in;
 	uint64_t next_connect_ms;
-	int active;                /* serving rules */
-	struct sw_rules rules;
-	pcap_t *pc[SW_MAX_CHILDREN];
-	int txfd[SW_MAX_CHILDREN];  /* the port's transmit socket (tx_socket()), or -1 (none, or not open:
-	                             * main() sets every one, teardown() resets what it closes) */
-	int held[2 * (SW_MAX_CHILDREN + 1)], nheld; /* per address: 4791, or 4792 and 4793 */
-	struct sw_engine *eng;
+	unsigned slots;            /* -m: aggregation slots the communicators may hold together */
+	int nserved;               /* communicators served */
+	struct served comm[SW_MAX_COMMS];
+	struct port port[MAX_PORTS];
+	struct held held[MAX_HELD];
+	/* the ports' counters, from when the first communicator opened them */
 	uint64_t inject_errors;
-	size_t bundle_room[SW_MAX_CHILDREN]; /* bytes of frames a bundle may carry on the port; 0: none */
 	uint64_t bundles_tx, bundled_frames_tx;
 	struct bundle_rx_counters brx;
 	struct {                 /* frames the engine emitted, not yet handed to the kernel */
@@ -121,7 +165,7 @@ static void send_all(struct daemon *d, int port, uint8_t *const *buf, const uint
 	struct mmsghdr m[TXQ_FRAMES];
 	struct iovec v[TXQ_FRAMES][2];
 	struct virtio_net_hdr vh[TXQ_FRAMES];
-	int vnet = d->txfd[port] >= 0, fd = vnet ? d->txfd[port] : pcap_get_selectable_fd(d->pc[port]);
+	int vnet = d->port[port].txfd >= 0, fd = vnet ? d->port[port].txfd : pcap_get_selectable_fd(d->port[port].pc);
 	int done = 0, waited = 0;
 
 	for (int i = 0; i < n; i++) {
@@ -165,7 +209,7 @@ static int bundle_run(struct daemon *d, int port, const int *idx, int n, uint8_t
 	for (int i = 0, k; i < n; i += k) {
 		size_t blen = 0;
 
-		k = bundle_take(l + i, n - i, d->bundle_room[port]);
+		k = bundle_take(l + i, n - i, d->port[port].bundle_room);
 		if (k > 1 && (blen = bundle_build(bundles[nout], BUNDLE_MAX, f + i, l + i, k)) > 0) {
 			out[nout] = bundles[nout];
 			olen[nout++] = (uint16_t)blen;
@@ -202,11 +246,17 @@ static void tx_flush(struct daemon *d)
 	d->txq.n = 0;
 }
 
-/* The engine's output: queued, and sent in batches by tx_flush() after each round of input. */
+/*
+ * The output of communicator @ctx's engine on its rules' port @port: queued
+ * for the daemon's port, and sent in batches by tx_flush() after each round
+ * of input.
+ */
 static void tx(void *ctx, int port, const uint8_t *frame, size_t len)
 {
-	struct daemon *d = ctx;
+	struct served *s = ctx;
+	struct daemon *d = s->d;
 
+	port = s->port[port];
 	if (len > TXQ_FRAME_MAX) {
 		d->inject_errors++;
 		return;
@@ -218,7 +268,33 @@ static void tx(void *ctx, int port, const uint8_t *frame, size_t len)
 	memcpy(d->txq.data[d->txq.n++], frame, len);
 }
 
-/* One captured frame: to the engine, or a bundle's frames one by one (bundle_rx() counts bundles refused). */
+/*
+ * engine_for() - the engine of the communicator whose queue pair frame @f
+ * (@len bytes) is addressed to: its destination QPN (roce_peek_dest_qp())
+ * names the communicator (INC_QPN_COMM_KEY()). A frame too short to name
+ * one, or naming none the switch serves, goes to the first communicator's
+ * engine, whose checks count it (drop_parse, drop_unknown_qp): every frame
+ * still lands on one counter.
+ */
+static struct sw_engine *engine_for(struct daemon *d, const uint8_t *f, size_t len)
+{
+	struct served *first = NULL;
+	int64_t qpn = roce_peek_dest_qp(f, len);
+	int key = qpn < 0 ? -1 : INC_QPN_COMM_KEY((uint32_t)qpn);
+
+	for (int i = 0; i < SW_MAX_COMMS; i++) {
+		struct served *s = &d->comm[i];
+		if (!s->on)
+			continue;
+		if ((int)INC_COMM_KEY(s->rules.comm) == key)
+			return s->eng;
+		if (!first)
+			first = s;
+	}
+	return first ? first->eng : NULL;
+}
+
+/* One captured frame to its engine, or a bundle's frames one by one (bundle_rx() counts bundles refused). */
 static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
 {
 	struct daemon *d = (struct daemon *)user;
@@ -226,11 +302,13 @@ static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *b
 	const uint8_t *inner[BUNDLE_MAX_FRAMES];
 	uint16_t ilen[BUNDLE_MAX_FRAMES];
 	int n = bundle_rx(bytes, h->caplen, h->len, inner, ilen, &d->brx);
+	struct sw_engine *e;
 
-	if (n < 0)
-		sw_engine_rx(d->eng, bytes, h->caplen, now);
+	if (n < 0 && (e = engine_for(d, bytes, h->caplen)))
+		sw_engine_rx(e, bytes, h->caplen, now);
 	for (int i = 0; i < n; i++)
-		sw_engine_rx(d->eng, inner[i], ilen[i], now);
+		if ((e = engine_for(d, inner[i], ilen[i])))
+			sw_engine_rx(e, inner[i], ilen[i], now);
 }
 
 /* The engine's counters in the order they are reported: every field of struct sw_counters (checked below). */
@@ -247,27 +325,29 @@ static const struct { const char *name; size_t off; } engine_counters[] = {
 _Static_assert(NENGINE_COUNTERS == sizeof(struct sw_counters) / sizeof(uint64_t),
 	       "every counter of struct sw_counters (all uint64_t) is in engine_counters[]");
 
-/* The daemon's own, reported after the engine's (counters() gives their values in this order). */
+/* The daemon's own, reported after the engine's (counters() gives their values in this order): the ports'
+ * counters, then the communicator's busy slots. */
 static const char *const daemon_counters[] = {
 	"inject_errors", "bundles_tx", "bundled_frames_tx", "bundles_rx", "drop_bundle", "capture_drops", "busy_slots",
 };
 #define NDAEMON_COUNTERS (sizeof(daemon_counters) / sizeof(daemon_counters[0]))
 #define MAX_COUNTERS (NENGINE_COUNTERS + NDAEMON_COUNTERS)
 
-/* The counters of the current rules as "name" / value pairs (MAX_COUNTERS of them); returns how many. */
-static int counters(const struct daemon *d, const char **name, unsigned long long *val)
+/* The counters of communicator @s as "name" / value pairs (MAX_COUNTERS of them); returns how many. */
+static int counters(const struct served *s, const char **name, unsigned long long *val)
 {
-	const struct sw_counters *c = sw_engine_counters(d->eng);
+	const struct daemon *d = s->d;
+	const struct sw_counters *c = sw_engine_counters(s->eng);
 	unsigned long long capture_drops = 0;
 	int n = 0;
 
-	for (int i = 0; i < d->rules.nports; i++) {
+	for (int i = 0; i < MAX_PORTS; i++) {
 		struct pcap_stat st;
-		if (d->pc[i] && pcap_stats(d->pc[i], &st) == 0) /* rules whose port failed to open have none */
+		if (d->port[i].refs && pcap_stats(d->port[i].pc, &st) == 0)
 			capture_drops += st.ps_drop + st.ps_ifdrop;
 	}
 	const unsigned long long own[] = { d->inject_errors, d->bundles_tx, d->bundled_frames_tx, d->brx.bundles_rx,
-					   d->brx.drop_bundle, capture_drops, sw_engine_busy_slots(d->eng) };
+					   d->brx.drop_bundle, capture_drops, sw_engine_busy_slots(s->eng) };
 	_Static_assert(sizeof(own) / sizeof(own[0]) == NDAEMON_COUNTERS, "a value for each of daemon_counters[]");
 
 	for (size_t i = 0; i < NENGINE_COUNTERS; i++, n++) {
@@ -281,13 +361,14 @@ static int counters(const struct daemon *d, const char **name, unsigned long lon
 	return n;
 }
 
-static void print_counters(const struct daemon *d, FILE *f)
+/* print_counters() - communicator @s's counters as one "incswitch NAME comm N: name=value ..." line. */
+static void print_counters(const struct served *s, FILE *f)
 {
 	const char *name[MAX_COUNTERS];
 	unsigned long long val[MAX_COUNTERS];
-	int n = counters(d, name, val);
+	int n = counters(s, name, val);
 
-	fprintf(f, "incswitch %s comm %u:", d->rules.name, d->rules.comm);
+	fprintf(f, "incswitch %s comm %u:", s->rules.name, s->rules.comm);
 	for (int i = 0; i < n; i++)
 		fprintf(f, " %s=%llu", name[i], val[i]);
 	fprintf(f, "\n");
@@ -338,14 +419,15 @@ static int local_mac(uint32_t ip, uint8_t mac[6])
 }
 
 /* The peer's MAC from the neighbour table, prompting ARP with one datagram to
- * the discard port when it is not there yet; waits up to 3 s. */
-static int peer_mac(uint32_t local, uint32_t peer, uint8_t mac[6])
+ * the discard port when it is not there yet; waits up to 3 s, or with
+ * @nowait not at all. */
+static int peer_mac(uint32_t local, uint32_t peer, uint8_t mac[6], int nowait)
 {
 	char want[INET_ADDRSTRLEN], line[256], ip[64], hw[64];
 	struct in_addr a = { htonl(peer) };
 
 	inet_ntop(AF_INET, &a, want, sizeof(want));
-	for (int tries = 0; tries < 30; tries++) {
+	for (int tries = 0; tries < (nowait ? 1 : 30); tries++) {
 		FILE *f = fopen("/proc/net/arp", "r");
 		while (f && fgets(line, sizeof(line), f))
 			if (sscanf(line, "%63s %*s %*s %63s", ip, hw) == 2 && strcmp(ip, want) == 0 &&
@@ -366,37 +448,38 @@ static int peer_mac(uint32_t local, uint32_t peer, uint8_t mac[6])
 				close(s);
 			}
 		}
-		usleep(100000);
+		if (!nowait)
+			usleep(100000);
 	}
 	return -1;
 }
 
-/* Fill in the MACs of a connection; a child's are also learnt from its first frame. */
-static void resolve_macs(struct sw_conn_cfg *c, const char *what)
+/* Fill in the MACs of a connection (@nowait: without waiting for ARP); a child's are also learnt from its first frame. */
+static void resolve_macs(struct sw_conn_cfg *c, const char *what, int nowait)
 {
 	char ip[INET_ADDRSTRLEN];
 	struct in_addr a = { htonl(c->peer_ip) };
 
-	if (local_mac(c->local_ip, c->local_mac) < 0 || peer_mac(c->local_ip, c->peer_ip, c->peer_mac) < 0)
+	if (local_mac(c->local_ip, c->local_mac) < 0 || peer_mac(c->local_ip, c->peer_ip, c->peer_mac, nowait) < 0)
 		fprintf(stderr, "incswitch: warning: no MAC address for %s %s yet; learning it from its frames\n", what,
 			inet_ntop(AF_INET, &a, ip, sizeof(ip)));
 }
 
-/* The MTU of port @i when a switch (UDP 4792) is reached on it, else 0: bundles go only to switches. */
-static int switch_link_mtu(const struct daemon *d, int i)
+/* The MTU of @s's port @i when a switch (UDP 4792) is reached on it, else 0: bundles go only to switches. */
+static int switch_link_mtu(const struct served *s, int i)
 {
-	const struct sw_cfg *c = &d->rules.cfg;
+	const struct sw_cfg *c = &s->rules.cfg;
 	struct ifreq ifr = { 0 };
-	int is_switch = c->has_parent && c->parent.port == i && c->parent.udp_dst == ROCE_PORT_SWITCH, s, mtu = 0;
+	int is_switch = c->has_parent && c->parent.port == i && c->parent.udp_dst == ROCE_PORT_SWITCH, fd, mtu = 0;
 
 	for (int k = 0; k < c->nchildren; k++)
 		is_switch |= c->child[k].port == i && c->child[k].udp_dst == ROCE_PORT_SWITCH;
-	if (!is_switch || (s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+	if (!is_switch || (fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
 		return 0;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", d->rules.port[i]);
-	if (ioctl(s, SIOCGIFMTU, &ifr) == 0)
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", s->rules.port[i]);
+	if (ioctl(fd, SIOCGIFMTU, &ifr) == 0)
 		mtu = ifr.ifr_mtu;
-	close(s);
+	close(fd);
 	return mtu;
 }
 
@@ -439,17 +522,37 @@ static int tx_socket(const char *name)
 	return s;
 }
 
-static int open_port(struct daemon *d, int i, char *err, size_t errlen)
+/*
+ * open_port() - make the rules' port @i of @s one of the daemon's ports:
+ * the one of that name if another communicator opened it, else a free entry
+ * opened now (capture, filter, transmit socket). Return 0 with s->port[i]
+ * set, or -1 with the reason in @err.
+ */
+static int open_port(struct served *s, int i, char *err, size_t errlen)
 {
+	struct daemon *d = s->d;
 	char perr[PCAP_ERRBUF_SIZE];
 	struct bpf_program prog;
-	const char *name = d->rules.port[i];
-	int mtu = switch_link_mtu(d, i);
+	const char *name = s->rules.port[i];
+	int free_ix = -1;
+
+	for (int k = 0; k < MAX_PORTS; k++) {
+		if (d->port[k].refs && !strcmp(d->port[k].name, name)) {
+			d->port[k].refs++;
+			s->port[i] = k;
+			return 0;
+		}
+		if (!d->port[k].refs && free_ix < 0)
+			free_ix = k;
+	}
+	if (free_ix < 0) {
+		snprintf(err, errlen, "port '%s': the switch has %d ports open already", name, MAX_PORTS);
+		return -1;
+	}
+	struct port *p = &d->port[free_ix];
+	int mtu = switch_link_mtu(s, i);
 	pcap_t *pc = pcap_create(name, perr);
 
-	d->bundle_room[i] = mtu > 0 ? bundle_room(mtu) : 0;
-	if (d->bundle_room[i] > BUNDLE_MAX - BUNDLE_OUTER_LEN)
-		d->bundle_room[i] = BUNDLE_MAX - BUNDLE_OUTER_LEN;
 	if (!pc || pcap_set_snaplen(pc, mtu + ROCE_ETH_LEN > SNAPLEN_MIN ? mtu + ROCE_ETH_LEN : SNAPLEN_MIN) ||
 	    pcap_set_immediate_mode(pc, 1) || pcap_set_buffer_size(pc, 8 << 20) || pcap_activate(pc) < 0) {
 		snprintf(err, errlen, "cannot capture on port '%s': %s", name, pc ? pcap_geterr(pc) : perr);
@@ -469,46 +572,90 @@ static int open_port(struct daemon *d, int i, char *err, size_t errlen)
 	 * ring only for libpcap to skip it (PCAP_D_IN). */
 	int one = 1;
 	setsockopt(pcap_get_selectable_fd(pc), SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
-	d->pc[i] = pc;
-	if ((d->txfd[i] = tx_socket(name)) < 0)
+	*p = (struct port){ .refs = 1, .pc = pc, .bundle_room = mtu > 0 ? bundle_room(mtu) : 0 };
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	if (p->bundle_room > BUNDLE_MAX - BUNDLE_OUTER_LEN)
+		p->bundle_room = BUNDLE_MAX - BUNDLE_OUTER_LEN;
+	if ((p->txfd = tx_socket(name)) < 0)
 		big_sndbuf(pcap_get_selectable_fd(pc)); /* it sends through the capture handle */
+	s->port[i] = free_ix;
 	return 0;
 }
 
-/* Stop serving the current rules: report their counters, close everything. */
-static void teardown(struct daemon *d)
+/*
+ * teardown() - stop serving communicator @s: send what its engine queued,
+ * report its counters, free the engine, and close the ports and UDP ports
+ * no other communicator uses. With the last communicator gone, the ports'
+ * counters start again from zero.
+ */
+static void teardown(struct served *s)
 {
-	if (!d->active)
+	struct daemon *d = s->d;
+
+	if (!s->on)
 		return;
 	tx_flush(d);
-	print_counters(d, stdout);
-	sw_engine_free(d->eng);
-	d->eng = NULL;
-	for (int i = 0; i < d->rules.nports; i++) {
-		if (d->pc[i])
-			pcap_close(d->pc[i]);
-		if (d->txfd[i] >= 0)
-			close(d->txfd[i]);
-		d->txfd[i] = -1;
+	print_counters(s, stdout);
+	sw_engine_free(s->eng);
+	s->eng = NULL;
+	for (int i = 0; i < s->rules.nports; i++) {
+		struct port *p;
+		if (s->port[i] < 0 || --(p = &d->port[s->port[i]])->refs)
+			continue;
+		pcap_close(p->pc);
+		if (p->txfd >= 0)
+			close(p->txfd);
+		*p = (struct port){ .txfd = -1 };
 	}
-	memset(d->pc, 0, sizeof(d->pc));
-	for (int i = 0; i < d->nheld; i++)
-		close(d->held[i]);
-	d->nheld = 0;
-	d->active = 0;
-	d->inject_errors = d->bundles_tx = d->bundled_frames_tx = 0; /* per rules */
-	d->brx = (struct bundle_rx_counters){ 0 };
+	for (int i = 0; i < s->nheld; i++) {
+		struct held *h = &d->held[s->held[i]];
+		if (--h->refs == 0)
+			close(h->fd);
+	}
+	s->nheld = 0;
+	s->on = 0;
+	if (--d->nserved == 0) {
+		d->inject_errors = d->bundles_tx = d->bundled_frames_tx = 0;
+		d->brx = (struct bundle_rx_counters){ 0 };
+	}
 }
 
-/* Hold every (address, UDP port) the switch is reached on: children, then the parent; 4793 for bundles next to 4792. */
-static int hold_ports(struct daemon *d, char *err, size_t errlen)
+/* hold() - make @s a user of UDP @udp held on @ip (shared with other communicators); 0, or -1 with errno. */
+static int hold(struct served *s, uint32_t ip, uint16_t udp)
+{
+	struct daemon *d = s->d;
+	int free_ix = -1;
+
+	for (int k = 0; k < MAX_HELD; k++) {
+		if (d->held[k].refs && d->held[k].ip == ip && d->held[k].udp == udp) {
+			d->held[k].refs++;
+			s->held[s->nheld++] = k;
+			return 0;
+		}
+		if (!d->held[k].refs && free_ix < 0)
+			free_ix = k;
+	}
+	if (free_ix < 0) {
+		errno = EMFILE;
+		return -1;
+	}
+	int fd = hold_port(ip, udp);
+	if (fd < 0)
+		return -1;
+	d->held[free_ix] = (struct held){ ip, udp, fd, 1 };
+	s->held[s->nheld++] = free_ix;
+	return 0;
+}
+
+/* Hold every (address, UDP port) @s is reached on: children, then the parent; 4793 for bundles next to 4792. */
+static int hold_ports(struct served *s, char *err, size_t errlen)
 {
 	struct sw_conn_cfg all[SW_MAX_CHILDREN + 1];
-	int nall = d->rules.cfg.nchildren;
+	int nall = s->rules.cfg.nchildren;
 
-	memcpy(all, d->rules.cfg.child, sizeof(all[0]) * (size_t)nall);
-	if (d->rules.cfg.has_parent)
-		all[nall++] = d->rules.cfg.parent;
+	memcpy(all, s->rules.cfg.child, sizeof(all[0]) * (size_t)nall);
+	if (s->rules.cfg.has_parent)
+		all[nall++] = s->rules.cfg.parent;
 	for (int i = 0; i < nall; i++) {
 		int j;
 		for (j = 0; j < i && (all[j].local_ip != all[i].local_ip || all[j].udp_dst != all[i].udp_dst); j++)
@@ -517,13 +664,12 @@ static int hold_ports(struct daemon *d, char *err, size_t errlen)
 			continue;
 		for (int k = 0; k < (all[i].udp_dst == ROCE_PORT_SWITCH ? 2 : 1); k++) { /* a switch link: bundles too */
 			uint16_t port = k ? BUNDLE_UDP_PORT : all[i].udp_dst;
-			if ((d->held[d->nheld] = hold_port(all[i].local_ip, port)) < 0) {
+			if (hold(s, all[i].local_ip, port) < 0) {
 				struct in_addr a = { htonl(all[i].local_ip) };
 				snprintf(err, errlen, "cannot hold UDP %u on %s: %s (is it an address of this switch?)",
 					 port, inet_ntoa(a), strerror(errno));
 				return -1;
 			}
-			d->nheld++;
 		}
 	}
 	return 0;
@@ -531,12 +677,14 @@ static int hold_ports(struct daemon *d, char *err, size_t errlen)
 
 /*
  * arm_fault() - on a daemon started with -F, arm the fault that d->fault_file
- * names on the engine of the rules just applied, and say so in the log. A
- * missing or empty file, or "off", arms nothing; a file that names no fault,
- * or a fault these rules cannot show, is logged and arms nothing.
+ * names on the engine of communicator @s, whose rules were just applied, and
+ * say so in the log. A missing or empty file, or "off", arms nothing; a file
+ * that names no fault, or a fault these rules cannot show, is logged and
+ * arms nothing.
  */
-static void arm_fault(struct daemon *d)
+static void arm_fault(struct served *s)
 {
+	const struct daemon *d = s->d;
 	char word[32] = "";
 	enum sw_fault f;
 	FILE *fp;
@@ -550,28 +698,43 @@ static void arm_fault(struct daemon *d)
 		return;
 	if (sw_fault_parse(word, &f) < 0)
 		printf("incswitch %s comm %u: fault file %s names no fault: '%s' (corrupt, drop, early-barrier, off); "
-		       "none armed\n", d->name, d->rules.comm, d->fault_file, word);
-	else if (sw_engine_inject(d->eng, f) < 0)
+		       "none armed\n", d->name, s->rules.comm, d->fault_file, word);
+	else if (sw_engine_inject(s->eng, f) < 0)
 		printf("incswitch %s comm %u: fault '%s' cannot show on these rules (drop needs two children, "
-		       "early-barrier host children only); none armed\n", d->name, d->rules.comm, word);
+		       "early-barrier host children only); none armed\n", d->name, s->rules.comm, word);
 	else if (f != SW_FAULT_NONE)
-		printf("incswitch %s comm %u: FAULT INJECTION armed: %s (test lab, %s)\n", d->name, d->rules.comm,
+		printf("incswitch %s comm %u: FAULT INJECTION armed: %s (test lab, %s)\n", d->name, s->rules.comm,
 		       sw_fault_name(f), d->fault_file);
 }
 
+/* The communicator @comm the switch serves, or NULL. */
+static struct served *served(struct daemon *d, unsigned comm)
+{
+	for (int i = 0; i < SW_MAX_COMMS; i++)
+		if (d->comm[i].on && d->comm[i].rules.comm == comm)
+			return &d->comm[i];
+	return NULL;
+}
+
 /*
- * Serve the rules in @text instead of the current ones. Rules that do not
- * parse leave the current ones untouched; rules that parse but cannot be set
- * up (a missing port, an address that is not ours) leave none.
- * Return 0, or -1 with the reason in @err.
+ * Serve the rules in @text: a new communicator, or new rules for one served
+ * (which replace its old ones). Rules that do not parse, or that would pass
+ * the switch's limits (SW_MAX_COMMS communicators, -m slots), touch nothing;
+ * rules that parse but cannot be set up (a missing port, an address that is
+ * not ours) leave nothing of theirs. Nothing another communicator uses is
+ * touched either way.
+ * Return 0, -1 with the reason in @err, or -2 (the switch is full) with the
+ * reason in @err.
  */
 static int apply_rules(struct daemon *d, const char *text, char *err, size_t errlen)
 {
 	static struct sw_rules next;
+	struct served *s, *old;
 	char *msgs = NULL;
 	size_t mlen = 0;
 	FILE *f = open_memstream(&msgs, &mlen);
 	int rc = f ? sw_rules_parse(text, strlen(text), "rules", &next, f) : -1;
+	unsigned used = 0, ncomms = 0;
 
 	if (f)
 		fclose(f);
@@ -588,53 +751,91 @@ static int apply_rules(struct daemon *d, const char *text, char *err, size_t err
 		snprintf(err, errlen, "rules are for switch '%s', this is '%s'", next.name, d->name);
 		return -1;
 	}
-	teardown(d);
-	d->rules = next;
-	for (int i = 0; i < d->rules.cfg.nchildren; i++)
-		resolve_macs(&d->rules.cfg.child[i], "child");
-	if (d->rules.cfg.has_parent)
-		resolve_macs(&d->rules.cfg.parent, "parent");
-	if (!(d->eng = sw_engine_new(&d->rules.cfg, tx, d))) {
+	old = served(d, next.comm);
+	for (int i = 0; i < SW_MAX_COMMS; i++)
+		if (d->comm[i].on && &d->comm[i] != old) {
+			used += d->comm[i].rules.cfg.nslots;
+			ncomms++;
+		}
+	if (ncomms >= SW_MAX_COMMS || used + next.cfg.nslots > d->slots) {
+		snprintf(err, errlen, "switch %s is full: %u communicators (at most %d) hold %u of its %u aggregation "
+			 "slots; communicator %u needs %u", d->name, ncomms, SW_MAX_COMMS, used, d->slots, next.comm,
+			 next.cfg.nslots);
+		return -2;
+	}
+	if (old)
+		teardown(old);
+	for (s = d->comm; s->on; s++)
+		;
+	*s = (struct served){ .d = d, .on = 1, .rules = next };
+	d->nserved++;
+	for (int i = 0; i < SW_MAX_CHILDREN; i++)
+		s->port[i] = -1;
+	/* With other communicators running, do not stall their frames waiting for
+	 * ARP: the neighbours are known by then, or learnt from their frames. */
+	for (int i = 0; i < s->rules.cfg.nchildren; i++)
+		resolve_macs(&s->rules.cfg.child[i], "child", d->nserved > 1);
+	if (s->rules.cfg.has_parent)
+		resolve_macs(&s->rules.cfg.parent, "parent", d->nserved > 1);
+	if (!(s->eng = sw_engine_new(&s->rules.cfg, tx, s))) {
 		snprintf(err, errlen, "the engine rejected the rules (see the switch log)");
+		s->on = 0;
+		d->nserved--;
 		return -1;
 	}
-	d->active = 1;
-	for (int i = 0; i < d->rules.nports; i++)
-		if (open_port(d, i, err, errlen) < 0) {
-			teardown(d);
+	for (int i = 0; i < s->rules.nports; i++)
+		if (open_port(s, i, err, errlen) < 0) {
+			teardown(s);
 			return -1;
 		}
-	if (hold_ports(d, err, errlen) < 0) {
-		teardown(d);
+	if (hold_ports(s, err, errlen) < 0) {
+		teardown(s);
 		return -1;
 	}
-	printf("incswitch %s: serving communicator %u: %s, %d children on %d ports, %u slots\n", d->name, d->rules.comm,
-	       d->rules.cfg.has_parent ? "leaf" : "root", d->rules.cfg.nchildren, d->rules.nports, d->rules.cfg.nslots);
-	arm_fault(d);
+	printf("incswitch %s: serving communicator %u: %s, %d children on %d ports, %u slots (%d communicators, "
+	       "%u of %u slots)\n", d->name, s->rules.comm, s->rules.cfg.has_parent ? "leaf" : "root",
+	       s->rules.cfg.nchildren, s->rules.nports, s->rules.cfg.nslots, d->nserved, used + s->rules.cfg.nslots,
+	       d->slots);
+	arm_fault(s);
 	fflush(stdout);
 	return 0;
 }
 
-static void reply_error(struct daemon *d, unsigned comm, const char *why)
+static void reply_error(struct daemon *d, unsigned comm, const char *why, int busy)
 {
 	char q[600];
-	ctl_sendf(d->ctl, CTL_TIMEOUT_MS, "msg: error\ncomm: %u\nerror: %s\n", comm, ctl_quote(why, q, sizeof(q)));
+	ctl_sendf(d->ctl, CTL_TIMEOUT_MS, "msg: error\ncomm: %u\nerror: %s\n%s", comm, ctl_quote(why, q, sizeof(q)),
+		  busy ? "code: busy\n" : "");
 }
 
-static void send_counters(struct daemon *d)
+/*
+ * send_counters() - answer the controller's "counters": those of
+ * communicator @comm, or with @comm 0 those of the first one served; and
+ * which communicators the switch serves. A switch serving none (or not
+ * @comm) sends its name alone.
+ */
+static void send_counters(struct daemon *d, unsigned comm)
 {
 	const char *name[MAX_COUNTERS];
 	unsigned long long val[MAX_COUNTERS];
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
+	struct served *s = NULL;
 
 	if (!f)
 		return;
-	fprintf(f, "msg: counters\nswitch: %s\n", d->name);
-	if (d->active) {
-		int n = counters(d, name, val);
-		fprintf(f, "comm: %u\ncounters: {", d->rules.comm);
+	for (int i = 0; i < SW_MAX_COMMS && !s; i++)
+		if (d->comm[i].on && (!comm || d->comm[i].rules.comm == comm))
+			s = &d->comm[i];
+	fprintf(f, "msg: counters\nswitch: %s\nserving: [", d->name);
+	for (int i = 0, k = 0; i < SW_MAX_COMMS; i++)
+		if (d->comm[i].on)
+			fprintf(f, "%s%u", k++ ? ", " : "", d->comm[i].rules.comm);
+	fprintf(f, "]\n");
+	if (s) {
+		int n = counters(s, name, val);
+		fprintf(f, "comm: %u\ncounters: {", s->rules.comm);
 		for (int i = 0; i < n; i++)
 			fprintf(f, "%s%s: %llu", i ? ", " : "", name[i], val[i]);
 		fprintf(f, "}\n");
@@ -654,29 +855,44 @@ static void on_control(struct daemon *d, const char *text)
 	if (ctl_parse(text, &m, err, sizeof(err)) < 0) {
 		char why[600];
 		snprintf(why, sizeof(why), "bad message: %s", err);
-		reply_error(d, 0, why);
+		reply_error(d, 0, why, 0);
 		return;
 	}
 	ctl_uint(&m, NULL, "comm", 0xffffffff, &comm, err, sizeof(err));
 	if (!strcmp(m.kind, "ok")) {
-		printf("incswitch %s: registered with the controller %s\n", d->name, d->controller);
+		/* A new registration: the controller holds no communicator of this
+		 * switch now (it ended them when the old connection did, or it
+		 * restarted and knows none), so neither does the switch: stale
+		 * engines would hold slots and queue pair numbers it hands out again. */
+		int stale = 0;
+		for (int i = 0; i < SW_MAX_COMMS; i++)
+			if (d->comm[i].on) {
+				printf("incswitch %s: communicator %u ended with the old controller connection\n", d->name,
+				       d->comm[i].rules.comm);
+				teardown(&d->comm[i]);
+				stale++;
+			}
+		printf("incswitch %s: registered with the controller %s%s\n", d->name, d->controller,
+		       stale ? " (the communicators of the old connection dropped)" : "");
 	} else if (!strcmp(m.kind, "error")) {
 		const char *why = ctl_str(&m, NULL, "error");
 		printf("incswitch %s: the controller says: %s\n", d->name, why ? why : "(no reason)");
 	} else if (!strcmp(m.kind, "rules")) {
-		if (apply_rules(d, text, err, sizeof(err)) < 0)
-			reply_error(d, (unsigned)comm, err);
+		int rc = apply_rules(d, text, err, sizeof(err));
+		if (rc < 0)
+			reply_error(d, (unsigned)comm, err, rc == -2);
 		else
 			ctl_sendf(d->ctl, CTL_TIMEOUT_MS, "msg: ok\ncomm: %lu\n", comm);
 	} else if (!strcmp(m.kind, "release")) {
-		if (d->active && d->rules.comm == comm)
-			teardown(d);
+		struct served *s = served(d, (unsigned)comm);
+		if (s)
+			teardown(s);
 		ctl_sendf(d->ctl, CTL_TIMEOUT_MS, "msg: ok\ncomm: %lu\n", comm);
 	} else if (!strcmp(m.kind, "counters")) {
-		send_counters(d);
+		send_counters(d, (unsigned)comm);
 	} else {
 		snprintf(err, sizeof(err), "unknown message '%.40s' (rules, release, counters)", m.kind);
-		reply_error(d, (unsigned)comm, err);
+		reply_error(d, (unsigned)comm, err, 0);
 	}
 	fflush(stdout);
 	ctl_doc_free(&m);
@@ -685,7 +901,7 @@ static void on_control(struct daemon *d, const char *text)
 static void ctl_close(struct daemon *d, const char *why)
 {
 	printf("incswitch %s: lost the controller (%s); %s, reconnecting\n", d->name, why,
-	       d->active ? "still serving the current rules" : "no rules");
+	       d->nserved ? "still serving its communicators" : "no rules");
 	fflush(stdout);
 	close(d->ctl);
 	d->ctl = -1;
@@ -709,7 +925,8 @@ static void ctl_reconnect(struct daemon *d)
 		return;
 	}
 	said = 0;
-	if (ctl_sendf(d->ctl, CTL_TIMEOUT_MS, "msg: register\nswitch: %s\n", d->name) < 0)
+	if (ctl_sendf(d->ctl, CTL_TIMEOUT_MS, "msg: register\nswitch: %s\ncomms: %d\nslots: %u\n", d->name, SW_MAX_COMMS,
+		      d->slots) < 0)
 		ctl_close(d, "cannot send the registration");
 }
 
@@ -732,21 +949,31 @@ static void on_controller_readable(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	static struct daemon d = { .ctl = -1 };
-	unsigned long seconds = 0;
-	struct pollfd pfd[SW_MAX_CHILDREN + 1];
+	static struct daemon d = { .ctl = -1, .slots = SW_SLOTS };
+	unsigned long seconds = 0, slots;
+	struct pollfd pfd[MAX_PORTS + 1];
+	char *end;
 	uint32_t ignored_addr;
 	int opt, ignored_port;
 	const char *kopt = getenv("INCSWITCH_KERNEL"), *kwhy = "INCSWITCH_KERNEL", *kname, *cname, *cwhy;
 	enum inc_kernel kernel = INC_KERNEL_AUTO;
 
-	while ((opt = getopt(argc, argv, "c:n:t:F:k:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:n:t:m:F:k:")) != -1) {
 		switch (opt) {
 		case 'k': kopt = optarg; kwhy = "-k"; break;
 		case 'F': d.fault_file = optarg; break;
 		case 'c': d.controller = optarg; break;
 		case 'n': d.name = optarg; break;
 		case 't': seconds = strtoul(optarg, NULL, 10); break;
+		case 'm':
+			errno = 0;
+			slots = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || slots < 16 || slots > 1ul << 22) {
+				fprintf(stderr, "incswitch: -m %s: want a number of slots, 16..%lu\n", optarg, 1ul << 22);
+				return 2;
+			}
+			d.slots = (unsigned)slots;
+			break;
 		default: goto usage;
 		}
 	}
@@ -765,51 +992,61 @@ int main(int argc, char **argv)
 		  kwhy);
 	kname = inc_kernel_name(&kwhy);
 	cname = crc32_name(&cwhy);
-	for (int i = 0; i < SW_MAX_CHILDREN; i++)
-		d.txfd[i] = -1;
+	for (int i = 0; i < MAX_PORTS; i++)
+		d.port[i].txfd = -1;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGUSR1, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	printf("incswitch %s: started; controller %s; kernel %s (%s); crc %s (%s)%s%s\n", d.name, d.controller, kname,
-	       kwhy, cname, cwhy,
+	printf("incswitch %s: started; controller %s; %d communicators, %u slots; kernel %s (%s); crc %s (%s)%s%s\n",
+	       d.name, d.controller, SW_MAX_COMMS, d.slots, kname, kwhy, cname, cwhy,
 	       d.fault_file ? "; fault injection allowed (test lab), read from " : "", d.fault_file ? d.fault_file : "");
 	fflush(stdout);
-	uint64_t end = seconds ? now_ns() + seconds * 1000000000ull : 0;
-	while (!stop && (!end || now_ns() < end)) {
-		int nports = d.active ? d.rules.nports : 0, nfd = 0;
+	uint64_t stop_at = seconds ? now_ns() + seconds * 1000000000ull : 0;
+	while (!stop && (!stop_at || now_ns() < stop_at)) {
+		int ix[MAX_PORTS], nfd = 0;
 		ctl_reconnect(&d);
-		for (int i = 0; i < nports; i++)
-			pfd[nfd++] = (struct pollfd){ .fd = pcap_get_selectable_fd(d.pc[i]), .events = POLLIN };
+		for (int i = 0; i < MAX_PORTS; i++)
+			if (d.port[i].refs) {
+				ix[nfd] = i;
+				pfd[nfd++] = (struct pollfd){ .fd = pcap_get_selectable_fd(d.port[i].pc), .events = POLLIN };
+			}
+		int nports = nfd;
 		if (d.ctl >= 0)
 			pfd[nfd++] = (struct pollfd){ .fd = d.ctl, .events = POLLIN };
-		int n = poll(pfd, (nfds_t)nfd, d.active ? 1 : 100);
+		int n = poll(pfd, (nfds_t)nfd, d.nserved ? 1 : 100);
 		if (n < 0 && errno != EINTR) {
 			perror("incswitch: poll");
 			break;
 		}
 		for (int i = 0; n > 0 && i < nports; i++)
 			if (pfd[i].revents & POLLIN)
-				pcap_dispatch(d.pc[i], -1, on_packet, (u_char *)&d);
-		if (d.active) {
-			sw_engine_tick(d.eng, now_ns());
+				pcap_dispatch(d.port[ix[i]].pc, -1, on_packet, (u_char *)&d);
+		if (d.nserved) {
+			uint64_t now = now_ns();
+			for (int i = 0; i < SW_MAX_COMMS; i++)
+				if (d.comm[i].on)
+					sw_engine_tick(d.comm[i].eng, now);
 			tx_flush(&d);
 		}
 		if (n > 0 && d.ctl >= 0 && (pfd[nfd - 1].revents & (POLLIN | POLLHUP | POLLERR)))
 			on_controller_readable(&d);
 		if (report) {
 			report = 0;
-			if (d.active)
-				print_counters(&d, stdout);
+			for (int i = 0; i < SW_MAX_COMMS; i++)
+				if (d.comm[i].on)
+					print_counters(&d.comm[i], stdout);
 		}
 	}
-	teardown(&d);
+	for (int i = 0; i < SW_MAX_COMMS; i++)
+		teardown(&d.comm[i]);
 	return 0;
 usage:
-	fprintf(stderr, "usage: incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS] [-F FAULT_FILE (test labs only)]\n"
+	fprintf(stderr, "usage: incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS] [-m SLOTS] [-F FAULT_FILE (test labs only)]\n"
 			"                 [-k auto|simd|scalar]\n"
+			"  -m: aggregation slots all communicators together may hold (default %d; at most %d communicators)\n"
 			"  -k (or INCSWITCH_KERNEL): combine/byte-swap kernels and CRC; auto (default): scalar and\n"
 			"     libdeflate on a CPU emulated by QEMU TCG (CPUID signature TCGTCGTCGTCG), else simd\n"
-			"     (AVX2 or SSE2) and ISA-L's CRC (VPCLMULQDQ or PCLMULQDQ)\n");
+			"     (AVX2 or SSE2) and ISA-L's CRC (VPCLMULQDQ or PCLMULQDQ)\n", SW_SLOTS, SW_MAX_COMMS);
 	return 2;
 }

@@ -192,4 +192,22 @@ static inline int32_t roce_psn_diff(uint32_t a, uint32_t b)
 	return (int32_t)((a - b) << 8) >> 8;
 }
 
+/**
+ * roce_peek_dest_qp() - the destination QPN of frame @f of @len bytes
+ * (Ethernet, IPv4 with any header length, UDP, BTH), or -1 when it is too
+ * short or not IPv4. Only looks (a switch serving several communicators picks
+ * the engine with it); roce_parse() checks the rest.
+ */
+static inline int64_t roce_peek_dest_qp(const uint8_t *f, size_t len)
+{
+	size_t bth;
+
+	if (len <= ROCE_ETH_LEN || (f[ROCE_ETH_LEN] >> 4) != 4)
+		return -1;
+	bth = ROCE_ETH_LEN + (size_t)(f[ROCE_ETH_LEN] & 15) * 4 + ROCE_UDP_LEN;
+	if (bth + 8 > len) /* BTH bytes 5..7: the destination QPN */
+		return -1;
+	return (int64_t)((uint32_t)f[bth + 5] << 16 | (uint32_t)f[bth + 6] << 8 | f[bth + 7]);
+}
+
 #endif

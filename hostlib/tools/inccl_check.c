@@ -34,7 +34,13 @@
  *
  * Ranks not due a result must find their buffer untouched. Prints one line
  * per collective and "rank R: N passed, M failed"; exit 0 when all passed,
- * 1 when one failed (or the bootstrap did), 2 for bad arguments.
+ * 1 when one failed (or the bootstrap did), 2 for bad arguments, 3 when the
+ * bootstrap found no room (INCCL_EBUSY: the switches are full; retry later).
+ *
+ * -H FILE: after the checks, keep the communicator (and its switch slots)
+ * until FILE exists, at most HOLD_MAX_S; a test that runs several jobs at once
+ * uses it to know they all hold their communicators while it asks for one
+ * more. "holding the communicator until FILE exists" is printed first.
  *
  * Bootstrap: inccl_group_create() + inccl_comm_init() (rank 0 at MASTER,
  * the controller at CONTROLLER; default: the lab node's /etc/inclab/node.conf).
@@ -51,6 +57,7 @@
  * buffers of it must fit a host), far from where count * 4 + 8 wraps. */
 #define MAX_COUNT (1ull << 30)
 
+#define HOLD_MAX_S 600 /* -H: the longest a communicator is kept waiting for its file */
 #define MAX_DELAY_MS 30000 /* -D: well under libinccl's default 60 s timeout, which the waiting ranks run into */
 
 static const char *opn(int op) { return op == INCCL_SUM ? "sum" : op == INCCL_MAX ? "max" : "min"; }
@@ -150,7 +157,7 @@ static int parse_int(const char *s, long min, long max, int *out)
 int main(int argc, char **argv)
 {
 	int rank = -1, nranks = 0, opt, delay_ms = CREF_BARRIER_DELAY_MS, have_pattern = 0;
-	const char *counts = "1,255,256,257,1031,65539", *spec = NULL;
+	const char *counts = "1,255,256,257,1031,65539", *spec = NULL, *hold = NULL;
 	enum cref_pattern pattern = CREF_EXACT;
 	static struct cref_tree tree; /* ~16 KiB */
 	struct inccl_group_opts go = { 0 };
@@ -158,7 +165,7 @@ int main(int argc, char **argv)
 	inccl_comm_t *c;
 	char err[512], treebuf[CREF_MAX_SPEC + 1];
 
-	while ((opt = getopt(argc, argv, "r:n:m:C:T:c:t:p:D:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:m:C:T:c:t:p:D:H:")) != -1) {
 		switch (opt) {
 		case 'r': rank = atoi(optarg); break;
 		case 'n': nranks = atoi(optarg); break;
@@ -166,6 +173,7 @@ int main(int argc, char **argv)
 		case 'C': go.controller = optarg; break;
 		case 'T': go.timeout_ms = atoi(optarg); break;
 		case 'c': counts = optarg; break;
+		case 'H': hold = optarg; break;
 		case 't': spec = optarg; break;
 		case 'p':
 			if (cref_pattern_parse(optarg, &pattern)) {
@@ -215,14 +223,15 @@ int main(int argc, char **argv)
 		inccl_group_destroy(g);
 	if (rc) {
 		fprintf(stderr, "inccl_check: rank %d: bootstrap failed (error %d): %s\n", rank, rc, inccl_last_error());
-		printf("rank %d: bootstrap failed: %s\n", rank, inccl_last_error());
-		return 1;
+		printf("rank %d: bootstrap failed%s: %s\n", rank, rc == INCCL_EBUSY ? " (EBUSY)" : "", inccl_last_error());
+		return rc == INCCL_EBUSY ? 3 : 1;
 	}
 	printf("rank %d of %d: group %d, communicator ready in %.1f s\n", rank, nranks, inccl_group_id(g),
 	       (cref_now_ms() - tb) / 1e3);
 	printf("rank %d: inputs %s, expected in the order of tree %s%s, barrier delay %d ms\n", rank,
 	       cref_pattern_name(pattern), cref_tree_format(&tree, treebuf, sizeof(treebuf)),
 	       spec ? "" : " (no -t: one switch)", delay_ms);
+	fflush(stdout); /* a script waiting for "communicator ready" sees it now */
 	char list[256];
 	snprintf(list, sizeof(list), "%s", counts);
 	int k = 0;
@@ -318,13 +327,19 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("rank %d: %d passed, %d failed\n", rank, pass, failed);
+	if (hold) {
+		printf("rank %d: holding the communicator until %s exists (at most %d s)\n", rank, hold, HOLD_MAX_S);
+		fflush(stdout);
+		for (int i = 0; i < HOLD_MAX_S * 10 && access(hold, F_OK) != 0; i++)
+			usleep(100000);
+	}
 	inccl_comm_destroy(c);
 	inccl_group_destroy(g);
 	return failed ? 1 : 0;
 usage:
 	fprintf(stderr,
 		"usage: inccl_check -r RANK -n NRANKS [-m MASTER[:PORT]] [-C CONTROLLER[:PORT]] [-T TIMEOUT_MS]\n"
-		"                   [-c COUNT,...] [-t TREE] [-p exact|ieee] [-D MS]\n"
+		"                   [-c COUNT,...] [-t TREE] [-p exact|ieee] [-D MS] [-H FILE]\n"
 		"  -t TREE   the switches' aggregation tree, e.g. '(0,1)' or '((0,1),(2,3))': nested\n"
 		"            parentheses are switches, numbers ranks, 0..NRANKS-1 each once (default: one\n"
 		"            switch over all ranks)\n"
@@ -333,7 +348,8 @@ usage:
 		"            NaN, +-Inf, +-0, subnormals, overflow, int32 sums that wrap\n"
 		"            (default: ieee with -t, exact without)\n"
 		"  -D MS     barrier check: each round one rank enters MS ms late, every other rank\n"
-		"            must wait at least MS/2 for it (default %d, 0: no check; at most %d)\n",
-		CREF_BARRIER_DELAY_MS, MAX_DELAY_MS);
+		"            must wait at least MS/2 for it (default %d, 0: no check; at most %d)\n"
+		"  -H FILE   after the checks, keep the communicator until FILE exists (at most %d s)\n",
+		CREF_BARRIER_DELAY_MS, MAX_DELAY_MS, HOLD_MAX_S);
 	return 2;
 }

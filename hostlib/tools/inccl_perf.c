@@ -72,6 +72,7 @@ static const char *status_name(int rc)
 	case INCCL_ETIMEDOUT: return "ETIMEDOUT";
 	case INCCL_ECONN: return "ECONN";
 	case INCCL_EREFUSED: return "EREFUSED";
+	case INCCL_EBUSY: return "EBUSY";
 	default: return "unknown status";
 	}
 }

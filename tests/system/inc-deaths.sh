@@ -8,7 +8,10 @@
 #   switch   incswitch on the last rank's leaf: every rank exits non-zero
 #            within 10 s naming that switch (the controller tells rank 0,
 #            rank 0 tells the others); its service restarts it, it
-#            registers again, and a new AllReduce on every rank passes
+#            registers again, and a new AllReduce on every rank passes.
+#            Meanwhile a second job on the first leaf's ranks alone, which
+#            does not use that switch, goes on: it was running when the
+#            switch died and ends with every result verified
 #   member   the last rank's inccl_perf: every other rank exits within 10 s
 #            saying that rank went away (rank 0 sees its connection end)
 #   rank 0   rank 0's inccl_perf: every other rank exits within 10 s saying
@@ -114,15 +117,58 @@ registered() {
 
 long="-C allreduce -d float32 -o sum -b 64M -e 64M -n 50 -w 0"
 
+# The unaffected job: the ranks under rank 0's leaf, when that is not the
+# switch killed (its own rank 0 and master port), a verified AllReduce long
+# enough to outlive the kill; its files are /tmp/unaff.*.
+leaf0=$(col "${hosts[0]}" 7)
+mapfile -t others < <(awk -F'\t' -v l="$leaf0" '$2 == "host" && $7 == l {print $3 "\t" $1}' "$inv" | sort -n | cut -f2)
+[ "$leaf0" != "$leaf" ] && [ "${#others[@]}" -ge 2 ] || others=()
+unaffected() {
+    local i
+    for i in "${!others[@]}"; do
+        "$lab" exec "${others[$i]}" "rm -f /tmp/unaff.*; (inccl_perf -r $i -N ${#others[@]} -m $(col "${others[0]}" 4):52240 \
+            -C allreduce -d int32 -o sum -b 4M -e 4M -n 40 -w 0 > /tmp/unaff.out 2> /tmp/unaff.err; echo \$? > /tmp/unaff.rc) \
+            < /dev/null > /dev/null 2>&1 &" >/dev/null
+    done
+    local t0=$SECONDS
+    while [ $((SECONDS - t0)) -lt 120 ]; do
+        "$lab" exec "${others[0]}" "grep -q 'iteration' /tmp/unaff.err 2>/dev/null" >/dev/null 2>&1 && return 0
+        sleep 1
+    done
+    return 1
+}
+
 phase switch "a switch killed mid-AllReduce"
 start "$long"
 if running; then
+    alive=""
+    if [ "${#others[@]}" -ge 2 ]; then
+        unaffected || ko "the unaffected job (${others[*]}) did not start its AllReduces within 120 s"
+    fi
     watch_exits -1
     sleep 1 # the waiting execs have started in their guests
+    for h in "${others[@]}"; do
+        "$lab" exec "$h" "test -e /tmp/unaff.rc" >/dev/null 2>&1 || alive+=" $h"
+    done
     at=$(date +%s.%N)
     "$lab" exec "$leaf" 'if [ -s /run/inclab/service.pid ]; then kill -9 "$(cat /run/inclab/service.pid)"; else pkill -9 -x incswitch; fi' \
         >/dev/null 2>&1
     judge "switch $leaf killed" -1 "$at" "switch $leaf"
+    if [ "${#others[@]}" -ge 2 ]; then
+        check "the unaffected job's ranks were all running when $leaf died (${alive# })" [ "${alive# }" = "${others[*]}" ]
+        for i in "${!others[@]}"; do
+            t0=$SECONDS
+            while [ $((SECONDS - t0)) -lt 300 ]; do
+                "$lab" exec "${others[$i]}" "test -e /tmp/unaff.rc" >/dev/null 2>&1 && break
+                sleep 2
+            done
+            rc=$("$lab" exec "${others[$i]}" "cat /tmp/unaff.rc" 2>/dev/null)
+            out=$("$lab" exec "${others[$i]}" "tail -n 1 /tmp/unaff.out; grep -m1 failed /tmp/unaff.err" 2>/dev/null)
+            check "unaffected job, rank $i (${others[$i]}): 40 AllReduces of 4 MiB verified across the switch's death (exit ${rc:-none}): $(tail -n 1 <<<"$out" | cut -c1-120)" [ "${rc:-}" = 0 ]
+        done
+    else
+        echo "  (no unaffected job: rank 0's leaf is the switch killed, or holds one rank)"
+    fi
 else
     ko "switch: inccl_perf did not start on rank 0 within 120 s: $("$lab" exec "${hosts[0]}" "cat /tmp/death.err" 2>/dev/null | tail -n 2)"
 fi

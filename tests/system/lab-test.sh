@@ -19,6 +19,10 @@
 #   4d. the same for every rank across the whole tree, with float inputs whose
 #      sums round, NaN, ±Inf, ±0 and int32 overflow, checked bit for bit
 #      against the order of the tree, and barriers with a late rank
+#   4i. several jobs at once: four communicators over the same switches (two
+#      with no host in common, others sharing hosts), every element verified;
+#      a fifth, while they run, refused at once with EBUSY naming the full
+#      switch; then alone it passes (tests/system/inc-jobs.sh)
 #   4e. large collectives: every collective x dtype x op at 64 MiB on every
 #      rank across the tree, a 512 MiB AllReduce under one leaf (inccl_perf),
 #      and the ring baseline's AllReduce and Broadcast across the tree
@@ -33,6 +37,11 @@
 #   4g. one small experiment end to end: make exp-allreduce with every
 #      baseline (ceiling, LogGP, ring, OpenMPI), then make plots on what it
 #      stored (tests/system/exp-plots.sh)
+#   4j. reboots: the controller and a leaf switch rebooted and a host
+#      power-cycled at once come back ready without lab-up, the switches
+#      register again, and collectives across the tree pass
+#      (tests/system/inc-reboots.sh); in both depths (VM and namespace nodes
+#      come back differently)
 #   5. lab-down leaves no domain, network, bridge, process or state; a second
 #      lab-down is a no-op
 # Runs in tests/lib/harness.sh: ends with "N passed, M failed" only when it
@@ -45,10 +54,10 @@
 # stops before phase 5 and does not pass. SWITCHES=netns tests a lab whose
 # switches and controller are network namespaces (lab.sh); default vm.
 # LAB_TEST_DEPTH=full (default) runs every phase; core runs what depends on
-# how the nodes are made (1 2 3 4 4b 4c 4d 5: boot, nodes, every edge, the
+# how the nodes are made (1 2 3 4 4b 4c 4d 4j 5: boot, nodes, every edge, the
 # switch code against real rxe, the collectives under a leaf and across the
-# tree) and leaves out 4e 4f 4h 4g (large collectives, fault injection, an
-# experiment), which do not: make test runs them on one mode only (README).
+# tree, reboots) and leaves out 4i 4e 4f 4h 4g (several jobs, large collectives, fault
+# injection, deaths, an experiment), which do not: make test runs them on one mode only (README).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
@@ -72,8 +81,8 @@ exp_size=${EXP_SIZE:-1M}
 on() { "$lab" exec "$@"; }
 cleanup() { if [ "${INCLAB_KEEP:-0}" != 1 ]; then "$lab" down >/dev/null 2>&1; fi; }
 case ${LAB_TEST_DEPTH:=full} in
-full) phases="1 2 3 4 4b 4c 4d 4e 4f 4h 4g 5" ;;
-core) phases="1 2 3 4 4b 4c 4d 5" ;;
+full) phases="1 2 3 4 4b 4c 4d 4i 4e 4f 4h 4g 4j 5" ;;
+core) phases="1 2 3 4 4b 4c 4d 4j 5" ;;
 *) echo "lab-test: LAB_TEST_DEPTH must be full or core, not '$LAB_TEST_DEPTH'"; exit 2 ;;
 esac
 harness_begin lab-test "$phases"
@@ -233,6 +242,10 @@ fi
 
 if [ "$LAB_TEST_DEPTH" = full ]; then
 # ---------------------------------------------------------------------------
+phase 4i "several jobs at once over the same switches; one too many refused with EBUSY"
+sub_test tests/system/inc-jobs.sh
+
+# ---------------------------------------------------------------------------
 phase 4e "large collectives (inccl_perf, every element verified on every rank)"
 # Every collective x dtype x op at 64 MiB (16M elements) on every rank across the
 # tree (inccl_check: 16 checks per rank; 553 s here), then one 512 MiB AllReduce.
@@ -254,6 +267,10 @@ sub_test tests/system/inc-deaths.sh
 phase 4g "an experiment end to end: make exp-allreduce, then make plots"
 sub_test tests/system/exp-plots.sh "$exp_size"
 fi
+
+# ---------------------------------------------------------------------------
+phase 4j "reboots: the controller, a leaf switch and a host come back ready without lab-up"
+sub_test tests/system/inc-reboots.sh
 
 # Every time above was taken inside a guest: each VM's clock must have run at
 # this machine's rate since lab-up (lab.sh clocks), else those times are wrong.

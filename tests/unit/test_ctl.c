@@ -6,8 +6,11 @@
  *
  * Covers: message framing, switch registration (good and bad names),
  * groups, communicator plans for the 1-2-4 topology (whole tree and one
- * leaf), every kind of bad request answered with a precise error, a busy
- * switch refused, release on disconnect and only by its owner, counters,
+ * leaf), every kind of bad request answered with a precise error, two
+ * communicators sharing a switch (their own ids, queue pairs and slots) and
+ * a third refused at once with "code: busy" when the switch is full (as it
+ * registered) while the others are untouched, release on disconnect and
+ * only by its owner, counters (of every switch, of one communicator),
  * inccl_group_create() with all ranks, silent peers at rank 0, a duplicate
  * rank, a missing rank and a dead controller; and that no peer waits on
  * another (test_nothing_waits: mute switches, a client that does not read,
@@ -71,6 +74,8 @@ struct fake_switch {
 	atomic_int rules, stop;
 	int releases;         /* under sw_lock */
 	struct sw_rules last; /* the rules received, parsed by the switch's parser (written before rules++) */
+	struct sw_rules prev; /* the rules before them */
+	char counters_comm[16]; /* the "comm" of the last counters request ("" without one) */
 	int parse_ok;
 };
 
@@ -109,6 +114,7 @@ static void *switch_main(void *arg)
 			const char *comm = ctl_str(&m, NULL, "comm");
 			if (!strcmp(m.kind, "rules")) {
 				FILE *devnull = fopen("/dev/null", "w");
+				s->prev = s->last;
 				s->parse_ok = sw_rules_parse(text, strlen(text), s->name, &s->last, devnull) == 0;
 				fclose(devnull);
 				s->rules++;
@@ -120,7 +126,9 @@ static void *switch_main(void *arg)
 				pthread_mutex_unlock(&sw_lock);
 				ctl_sendf(s->fd, 1000, "msg: ok\ncomm: %s\n", comm);
 			} else if (!strcmp(m.kind, "counters")) {
-				ctl_sendf(s->fd, 1000, "msg: counters\nswitch: %s\ncomm: 0\ncounters: {rx_frames: 7}\n", s->name);
+				snprintf(s->counters_comm, sizeof(s->counters_comm), "%s", comm ? comm : "");
+				ctl_sendf(s->fd, 1000, "msg: counters\nswitch: %s\ncomm: %s\ncounters: {rx_frames: 7}\n", s->name,
+					  comm ? comm : "0");
 			}
 			ctl_doc_free(&m);
 		}
@@ -431,7 +439,8 @@ static void test_switch_registration(void **state)
 		sw[i].fd = dial(sw_addr);
 		assert_true(sw[i].fd >= 0);
 		char text[64];
-		snprintf(text, sizeof(text), "msg: register\nswitch: %s\n", sw[i].name);
+		/* room for two communicators of incctl's default 8192 slots */
+		snprintf(text, sizeof(text), "msg: register\nswitch: %s\ncomms: 2\nslots: 16384\n", sw[i].name);
 		assert_int_equal(request(sw[i].fd, text, &m), 0);
 		assert_string_equal(m.kind, "ok");
 		ctl_doc_free(&m);
@@ -543,7 +552,7 @@ static void test_tree_communicator(void **state)
 	assert_int_equal(c0->child[0].local_qpn, c1->parent.peer_qpn);
 	assert_string_equal(sw[0].last.port[c0->child[1].port], "to-sw2");
 
-	/* a second communicator needing the same switches is refused while this one lives */
+	/* a second communicator (another job) over sw2: its own id, queue pairs and slots */
 	fd2 = dial(ctl_addr);
 	assert_true(fd2 >= 0);
 	assert_int_equal(request(fd2, "msg: group\nnranks: 2\n", &m), 0);
@@ -551,7 +560,42 @@ static void test_tree_communicator(void **state)
 	ctl_doc_free(&m);
 	snprintf(text, sizeof(text),
 		 "msg: communicator\ngroup: %d\nranks:\n  - {rank: 0, ip: 10.2.1.7, qpn: 30}\n  - {rank: 1, ip: 10.2.1.12, qpn: 31}\n", g2);
-	refused(fd2, text, "switch sw2 is serving communicator");
+	assert_int_equal(request(fd2, text, &m), 0);
+	assert_string_equal(m.kind, "ok");
+	assert_string_equal(ctl_str(&m, NULL, "root"), "sw2"); /* one leaf: its switch is the top */
+	unsigned long comm2 = strtoul(ctl_str(&m, NULL, "comm"), NULL, 10);
+	ctl_doc_free(&m);
+	assert_int_equal(sw[2].rules, 2);
+	assert_int_equal(sw[0].rules, 1);
+	assert_int_equal(sw[2].last.comm, comm2);
+	assert_int_equal(sw[2].prev.comm, comm);
+	assert_true((comm2 & 0xfff) != (comm & 0xfff));
+	assert_false(sw[2].last.cfg.has_parent);
+	for (int k = 0; k < 2; k++) /* the same hosts' ends at sw2, other queue pairs */
+		assert_int_not_equal(sw[2].last.cfg.child[k].local_qpn, sw[2].prev.cfg.child[k].local_qpn);
+	assert_int_equal(sw[2].last.cfg.nslots, 8192);
+
+	/* a third one over sw2 finds it full (two communicators, as it registered): refused at once with
+	 * "code: busy", no rules sent anywhere, nothing released */
+	int fd3 = dial(ctl_addr);
+	assert_true(fd3 >= 0);
+	assert_int_equal(request(fd3, "msg: group\nnranks: 2\n", &m), 0);
+	int g3 = atoi(ctl_str(&m, NULL, "group"));
+	ctl_doc_free(&m);
+	char third[512];
+	snprintf(third, sizeof(third),
+		 "msg: communicator\ngroup: %d\nranks:\n  - {rank: 0, ip: 10.2.1.7, qpn: 40}\n  - {rank: 1, ip: 10.2.1.12, qpn: 41}\n", g3);
+	assert_int_equal(request(fd3, third, &m), 0);
+	assert_string_equal(m.kind, "error");
+	assert_string_equal(ctl_str(&m, NULL, "code"), "busy");
+	snprintf(want_err, sizeof(want_err), "switch sw2 is full: 2 communicators (at most 2: %lu, %lu) hold 16384 of its 16384",
+		 comm < comm2 ? comm : comm2, comm < comm2 ? comm2 : comm);
+	if (!strstr(ctl_str(&m, NULL, "error"), want_err))
+		fail_msg("busy answer '%s' does not say '%s'", ctl_str(&m, NULL, "error"), want_err);
+	ctl_doc_free(&m);
+	assert_int_equal(sw[2].rules, 2);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(sw[i].releases, 0);
 
 	/* another connection may neither release the communicator nor use its group */
 	char other[600];
@@ -561,26 +605,38 @@ static void test_tree_communicator(void **state)
 	snprintf(want_err, sizeof(want_err), "group %d belongs to another connection", g);
 	refused(fd2, other, want_err);
 
-	/* counters of every switch */
+	/* counters of every switch, then of one communicator: only its switches are asked, for it */
 	assert_int_equal(request(fd2, "msg: counters\n", &m), 0);
 	assert_string_equal(m.kind, "counters");
 	assert_string_equal(ctl_str(&m, ctl_get(&m, NULL, "switches") ? ctl_get(&m, ctl_get(&m, NULL, "switches"), "sw2") : NULL,
 				    "rx_frames"), "7");
 	ctl_doc_free(&m);
+	assert_string_equal(sw[2].counters_comm, "");
+	snprintf(other, sizeof(other), "msg: counters\ncomm: %lu\n", comm2);
+	assert_int_equal(request(fd2, other, &m), 0);
+	assert_string_equal(m.kind, "counters");
+	yaml_node_t *sws = ctl_get(&m, NULL, "switches");
+	assert_non_null(sws);
+	assert_null(ctl_get(&m, sws, "sw0"));
+	assert_null(ctl_get(&m, sws, "sw1"));
+	assert_int_equal(strtoul(ctl_str(&m, ctl_get(&m, sws, "sw2"), "comm"), NULL, 10), comm2);
+	ctl_doc_free(&m);
+	refused(fd2, "msg: counters\ncomm: 999999\n", "no communicator 999999");
 
-	/* rank 0 going away releases the communicator on every switch; then the leaf-only one fits */
+	/* rank 0 going away releases its communicator on every switch, and only it; then the third fits */
 	close(fd);
 	wait_releases(3, released);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(released[i], 1);
-	assert_int_equal(request(fd2, text, &m), 0);
+	assert_int_equal(request(fd3, third, &m), 0);
 	assert_string_equal(m.kind, "ok");
-	assert_string_equal(ctl_str(&m, NULL, "root"), "sw2"); /* one leaf: its switch is the top */
 	ctl_doc_free(&m);
-	assert_int_equal(sw[2].rules, 2);
-	assert_int_equal(sw[0].rules, 1);
-	assert_false(sw[2].last.cfg.has_parent);
+	assert_int_equal(sw[2].rules, 3);
+	assert_int_equal(sw[2].releases, 1); /* the second one still lives */
+	close(fd3);
 	close(fd2);
+	wait_releases(5, released);
+	assert_int_equal(released[2], 3);
 }
 
 struct rank_arg {

@@ -19,6 +19,7 @@
 
 #include "crc32.h"
 #include "roce.h"
+#include "../proto/inc_proto.h"
 
 #define FIXTURE "tests/fixtures/rxe-rc-send.pcap"
 #define MAXF 200
@@ -270,6 +271,47 @@ static void test_crc32_implementations_agree(void **state)
 	crc32_use(CRC32_AUTO, NULL);
 }
 
+/*
+ * A switch serving several communicators picks the engine by the frame's
+ * destination QPN alone: roce_peek_dest_qp() finds it in every real frame,
+ * behind IP options too, and refuses what is too short or not IPv4; the
+ * communicator key is read only from the switch's own QPN forms.
+ */
+static void test_peek_dest_qp_and_comm_key(void **state)
+{
+	int seen = 0;
+
+	(void)state;
+	for (int n = 1; n <= nframes; n++) {
+		struct roce_pkt p;
+		uint8_t g[2048];
+		if (roce_parse(fr(n), fl(n), &p) != ROCE_OK)
+			continue;
+		assert_int_equal(roce_peek_dest_qp(fr(n), fl(n)), p.dest_qp);
+		/* the same frame with 4 bytes of IP options (IHL 6) */
+		memcpy(g, fr(n), ROCE_ETH_LEN + ROCE_IP_LEN);
+		memset(g + ROCE_ETH_LEN + ROCE_IP_LEN, 1, 4);
+		memcpy(g + ROCE_ETH_LEN + ROCE_IP_LEN + 4, fr(n) + ROCE_ETH_LEN + ROCE_IP_LEN, fl(n) - ROCE_ETH_LEN - ROCE_IP_LEN);
+		g[ROCE_ETH_LEN] = 0x46;
+		assert_int_equal(roce_peek_dest_qp(g, fl(n) + 4), p.dest_qp);
+		/* cut before the QPN's last byte; not IPv4 */
+		assert_int_equal(roce_peek_dest_qp(fr(n), ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN + 7), -1);
+		g[ROCE_ETH_LEN] = 0x60;
+		assert_int_equal(roce_peek_dest_qp(g, fl(n) + 4), -1);
+		seen++;
+	}
+	assert_int_equal(seen, 56);
+	assert_int_equal(roce_peek_dest_qp(fr(1), ROCE_ETH_LEN), -1);
+
+	assert_int_equal(INC_QPN_COMM_KEY(INC_QPN_TO_CHILD(4100, 3)), 4);      /* 4100 mod 4096 */
+	assert_int_equal(INC_QPN_COMM_KEY(INC_QPN_TO_CHILD(4095, 63)), 4095);
+	assert_int_equal(INC_QPN_COMM_KEY(INC_QPN_TO_PARENT(7)), 7);
+	assert_int_equal(INC_QPN_COMM_KEY(INC_QPN_TO_PARENT(7) | 1), -1);     /* no such parent end */
+	assert_int_equal(INC_QPN_COMM_KEY(0x11), -1);                         /* a host's (rxe) QPN */
+	assert_int_equal(INC_QPN_COMM_KEY(0x300700), -1);
+	assert_int_equal(INC_QPN_COMM_KEY(0xffffff), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +324,7 @@ int main(void)
 		cmocka_unit_test(test_psn_arithmetic_wraps),
 		cmocka_unit_test(test_crc32_xpow),
 		cmocka_unit_test(test_crc32_implementations_agree),
+		cmocka_unit_test(test_peek_dest_qp_and_comm_key),
 	};
 	return cmocka_run_group_tests_name("roce", tests, load_fixture, NULL);
 }
