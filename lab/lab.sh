@@ -42,6 +42,14 @@ URI=qemu:///system
 LIBVIRT_CONF=${INCLAB_LIBVIRT_CONF:-/etc/libvirt}   # where libvirtd keeps defined domains
 prefix=$INCLAB_PREFIX state=$INCLAB_STATE
 gen=$state/gen
+# The prefix and the state directory are written into libvirt XML, cloud-init
+# seeds and lab.env (which this script sources) and name devices and
+# namespaces: a strict grammar, checked before any verb uses them (topogen
+# checks what it writes again).
+[[ $prefix =~ ^[a-z][a-z0-9]*(-[a-z0-9]+)*$ && ${#prefix} -le 32 ]] ||
+    { printf "lab: INCLAB_PREFIX must be 1..32 characters of a-z, 0-9 and single '-' between them, starting with a letter, not '%s'\n" "$prefix" >&2; exit 1; }
+[[ $state =~ ^/[A-Za-z0-9._/+-]*$ && $state != *--* && ${#state} -le 200 ]] ||
+    { printf "lab: INCLAB_STATE must be an absolute path of at most 200 characters of A-Z a-z 0-9 . _ / + - without '--', not '%s'\n" "$state" >&2; exit 1; }
 
 log() { printf '[lab %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'lab: %s\n' "$*" >&2; exit 1; }
@@ -512,9 +520,15 @@ cmd_up() {
         die "topogen failed"
     rm -rf "$gen"; mv "$gen.new" "$gen"
     check_memory
-    { echo "LAB_TOPOLOGY=$TOPOLOGY"; echo "LAB_HASH=$topo_hash"; echo "LAB_ACCEL=$acc"
-      echo "LAB_ROLES=\"$(tr '\n' ' ' <<<"$roles")\""; echo "LAB_TEST=$test_lab"; echo "LAB_SWITCHES=$switches"
-      echo "LAB_TSC_KHZ=$LAB_TSC_KHZ"; } > "$state/lab.env"
+    # lab.env is sourced by the verbs: every value quoted by bash's printf %q
+    # (the same text for the words and paths topogen accepted above), the
+    # roles' list a word list of the same grammar in double quotes, which
+    # experiments/lib.sh (exp_lab_env) reads as text
+    local role_words; role_words=$(tr '\n' ' ' <<<"$roles")
+    [[ $role_words =~ ^[A-Za-z0-9._/+\ -]*$ ]] || die "images/build.sh printed roles that are not words and paths: '$role_words'"
+    { printf 'LAB_TOPOLOGY=%q\nLAB_HASH=%q\nLAB_ACCEL=%q\n' "$TOPOLOGY" "$topo_hash" "$acc"
+      printf 'LAB_ROLES="%s"\nLAB_TEST=%q\nLAB_SWITCHES=%q\nLAB_TSC_KHZ=%q\n' "$role_words" "$test_lab" "$switches" "$LAB_TSC_KHZ"
+    } > "$state/lab.env"
 
     if ! vsh net-info "$prefix-mgmt" >/dev/null 2>&1; then
         vsh net-define "$gen/network-mgmt.xml" >/dev/null

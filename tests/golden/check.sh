@@ -175,4 +175,10 @@ a topology path with '--' (an XML comment)|FILE|topology/../topology/1--2.yaml|t
 a topology path with a newline (a shell comment)|FILE|topology/1-2.yamlNLtouch x|the topology file's path must be
 EOF
 check "a refused option wrote nothing" [ ! -e "$tmp/opt" ]
+# lab.sh: the prefix and state directory (libvirt names, lab.env) are refused before any verb runs
+for bad in "INCLAB_PREFIX=lab\$(touch $tmp/pwned)" "INCLAB_PREFIX=Lab" "INCLAB_STATE=/var/lib/x\`touch $tmp/pwned\`" "INCLAB_STATE=relative"; do
+    out=$(env "$bad" lab/lab.sh status 2>&1); rc=$?
+    check "lab.sh status with $bad: exit 1 naming ${bad%%=*}, nothing run (got $rc: $out)" \
+        bash -c '[ "$1" = 1 ] && grep -q "^lab: $2 must be" <<<"$3" && [ ! -e "$4" ]' _ "$rc" "${bad%%=*}" "$out" "$tmp/pwned"
+done
 harness_end
