@@ -258,7 +258,11 @@ $(BUILD)/test_ctl: tests/unit/test_ctl.c $(BUILD)/incctl $(BUILD)/libinccl.a swi
 	$(CC) $(CFLAGS) -DBUILD_DIR='"$(BUILD)"' -o $@ tests/unit/test_ctl.c switch/swconfig.c $(BUILD)/libinccl.a \
 	  -libverbs -lyaml -lcmocka -lpthread
 
-UNIT_TESTS := $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
+# libinccl's argument checks and the quoting of control-message text (no RDMA device, no controller)
+$(BUILD)/test_api: tests/unit/test_api.c $(BUILD)/libinccl.a hostlib/internal.h | $(DEPS_STAMP)
+	$(CC) $(CFLAGS) -o $@ tests/unit/test_api.c $(BUILD)/libinccl.a -libverbs -lyaml -lcmocka
+
+UNIT_TESTS := $(BUILD)/test_api $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
               $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 

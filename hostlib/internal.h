@@ -85,6 +85,15 @@ int inccl__ring_broadcast(struct inccl_ring *r, void *buf, size_t count, int roo
 
 void inccl__ring_destroy(struct inccl_ring *r);
 
+/**
+ * inccl__comm_unconnected() - a communicator of rank @rank in @nranks with no
+ * device, queue pair or group: every collective checks its arguments and
+ * then fails with INCCL_EINVAL "communicator is not connected". For the unit
+ * tests of the argument checks (tests/unit/test_api.c), which have no RDMA
+ * device; inccl_comm_destroy() releases it.
+ */
+inccl_comm_t *inccl__comm_unconnected(int rank, int nranks);
+
 /** inccl__comm_algorithm() - the communicator's enum inccl_algo. */
 int inccl__comm_algorithm(const inccl_comm_t *c);
 
