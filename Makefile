@@ -132,22 +132,24 @@ lab-status:
 	lab/lab.sh status
 lab-clocks:
 	lab/lab.sh clocks
+# NODE, CMD, LINK, SECONDS, RESULTS and the experiments' settings reach the
+# scripts through the environment (make exports what its command line sets),
+# never pasted into a recipe's shell command line, where a quote or a ; in them
+# would be shell syntax.
 lab-ssh:
-	@lab/lab.sh ssh "$(NODE)" $(if $(CMD),"$(CMD)")
+	@lab/lab.sh ssh "$$NODE" $(if $(value CMD),"$$CMD")
 lab-console:
-	lab/lab.sh console "$(NODE)"
+	lab/lab.sh console "$$NODE"
 lab-sync: payload
 	lab/lab.sh sync
 lab-capture: $(BUILD)/udpcap
-	lab/lab.sh capture "$(LINK)" $(SECONDS)
+	lab/lab.sh capture "$$LINK" "$$SECONDS"
 
 # ---- experiments -----------------------------------------------------------
-# experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR SIZES COLLECTIVES BASELINES RESULTS ROUNDS WINDOW MESSAGE.
-EXP_VARS = SIZE="$(SIZE)" ROOT="$(ROOT)" DTYPE="$(DTYPE)" OP="$(OP)" ITERS="$(ITERS)" WARMUP="$(WARMUP)" \
-           MIN="$(MIN)" MAX="$(MAX)" FACTOR="$(FACTOR)" SIZES="$(SIZES)" COLLECTIVES="$(COLLECTIVES)" \
-           BASELINES="$(BASELINES)" RESULTS="$(RESULTS)" ROUNDS="$(ROUNDS)" WINDOW="$(WINDOW)" MESSAGE="$(MESSAGE)"
+# experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR SIZES COLLECTIVES BASELINES RESULTS ROUNDS WINDOW
+# MESSAGE from the environment (make exports them from its command line) and checks each
 exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper: $(DEPS_STAMP) payload
-	$(EXP_VARS) experiments/exp.sh $(@:exp-%=%)
+	experiments/exp.sh $(@:exp-%=%)
 include experiments/baselines/baselines.mk
 
 # ---- analysis: charts and results/REPORT.md from every stored run -------------
@@ -156,7 +158,7 @@ $(BUILD)/increport: $(ANALYSIS_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Ianalysis -o $@ $(filter %.c,$(ANALYSIS_SRC)) -lyaml -lm
 plots: $(BUILD)/increport
-	INCLAB_BUILD=$(abspath $(BUILD)) analysis/plots.sh $(or $(RESULTS),results)
+	INCLAB_BUILD=$(abspath $(BUILD)) analysis/plots.sh "$${RESULTS:-results}"
 
 # ---- tests -------------------------------------------------------------
 # the lab tests share the lab's names: one after the other, also under make -j.

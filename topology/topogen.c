@@ -589,20 +589,26 @@ static void gen_tables(const struct topology *t, const struct opts *o)
 }
 
 /*
- * path_ok() - whether @s is a path topogen may write unquoted into XML
- * attributes and text, cloud-config and shell comments: 1..@max characters
- * of A-Z a-z 0-9 . _ / + -, without "--" (not allowed in an XML comment),
- * starting with '/' when @absolute.
+ * path_ok() - whether @s is a path topogen may write unquoted: 1..@max
+ * characters, not starting with '-' and without "--" (not allowed in an XML
+ * comment). A path written into XML attributes and text and into YAML
+ * values (@absolute: the state and image directories) is A-Z a-z 0-9 . _ / + -
+ * and starts with '/'; one written into comments only (the topology file's:
+ * XML, YAML and shell comments) may hold any printable ASCII character, but
+ * no line break or other control character that would end the comment.
  */
 static int path_ok(const char *s, size_t max, int absolute)
 {
 	size_t len = strlen(s);
 
-	if (len < 1 || len > max || (absolute && s[0] != '/'))
+	if (len < 1 || len > max || (absolute && s[0] != '/') || s[0] == '-' || strstr(s, "--"))
 		return 0;
-	if (s[0] == '-' || strstr(s, "--"))
-		return 0;
-	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._/+-") == len;
+	if (absolute)
+		return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._/+-") == len;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e)
+			return 0;
+	return 1;
 }
 
 /* The options, on @f. */
@@ -726,8 +732,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 		if (!path_ok(argv[optind], 200, 0)) {
-			fprintf(stderr, "topogen: the topology file's path must be at most 200 characters of "
-					"A-Z a-z 0-9 . _ / + - without '--' (it is written into XML, YAML and shell comments), not '%s'\n",
+			fprintf(stderr, "topogen: the topology file's path must be at most 200 printable ASCII characters, "
+					"not starting with '-' and without '--' (it is written into XML, YAML and shell comments), not '%s'\n",
 				argv[optind]);
 			return -1;
 		}

@@ -338,6 +338,11 @@ check "hostile runs: each title holds its payload as text, in one single-quoted 
     bash -c 'grep -qxF "$1" "$4/quote-20261108-000000/plots/allreduce.gp" && grep -qF "$2" "$4/backquote-20261108-000001/plots/allreduce.gp" &&
         grep -qF "$3" "$4/$5/plots/allreduce.gp"' _ "$want_q" "$want_b" "$want_n" "$hr" "$hn"
 
+# make plots takes RESULTS from the environment: a value with shell syntax is a (missing) directory, never a command
+out=$(make -s --no-print-directory -C "$top" BUILD="$build" plots RESULTS="$tmp/none; touch $tmp/pwned-make" 2>&1); rc=$?
+check "make plots RESULTS='DIR; touch ...': fails naming that directory, runs nothing (got $rc)" \
+    bash -c '[ "$1" != 0 ] && grep -qF "no results directory '"'"'$3/none; touch $3/pwned-make'"'"'" <<<"$2" && [ ! -e "$3/pwned-make" ]' _ "$rc" "$out" "$tmp"
+
 # ---- nothing to read -------------------------------------------------------------------------
 out=$(analysis/plots.sh "$tmp/none" 2>&1); rc=$?
 check "no results directory: exit 2 with a reason ($out)" said $rc 2 'no results directory' <<<"$out"

@@ -152,6 +152,20 @@ for f in tests/golden/*/seeds/*/user-data tests/golden/*/seeds/*/network-config 
     /usr/bin/python3 -c 'import sys, yaml; yaml.safe_load(open(sys.argv[1]))' "$f" 2>/dev/null || { bad=$((bad + 1)); echo "  not YAML: $f"; }
 done
 check "every golden user-data, network-config and meta-data is YAML (PyYAML)" [ $bad = 0 ]
+# a topology path of printable characters goes into comments only: the files stay valid XML, YAML and sh
+odd="$tmp/it's: #1 <x> & \"y\" \$(z).yaml"
+cp topology/1-2.yaml "$odd"
+if gen "$tmp/odd" "$odd" 2>"$tmp/odd.err"; then
+    bad=0
+    for x in "$tmp/odd"/domains/*.xml; do virt-xml-validate "$x" domain >/dev/null 2>&1 || bad=$((bad + 1)); done
+    virt-xml-validate "$tmp/odd/network-mgmt.xml" network >/dev/null 2>&1 || bad=$((bad + 1))
+    for f in "$tmp/odd"/seeds/*/user-data "$tmp/odd"/seeds/*/network-config; do
+        /usr/bin/python3 -c 'import sys, yaml; yaml.safe_load(open(sys.argv[1]))' "$f" 2>/dev/null || bad=$((bad + 1))
+    done
+    check "a topology path with ' : # < > & \" \$( ): its comments leave every domain, network and seed valid ($bad invalid)" [ $bad = 0 ]
+else
+    ko "topogen refused a printable topology path: $(cat "$tmp/odd.err")"
+fi
 # options written into XML, YAML and shell files: a strict grammar, exit 2 with the option named
 nl=$'\n'
 while IFS='|' read -r what opt val want; do
@@ -181,4 +195,11 @@ for bad in "INCLAB_PREFIX=lab\$(touch $tmp/pwned)" "INCLAB_PREFIX=Lab" "INCLAB_S
     check "lab.sh status with $bad: exit 1 naming ${bad%%=*}, nothing run (got $rc: $out)" \
         bash -c '[ "$1" = 1 ] && grep -q "^lab: $2 must be" <<<"$3" && [ ! -e "$4" ]' _ "$rc" "${bad%%=*}" "$out" "$tmp/pwned"
 done
+# lab.sh: a capture's seconds and a push's mode reach a node's shell and bash arithmetic: checked first
+out=$(lab/lab.sh capture sw1-pku1 "x[\$(touch $tmp/pwned)]" 2>&1); rc=$?
+check "lab.sh capture with seconds 'x[\$(touch ...)]': exit 1, refused, nothing run (got $rc: $out)" \
+    bash -c '[ "$1" = 1 ] && grep -q "SECONDS must be a whole number" <<<"$2" && [ ! -e "$3" ]' _ "$rc" "$out" "$tmp/pwned"
+out=$(lab/lab.sh push pku1 /dev/null /tmp/x "755; touch $tmp/pwned" 2>&1); rc=$?
+check "lab.sh push with mode '755; touch ...': exit 1, refused, nothing run (got $rc: $out)" \
+    bash -c '[ "$1" = 1 ] && grep -q "mode must be 3 or 4 octal digits" <<<"$2" && [ ! -e "$3" ]' _ "$rc" "$out" "$tmp/pwned"
 harness_end
