@@ -573,6 +573,25 @@ struct rank_cfg {
 	char ip[16];
 };
 
+int inccl__qp_entry(FILE *f, int rank, struct ctl_doc *m, char *err, size_t errlen)
+{
+	const char *ip = ctl_str(m, NULL, "ip");
+	struct in_addr ia;
+	unsigned long qpn;
+	char a[16];
+
+	/* the address is parsed, and what is written is this rank's own rendering of it:
+	 * no text of a peer's reaches the YAML written here */
+	if (!ip || inet_pton(AF_INET, ip, &ia) != 1) {
+		snprintf(err, errlen, "ip is not an IPv4 address (a.b.c.d)");
+		return -1;
+	}
+	if (ctl_uint(m, NULL, "qpn", 0xffffff, &qpn, err, errlen) < 0)
+		return -1;
+	fprintf(f, "  - {rank: %d, ip: %s, qpn: %lu}\n", rank, inet_ntop(AF_INET, &ia, a, sizeof(a)), qpn);
+	return 0;
+}
+
 /* Rank 0: collect every rank's queue pair; ask the controller; hand out the configs. */
 static int init_rank0(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64_t deadline, struct rank_cfg *mine)
 {
@@ -589,23 +608,12 @@ static int init_rank0(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64_
 	fprintf(f, "msg: communicator\ngroup: %d\nranks:\n  - {rank: 0, ip: %s, qpn: %u}\n", g->id,
 		inet_ntop(AF_INET, &my_ip, a, sizeof(a)), my_qpn);
 	for (int r = 1; r < g->nranks && rc == INCCL_OK; r++) {
-		unsigned long qpn;
-		const char *ip;
-		struct in_addr ia;
 		snprintf(who, sizeof(who), "rank %d", r);
 		if ((rc = expect(&g->peer[r], deadline, "qp", who, &m)))
 			break;
-		/* the address a rank sends is parsed, and what goes to the controller is this
-		 * rank's own rendering of it: no text of a peer's reaches the YAML written here */
-		ip = ctl_str(&m, NULL, "ip");
-		if (!ip || inet_pton(AF_INET, ip, &ia) != 1) {
-			inccl__set_last_error("rank %d sent a bad 'qp' message: ip is not an IPv4 address (a.b.c.d)", r);
-			rc = INCCL_ECONN;
-		} else if (ctl_uint(&m, NULL, "qpn", 0xffffff, &qpn, err, sizeof(err)) < 0) {
+		if (inccl__qp_entry(f, r, &m, err, sizeof(err)) < 0) {
 			inccl__set_last_error("rank %d sent a bad 'qp' message: %s", r, err);
 			rc = INCCL_ECONN;
-		} else {
-			fprintf(f, "  - {rank: %d, ip: %s, qpn: %lu}\n", r, inet_ntop(AF_INET, &ia, a, sizeof(a)), qpn);
 		}
 		ctl_doc_free(&m);
 	}

@@ -8,6 +8,9 @@
  *   create calls are refused before they look for one, and the collectives
  *   run on a communicator without a device (inccl__comm_unconnected(), the
  *   one faked edge), whose good arguments end in "not connected" instead.
+ * - rank 0 writes what the other ranks send into its request to the
+ *   controller only as it parsed it (inccl__qp_entry(): a rank's address
+ *   and queue pair number), never their text.
  * - ctl_quote() (proto/ctlmsg.c), through which every free text goes into a
  *   control message: libyaml's emitter quotes it, and libyaml's parser reads
  *   back exactly that text as one scalar, whatever it holds (quotes, line
@@ -209,12 +212,75 @@ static void test_quote(void **state)
 	assert_string_equal(ctl_quote("abc", tiny, sizeof(tiny)), "\"\"");
 }
 
+/* The "communicator" request rank 0 writes with @entry (a rank's line) parses to how many ranks. */
+static int ranks_in(const char *entry)
+{
+	char text[1024], err[256];
+	struct ctl_doc d;
+	int n;
+
+	snprintf(text, sizeof(text), "msg: communicator\ngroup: 1\nranks:\n  - {rank: 0, ip: 10.1.1.21, qpn: 17}\n%s", entry);
+	if (ctl_parse(text, &d, err, sizeof(err)) < 0)
+		return -1;
+	for (n = 0; ctl_item(&d, ctl_get(&d, NULL, "ranks"), n); n++)
+		;
+	ctl_doc_free(&d);
+	return n;
+}
+
+static void test_qp_entry(void **state)
+{
+	/* an ip that closes the flow mapping and adds a rank: live when copied as it came */
+	const char *evil = "10.1.1.5, qpn: 1}\n  - {rank: 0, ip: 6.6.6.6";
+	char line[256], err[256], msg[512], raw[256];
+	struct {
+		const char *ip, *qpn, *want; /* want: the line, or the reason */
+	} cases[] = {
+		{ "10.1.1.5", "4660", "  - {rank: 1, ip: 10.1.1.5, qpn: 4660}\n" },
+		{ "'10.1.1.5'", "4660", "  - {rank: 1, ip: 10.1.1.5, qpn: 4660}\n" },
+		{ "\"10.1.1.5, qpn: 1}\\n  - {rank: 0, ip: 6.6.6.6\"", "4660", "ip is not an IPv4 address" },
+		{ "10.1.1.5 # x", "4660", "  - {rank: 1, ip: 10.1.1.5, qpn: 4660}\n" }, /* a YAML comment: not the peer's text */
+		{ "\"10.1.1.5 \"", "4660", "ip is not an IPv4 address" },
+		{ "010.1.1.5", "4660", "ip is not an IPv4 address" },
+		{ "[10.1.1.5]", "4660", "ip is not an IPv4 address" },
+		{ "10.1.1.5", "16777216", "'qpn' must be a number in 0..16777215" },
+		{ "10.1.1.5", "-1", "'qpn' must be a number" },
+	};
+
+	snprintf(raw, sizeof(raw), "  - {rank: 1, ip: %s, qpn: 4660}\n", evil);
+	assert_int_equal(ranks_in(raw), 3); /* the control: a printf of the peer's text adds a rank */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ctl_doc d;
+		FILE *f;
+		int rc;
+
+		memset(line, 0, sizeof(line));
+		assert_non_null(f = fmemopen(line, sizeof(line) - 1, "w"));
+
+		snprintf(msg, sizeof(msg), "msg: qp\nrank: 1\nip: %s\nqpn: %s\n", cases[i].ip, cases[i].qpn);
+		assert_int_equal(ctl_parse(msg, &d, err, sizeof(err)), 0);
+		err[0] = 0;
+		rc = inccl__qp_entry(f, 1, &d, err, sizeof(err));
+		fclose(f);
+		ctl_doc_free(&d);
+		if (cases[i].want[0] == ' ') {
+			if (rc != 0 || strcmp(line, cases[i].want))
+				fail_msg("ip %s qpn %s: rc %d, '%s' (%s), want '%s'", cases[i].ip, cases[i].qpn, rc, line, err,
+					 cases[i].want);
+			assert_int_equal(ranks_in(line), 2);
+		} else if (rc != -1 || !strstr(err, cases[i].want) || line[0]) {
+			fail_msg("ip %s qpn %s: rc %d, wrote '%s', said '%s'; want -1 and '%s'", cases[i].ip, cases[i].qpn, rc,
+				 line, err, cases[i].want);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_group_create), cmocka_unit_test(test_comm_create),
 		cmocka_unit_test(test_null_comm),    cmocka_unit_test(test_collective_args),
-		cmocka_unit_test(test_quote),
+		cmocka_unit_test(test_quote),        cmocka_unit_test(test_qp_entry),
 	};
 	return cmocka_run_group_tests_name("api", tests, NULL, NULL);
 }
