@@ -134,24 +134,26 @@ lab-status:
 	lab/lab.sh status
 lab-clocks:
 	lab/lab.sh clocks
+# NODE, CMD, LINK, SECONDS, RESULTS and the experiments' settings reach the
+# scripts through the environment (make exports what its command line sets),
+# never pasted into a recipe's shell command line, where a quote or a ; in them
+# would be shell syntax.
 lab-reboot:
-	lab/lab.sh reboot $(NODE)
+	@set -f; lab/lab.sh reboot $$NODE
 lab-ssh:
-	@lab/lab.sh ssh "$(NODE)" $(if $(CMD),"$(CMD)")
+	@lab/lab.sh ssh "$$NODE" $(if $(value CMD),"$$CMD")
 lab-console:
-	lab/lab.sh console "$(NODE)"
+	lab/lab.sh console "$$NODE"
 lab-sync: payload
 	lab/lab.sh sync
 lab-capture: $(BUILD)/udpcap
-	lab/lab.sh capture "$(LINK)" $(SECONDS)
+	lab/lab.sh capture "$$LINK" "$$SECONDS"
 
 # ---- experiments -----------------------------------------------------------
-# experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR SIZES COLLECTIVES BASELINES RESULTS ROUNDS WINDOW MESSAGE.
-EXP_VARS = SIZE="$(SIZE)" ROOT="$(ROOT)" DTYPE="$(DTYPE)" OP="$(OP)" ITERS="$(ITERS)" WARMUP="$(WARMUP)" \
-           MIN="$(MIN)" MAX="$(MAX)" FACTOR="$(FACTOR)" SIZES="$(SIZES)" COLLECTIVES="$(COLLECTIVES)" \
-           BASELINES="$(BASELINES)" RESULTS="$(RESULTS)" ROUNDS="$(ROUNDS)" WINDOW="$(WINDOW)" MESSAGE="$(MESSAGE)"
+# experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR SIZES COLLECTIVES BASELINES RESULTS ROUNDS WINDOW
+# MESSAGE from the environment (make exports them from its command line) and checks each
 exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper: $(DEPS_STAMP) payload
-	$(EXP_VARS) experiments/exp.sh $(@:exp-%=%)
+	experiments/exp.sh $(@:exp-%=%)
 include experiments/baselines/baselines.mk
 
 # ---- analysis: charts and results/REPORT.md from every stored run -------------
@@ -160,7 +162,7 @@ $(BUILD)/increport: $(ANALYSIS_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Ianalysis -o $@ $(filter %.c,$(ANALYSIS_SRC)) -lyaml -lm
 plots: $(BUILD)/increport
-	INCLAB_BUILD=$(abspath $(BUILD)) analysis/plots.sh $(or $(RESULTS),results)
+	INCLAB_BUILD=$(abspath $(BUILD)) analysis/plots.sh "$${RESULTS:-results}"
 
 # ---- tests -------------------------------------------------------------
 # the lab tests share the lab's names: one after the other, also under make -j.
@@ -267,7 +269,11 @@ $(BUILD)/test_ctl: tests/unit/test_ctl.c $(BUILD)/incctl $(BUILD)/libinccl.a swi
 	$(CC) $(CFLAGS) -DBUILD_DIR='"$(BUILD)"' -o $@ tests/unit/test_ctl.c switch/swconfig.c $(BUILD)/libinccl.a \
 	  -libverbs -lyaml -lcmocka -lpthread
 
-UNIT_TESTS := $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
+# libinccl's argument checks and the quoting of control-message text (no RDMA device, no controller)
+$(BUILD)/test_api: tests/unit/test_api.c $(BUILD)/libinccl.a hostlib/internal.h | $(DEPS_STAMP)
+	$(CC) $(CFLAGS) -o $@ tests/unit/test_api.c $(BUILD)/libinccl.a -libverbs -lyaml -lcmocka
+
+UNIT_TESTS := $(BUILD)/test_api $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
               $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 

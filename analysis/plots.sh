@@ -22,7 +22,7 @@ scripts=$("$increport" plots "$results") || rc=1
 n=0 bad=0
 while read -r gp; do
     [ -n "$gp" ] || continue
-    if (cd "$(dirname "$gp")" && gnuplot "$(basename "$gp")" 2> "$(basename "$gp" .gp).log"); then
+    if (cd -- "$(dirname -- "$gp")" && gnuplot "$(basename -- "$gp")" 2> "$(basename "$gp" .gp).log"); then
         n=$((n + 1))
         rm -f "${gp%.gp}.log"
     else

@@ -33,6 +33,7 @@
 #include "internal.h"
 
 #define PKT 1024 /* RoCE path MTU of the lab: the switch aggregates per packet of it */
+#define MAX_RANKS 0xfffe /* ranks of a communicator: dest_rank is 16 bits, 0xffff is every rank */
 #define MAX_MESSAGE 64 /* packets per message at most: 64 KiB, where the lab's same-load ceiling
                         * stopped growing (6.76 MB/s per host at 64 KiB messages, 2.75 at 1 KiB) */
 #define WAIT_MS 100 /* longest sleep on the CQ before the no-progress check looks at the clock */
@@ -120,6 +121,10 @@ int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inc
 	inccl_comm_t *c;
 	int n, rc = INCCL_OK;
 
+	if (!out || !qpn) {
+		inccl__set_last_error("inccl_comm_create: %s is NULL", !out ? "out" : "qpn");
+		return INCCL_EINVAL;
+	}
 	*out = NULL;
 	if (o) {
 		d.device = o->device ? o->device : d.device;
@@ -129,12 +134,22 @@ int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inc
 		d.algorithm = o->algorithm;
 		d.message = o->message ? o->message : d.message;
 	}
-	if (nranks < 1 || rank < 0 || rank >= nranks || d.window < 1 || d.window > 16384 || d.timeout_ms < 1 ||
-	    (d.algorithm != INCCL_ALGO_INC && d.algorithm != INCCL_ALGO_RING) || d.message < 1 ||
-	    d.message > MAX_MESSAGE) {
-		inccl__set_last_error("bad arguments: rank %d of %d, window %d (1..16384), timeout %d ms, algorithm %d, "
-				      "message %d (1..%d packets)",
-				      rank, nranks, d.window, d.timeout_ms, d.algorithm, d.message, MAX_MESSAGE);
+	/* each bad argument refused by name; ranks fit the immediate's 16-bit dest_rank, whose
+	 * 0xffff means "every rank" (inc_proto.h) */
+	const char *bad = nranks < 1 || nranks > MAX_RANKS ? "nranks"
+			  : rank < 0 || rank >= nranks ? "rank"
+			  : d.window < 1 || d.window > 16384 ? "window"
+			  : d.timeout_ms < 1 ? "timeout_ms"
+			  : d.algorithm != INCCL_ALGO_INC && d.algorithm != INCCL_ALGO_RING ? "algorithm"
+			  : d.message < 1 || d.message > MAX_MESSAGE ? "message"
+			  : d.gid_index < -1 || d.gid_index > 255 ? "gid_index"
+			  : NULL;
+	if (bad) {
+		inccl__set_last_error("inccl_comm_create: bad %s: rank %d of nranks %d (1..%d), window %d (1..16384), "
+				      "timeout_ms %d (> 0), algorithm %d (INCCL_ALGO_INC or INCCL_ALGO_RING), message %d "
+				      "(1..%d packets), gid_index %d (-1..255)",
+				      bad, rank, nranks, MAX_RANKS, d.window, d.timeout_ms, d.algorithm, d.message, MAX_MESSAGE,
+				      d.gid_index);
 		return INCCL_EINVAL;
 	}
 	if (d.message > d.window)
@@ -212,8 +227,14 @@ int inccl_comm_connect(inccl_comm_t *c, const char *switch_ip, uint32_t switch_q
 	struct in_addr ip;
 	struct ibv_qp_attr a = { 0 };
 
-	if (inet_pton(AF_INET, switch_ip, &ip) != 1 || !switch_qpn)
-		return fail(c, INCCL_EINVAL, "bad switch address '%s' or QPN %u", switch_ip, switch_qpn);
+	if (!c) {
+		inccl__set_last_error("inccl_comm_connect: comm is NULL");
+		return INCCL_EINVAL;
+	}
+	if (!switch_ip || inet_pton(AF_INET, switch_ip, &ip) != 1)
+		return fail(c, INCCL_EINVAL, "switch_ip '%.40s' is not an IPv4 address (a.b.c.d)", switch_ip ? switch_ip : "(NULL)");
+	if (!switch_qpn || switch_qpn > 0xffffff)
+		return fail(c, INCCL_EINVAL, "switch_qpn %u is not a queue pair number (1..0xffffff)", switch_qpn);
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = switch_qpn;
@@ -464,18 +485,28 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 	return INCCL_OK;
 }
 
-static int check(inccl_comm_t *c, size_t count, int dtype, int op, int root)
+/*
+ * The arguments of collective @what, each refused by name with INCCL_EINVAL:
+ * a NULL @c (said by inccl_last_error(), there is no communicator to hold
+ * it), a zero @count or one whose bytes overflow size_t, an unknown @dtype
+ * or @op, a @root that is not a rank.
+ */
+static int check(inccl_comm_t *c, const char *what, size_t count, int dtype, int op, int root)
 {
-	if (!c)
+	if (!c) {
+		inccl__set_last_error("%s: comm is NULL", what);
 		return INCCL_EINVAL;
-	if (count == 0 || count > SIZE_MAX / INC_ELEM_SIZE)
-		return fail(c, INCCL_EINVAL, "count must be at least 1");
+	}
+	if (count == 0)
+		return fail(c, INCCL_EINVAL, "%s: count must be at least 1", what);
+	if (count > SIZE_MAX / INC_ELEM_SIZE)
+		return fail(c, INCCL_EINVAL, "%s: count %zu elements of %d bytes overflows size_t", what, count, INC_ELEM_SIZE);
 	if (dtype != INCCL_INT32 && dtype != INCCL_FLOAT32)
-		return fail(c, INCCL_EINVAL, "unknown dtype %d", dtype);
+		return fail(c, INCCL_EINVAL, "%s: unknown dtype %d (INCCL_INT32 or INCCL_FLOAT32)", what, dtype);
 	if (op < INCCL_SUM || op > INCCL_MIN)
-		return fail(c, INCCL_EINVAL, "unknown operator %d", op);
+		return fail(c, INCCL_EINVAL, "%s: unknown op %d (INCCL_SUM, INCCL_MAX or INCCL_MIN)", what, op);
 	if (root < 0 || root >= c->nranks)
-		return fail(c, INCCL_EINVAL, "root %d is not a rank of 0..%d", root, c->nranks - 1);
+		return fail(c, INCCL_EINVAL, "%s: root %d is not a rank of 0..%d", what, root, c->nranks - 1);
 	return INCCL_OK;
 }
 
@@ -488,7 +519,7 @@ static int need_buf(inccl_comm_t *c, const void *p, const char *what)
 int inccl_allreduce(inccl_comm_t *c, const void *send, void *recv, size_t count, enum inccl_dtype dtype,
 		    enum inccl_op op)
 {
-	int rc = check(c, count, dtype, op, 0);
+	int rc = check(c, "inccl_allreduce", count, dtype, op, 0);
 	if (!rc && !(rc = need_buf(c, send, "the send")))
 		rc = need_buf(c, recv, "the receive");
 	return rc ? rc : run(c, INC_ALLREDUCE, (enum inc_op)op, dtype, 0, send, recv, count);
@@ -497,7 +528,7 @@ int inccl_allreduce(inccl_comm_t *c, const void *send, void *recv, size_t count,
 int inccl_reduce(inccl_comm_t *c, const void *send, void *recv, size_t count, enum inccl_dtype dtype,
 		 enum inccl_op op, int root)
 {
-	int rc = check(c, count, dtype, op, root);
+	int rc = check(c, "inccl_reduce", count, dtype, op, root);
 	if (!rc && !(rc = need_buf(c, send, "the send")) && c->rank == root)
 		rc = need_buf(c, recv, "the root's receive");
 	return rc ? rc : run(c, INC_REDUCE, (enum inc_op)op, dtype, root, send, recv, count);
@@ -505,7 +536,7 @@ int inccl_reduce(inccl_comm_t *c, const void *send, void *recv, size_t count, en
 
 int inccl_broadcast(inccl_comm_t *c, void *buf, size_t count, enum inccl_dtype dtype, int root)
 {
-	int rc = check(c, count, dtype, INCCL_SUM, root);
+	int rc = check(c, "inccl_broadcast", count, dtype, INCCL_SUM, root);
 	if (!rc)
 		rc = need_buf(c, buf, "the");
 	return rc ? rc : run(c, INC_BROADCAST, INC_OP_SUM, dtype, root, buf, buf, count);
@@ -513,8 +544,10 @@ int inccl_broadcast(inccl_comm_t *c, void *buf, size_t count, enum inccl_dtype d
 
 int inccl_barrier(inccl_comm_t *c)
 {
-	if (!c)
+	if (!c) {
+		inccl__set_last_error("inccl_barrier: comm is NULL");
 		return INCCL_EINVAL;
+	}
 	return run(c, INC_ALLREDUCE, INC_OP_BARRIER, INCCL_INT32, 0, NULL, NULL, 0);
 }
 
@@ -561,6 +594,20 @@ void inccl__comm_attach(inccl_comm_t *c, void (*release)(void *ctx, unsigned com
 	c->watch = watch;
 	c->release_ctx = ctx;
 	c->comm_id = comm_id;
+}
+
+inccl_comm_t *inccl__comm_unconnected(int rank, int nranks)
+{
+	inccl_comm_t *c = calloc(1, sizeof(*c));
+
+	if (c) {
+		c->rank = rank;
+		c->nranks = nranks;
+		c->window = 1;
+		c->message = 1;
+		c->timeout_ms = 1;
+	}
+	return c;
 }
 
 void inccl_comm_destroy(inccl_comm_t *c)

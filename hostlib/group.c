@@ -342,7 +342,7 @@ void inccl_group_destroy(inccl_group_t *g)
 static int take_join(inccl_group_t *g, struct peer *np, const char *text)
 {
 	struct ctl_doc m;
-	char err[256];
+	char err[256], q[600];
 	unsigned long r, n;
 	int ok = 0;
 
@@ -354,7 +354,8 @@ static int take_join(inccl_group_t *g, struct peer *np, const char *text)
 		ctl_sendf(np->fd, 100, "msg: error\nerror: \"'join' was due\"\n");
 	else if (ctl_uint(&m, NULL, "rank", 0xffff, &r, err, sizeof(err)) < 0 ||
 		 ctl_uint(&m, NULL, "nranks", 0xffff, &n, err, sizeof(err)) < 0)
-		ctl_sendf(np->fd, 100, "msg: error\nerror: \"join: %s\"\n", err);
+		/* err quotes what the peer sent: quoted as YAML by libyaml */
+		ctl_sendf(np->fd, 100, "msg: error\nerror: %s\n", ctl_quote(err, q, sizeof(q)));
 	else if ((int)n != g->nranks)
 		ctl_sendf(np->fd, 100, "msg: error\nerror: \"rank %lu says %lu ranks, rank 0 says %d\"\n", r, n, g->nranks);
 	else if (r == 0 || (int)r >= g->nranks)
@@ -528,10 +529,19 @@ int inccl_group_create(const struct inccl_group_opts *o, int rank, int nranks, i
 	int port, rc;
 	inccl_group_t *g;
 
+	if (!out) {
+		inccl__set_last_error("inccl_group_create: out is NULL");
+		return INCCL_EINVAL;
+	}
 	*out = NULL;
 	inccl__set_last_error("%s", "");
 	if (nranks < 1 || nranks > 0xfffe || rank < 0 || rank >= nranks) {
-		inccl__set_last_error("rank %d of %d ranks: want 0 <= rank < nranks <= 65534", rank, nranks);
+		inccl__set_last_error("inccl_group_create: bad %s: rank %d of nranks %d, want 0 <= rank < nranks <= 65534",
+				      nranks < 1 || nranks > 0xfffe ? "nranks" : "rank", rank, nranks);
+		return INCCL_EINVAL;
+	}
+	if (o && o->timeout_ms < 0) {
+		inccl__set_last_error("inccl_group_create: bad timeout_ms %d (> 0, or 0 for the default)", o->timeout_ms);
 		return INCCL_EINVAL;
 	}
 	if (!(g = calloc(1, sizeof(*g))) || !(g->peer = calloc((size_t)nranks, sizeof(*g->peer)))) {
@@ -576,6 +586,25 @@ struct rank_cfg {
 	char ip[16];
 };
 
+int inccl__qp_entry(FILE *f, int rank, struct ctl_doc *m, char *err, size_t errlen)
+{
+	const char *ip = ctl_str(m, NULL, "ip");
+	struct in_addr ia;
+	unsigned long qpn;
+	char a[16];
+
+	/* the address is parsed, and what is written is this rank's own rendering of it:
+	 * no text of a peer's reaches the YAML written here */
+	if (!ip || inet_pton(AF_INET, ip, &ia) != 1) {
+		snprintf(err, errlen, "ip is not an IPv4 address (a.b.c.d)");
+		return -1;
+	}
+	if (ctl_uint(m, NULL, "qpn", 0xffffff, &qpn, err, errlen) < 0)
+		return -1;
+	fprintf(f, "  - {rank: %d, ip: %s, qpn: %lu}\n", rank, inet_ntop(AF_INET, &ia, a, sizeof(a)), qpn);
+	return 0;
+}
+
 /* Rank 0: collect every rank's queue pair; ask the controller; hand out the configs. */
 static int init_rank0(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64_t deadline, struct rank_cfg *mine)
 {
@@ -592,17 +621,12 @@ static int init_rank0(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64_
 	fprintf(f, "msg: communicator\ngroup: %d\nranks:\n  - {rank: 0, ip: %s, qpn: %u}\n", g->id,
 		inet_ntop(AF_INET, &my_ip, a, sizeof(a)), my_qpn);
 	for (int r = 1; r < g->nranks && rc == INCCL_OK; r++) {
-		unsigned long qpn;
-		const char *ip;
 		snprintf(who, sizeof(who), "rank %d", r);
 		if ((rc = expect(&g->peer[r], deadline, "qp", who, &m)))
 			break;
-		ip = ctl_str(&m, NULL, "ip");
-		if (!ip || ctl_uint(&m, NULL, "qpn", 0xffffff, &qpn, err, sizeof(err)) < 0) {
-			inccl__set_last_error("rank %d sent a bad 'qp' message", r);
+		if (inccl__qp_entry(f, r, &m, err, sizeof(err)) < 0) {
+			inccl__set_last_error("rank %d sent a bad 'qp' message: %s", r, err);
 			rc = INCCL_ECONN;
-		} else {
-			fprintf(f, "  - {rank: %d, ip: %s, qpn: %lu}\n", r, ip, qpn);
 		}
 		ctl_doc_free(&m);
 	}
@@ -627,16 +651,18 @@ static int init_rank0(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64_
 		yaml_node_t *it = ctl_item(&m, ranks, r);
 		const char *ip = it ? ctl_str(&m, it, "switch_ip") : NULL;
 		unsigned long rr;
-		if (!ip || ctl_uint(&m, it, "rank", 0xffff, &rr, err, sizeof(err)) < 0 || (int)rr != r ||
-		    ctl_uint(&m, it, "switch_qpn", 0xffffff, &qpn, err, sizeof(err)) < 0) {
-			snprintf(err, sizeof(err), "ranks[%d] is not {rank: %d, switch_ip, switch_qpn}", r, r);
+		struct in_addr ia;
+		if (!ip || inet_pton(AF_INET, ip, &ia) != 1 || ctl_uint(&m, it, "rank", 0xffff, &rr, err, sizeof(err)) < 0 ||
+		    (int)rr != r || ctl_uint(&m, it, "switch_qpn", 0xffffff, &qpn, err, sizeof(err)) < 0) {
+			snprintf(err, sizeof(err), "ranks[%d] is not {rank: %d, switch_ip: A.B.C.D, switch_qpn}", r, r);
 			goto bad;
 		}
+		inet_ntop(AF_INET, &ia, a, sizeof(a)); /* the controller's address, as this rank writes it */
 		if (r == 0) {
 			*mine = (struct rank_cfg){ (unsigned)comm, (unsigned)psn, (unsigned)qpn, "" };
-			snprintf(mine->ip, sizeof(mine->ip), "%s", ip);
+			snprintf(mine->ip, sizeof(mine->ip), "%s", a);
 		} else if (ctl_sendf(g->peer[r].fd, left(deadline), "msg: config\ncomm: %lu\npsn: %lu\nswitch_ip: %s\nswitch_qpn: %lu\n",
-				     comm, psn, ip, qpn) < 0) {
+				     comm, psn, a, qpn) < 0) {
 			ctl_doc_free(&m);
 			inccl__set_last_error("rank %d went away", r);
 			fail_all(g);
@@ -669,7 +695,8 @@ static int init_member(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64
 	if ((rc = expect(&g->peer[0], deadline, "config", "rank 0", &m)))
 		return rc;
 	const char *ip = ctl_str(&m, NULL, "switch_ip");
-	if (!ip || ctl_uint(&m, NULL, "comm", 0x7fffffff, &comm, err, sizeof(err)) < 0 ||
+	struct in_addr ia;
+	if (!ip || inet_pton(AF_INET, ip, &ia) != 1 || ctl_uint(&m, NULL, "comm", 0x7fffffff, &comm, err, sizeof(err)) < 0 ||
 	    ctl_uint(&m, NULL, "psn", 0xffffff, &psn, err, sizeof(err)) < 0 ||
 	    ctl_uint(&m, NULL, "switch_qpn", 0xffffff, &qpn, err, sizeof(err)) < 0) {
 		ctl_doc_free(&m);
@@ -677,7 +704,7 @@ static int init_member(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64
 		return INCCL_ECONN;
 	}
 	*mine = (struct rank_cfg){ (unsigned)comm, (unsigned)psn, (unsigned)qpn, "" };
-	snprintf(mine->ip, sizeof(mine->ip), "%s", ip);
+	inet_ntop(AF_INET, &ia, mine->ip, sizeof(mine->ip));
 	ctl_doc_free(&m);
 	return INCCL_OK;
 }
@@ -827,10 +854,14 @@ int inccl_comm_init(inccl_group_t *g, const struct inccl_comm_opts *opts, inccl_
 	struct rank_cfg mine = { 0 };
 	int rc;
 
+	if (!out) {
+		inccl__set_last_error("inccl_comm_init: out is NULL");
+		return INCCL_EINVAL;
+	}
 	*out = NULL;
 	inccl__set_last_error("%s", "");
 	if (!g) {
-		inccl__set_last_error("no group");
+		inccl__set_last_error("inccl_comm_init: g is NULL (no group)");
 		return INCCL_EINVAL;
 	}
 	uint64_t deadline = ctl_now_ms() + (uint64_t)g->timeout_ms;

@@ -25,7 +25,9 @@
  * communicator by hand when something else configures the switches.
  *
  * Every call returns INCCL_OK or a negative inccl_status; inccl_errmsg()
- * says what went wrong. Nothing calls exit() or hangs. A communicator made
+ * says what went wrong. A bad argument is INCCL_EINVAL with a message that
+ * names it (a NULL communicator's in inccl_last_error(): there is no
+ * communicator to hold it). Nothing calls exit() or hangs. A communicator made
  * with inccl_comm_init() fails its collective with INCCL_ECONN within
  * seconds when one of its switches, rank 0 or another rank goes away (the
  * controller tells rank 0, rank 0 tells every rank; a process that dies

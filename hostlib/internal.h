@@ -16,6 +16,7 @@
 #define INCCL_INTERNAL_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "inccl.h"
 
@@ -84,6 +85,25 @@ int inccl__ring_broadcast(struct inccl_ring *r, void *buf, size_t count, int roo
 			  size_t errlen);
 
 void inccl__ring_destroy(struct inccl_ring *r);
+
+/**
+ * inccl__comm_unconnected() - a communicator of rank @rank in @nranks with no
+ * device, queue pair or group: every collective checks its arguments and
+ * then fails with INCCL_EINVAL "communicator is not connected". For the unit
+ * tests of the argument checks (tests/unit/test_api.c), which have no RDMA
+ * device; inccl_comm_destroy() releases it.
+ */
+inccl_comm_t *inccl__comm_unconnected(int rank, int nranks);
+
+/**
+ * inccl__qp_entry() - rank 0: the line of rank @rank in the "communicator"
+ * request to the controller, from that rank's "qp" message @m, onto @f:
+ * "  - {rank: R, ip: A.B.C.D, qpn: N}". The ip is parsed and written as
+ * inet_ntop() renders it, the qpn as a number: no text of the peer's is
+ * copied. Return 0, or -1 with the reason in @err (nothing written).
+ */
+struct ctl_doc;
+int inccl__qp_entry(FILE *f, int rank, struct ctl_doc *m, char *err, size_t errlen);
 
 /** inccl__comm_algorithm() - the communicator's enum inccl_algo. */
 int inccl__comm_algorithm(const inccl_comm_t *c);

@@ -47,10 +47,25 @@ URI=qemu:///system
 LIBVIRT_CONF=${INCLAB_LIBVIRT_CONF:-/etc/libvirt}   # where libvirtd keeps defined domains
 prefix=$INCLAB_PREFIX state=$INCLAB_STATE
 gen=$state/gen
+# The prefix and the state directory are written into libvirt XML, cloud-init
+# seeds and lab.env (which this script sources) and name devices and
+# namespaces: a strict grammar, checked before any verb uses them (topogen
+# checks what it writes again).
+[[ $prefix =~ ^[a-z][a-z0-9]*(-[a-z0-9]+)*$ && ${#prefix} -le 32 ]] ||
+    { printf "lab: INCLAB_PREFIX must be 1..32 characters of a-z, 0-9 and single '-' between them, starting with a letter, not '%s'\n" "$prefix" >&2; exit 1; }
+[[ $state =~ ^/[A-Za-z0-9._/+-]*$ && $state != *--* && ${#state} -le 200 ]] ||
+    { printf "lab: INCLAB_STATE must be an absolute path of at most 200 characters of A-Z a-z 0-9 . _ / + - without '--', not '%s'\n" "$state" >&2; exit 1; }
 
 log() { printf '[lab %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'lab: %s\n' "$*" >&2; exit 1; }
 vsh() { virsh -q -c "$URI" "$@"; }
+# shq TEXT — TEXT as one single-quoted word of sh (dash too: no $'...'), for the
+# commands this script hands to a node's /bin/sh -c
+shq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
+# mode_ok MODE, secs_ok SECONDS — a file mode (3 or 4 octal digits), a duration of
+# 1..86400 s: checked before they reach a command line or arithmetic
+mode_ok() { [[ $1 =~ ^[0-7]{3,4}$ ]] || die "push: mode must be 3 or 4 octal digits, not '$1'"; }
+secs_ok() { [[ $1 =~ ^[0-9]{1,5}$ ]] && [ "$1" -ge 1 ] && [ "$1" -le 86400 ] || die "capture: SECONDS must be a whole number of seconds in 1..86400, not '$1'"; }
 
 # ---- daemons -------------------------------------------------------------
 
@@ -159,6 +174,7 @@ gwait() {
 # gpush NODE SRC DST [MODE] — copy a file into NODE through the guest agent.
 gpush() {
     local dom=$prefix-$1 src=$2 dst=$3 mode=${4:-0755} out h chunk
+    mode_ok "$mode"
     [ -r "$src" ] || die "push: cannot read '$src'"
     out=$(qga "$(jq -cn --arg p "$dst.inclab-tmp" '{execute:"guest-file-open",arguments:{path:$p,mode:"w"}}')") ||
         die "push: $1: cannot open $dst: $out"
@@ -172,7 +188,7 @@ gpush() {
     done
     rm -rf "$tmp"
     qga "$(jq -cn --argjson h "$h" '{execute:"guest-file-close",arguments:{handle:$h}}')" >/dev/null
-    gexec "$1" "chmod $mode '$dst.inclab-tmp' && mv '$dst.inclab-tmp' '$dst'" 30
+    gexec "$1" "chmod $mode $(shq "$dst.inclab-tmp") && mv $(shq "$dst.inclab-tmp") $(shq "$dst")" 30
 }
 
 # gexec NODE CMD [TIMEOUT_S] — run CMD under /bin/sh -c on NODE and wait for it.
@@ -234,7 +250,8 @@ npush() {
     for d in $NS_DIRS; do case $3 in /$d/?*) ok=1 ;; esac; done
     case $3 in *..*) ok=0 ;; esac
     [ $ok = 1 ] || die "push: $1 is a namespace node: push only into its own directories (/${NS_DIRS// /, /}), not '$3'"
-    nsrun "$1" "cat > '$3.inclab-tmp' && chmod $4 '$3.inclab-tmp' && mv '$3.inclab-tmp' '$3'" 60 < "$2"
+    mode_ok "${4:-0755}"
+    nsrun "$1" "cat > $(shq "$3.inclab-tmp") && chmod ${4:-0755} $(shq "$3.inclab-tmp") && mv $(shq "$3.inclab-tmp") $(shq "$3")" 60 < "$2"
 }
 
 # mgmt_bridge — the management network's bridge device, as topogen named it in
@@ -453,7 +470,7 @@ need_lab() { [ -e "$gen/inventory.tsv" ] || die "no lab in $state: run 'make lab
 need_node() {
     need_lab
     [ -n "${1:-}" ] || die "which node? NODE=<name>, one of: $(nodes | tr '\n' ' ')"
-    grep -qx "$1" <<<"$(nodes)" || die "no node '$1' in this lab; nodes: $(nodes | tr '\n' ' ')"
+    grep -qxF -- "$1" <<<"$(nodes)" || die "no node '$1' in this lab; nodes: $(nodes | tr '\n' ' ')"
 }
 dom_state() { vsh domstate "$prefix-$1" 2>/dev/null | head -n 1 || echo absent; }
 
@@ -517,9 +534,15 @@ cmd_up() {
         die "topogen failed"
     rm -rf "$gen"; mv "$gen.new" "$gen"
     check_memory
-    { echo "LAB_TOPOLOGY=$TOPOLOGY"; echo "LAB_HASH=$topo_hash"; echo "LAB_ACCEL=$acc"
-      echo "LAB_ROLES=\"$(tr '\n' ' ' <<<"$roles")\""; echo "LAB_TEST=$test_lab"; echo "LAB_SWITCHES=$switches"
-      echo "LAB_TSC_KHZ=$LAB_TSC_KHZ"; } > "$state/lab.env"
+    # lab.env is sourced by the verbs: every value quoted by bash's printf %q
+    # (the same text for the words and paths topogen accepted above), the
+    # roles' list a word list of the same grammar in double quotes, which
+    # experiments/lib.sh (exp_lab_env) reads as text
+    local role_words; role_words=$(tr '\n' ' ' <<<"$roles")
+    [[ $role_words =~ ^[A-Za-z0-9._/+\ -]*$ ]] || die "images/build.sh printed roles that are not words and paths: '$role_words'"
+    { printf 'LAB_TOPOLOGY=%q\nLAB_HASH=%q\nLAB_ACCEL=%q\n' "$TOPOLOGY" "$topo_hash" "$acc"
+      printf 'LAB_ROLES="%s"\nLAB_TEST=%q\nLAB_SWITCHES=%q\nLAB_TSC_KHZ=%q\n' "$role_words" "$test_lab" "$switches" "$LAB_TSC_KHZ"
+    } > "$state/lab.env"
 
     if ! vsh net-info "$prefix-mgmt" >/dev/null 2>&1; then
         vsh net-define "$gen/network-mgmt.xml" >/dev/null
@@ -941,6 +964,7 @@ cmd_console() {
 cmd_capture() {
     need_lab
     local link=${1:-} secs=${2:-10} a b row port out
+    secs_ok "$secs"
     [ -n "$link" ] || die "which link? LINK=a-b, one of: $(grep -v '^#' "$gen/links.tsv" | awk '{printf "%s-%s ", $2, $5}')"
     a=${link%%-*} b=${link#*-}
     row=$(awk -v a="$a" -v b="$b" '($2 == a && $5 == b) || ($2 == b && $5 == a)' "$gen/links.tsv")
@@ -953,7 +977,8 @@ cmd_capture() {
         local w; w=$(awk -F'\t' -v l="$(cut -f1 <<<"$row")" '$2 == l {print $3, $4}' "$gen/wires.tsv")
         [ -n "$w" ] || die "link '$link' is in neither links.tsv's tunnels nor wires.tsv"
         log "capturing link $link for $secs s (interface ${w#* } in namespace $prefix-${w%% *})"
-        nsrun "${w%% *}" "'$INCLAB_BUILD/udpcap' -i '${w#* }' -s '$secs' -o '$out'" $((secs + 30)) || die "capture failed"
+        nsrun "${w%% *}" "$(shq "$INCLAB_BUILD/udpcap") -i $(shq "${w#* }") -s $secs -o $(shq "$out")" $((secs + 30)) ||
+            die "capture failed"
         echo "$out"
         return
     fi
@@ -1026,7 +1051,7 @@ down) cmd_down ;;
 status) cmd_status ;;
 clocks) cmd_clocks "${2:-}" ;;
 exec) need_node "${2:-}"; [ -n "${3:-}" ] || die "exec NODE CMD"; nexec "$2" "$3" "${4:-600}" ;;
-push) need_node "${2:-}"; [ -n "${4:-}" ] || die "push NODE SRC DST"; npush "$2" "$3" "$4" "${5:-0755}" ;;
+push) mode_ok "${5:-0755}"; need_node "${2:-}"; [ -n "${4:-}" ] || die "push NODE SRC DST"; npush "$2" "$3" "$4" "${5:-0755}" ;;
 ssh)
     need_node "${2:-}"
     if [ -n "${3:-}" ]; then nexec "$2" "$3"
@@ -1036,7 +1061,7 @@ ssh)
         nsrun "$2" 'exec bash -i' 0
     else cmd_console "$2"; fi ;;
 console) cmd_console "${2:-}" ;;
-capture) cmd_capture "${2:-}" "${3:-}" ;;
+capture) secs_ok "${3:-10}"; cmd_capture "${2:-}" "${3:-}" ;;
 fault) cmd_fault "${2:-}" "${3:-}" ;;
 reboot) shift; cmd_reboot "$@" ;;
 *) sed -n '2,/^# Every verb/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;

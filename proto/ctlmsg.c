@@ -381,29 +381,130 @@ yaml_node_t *ctl_item(struct ctl_doc *d, yaml_node_t *seq, int i)
 	return yaml_document_get_node(&d->doc, seq->data.sequence.items.start[i]);
 }
 
+/* Where ctl_quote()'s emitter writes: @n bytes at @p (malloc()ed, @cap allocated). */
+struct qbuf {
+	char *p;
+	size_t n, cap;
+};
+
+/* libyaml write handler of ctl_quote(): append, growing the buffer; 0 when out of memory. */
+static int qbuf_write(void *data, unsigned char *buf, size_t size)
+{
+	struct qbuf *q = data;
+
+	if (q->n + size + 1 > q->cap) {
+		size_t cap = 2 * (q->n + size + 1);
+		char *p = realloc(q->p, cap);
+		if (!p)
+			return 0;
+		q->p = p;
+		q->cap = cap;
+	}
+	memcpy(q->p + q->n, buf, size);
+	q->n += size;
+	q->p[q->n] = 0;
+	return 1;
+}
+
+/*
+ * libyaml's emitter writes the @len bytes at @s (valid UTF-8) as a document
+ * of one double-quoted scalar into @q: on one line (no folding), in ASCII
+ * (every other character, control characters and line breaks escaped).
+ * Return 0, or -1 when the emitter refused.
+ */
+static int emit_quoted(const char *s, size_t len, struct qbuf *q)
+{
+	yaml_emitter_t e;
+	yaml_event_t ev;
+	int ok;
+
+	if (!yaml_emitter_initialize(&e))
+		return -1;
+	yaml_emitter_set_output(&e, qbuf_write, q);
+	yaml_emitter_set_width(&e, -1);
+	yaml_emitter_set_unicode(&e, 0);
+	/* yaml_emitter_emit() takes each event, also when it fails */
+	ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(&e, &ev) &&
+	     yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) && yaml_emitter_emit(&e, &ev) &&
+	     yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)len, 0, 1,
+					  YAML_DOUBLE_QUOTED_SCALAR_STYLE) &&
+	     yaml_emitter_emit(&e, &ev) && yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&e, &ev) &&
+	     yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&e, &ev) && yaml_emitter_flush(&e);
+	yaml_emitter_delete(&e);
+	return ok ? 0 : -1;
+}
+
+/* Length of the UTF-8 sequence at @s (of @n bytes) when it is a valid character, else 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	uint32_t v = len == 1 ? s[0] : len == 2 ? s[0] & 0x1fu : len == 3 ? s[0] & 0x0fu : s[0] & 0x07u;
+
+	if (!len || len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		v = v << 6 | (s[i] & 0x3fu);
+	}
+	/* no overlong form, no surrogate, nothing above U+10FFFF (what libyaml also refuses) */
+	if ((len == 2 && v < 0x80) || (len == 3 && v < 0x800) || (len == 4 && v < 0x10000) || v > 0x10ffff ||
+	    (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	return len;
+}
+
 char *ctl_quote(const char *s, char *out, size_t outlen)
 {
-	size_t o = 0;
+	size_t n = s ? strlen(s) : 0, len = 0;
+	char *text;
+	struct qbuf q;
 
 	if (outlen < 3) {
 		if (outlen)
 			out[0] = 0;
 		return out;
 	}
-	out[o++] = '"';
-	for (; s && *s && o + 5 < outlen; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			out[o++] = '\\';
-			out[o++] = (char)c;
-		} else if (c < 0x20) {
-			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
+	snprintf(out, outlen, "\"\"");
+	/* libyaml takes valid UTF-8 only: any other byte becomes '?' */
+	if (!(text = malloc(n + 1)))
+		return out;
+	for (size_t i = 0; i < n;) {
+		size_t k = utf8_len((const unsigned char *)s + i, n - i);
+		if (k) {
+			memcpy(text + len, s + i, k);
+			len += k;
+			i += k;
 		} else {
-			out[o++] = (char)c;
+			text[len++] = '?';
+			i++;
 		}
 	}
-	out[o++] = '"';
-	out[o] = 0;
+	text[len] = 0;
+	/* too long for @out: cut the text (at a character) by what did not fit, until it fits */
+	for (;;) {
+		q = (struct qbuf){ 0 };
+		if (emit_quoted(text, len, &q) < 0 || !q.p) {
+			free(q.p);
+			break; /* "" */
+		}
+		while (q.n > 0 && (q.p[q.n - 1] == '\n' || q.p[q.n - 1] == '.'))
+			q.n--; /* the line break after the scalar (and a document end "...", if any) */
+		if (q.n < outlen && q.n >= 2 && q.p[0] == '"' && q.p[q.n - 1] == '"') {
+			memcpy(out, q.p, q.n);
+			out[q.n] = 0;
+			free(q.p);
+			break;
+		}
+		free(q.p);
+		if (len == 0)
+			break; /* "" */
+		size_t over = q.n >= outlen ? q.n - outlen + 1 : 1;
+		len = len > over ? len - over : 0;
+		while (len > 0 && ((unsigned char)text[len] & 0xc0) == 0x80)
+			len--;
+	}
+	free(text);
 	return out;
 }
 

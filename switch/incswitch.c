@@ -947,6 +947,21 @@ static void on_controller_readable(struct daemon *d)
 		ctl_close(d, ctl_strerror(rc));
 }
 
+/* A node name as topologies have them (topo_word_ok() of topology/topo.c, TOPO_NAME_MAX):
+ * written into every control message this switch sends, so a word, never quoted. */
+#define NAME_MAX_LEN 12
+static int name_ok(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len < 1 || len > NAME_MAX_LEN || s[0] < 'a' || s[0] > 'z' || s[len - 1] == '-')
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || (s[i] == '-' && s[i + 1] != '-')))
+			return 0;
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	static struct daemon d = { .ctl = -1, .slots = SW_SLOTS };
@@ -979,6 +994,11 @@ int main(int argc, char **argv)
 	}
 	if (!d.controller || !d.name || optind != argc)
 		goto usage;
+	if (!name_ok(d.name)) {
+		fprintf(stderr, "incswitch: -n '%s' is not a node name: 1..%d characters of a-z, 0-9 and single '-' between "
+				"them, starting with a letter (topology/topo.c)\n", d.name, NAME_MAX_LEN);
+		return 2;
+	}
 	if (ctl_parse_addr(d.controller, CTL_PORT_SWITCH, &ignored_addr, &ignored_port) < 0) {
 		fprintf(stderr, "incswitch: bad controller address '%s' (want A.B.C.D[:PORT])\n", d.controller);
 		return 2;

@@ -42,6 +42,44 @@ static void errf(struct ctx *c, int line, const char *fmt, ...)
 	c->nerr++;
 }
 
+/*
+ * topo_word_ok() - whether @s is a word of the lab's name grammar: 1..@max
+ * characters of a-z and 0-9 in groups joined by single '-' (no leading,
+ * trailing or doubled '-'), the first one a letter when @letter_first.
+ * Names are written unquoted into libvirt XML (also inside comments, where
+ * "--" is not allowed), cloud-config, netplan, shell files that are sourced
+ * (node.conf) and interface names: this grammar is what makes that safe.
+ */
+int topo_word_ok(const char *s, size_t max, int letter_first)
+{
+	size_t len = strlen(s);
+
+	if (len < 1 || len > max || (letter_first && !islower((unsigned char)s[0])) || s[0] == '-' || s[len - 1] == '-')
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || (s[i] == '-' && s[i + 1] != '-')))
+			return 0;
+	return 1;
+}
+
+/* @s for a message in @buf: printable ASCII as is, every other byte as \xNN, at most about 60 characters. */
+static const char *shown(const char *s, char buf[80])
+{
+	size_t n = 0;
+
+	for (; *s && n < 60; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+			buf[n++] = (char)ch;
+		else
+			n += (size_t)snprintf(buf + n, 80 - n, "\\x%02x", ch);
+	}
+	if (*s)
+		n += (size_t)snprintf(buf + n, 80 - n, "...");
+	buf[n] = 0;
+	return buf;
+}
+
 const char *topo_role_name(enum topo_role r)
 {
 	static const char *const names[] = { "controller", "switch", "host" };
@@ -255,13 +293,11 @@ static void parse_node(struct ctx *c, yaml_node_t *m)
 		if (strcmp(key, "name") == 0) {
 			if (!(s = scalar(c, v, "name")))
 				continue;
-			size_t len = strlen(s);
-			int ok = len >= 1 && len <= TOPO_NAME_MAX && islower((unsigned char)s[0]);
-			for (size_t i = 0; ok && i < len; i++)
-				ok = islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-';
-			if (!ok)
-				errf(c, line_of(v), "node name '%s' must be 1..%d characters of a-z, 0-9 and '-', starting with a letter",
-				     s, TOPO_NAME_MAX);
+			char b[80];
+			if (!topo_word_ok(s, TOPO_NAME_MAX, 1))
+				errf(c, line_of(v),
+				     "node name '%s' must be 1..%d characters of a-z, 0-9 and single '-' between them, starting with a letter",
+				     shown(s, b), TOPO_NAME_MAX);
 			else
 				strcpy(n->name, s);
 		} else if (strcmp(key, "role") == 0) {
@@ -652,7 +688,16 @@ static void parse_top(struct ctx *c, yaml_node_t *top)
 		if (!key)
 			continue;
 		if (strcmp(key, "name") == 0) {
-			if ((s = scalar(c, v, "name")) && strlen(s) < sizeof(t->name)) {
+			char b[80];
+			if (!(s = scalar(c, v, "name"))) {
+				have_name = -1;
+			} else if (!topo_word_ok(s, TOPO_TOPONAME_MAX, 0)) {
+				errf(c, line_of(v),
+				     "topology name '%s' must be 1..%d characters of a-z, 0-9 and single '-' between them "
+				     "(it names the lab in XML, cloud-config and shell files)",
+				     shown(s, b), TOPO_TOPONAME_MAX);
+				have_name = -1;
+			} else {
 				strcpy(t->name, s);
 				have_name = 1;
 			}
@@ -674,7 +719,7 @@ static void parse_top(struct ctx *c, yaml_node_t *top)
 			errf(c, line_of(k), "unknown key '%s' (known: name, root, management, defaults, nodes, links)", key);
 		}
 	}
-	if (!have_name)
+	if (have_name == 0)
 		errf(c, line_of(top), "missing 'name:'");
 	if (!have_mgmt)
 		errf(c, line_of(top), "missing 'management:' subnet");

@@ -20,6 +20,7 @@
 #define TOPO_MAX_SEGMENTS TOPO_MAX_LINKS
 #define TOPO_NAME_MAX 12 /* "to-" + name must fit IFNAMSIZ-1 = 15 characters */
 #define TOPO_MAX_PORTS 64 /* data ports of one node */
+#define TOPO_TOPONAME_MAX 32 /* a topology's name (struct topology.name) */
 
 enum topo_role { TOPO_CONTROLLER, TOPO_SWITCH, TOPO_HOST };
 
@@ -114,6 +115,14 @@ int topo_find(const struct topology *t, const char *name);
 
 /** topo_role_name() - "controller", "switch" or "host". */
 const char *topo_role_name(enum topo_role r);
+
+/**
+ * topo_word_ok() - whether @s is 1..@max characters of a-z and 0-9 in groups
+ * joined by single '-', the first a letter when @letter_first: the grammar
+ * of node and topology names (and of a lab's prefix, topogen), which are
+ * written unquoted into XML, cloud-config and shell files.
+ */
+int topo_word_ok(const char *s, size_t max, int letter_first);
 
 /** topo_ntoa() - dotted quad of a host-order address into @buf (16 bytes). */
 const char *topo_ntoa(uint32_t addr, char buf[16]);

@@ -410,7 +410,11 @@ static void gen_user_data(const struct topology *t, const struct opts *o, int i)
 	print_node_conf(f, t, o, i, "      ");
 	if (n->role == TOPO_CONTROLLER) {
 		/* The controller reads the topology itself (libyaml), as declared. */
-		fprintf(f, "  - path: /etc/inclab/topology.yaml\n    permissions: '0644'\n    content: |\n");
+		/* |2: the content is indented 2 more than this mapping (6), said
+		 * rather than guessed from its first line, so a file whose first
+		 * line is indented deeper is still written as it is, and no line
+		 * of it can end the scalar and become a key of the cloud-config */
+		fprintf(f, "  - path: /etc/inclab/topology.yaml\n    permissions: '0644'\n    content: |2\n");
 		print_source(f, t, "      ");
 	}
 	/* bootcmd: every boot, last in the init stage (images/guest/.../91-inclab-modules.cfg) */
@@ -584,6 +588,29 @@ static void gen_tables(const struct topology *t, const struct opts *o)
 		gen_wires(t, o);
 }
 
+/*
+ * path_ok() - whether @s is a path topogen may write unquoted: 1..@max
+ * characters, not starting with '-' and without "--" (not allowed in an XML
+ * comment). A path written into XML attributes and text and into YAML
+ * values (@absolute: the state and image directories) is A-Z a-z 0-9 . _ / + -
+ * and starts with '/'; one written into comments only (the topology file's:
+ * XML, YAML and shell comments) may hold any printable ASCII character, but
+ * no line break or other control character that would end the comment.
+ */
+static int path_ok(const char *s, size_t max, int absolute)
+{
+	size_t len = strlen(s);
+
+	if (len < 1 || len > max || (absolute && s[0] != '/') || s[0] == '-' || strstr(s, "--"))
+		return 0;
+	if (absolute)
+		return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._/+-") == len;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
 /* The options, on @f. */
 static void usage(FILE *f)
 {
@@ -684,6 +711,32 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	if (optind != argc - 1 || (!o->out && !o->check_only)) {
 		usage(stderr);
 		return -1;
+	}
+	/* What is written unquoted into the generated XML, YAML and shell
+	 * files must be words and paths of a strict grammar (topo.c checks the
+	 * topology's own names). The lab's prefix: libvirt names, device names,
+	 * cloud-init's instance-id. */
+	if (!topo_word_ok(o->prefix, 32, 1)) {
+		fprintf(stderr, "topogen: --prefix must be 1..32 characters of a-z, 0-9 and single '-' between them, "
+				"starting with a letter, not '%s'\n", o->prefix);
+		return -1;
+	}
+	if (!o->check_only) {
+		const char *const what[] = { "--state-dir", "--image controller=", "--image switch=", "--image host=" };
+		const char *const val[] = { o->state_dir, o->image[0], o->image[1], o->image[2] };
+		for (int i = 0; i < 4; i++)
+			if (!path_ok(val[i], 200, 1)) {
+				fprintf(stderr, "topogen: %s must be an absolute path of at most 200 characters of "
+						"A-Z a-z 0-9 . _ / + - without '--' (it is written into XML and YAML), not '%s'\n",
+					what[i], val[i]);
+				return -1;
+			}
+		if (!path_ok(argv[optind], 200, 0)) {
+			fprintf(stderr, "topogen: the topology file's path must be at most 200 printable ASCII characters, "
+					"not starting with '-' and without '--' (it is written into XML, YAML and shell comments), not '%s'\n",
+				argv[optind]);
+			return -1;
+		}
 	}
 	dev_tag(o);
 	return 0;

@@ -309,6 +309,40 @@ out=$(analysis/plots.sh "$tmp/nl" 2>&1); rc=$?
 check "a run directory named with a newline: left out with a reason, exit 1 ($rc)" \
     said $rc 1 'a run directory whose name holds a control character is not read' <<<"$out"
 
+# ---- hostile runs (tests/analysis/bad/hostile): payloads that run a command if a title is not quoted ----
+# Each payload creates a file pwned-* where gnuplot runs. First the control: the titles increport
+# wrote, written naively (quotes not doubled) and given to gnuplot, do create them; then make plots
+# on the same runs creates none.
+hr=$tmp/hostile hn="name'.system('touch pwned-name').'-20261108-000002"
+cp -r "$bad/hostile" "$hr" && rm -f "$hr/README.md"
+mkdir -p "$hr/$hn" && cp "$paper/results.csv" "$paper/meta.yaml" "$hr/$hn/"
+out=$(analysis/plots.sh "$hr" 2>&1); rc=$?
+check "hostile runs: make plots exits 0 and draws all 3 ($(tail -n 1 <<<"$out"))" \
+    sh -c "[ $rc = 0 ] && [ \$(ls '$hr'/*/plots/allreduce-throughput.png | wc -l) = 3 ]"
+pwned=$(find "$hr" "$top" -name 'pwned-*' 2>/dev/null)
+check "hostile runs: no payload ran (no pwned-* file: ${pwned:-none})" [ -z "$pwned" ]
+ctl=$tmp/naive
+mkdir -p "$ctl"
+for gp in "$hr"/*/plots/allreduce.gp; do # the titles as a printf-style writer would have put them
+    { echo "set terminal svg noenhanced"; echo "set output '$ctl/x.svg'"
+      grep '^set title' "$gp" | sed "s/''/'/g"; } >"$ctl/naive.gp"
+    (cd "$ctl" && gnuplot naive.gp >/dev/null 2>&1)
+done
+made=$(cd "$ctl" && ls pwned-* 2>/dev/null | tr '\n' ' ')
+check "control: the same titles unquoted make gnuplot run all 3 payloads ($made)" \
+    [ "$made" = "pwned-backquote pwned-name pwned-quote " ]
+want_q="set title 'AllReduce — topology 1-2-4'' . system(''touch pwned-quote'') . '', TCG, 4 ranks (run quote-20261108-000000)'"
+want_b="topology x'' . \`touch pwned-backquote\` . ''@GPVAL_PWD, TCG !TOUCH PWNE,"
+want_n="(run name''.system(''touch pwned-name'').''-20261108-000002)'"
+check "hostile runs: each title holds its payload as text, in one single-quoted string" \
+    bash -c 'grep -qxF "$1" "$4/quote-20261108-000000/plots/allreduce.gp" && grep -qF "$2" "$4/backquote-20261108-000001/plots/allreduce.gp" &&
+        grep -qF "$3" "$4/$5/plots/allreduce.gp"' _ "$want_q" "$want_b" "$want_n" "$hr" "$hn"
+
+# make plots takes RESULTS from the environment: a value with shell syntax is a (missing) directory, never a command
+out=$(make -s --no-print-directory -C "$top" BUILD="$build" plots RESULTS="$tmp/none; touch $tmp/pwned-make" 2>&1); rc=$?
+check "make plots RESULTS='DIR; touch ...': fails naming that directory, runs nothing (got $rc)" \
+    bash -c '[ "$1" != 0 ] && grep -qF "no results directory '"'"'$3/none; touch $3/pwned-make'"'"'" <<<"$2" && [ ! -e "$3/pwned-make" ]' _ "$rc" "$out" "$tmp"
+
 # ---- nothing to read -------------------------------------------------------------------------
 out=$(analysis/plots.sh "$tmp/none" 2>&1); rc=$?
 check "no results directory: exit 2 with a reason ($out)" said $rc 2 'no results directory' <<<"$out"

@@ -19,7 +19,7 @@ cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
 tmp=$(mktemp -d)
 gone() { rm -rf "$tmp"; }
-harness_begin golden "generated invalid test-lab tsc-khz netns-names"
+harness_begin golden "generated invalid test-lab tsc-khz netns-names hostile"
 harness_on_exit gone
 gen() { "$topogen" -o "$1" --prefix inclab --state-dir /var/lib/inclab/test --udp-base 47000 --accel tcg \
     --image controller=/img/controller --image switch=/img/switch --image host=/img/host "${@:2}"; }
@@ -121,4 +121,87 @@ fi
 out=$("$topogen" -o "$tmp/bad" --switches bogus topology/1-2-4.yaml 2>&1); rc=$?
 check "--switches bogus: exit 2 with '--switches must be vm or netns' (got $rc: $out)" \
     bash -c '[ "$1" = 2 ] && grep -q "switches must be vm or netns" <<<"$2"' _ "$rc" "$out"
+phase hostile "outside strings: a topology's text reaches the controller as written, bad options are refused"
+# The controller's user-data embeds the topology file as a block scalar. Its
+# indentation was once guessed from the file's first line: a file whose first
+# line is indented deeper than the rest (a comment, say) ended the scalar at
+# its second line and broke the cloud-config. Parsed here with PyYAML, as
+# cloud-init parses it.
+deep=$tmp/deep.yaml
+{ echo '        # a comment indented deeper than the rest'; cat topology/1-2.yaml; } > "$deep"
+# yaml_check FILE SOURCE: "keys=K1,K2,... same=True|False" of cloud-config FILE, or PyYAML's error
+yaml_check() {
+    /usr/bin/python3 -c 'import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+c = [w["content"] for w in d.get("write_files", []) if w.get("path") == "/etc/inclab/topology.yaml"]
+print("keys=" + ",".join(sorted(d)), "same=" + str(bool(c) and c[0] == open(sys.argv[2]).read()))' "$@" 2>&1 | tail -n 1
+}
+want="keys=bootcmd,hostname,manage_etc_hosts,write_files same=True"
+if gen "$tmp/deep" "$deep"; then
+    ud=$tmp/deep/seeds/controller/user-data
+    got=$(yaml_check "$ud" "$deep")
+    check "a topology whose first line is indented deepest reaches the controller's user-data byte for byte ($got)" [ "$got" = "$want" ]
+    sed 's/content: |2$/content: |/' "$ud" > "$tmp/ud-guessed"
+    got=$(yaml_check "$tmp/ud-guessed" "$deep")
+    check "... where the block scalar with guessed indentation it had before does not ($got)" [ "$got" != "$want" ]
+else
+    ko "topogen failed on a topology whose first line is indented"
+fi
+# not_yaml FILE... — each FILE that PyYAML cannot read, one per line (one python3 for all)
+not_yaml() {
+    /usr/bin/python3 -c 'import sys, yaml
+for f in sys.argv[1:]:
+    try: yaml.safe_load(open(f))
+    except Exception as e: print(f, str(e).replace("\n", " "))' "$@" 2>&1
+}
+out=$(not_yaml tests/golden/*/seeds/*/user-data tests/golden/*/seeds/*/network-config tests/golden/*/seeds/*/meta-data)
+check "every golden user-data, network-config and meta-data is YAML (PyYAML)${out:+: $out}" [ -z "$out" ]
+# a topology path of printable characters goes into comments only: the files stay valid XML, YAML and sh
+odd="$tmp/it's: #1 <x> & \"y\" \$(z).yaml"
+cp topology/1-2.yaml "$odd"
+if gen "$tmp/odd" "$odd" 2>"$tmp/odd.err"; then
+    bad=0
+    for x in "$tmp/odd"/domains/*.xml; do virt-xml-validate "$x" domain >/dev/null 2>&1 || bad=$((bad + 1)); done
+    virt-xml-validate "$tmp/odd/network-mgmt.xml" network >/dev/null 2>&1 || bad=$((bad + 1))
+    bad=$((bad + $(not_yaml "$tmp/odd"/seeds/*/user-data "$tmp/odd"/seeds/*/network-config | grep -c .)))
+    check "a topology path with ' : # < > & \" \$( ): its comments leave every domain, network and seed valid ($bad invalid)" [ $bad = 0 ]
+else
+    ko "topogen refused a printable topology path: $(cat "$tmp/odd.err")"
+fi
+# options written into XML, YAML and shell files: a strict grammar, exit 2 with the option named
+nl=$'\n'
+while IFS='|' read -r what opt val want; do
+    case $val in *NL*) val=${val//NL/$nl} ;; esac
+    if [ "$opt" = FILE ]; then
+        out=$("$topogen" -o "$tmp/opt" "$val" 2>&1); rc=$?
+    else
+        out=$("$topogen" -o "$tmp/opt" "$opt" "$val" topology/1-2.yaml 2>&1); rc=$?
+    fi
+    check "$what: exit 2, '$want' (got $rc: $out)" bash -c '[ "$1" = 2 ] && grep -qF -- "$2" <<<"$3"' _ "$rc" "$want" "$out"
+done <<'EOF'
+--prefix with a quote|--prefix|lab'x|--prefix must be 1..32 characters
+--prefix with a newline|--prefix|labNLx|--prefix must be 1..32 characters
+--prefix over 32 characters|--prefix|a23456789012345678901234567890123|--prefix must be 1..32 characters
+--prefix with '--'|--prefix|lab--x|--prefix must be 1..32 characters
+--state-dir with a quote (an XML attribute)|--state-dir|/var/lib/x'/>|--state-dir must be an absolute path
+--state-dir relative|--state-dir|var/lib/x|--state-dir must be an absolute path
+--image with a < (XML text)|--image|host=/img/<host>|--image host= must be an absolute path
+--image with a newline|--image|switch=/imgNLx|--image switch= must be an absolute path
+a topology path with '--' (an XML comment)|FILE|topology/../topology/1--2.yaml|the topology file's path must be
+a topology path with a newline (a shell comment)|FILE|topology/1-2.yamlNLtouch x|the topology file's path must be
+EOF
+check "a refused option wrote nothing" [ ! -e "$tmp/opt" ]
+# lab.sh: the prefix and state directory (libvirt names, lab.env) are refused before any verb runs
+for bad in "INCLAB_PREFIX=lab\$(touch $tmp/pwned)" "INCLAB_PREFIX=Lab" "INCLAB_STATE=/var/lib/x\`touch $tmp/pwned\`" "INCLAB_STATE=relative"; do
+    out=$(env "$bad" lab/lab.sh status 2>&1); rc=$?
+    check "lab.sh status with $bad: exit 1 naming ${bad%%=*}, nothing run (got $rc: $out)" \
+        bash -c '[ "$1" = 1 ] && grep -q "^lab: $2 must be" <<<"$3" && [ ! -e "$4" ]' _ "$rc" "${bad%%=*}" "$out" "$tmp/pwned"
+done
+# lab.sh: a capture's seconds and a push's mode reach a node's shell and bash arithmetic: checked first
+out=$(lab/lab.sh capture sw1-pku1 "x[\$(touch $tmp/pwned)]" 2>&1); rc=$?
+check "lab.sh capture with seconds 'x[\$(touch ...)]': exit 1, refused, nothing run (got $rc: $out)" \
+    bash -c '[ "$1" = 1 ] && grep -q "SECONDS must be a whole number" <<<"$2" && [ ! -e "$3" ]' _ "$rc" "$out" "$tmp/pwned"
+out=$(lab/lab.sh push pku1 /dev/null /tmp/x "755; touch $tmp/pwned" 2>&1); rc=$?
+check "lab.sh push with mode '755; touch ...': exit 1, refused, nothing run (got $rc: $out)" \
+    bash -c '[ "$1" = 1 ] && grep -q "mode must be 3 or 4 octal digits" <<<"$2" && [ ! -e "$3" ]' _ "$rc" "$out" "$tmp/pwned"
 harness_end
