@@ -51,14 +51,14 @@ deps:
 	@mkdir -p $(BUILD) && rm -f $(BUILD)/.deps-* && touch $(DEPS_STAMP)
 
 TOPO_SRC := topology/topo.c topology/topo.h
-$(BUILD)/topogen: topology/topogen.c $(TOPO_SRC) | $(DEPS_STAMP)
-	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -o $@ topology/topogen.c topology/topo.c -lyaml
-
-# the controller: topology + plan + control protocol (ctlmsg, shared with the switch and libinccl)
 # libsodium (proto/ctlauth.c) linked static, as libdeflate: the guest images need nothing more
 SODIUM := -l:libsodium.a
 CTLMSG := proto/ctlmsg.c proto/ctlmsg.h proto/ctlauth.c proto/ctlauth.h
+$(BUILD)/topogen: topology/topogen.c $(TOPO_SRC) $(CTLMSG) | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -o $@ topology/topogen.c topology/topo.c proto/ctlauth.c proto/ctlmsg.c -lyaml $(SODIUM)
+
+# the controller: topology + plan + control protocol (ctlmsg, shared with the switch and libinccl)
 CONTROLLER_SRC := controller/incctl.c controller/plan.c controller/plan.h $(CTLMSG) $(TOPO_SRC)
 $(BUILD)/incctl: $(CONTROLLER_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)

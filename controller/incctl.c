@@ -3,8 +3,8 @@
  *
  *   incctl -t TOPOLOGY.yaml [-s SWITCH_PORT] [-g GROUP_PORT] [-S NSLOTS] [-R RETRANSMIT_US]
  *          [-W SWITCH_WAIT_MS] [-I IDLE_MS] [-K NODE_KEYS | -K none]
- *   incctl -Q CONTROLLER[:PORT] [-k KEY_FILE -n NODE]   print every registered switch's counters (YAML)
- *   incctl -G FILE                  make a new random key in FILE (mode 0600; kept if it exists)
+ *   incctl -Q CONTROLLER[:PORT] [-n NODE] [-k KEY_FILE]  print every registered switch's counters (YAML)
+ *   incctl -G FILE|-                make a new random key in FILE (mode 0600; kept if it exists), or print it
  *
  * A port of 0 lets the kernel pick a free one; the first line logged names
  * the ports bound ("switches on TCP S, groups on TCP G"), once both listen
@@ -93,6 +93,7 @@
 #define COUNTERS_WAIT_MS 5000  /* a switch answers "counters" from its loop, within a few ms */
 #define IDLE_MS 10000          /* a connection holding nothing, or a message left unfinished */
 #define COUNTERS_FIFO 8        /* counters requests one switch may owe answers to */
+#define NODE_CONF "/etc/inclab/node.conf" /* a lab node's facts: NODE= names it (-Q) */
 
 enum conn_kind { C_FREE, C_SWITCH, C_CLIENT };
 enum req_kind { R_NONE, R_COMM, R_COUNTERS };
@@ -1129,9 +1130,28 @@ static int bound_port(int fd)
 	return ntohs(sa.sin_port);
 }
 
+/* NODE= of a lab node's node.conf into @out (this node's name), or -1. */
+static int conf_node(char *out, size_t outlen)
+{
+	FILE *f = fopen(NODE_CONF, "r");
+	char line[256];
+	int rc = -1;
+
+	while (f && rc < 0 && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "NODE=", 5)) {
+			line[strcspn(line, "\r\n")] = 0;
+			snprintf(out, outlen, "%.60s", line + 5);
+			rc = *out ? 0 : -1;
+		}
+	if (f)
+		fclose(f);
+	return rc;
+}
+
 /*
  * -Q: ask a running controller for the counters of every switch; print the
- * answer. With @node (-n), prove first to be that node with key file @keyf.
+ * answer. With @node (-n; on a lab node that has a key, NODE of its
+ * node.conf), prove first to be that node with key file @keyf.
  */
 static int query(const char *addr, const char *keyf, const char *node)
 {
@@ -1141,6 +1161,10 @@ static int query(const char *addr, const char *keyf, const char *node)
 	char *ans, err[300];
 	int fd, rc;
 
+	static char conf[64];
+
+	if (!node && access(keyf, F_OK) == 0 && conf_node(conf, sizeof(conf)) == 0)
+		node = conf;
 	if (node && ctl_key_load(keyf, key, err, sizeof(err)) < 0) {
 		fprintf(stderr, "incctl: %s\n", err);
 		return 1;
@@ -1157,6 +1181,12 @@ static int query(const char *addr, const char *keyf, const char *node)
 	if ((rc = ctl_asend(&au, fd, "msg: counters\n", 5000)) < 0 ||
 	    (rc = ctl_arecv(&au, fd, &in, COUNTERS_WAIT_MS + 5000, &ans)) < 0) {
 		fprintf(stderr, "incctl: controller %s: %s\n", addr, rc == CTL_EAUTH ? au.err : ctl_strerror(rc));
+		close(fd);
+		return 1;
+	}
+	if (!node && !strncmp(ans, "msg: challenge", 14)) {
+		fprintf(stderr, "incctl: controller %s asks who this is: give -n NODE [-k KEY_FILE]\n", addr);
+		free(ans);
 		close(fd);
 		return 1;
 	}
@@ -1200,6 +1230,16 @@ int main(int argc, char **argv)
 		case 'n': qnode = optarg; break;
 		case 'K': keytab = optarg; break;
 		case 'G':
+			if (!strcmp(optarg, "-")) { /* a job's key, for a launcher to hand to its ranks */
+				unsigned char key[CTL_KEY_BYTES];
+				char hex[2 * CTL_KEY_BYTES + 1];
+				if (ctl_auth_init() < 0)
+					return 1;
+				ctl_key_new(key);
+				puts(ctl_key_hex(key, hex));
+				ctl_key_wipe(key);
+				return 0;
+			}
 			if (ctl_key_make(optarg, err, sizeof(err)) < 0) {
 				fprintf(stderr, "incctl: %s\n", err);
 				return 1;

@@ -41,6 +41,11 @@ int ctl_key_parse(const char *hex, unsigned char key[CTL_KEY_BYTES])
 	return 0;
 }
 
+void ctl_key_new(unsigned char key[CTL_KEY_BYTES])
+{
+	crypto_auth_keygen(key);
+}
+
 void ctl_key_wipe(unsigned char key[CTL_KEY_BYTES])
 {
 	sodium_memzero(key, CTL_KEY_BYTES);

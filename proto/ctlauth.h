@@ -81,6 +81,9 @@ int ctl_key_load(const char *path, unsigned char key[CTL_KEY_BYTES], char *err, 
  */
 int ctl_key_make(const char *path, char *err, size_t errlen);
 
+/** ctl_key_new() - a new random key (crypto_auth_keygen; ctl_auth_init() first). */
+void ctl_key_new(unsigned char key[CTL_KEY_BYTES]);
+
 /** ctl_key_wipe() - overwrite @key with zeros (a write the compiler keeps). */
 void ctl_key_wipe(unsigned char key[CTL_KEY_BYTES]);
 

@@ -44,8 +44,10 @@ echo "inc-deaths: $n ranks, rank 0 at $master; the switch killed is $leaf (the l
 # start RUN_ARGS — inccl_perf on every rank in the background; each guest
 # writes its exit status to /tmp/death.rc and its stderr to /tmp/death.err.
 start() {
+    local job
+    job=$("${INCLAB_BUILD:-build}/incctl" -G -) || return 1 # the job's key (libinccl: INCCL_JOB_KEY)
     for i in "${!hosts[@]}"; do
-        "$lab" exec "${hosts[$i]}" "pkill -x inccl_perf; rm -f /tmp/death.*; (inccl_perf -r $i -N $n -m $master $* \
+        "$lab" exec "${hosts[$i]}" "pkill -x inccl_perf; rm -f /tmp/death.*; (INCCL_JOB_KEY=$job inccl_perf -r $i -N $n -m $master $* \
             > /tmp/death.out 2> /tmp/death.err; echo \$? > /tmp/death.rc) < /dev/null > /dev/null 2>&1 &" >/dev/null
     done
 }
