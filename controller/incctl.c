@@ -1012,6 +1012,7 @@ static int admit(int ci, char *msg)
 		else if (ctl_auth_verify(&c->auth, ctl_keytab_find(&ctl.keys, name), name, role, ctl_str(&m, NULL, "mac"),
 					 err, sizeof(err)) == 0) {
 			c->who = n;
+			send_msgf(ci, "msg: welcome\nnode: %s\n", node_name(n)); /* sealed */
 			ctl_doc_free(&m);
 			return 0;
 		}

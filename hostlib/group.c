@@ -401,7 +401,7 @@ static int pending_message(inccl_group_t *g, struct peer *np, char *text)
 					   ctl_str(&m, NULL, "mac"), err, sizeof(err)) == 0 &&
 			   !strcmp(ctl_str(&m, NULL, "role"), "member")) {
 			ctl_doc_free(&m);
-			return 0;
+			return ctl_asend(&np->auth, np->fd, "msg: welcome\n", 100) == CTL_OK ? 0 : -1;
 		} else if (np->auth.on) {
 			snprintf(err, sizeof(err), "role '%.20s': a rank is a 'member'", ctl_str(&m, NULL, "role"));
 		} else {

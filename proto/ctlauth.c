@@ -304,6 +304,18 @@ int ctl_auth_client(struct ctl_auth *a, int fd, struct ctl_buf *b, const unsigne
 	a->out_dir = 'c';
 	a->in_dir = 's';
 	a->on = 1;
+	if ((rc = ctl_arecv(a, fd, b, timeout_ms, &text)) < 0) { /* the welcome, sealed: we are known */
+		snprintf(err, errlen, "%s", rc == CTL_EAUTH ? a->err : rc == CTL_ETIMEDOUT ? "no welcome in time" : ctl_strerror(rc));
+		memset(a, 0, sizeof(*a));
+		return -1;
+	}
+	int welcome = !strncmp(text, "msg: welcome\n", 13);
+	free(text);
+	if (!welcome) {
+		snprintf(err, errlen, "a welcome was due");
+		memset(a, 0, sizeof(*a));
+		return -1;
+	}
 	return 0;
 }
 
@@ -355,6 +367,24 @@ static size_t last_line(const char *s, size_t end)
 	return i;
 }
 
+/*
+ * @msg failed to open: when it is an unsealed "msg: error" (a refusal the
+ * peer sent before it trusted this end), its reason is the better one.
+ */
+static int refused_by_peer(struct ctl_auth *a, const char *msg)
+{
+	struct ctl_doc m;
+	char e[200];
+
+	if (ctl_parse(msg, &m, e, sizeof(e)) == 0) {
+		const char *why = ctl_str(&m, NULL, "error");
+		if (!strcmp(m.kind, "error") && why && !ctl_get(&m, NULL, "mac"))
+			snprintf(a->err, sizeof(a->err), "refused: %.150s", why);
+		ctl_doc_free(&m);
+	}
+	return -1;
+}
+
 int ctl_auth_open(struct ctl_auth *a, char *msg)
 {
 	unsigned char want[CTL_MAC_BYTES], got[CTL_MAC_BYTES];
@@ -365,11 +395,15 @@ int ctl_auth_open(struct ctl_auth *a, char *msg)
 		return 0;
 	if (end && msg[end - 1] == '\n') /* the end marker's line "..." (ctl_next() keeps it) */
 		end = last_line(msg, end);
-	if (end < 2 || msg[end - 1] != '\n')
-		return refuse(a, "a sealed message was due (it ends with 'seq' and 'mac' lines)");
+	if (end < 2 || msg[end - 1] != '\n') {
+		refuse(a, "a sealed message was due (it ends with 'seq' and 'mac' lines)");
+		return refused_by_peer(a, msg);
+	}
 	l = last_line(msg, end); /* "mac: HEX\n" */
-	if (end - l != 5 + 2 * CTL_MAC_BYTES + 1 || strncmp(msg + l, "mac: ", 5))
-		return refuse(a, "unsealed message: its last line must be 'mac: %d hex digits'", 2 * CTL_MAC_BYTES);
+	if (end - l != 5 + 2 * CTL_MAC_BYTES + 1 || strncmp(msg + l, "mac: ", 5)) {
+		refuse(a, "unsealed message: its last line must be 'mac: %d hex digits'", 2 * CTL_MAC_BYTES);
+		return refused_by_peer(a, msg);
+	}
 	msg[end - 1] = 0;
 	int bad = ctl_key_parse(msg + l + 5, got);
 	msg[end - 1] = '\n';
@@ -430,14 +464,6 @@ int ctl_arecv(struct ctl_auth *a, int fd, struct ctl_buf *b, int timeout_ms, cha
 	int rc = ctl_recv(fd, b, timeout_ms, msg);
 
 	if (rc == CTL_OK && a && ctl_auth_open(a, *msg) < 0) {
-		struct ctl_doc m;
-		char e[200];
-		if (ctl_parse(*msg, &m, e, sizeof(e)) == 0) { /* a refusal sent before sealing began: say why */
-			const char *why = ctl_str(&m, NULL, "error");
-			if (!strcmp(m.kind, "error") && why)
-				snprintf(a->err, sizeof(a->err), "refused: %.150s", why);
-			ctl_doc_free(&m);
-		}
 		free(*msg);
 		*msg = NULL;
 		return CTL_EAUTH;

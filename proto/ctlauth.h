@@ -13,6 +13,8 @@
  *
  *   server -> client   msg: challenge   nonce: 64 hex (32 fresh random bytes)
  *   client -> server   msg: auth        node: NAME, role: ROLE, mac: 64 hex
+ *   server -> client   msg: welcome     node: NAME (sealed; or an unsealed
+ *                                       "msg: error" with the reason, and close)
  *
  * mac = HMAC-SHA512-256(key, "inclab-auth-1" | nonce | NAME | 0 | ROLE | 0)
  * (libsodium crypto_auth). The server looks up NAME's key (the controller:
@@ -115,8 +117,9 @@ int ctl_auth_verify(struct ctl_auth *a, const unsigned char *key, const char *na
 
 /**
  * ctl_auth_client() - client: wait for the challenge on @fd (within
- * @timeout_ms) and answer it as node @name in role @role with @key; @a is on
- * after. Return 0, or -1 with @err.
+ * @timeout_ms), answer it as node @name in role @role with @key, and wait for
+ * the welcome; @a is on after. Return 0, or -1 with @err ("refused: ..."
+ * with the server's reason when it refused).
  */
 int ctl_auth_client(struct ctl_auth *a, int fd, struct ctl_buf *b, const unsigned char key[CTL_KEY_BYTES],
 		    const char *name, const char *role, int timeout_ms, char *err, size_t errlen);
