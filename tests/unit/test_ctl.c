@@ -1148,6 +1148,32 @@ static void test_auth(void **state)
 	assert_true(spawn_ctl(bad_opts, &out, &sp, &gp) < 0);
 	close(out);
 
+	/* a malformed table: each bad line named (in-process: the parser incctl uses) */
+	static const struct {
+		const char *text, *words;
+	} bad_tables[] = {
+		{ "# c\nsw0 abc\n", ":2: want 'NODE KEY'" },
+		{ "sw0 00000000000000000000000000000000000000000000000000000000000000zz\n", ":1: want 'NODE KEY'" },
+		{ "sw0 0000000000000000000000000000000000000000000000000000000000000000 x\n", ":1: want 'NODE KEY'" },
+		{ "sw0 0000000000000000000000000000000000000000000000000000000000000000\n"
+		  "sw0 1111111111111111111111111111111111111111111111111111111111111111\n", ":2: node 'sw0' has a key already" },
+	};
+	for (size_t i = 0; i < sizeof(bad_tables) / sizeof(*bad_tables); i++) {
+		struct ctl_keytab kt;
+		char err[400];
+		unlink(path);
+		int tf = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		assert_true(tf >= 0);
+		assert_int_equal(write(tf, bad_tables[i].text, strlen(bad_tables[i].text)), (ssize_t)strlen(bad_tables[i].text));
+		close(tf);
+		assert_int_equal(ctl_keytab_load(path, &kt, err, sizeof(err)), -1);
+		if (!strstr(err, bad_tables[i].words))
+			fail_msg("table %zu: '%s', not '%s'", i, err, bad_tables[i].words);
+	}
+	unsigned char scratch[CTL_KEY_BYTES];
+	assert_int_equal(ctl_key_parse("00", scratch), -1);
+	assert_int_equal(ctl_key_parse("0000000000000000000000000000000000000000000000000000000000000000\n", scratch), 0);
+
 	snprintf(table, sizeof(table), "%s/node-keys", auth_dir);
 	const char *opts[] = { "-K", table, "-I", "1000", NULL };
 	pid_t pid = ctl2_pid = spawn_ctl(opts, &out, &sp, &gp);
