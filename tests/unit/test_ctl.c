@@ -1247,6 +1247,21 @@ static void test_auth(void **state)
 	close(fd);
 	ctl_buf_free(&b);
 
+	/* reflection: a message sealed as the controller's own (direction 's', its first sequence number)
+	 * sent back to it */
+	fd = dial_as(saddr, "sw2", "switch", key[3], &a, &b);
+	struct ctl_auth mirror = a;
+	mirror.out_dir = 's';
+	mirror.out_seq = 0;
+	assert_non_null(sealed = ctl_auth_seal(&mirror, "msg: register\nswitch: sw2\n"));
+	assert_int_equal(ctl_send(fd, sealed, 1000), CTL_OK);
+	free(sealed);
+	assert_int_equal(ctl_arecv(&a, fd, &b, SYNC_MS, &ans), CTL_OK);
+	assert_non_null(strstr(ans, "bad MAC"));
+	free(ans);
+	close(fd);
+	ctl_buf_free(&b);
+
 	/* the normal path, sealed: three switches register, each under the name it proved */
 	for (int i = 0; i < 3; i++) {
 		asw[i].fd = dial_as(saddr, asw[i].name, "switch", key[1 + i], &asw[i].auth, &b);
