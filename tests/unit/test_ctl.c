@@ -312,10 +312,15 @@ static int setup(void **state)
 	return 0;
 }
 
+static void remove_keys(void);
+static char auth_dir[256]; /* test_auth's keys, removed here too when it failed half-way */
+
 /* Stop the fake switches and incctl, close everything; also after a failed setup(). */
 static int teardown(void **state)
 {
 	(void)state;
+	if (auth_dir[0])
+		remove_keys();
 	for (int i = 0; i < 3; i++)
 		if (sw[i].fd > 0) {
 			sw[i].stop = 1;
@@ -943,7 +948,6 @@ static void test_nothing_waits(void **state)
 
 /* ---- identity and ownership (node keys, job keys) ------------------------ */
 
-static char auth_dir[256];          /* the keys of test_auth: NODE.key and node-keys, mode 0600 */
 static char auth_log[1 << 16];      /* what test_auth's incctl said, for its refusals */
 static size_t auth_log_len;
 static pthread_mutex_t auth_log_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1116,6 +1120,7 @@ static void remove_keys(void)
 	snprintf(path, sizeof(path), "%s/open-keys", auth_dir);
 	unlink(path);
 	rmdir(auth_dir);
+	auth_dir[0] = 0;
 }
 
 static void test_auth(void **state)
