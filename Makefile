@@ -53,16 +53,18 @@ deps:
 	@mkdir -p $(BUILD) && rm -f $(BUILD)/.deps-* && touch $(DEPS_STAMP)
 
 TOPO_SRC := topology/topo.c topology/topo.h
-$(BUILD)/topogen: topology/topogen.c $(TOPO_SRC) | $(DEPS_STAMP)
+# libsodium (proto/ctlauth.c) linked static, as libdeflate: the guest images need nothing more
+SODIUM := -l:libsodium.a
+CTLMSG := proto/ctlmsg.c proto/ctlmsg.h proto/ctlauth.c proto/ctlauth.h
+$(BUILD)/topogen: topology/topogen.c $(TOPO_SRC) $(CTLMSG) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -o $@ topology/topogen.c topology/topo.c -lyaml
+	$(CC) $(CFLAGS) -o $@ topology/topogen.c topology/topo.c proto/ctlauth.c proto/ctlmsg.c -lyaml $(SODIUM)
 
 # the controller: topology + plan + control protocol (ctlmsg, shared with the switch and libinccl)
-CTLMSG := proto/ctlmsg.c proto/ctlmsg.h
 CONTROLLER_SRC := controller/incctl.c controller/plan.c controller/plan.h $(CTLMSG) $(TOPO_SRC)
 $(BUILD)/incctl: $(CONTROLLER_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -o $@ $(filter %.c,$(CONTROLLER_SRC)) -lyaml
+	$(CC) $(CFLAGS) -o $@ $(filter %.c,$(CONTROLLER_SRC)) -lyaml $(SODIUM)
 
 $(BUILD)/tsckhz: lab/tsckhz.c | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
@@ -83,30 +85,33 @@ SWITCH_DAEMON := switch/incswitch.c switch/swconfig.c switch/swconfig.h switch/e
                  switch/agg.c proto/inc_proto.h $(CTLMSG) $(SWITCH_CORE)
 $(BUILD)/incswitch: $(SWITCH_DAEMON) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -Iswitch -o $@ $(filter %.c,$(SWITCH_DAEMON)) -lpcap -lyaml $(CRC_LIBS) -lm
+	$(CC) $(CFLAGS) -Iswitch -o $@ $(filter %.c,$(SWITCH_DAEMON)) -lpcap -lyaml $(CRC_LIBS) $(SODIUM) -lm
 
 # libinccl: one public header (hostlib/inccl.h), static and shared.
-# Users link the static library with -libverbs -lyaml.
+# Users link the static library with -libverbs -lyaml -lsodium.
 INCCL_OBJ := $(BUILD)/inccl/error.o $(BUILD)/inccl/cq.o $(BUILD)/inccl/ring.o $(BUILD)/inccl/comm.o $(BUILD)/inccl/group.o \
-             $(BUILD)/inccl/ctlmsg.o
-$(BUILD)/inccl/%.o: hostlib/%.c hostlib/inccl.h hostlib/internal.h proto/inc_proto.h proto/ctlmsg.h | $(DEPS_STAMP)
+             $(BUILD)/inccl/ctlmsg.o $(BUILD)/inccl/ctlauth.o
+$(BUILD)/inccl/%.o: hostlib/%.c hostlib/inccl.h hostlib/internal.h proto/inc_proto.h proto/ctlmsg.h proto/ctlauth.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)/inccl
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -DINCCL_BUILD -Ihostlib -c -o $@ $<
 $(BUILD)/inccl/ctlmsg.o: proto/ctlmsg.c proto/ctlmsg.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)/inccl
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+$(BUILD)/inccl/ctlauth.o: proto/ctlauth.c proto/ctlauth.h proto/ctlmsg.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)/inccl
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 $(BUILD)/libinccl.a: $(INCCL_OBJ)
 	ar rcs $@ $^
 $(BUILD)/libinccl.so: $(INCCL_OBJ)
-	$(CC) -shared -o $@ $^ -libverbs -lyaml
+	$(CC) -shared -o $@ $^ -libverbs -lyaml -Wl,--exclude-libs,ALL $(SODIUM)
 # check_ref: the host-side reference (tree spec, input patterns, expected results, barrier rule)
 CHECK_REF := hostlib/tools/check_ref.c hostlib/tools/check_ref.h
 $(BUILD)/inccl_check: hostlib/tools/inccl_check.c $(CHECK_REF) $(BUILD)/libinccl.a
 	$(CC) $(CFLAGS) -Ihostlib -o $@ hostlib/tools/inccl_check.c hostlib/tools/check_ref.c $(BUILD)/libinccl.a \
-	  -libverbs -lyaml -lm
+	  -libverbs -lyaml $(SODIUM) -lm
 PERF_SRC := hostlib/tools/inccl_perf.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h $(CHECK_REF)
 $(BUILD)/inccl_perf: $(PERF_SRC) $(BUILD)/libinccl.a
-	$(CC) $(CFLAGS) -Ihostlib -o $@ $(filter %.c,$(PERF_SRC)) $(BUILD)/libinccl.a -libverbs -lyaml -lm
+	$(CC) $(CFLAGS) -Ihostlib -o $@ $(filter %.c,$(PERF_SRC)) $(BUILD)/libinccl.a -libverbs -lyaml $(SODIUM) -lm
 
 $(BUILD)/rc_probe: hostlib/tools/rc_probe.c | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
@@ -267,11 +272,11 @@ $(BUILD)/test_results: tests/unit/test_results.c $(ANALYSIS_SRC) | $(DEPS_STAMP)
 # the controller as a real process on loopback, fake switches, libinccl's group bootstrap
 $(BUILD)/test_ctl: tests/unit/test_ctl.c $(BUILD)/incctl $(BUILD)/libinccl.a switch/swconfig.c switch/swconfig.h | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -DBUILD_DIR='"$(BUILD)"' -o $@ tests/unit/test_ctl.c switch/swconfig.c $(BUILD)/libinccl.a \
-	  -libverbs -lyaml -lcmocka -lpthread
+	  -libverbs -lyaml $(SODIUM) -lcmocka -lpthread
 
 # libinccl's argument checks and the quoting of control-message text (no RDMA device, no controller)
 $(BUILD)/test_api: tests/unit/test_api.c $(BUILD)/libinccl.a hostlib/internal.h | $(DEPS_STAMP)
-	$(CC) $(CFLAGS) -o $@ tests/unit/test_api.c $(BUILD)/libinccl.a -libverbs -lyaml -lcmocka
+	$(CC) $(CFLAGS) -o $@ tests/unit/test_api.c $(BUILD)/libinccl.a -libverbs -lyaml $(SODIUM) -lcmocka
 
 UNIT_TESTS := $(BUILD)/test_api $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
               $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results

@@ -2,8 +2,9 @@
  * incctl — the inclab controller.
  *
  *   incctl -t TOPOLOGY.yaml [-s SWITCH_PORT] [-g GROUP_PORT] [-S NSLOTS] [-R RETRANSMIT_US]
- *          [-W SWITCH_WAIT_MS] [-I IDLE_MS]
- *   incctl -Q CONTROLLER[:PORT]     print every registered switch's counters (YAML)
+ *          [-W SWITCH_WAIT_MS] [-I IDLE_MS] [-K NODE_KEYS | -K none]
+ *   incctl -Q CONTROLLER[:PORT] [-n NODE] [-k KEY_FILE]  print every registered switch's counters (YAML)
+ *   incctl -G FILE|-                make a new random key in FILE (mode 0600; kept if it exists), or print it
  *
  * A port of 0 lets the kernel pick a free one; the first line logged names
  * the ports bound ("switches on TCP S, groups on TCP G"), once both listen
@@ -52,6 +53,17 @@
  * gets "msg: error" with the reason; nothing a client sends stops the
  * controller. One line is logged per registration, group, communicator and
  * dropped connection.
+ *
+ * Identity (proto/ctlauth.h): with a table of node keys (-K, default
+ * CTL_KEY_TABLE_FILE when it exists) every connection is challenged when it
+ * opens and must prove within CTL_AUTH_MS which topology node it is; after
+ * that every message either way is sealed (sequence number and MAC) and one
+ * that fails is refused and the connection closed. A switch registers only
+ * under the name it proved; rank 0 asks for a communicator only from the host
+ * of its own rank 0 (its RDMA address); a communicator's members are the
+ * hosts of its ranks: only they may ask about it ("msg: comm"), and only its
+ * owner (the connection of rank 0) may release it; the controller releases
+ * it on a fault. Without a table (-K none) nobody is asked who they are.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -70,6 +82,7 @@
 #include "../topology/topo.h"
 #include "../proto/ctlmsg.h"
 #include "../proto/inc_proto.h"
+#include "../proto/ctlauth.h"
 #include "plan.h"
 
 #define MAX_CONNS 512          /* below the default limit of 1024 open files, with room for the rest */
@@ -85,6 +98,7 @@
 #define COUNTERS_WAIT_MS 5000  /* a switch answers "counters" from its loop, within a few ms */
 #define IDLE_MS 10000          /* a connection holding nothing, or a message left unfinished */
 #define COUNTERS_FIFO 8        /* counters requests one switch may owe answers to */
+#define NODE_CONF "/etc/inclab/node.conf" /* a lab node's facts: NODE= names it (-Q) */
 
 enum conn_kind { C_FREE, C_SWITCH, C_CLIENT };
 enum req_kind { R_NONE, R_COMM, R_COUNTERS };
@@ -115,6 +129,8 @@ struct conn {
 	int node;                   /* switches: topology node once registered, else -1 */
 	int cap_comms;              /* switches: communicators it can serve at once (its registration) */
 	unsigned cap_slots;         /* switches: aggregation slots its communicators may hold together */
+	int who;                    /* the topology node it proved to be (ctlauth), else -1 */
+	struct ctl_auth auth;       /* on once it proved it (with ctl.keys only) */
 	int ngroups;                /* clients: groups held */
 	struct req req;             /* clients: the request waiting for switches */
 	struct {                    /* switches: counters requests it owes, oldest first */
@@ -136,12 +152,14 @@ struct comm {
 	unsigned nslots;         /* aggregation slots it holds on each of its switches */
 	int nswitches;
 	int sw[TOPO_MAX_NODES];  /* topology nodes serving it */
+	uint8_t member[TOPO_MAX_NODES]; /* by topology node: a host of one of its ranks */
 };
 
 static struct {
 	struct topology *topo;
 	struct plan_params defaults;
 	int switch_wait_ms, idle_ms;
+	struct ctl_keytab keys;     /* every node's key; keys.n == 0: no authentication */
 	struct conn conn[MAX_CONNS];
 	struct group group[MAX_GROUPS];
 	struct comm comm[MAX_COMMS];
@@ -214,14 +232,20 @@ static void flush_out(int ci)
 static void send_msg(int ci, const char *text)
 {
 	struct conn *c = &ctl.conn[ci];
-	size_t n = strlen(text), need;
-	const char *mark = n && text[n - 1] == '\n' ? "...\n" : "\n...\n";
+	char *sealed = NULL;
 
 	if (c->kind == C_FREE || c->doomed)
 		return;
+	if (c->auth.on && !(text = sealed = ctl_auth_seal(&c->auth, text))) {
+		doom(ci, "out of memory for its answers");
+		return;
+	}
+	size_t n = strlen(text), need;
+	const char *mark = n && text[n - 1] == '\n' ? "...\n" : "\n...\n";
 	need = n + strlen(mark);
 	if (c->out_len - c->out_off + need > OUT_LIMIT) {
 		doom(ci, "it does not read its answers (output buffer full)");
+		free(sealed);
 		return;
 	}
 	if (c->out_len + need > c->out_cap) {
@@ -236,6 +260,7 @@ static void send_msg(int ci, const char *text)
 		char *o = cap > c->out_cap ? realloc(c->out, cap) : c->out;
 		if (!o) {
 			doom(ci, "out of memory for its answers");
+			free(sealed);
 			return;
 		}
 		c->out = o;
@@ -244,6 +269,7 @@ static void send_msg(int ci, const char *text)
 	memcpy(c->out + c->out_len, text, n);
 	memcpy(c->out + c->out_len + n, mark, strlen(mark));
 	c->out_len += need;
+	free(sealed);
 	flush_out(ci);
 }
 
@@ -539,6 +565,33 @@ static char *comm_answer(const struct plan *pl, const struct plan_params *p, int
 	return text;
 }
 
+/* Note in @cm the hosts of its @nranks ranks @in (by their RDMA address). */
+static void comm_members(struct comm *cm, const struct plan_rank_in *in, int nranks)
+{
+	for (int r = 0; r < nranks; r++)
+		for (int k = 0; k < ctl.topo->nnodes; k++)
+			if (ctl.topo->nodes[k].role == TOPO_HOST && ctl.topo->nodes[k].l3ifs[0].addr.addr == in[r].ip)
+				cm->member[k] = 1;
+}
+
+/*
+ * May connection @ci use communicator @cm? Its owner may; with node keys so
+ * may every member host's authenticated connection. Otherwise the refusal
+ * is answered and 0 returned.
+ */
+static int comm_user(int ci, struct comm *cm, unsigned long id)
+{
+	struct conn *c = &ctl.conn[ci];
+
+	if (cm->owner == ci || (ctl.keys.n && c->who >= 0 && cm->member[c->who]))
+		return 1;
+	if (ctl.keys.n)
+		reply_error(ci, "node %s is not a member of communicator %lu", c->who >= 0 ? node_name(c->who) : "?", id);
+	else
+		reply_error(ci, "communicator %lu belongs to another connection; only its rank 0 may use or release it", id);
+	return 0;
+}
+
 /*
  * "msg: communicator": plan it and push the rules to its switches; the
  * answer goes out when every switch accepted (on_switch_answer()), or an
@@ -568,6 +621,13 @@ static void on_communicator(int ci, struct ctl_doc *m)
 	}
 	if (read_ranks(ci, m, g->nranks, in) < 0)
 		return;
+	if (ctl.keys.n && (ctl.conn[ci].who < 0 || ctl.topo->nodes[ctl.conn[ci].who].role != TOPO_HOST ||
+			   ctl.topo->nodes[ctl.conn[ci].who].l3ifs[0].addr.addr != in[0].ip)) {
+		char a[16];
+		reply_error(ci, "rank 0 (%s) is not on node %s, the node this connection proved it is", topo_ntoa(in[0].ip, a),
+			    node_name(ctl.conn[ci].who));
+		return;
+	}
 	for (int i = 0; i < MAX_COMMS && slot < 0; i++)
 		if (ctl.comm[i].state == CM_FREE)
 			slot = i;
@@ -608,6 +668,7 @@ static void on_communicator(int ci, struct ctl_doc *m)
 	}
 	struct comm *cm = &ctl.comm[slot];
 	*cm = (struct comm){ .state = CM_SETUP, .id = (int)p.comm, .group = g->id, .owner = ci, .nslots = p.nslots };
+	comm_members(cm, in, g->nranks);
 	r->kind = R_COMM;
 	r->seq = ++ctl.next_seq;
 	r->comm = slot;
@@ -708,12 +769,47 @@ static void on_release(int ci, struct ctl_doc *m)
 		reply_error(ci, "release: %s", err);
 	else if (!(cm = find_comm((long)v)) || cm->state != CM_LIVE)
 		reply_error(ci, "no communicator %lu", v);
+	else if (ctl.keys.n && !comm_user(ci, cm, v))
+		; /* not a member: refused */
 	else if (cm->owner != ci)
 		reply_error(ci, "communicator %lu belongs to another connection; only its rank 0 may release it", v);
 	else {
 		release_comm(cm, "released by its group");
 		send_msgf(ci, "msg: ok\ncomm: %lu\n", v);
 	}
+}
+
+/* "msg: comm": what communicator N is (its members may ask): state, group, switches. */
+static void on_comm_query(int ci, struct ctl_doc *m)
+{
+	unsigned long v;
+	char err[256], *text = NULL;
+	size_t len = 0;
+	struct comm *cm;
+
+	if (ctl_uint(m, NULL, "comm", 0x7fffffff, &v, err, sizeof(err)) < 0) {
+		reply_error(ci, "comm: %s", err);
+		return;
+	}
+	if (!(cm = find_comm((long)v))) {
+		reply_error(ci, "no communicator %lu", v);
+		return;
+	}
+	if (!comm_user(ci, cm, v))
+		return;
+	FILE *f = open_memstream(&text, &len);
+	if (f) {
+		fprintf(f, "msg: ok\ncomm: %d\ngroup: %d\nstate: %s\nswitches: [", cm->id, cm->group,
+			cm->state == CM_LIVE ? "live" : "setup");
+		for (int k = 0; k < cm->nswitches; k++)
+			fprintf(f, "%s%s", k ? ", " : "", node_name(cm->sw[k]));
+		fprintf(f, "]\n");
+	}
+	if (!f || fclose(f) != 0)
+		reply_error(ci, "out of memory");
+	else
+		send_msg(ci, text);
+	free(text);
 }
 
 /* One message from a client (rank 0 of a group, or a tool). */
@@ -734,8 +830,10 @@ static void on_client(int ci, const char *text)
 		on_release(ci, &m);
 	else if (!strcmp(m.kind, "counters"))
 		on_counters(ci, &m);
+	else if (!strcmp(m.kind, "comm"))
+		on_comm_query(ci, &m);
 	else
-		reply_error(ci, "unknown message '%.40s' (group, communicator, release, counters)", m.kind);
+		reply_error(ci, "unknown message '%.40s' (group, communicator, release, comm, counters)", m.kind);
 	ctl_doc_free(&m);
 }
 
@@ -889,7 +987,11 @@ static void on_switch(int ci, const char *text)
 			reply_error(ci, "'%s' is not a switch of topology '%s'", name, ctl.topo->name);
 		else if (c->node >= 0 && c->node != n)
 			reply_error(ci, "this connection is registered as %s already", node_name(c->node));
-		else if (ctl_get(&m, NULL, "comms") &&
+		else if (ctl.keys.n && c->who != n) {
+			reply_error(ci, "this connection proved it is node %s, not switch %s", node_name(c->who), name);
+			logf_("switch registration as %s refused from %s: it proved it is %s", name, c->peer, node_name(c->who));
+			doom(ci, "registered under another node's name");
+		} else if (ctl_get(&m, NULL, "comms") &&
 			 ctl_uint(&m, NULL, "comms", MAX_COMMS, &comms, err, sizeof(err)) < 0)
 			reply_error(ci, "register: %s", err);
 		else if (ctl_get(&m, NULL, "slots") &&
@@ -981,8 +1083,61 @@ static void accept_on(int lfd, enum conn_kind kind)
 	}
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	ctl_keepalive(fd); /* a switch or rank 0 whose machine vanished is dropped within CTL_DEAD_MS */
-	ctl.conn[i] = (struct conn){ .kind = kind, .fd = fd, .addr = addr, .node = -1, .last_ms = ctl_now_ms() };
+	ctl.conn[i] = (struct conn){ .kind = kind, .fd = fd, .addr = addr, .node = -1, .who = -1, .last_ms = ctl_now_ms() };
 	snprintf(ctl.conn[i].peer, sizeof(ctl.conn[i].peer), "%s:%u", topo_ntoa(addr, a), ntohs(sa.sin_port));
+	if (ctl.keys.n) { /* who is it? (admit() takes the answer) */
+		char text[160];
+		ctl_auth_challenge(&ctl.conn[i].auth, text, sizeof(text));
+		send_msg(i, text);
+	}
+}
+
+/*
+ * With node keys: the first message of @ci must prove which node it is
+ * ("msg: auth" answering the challenge sent at accept); every later one must
+ * open (ctlauth.h). Returns 1 when @msg is for the dispatch, 0 when it was
+ * the handshake or was refused (and @ci doomed).
+ */
+static int admit(int ci, char *msg)
+{
+	struct conn *c = &ctl.conn[ci];
+	const char *want = c->kind == C_SWITCH ? "switch" : "client";
+	char err[256];
+	struct ctl_doc m;
+
+	if (!ctl.keys.n)
+		return 1;
+	if (c->auth.on) {
+		if (ctl_auth_open(&c->auth, msg) == 0)
+			return 1;
+		logf_("message from %s (node %s) refused: %s", c->peer, node_name(c->who), c->auth.err);
+		reply_error(ci, "%s", c->auth.err);
+		doom(ci, "a message failed authentication");
+		return 0;
+	}
+	if (ctl_parse(msg, &m, err, sizeof(err)) < 0 || strcmp(m.kind, "auth")) {
+		snprintf(err, sizeof(err), "authenticate first: answer the challenge with 'msg: auth'");
+	} else {
+		const char *name = ctl_str(&m, NULL, "node"), *role = ctl_str(&m, NULL, "role");
+		int n = name ? topo_find(ctl.topo, name) : -1;
+		if (role && strcmp(role, want))
+			snprintf(err, sizeof(err), "role '%.20s' on the %s port", role, want);
+		else if (name && n < 0)
+			snprintf(err, sizeof(err), "'%.60s' is not a node of topology '%s'", name, ctl.topo->name);
+		else if (ctl_auth_verify(&c->auth, ctl_keytab_find(&ctl.keys, name), name, role, ctl_str(&m, NULL, "mac"),
+					 err, sizeof(err)) == 0) {
+			c->who = n;
+			send_msgf(ci, "msg: welcome\nnode: %s\n", node_name(n)); /* sealed */
+			ctl_doc_free(&m);
+			return 0;
+		}
+	}
+	if (m.root)
+		ctl_doc_free(&m);
+	logf_("authentication refused from %s: %s", c->peer, err);
+	reply_error(ci, "%s", err);
+	doom(ci, "not authenticated");
+	return 0;
 }
 
 /*
@@ -998,7 +1153,9 @@ static void take_input(int ci)
 	while (!c->doomed && c->req.kind == R_NONE && (msg = ctl_next(&c->in, &rc))) {
 		c->last_ms = ctl_now_ms();
 		c->partial_ms = 0;
-		if (c->kind == C_SWITCH)
+		if (!admit(ci, msg))
+			;
+		else if (c->kind == C_SWITCH)
 			on_switch(ci, msg);
 		else
 			on_client(ci, msg);
@@ -1052,8 +1209,10 @@ static int run_timers(uint64_t now)
 		int holds = (c->kind == C_SWITCH && c->node >= 0) || c->ngroups || r->kind != R_NONE;
 		uint64_t idle_at = holds ? UINT64_MAX : c->last_ms + (uint64_t)ctl.idle_ms;
 		uint64_t partial_at = c->partial_ms ? c->partial_ms + (uint64_t)ctl.idle_ms : UINT64_MAX;
+		if (ctl.keys.n && !c->auth.on && idle_at > c->last_ms + CTL_AUTH_MS)
+			idle_at = c->last_ms + CTL_AUTH_MS; /* it has not said who it is */
 		if (now >= idle_at)
-			doom(ci, "idle, holding nothing");
+			doom(ci, c->auth.on || !ctl.keys.n ? "idle, holding nothing" : "did not authenticate in time");
 		else if (now >= partial_at)
 			doom(ci, "a message left unfinished");
 		if (idle_at < next)
@@ -1067,9 +1226,12 @@ static int run_timers(uint64_t now)
 static int usage(void)
 {
 	fprintf(stderr, "usage: incctl -t TOPOLOGY.yaml [-s SWITCH_PORT] [-g GROUP_PORT] [-S NSLOTS] [-R RETRANSMIT_US]\n"
-			"              [-W SWITCH_WAIT_MS] [-I IDLE_MS]\n"
-			"       incctl -Q CONTROLLER[:PORT]   (print the switches' counters)\n"
-			"       (port 0: the kernel picks one; the first line logged names the ports bound)\n");
+			"              [-W SWITCH_WAIT_MS] [-I IDLE_MS] [-K NODE_KEYS | -K none]\n"
+			"       incctl -Q CONTROLLER[:PORT] [-n NODE [-k KEY_FILE]]   (print the switches' counters)\n"
+			"       incctl -G KEY_FILE            (make a new random key, mode 0600)\n"
+			"       (port 0: the kernel picks one; the first line logged names the ports bound;\n"
+			"        NODE_KEYS: 'NODE KEY' lines, default " CTL_KEY_TABLE_FILE " when it exists;\n"
+			"        KEY_FILE default " CTL_NODE_KEY_FILE ")\n");
 	return 2;
 }
 
@@ -1084,19 +1246,63 @@ static int bound_port(int fd)
 	return ntohs(sa.sin_port);
 }
 
-/* -Q: ask a running controller for the counters of every switch; print the answer. */
-static int query(const char *addr)
+/* NODE= of a lab node's node.conf into @out (this node's name), or -1. */
+static int conf_node(char *out, size_t outlen)
+{
+	FILE *f = fopen(NODE_CONF, "r");
+	char line[256];
+	int rc = -1;
+
+	while (f && rc < 0 && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "NODE=", 5)) {
+			line[strcspn(line, "\r\n")] = 0;
+			snprintf(out, outlen, "%.60s", line + 5);
+			rc = *out ? 0 : -1;
+		}
+	if (f)
+		fclose(f);
+	return rc;
+}
+
+/*
+ * -Q: ask a running controller for the counters of every switch; print the
+ * answer. With @node (-n; on a lab node that has a key, NODE of its
+ * node.conf), prove first to be that node with key file @keyf.
+ */
+static int query(const char *addr, const char *keyf, const char *node)
 {
 	struct ctl_buf in = { 0 };
-	char *ans;
-	int fd = ctl_connect(addr, CTL_PORT_GROUP, 5000), rc;
+	struct ctl_auth au = { 0 };
+	unsigned char key[CTL_KEY_BYTES];
+	char *ans, err[300];
+	int fd, rc;
 
-	if (fd < 0) {
+	static char conf[64];
+
+	if (!node && access(keyf, F_OK) == 0 && conf_node(conf, sizeof(conf)) == 0)
+		node = conf;
+	if (node && ctl_key_load(keyf, key, err, sizeof(err)) < 0) {
+		fprintf(stderr, "incctl: %s\n", err);
+		return 1;
+	}
+	if ((fd = ctl_connect(addr, CTL_PORT_GROUP, 5000)) < 0) {
 		fprintf(stderr, "incctl: cannot reach the controller at %s: %s\n", addr, strerror(errno));
 		return 1;
 	}
-	if ((rc = ctl_send(fd, "msg: counters\n", 5000)) < 0 || (rc = ctl_recv(fd, &in, COUNTERS_WAIT_MS + 5000, &ans)) < 0) {
-		fprintf(stderr, "incctl: controller %s: %s\n", addr, ctl_strerror(rc));
+	if (node && ctl_auth_client(&au, fd, &in, key, node, "client", 5000, err, sizeof(err)) < 0) {
+		fprintf(stderr, "incctl: controller %s: %s\n", addr, err);
+		close(fd);
+		return 1;
+	}
+	if ((rc = ctl_asend(&au, fd, "msg: counters\n", 5000)) < 0 ||
+	    (rc = ctl_arecv(&au, fd, &in, COUNTERS_WAIT_MS + 5000, &ans)) < 0) {
+		fprintf(stderr, "incctl: controller %s: %s\n", addr, rc == CTL_EAUTH ? au.err : ctl_strerror(rc));
+		close(fd);
+		return 1;
+	}
+	if (!node && !strncmp(ans, "msg: challenge", 14)) {
+		fprintf(stderr, "incctl: controller %s asks who this is: give -n NODE [-k KEY_FILE]\n", addr);
+		free(ans);
 		close(fd);
 		return 1;
 	}
@@ -1120,7 +1326,8 @@ static long opt_num(const char *s, long lo, long hi)
 
 int main(int argc, char **argv)
 {
-	const char *topo_path = NULL;
+	const char *topo_path = NULL, *qaddr = NULL, *keyf = CTL_NODE_KEY_FILE, *qnode = NULL, *keytab = NULL;
+	char err[300];
 	long sport = CTL_PORT_SWITCH, gport = CTL_PORT_GROUP, nslots = 8192, rto = 200000;
 	static struct pollfd pfd[MAX_CONNS + 2];
 	static int idx[MAX_CONNS + 2];
@@ -1132,9 +1339,28 @@ int main(int argc, char **argv)
 	 * 44,527 out-of-sequence drops; none with 8192) */
 	ctl.switch_wait_ms = SWITCH_WAIT_MS;
 	ctl.idle_ms = IDLE_MS;
-	while ((opt = getopt(argc, argv, "t:s:g:S:R:W:I:Q:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:s:g:S:R:W:I:Q:K:k:n:G:")) != -1) {
 		switch (opt) {
-		case 'Q': return query(optarg);
+		case 'Q': qaddr = optarg; break;
+		case 'k': keyf = optarg; break;
+		case 'n': qnode = optarg; break;
+		case 'K': keytab = optarg; break;
+		case 'G':
+			if (!strcmp(optarg, "-")) { /* a job's key, for a launcher to hand to its ranks */
+				unsigned char key[CTL_KEY_BYTES];
+				char hex[2 * CTL_KEY_BYTES + 1];
+				if (ctl_auth_init() < 0)
+					return 1;
+				ctl_key_new(key);
+				puts(ctl_key_hex(key, hex));
+				ctl_key_wipe(key);
+				return 0;
+			}
+			if (ctl_key_make(optarg, err, sizeof(err)) < 0) {
+				fprintf(stderr, "incctl: %s\n", err);
+				return 1;
+			}
+			return 0;
 		case 't': topo_path = optarg; break;
 		case 's': sport = opt_num(optarg, 0, 65535); break;
 		case 'g': gport = opt_num(optarg, 0, 65535); break;
@@ -1145,12 +1371,28 @@ int main(int argc, char **argv)
 		default: return usage();
 		}
 	}
+	if (ctl_auth_init() < 0) {
+		fprintf(stderr, "incctl: libsodium does not initialise\n");
+		return 1;
+	}
+	if (qaddr && optind == argc)
+		return query(qaddr, keyf, qnode);
 	if (!topo_path || optind != argc || sport < 0 || gport < 0 || nslots < 0 || rto < 0 || ctl.switch_wait_ms < 0 ||
 	    ctl.idle_ms < 0)
 		return usage();
 	ctl.defaults = (struct plan_params){ .nslots = (unsigned)nslots, .retransmit_us = (unsigned)rto, .rnr_timer = 1 };
 	if (!(ctl.topo = topo_load(topo_path, stderr)))
 		return 1;
+	if (!keytab && access(CTL_KEY_TABLE_FILE, F_OK) == 0)
+		keytab = CTL_KEY_TABLE_FILE;
+	if (keytab && strcmp(keytab, "none") && ctl_keytab_load(keytab, &ctl.keys, err, sizeof(err)) < 0) {
+		fprintf(stderr, "incctl: node keys: %s\n", err);
+		return 1;
+	}
+	if (keytab && strcmp(keytab, "none") && !ctl.keys.n) {
+		fprintf(stderr, "incctl: node keys: %s holds no key\n", keytab);
+		return 1;
+	}
 	int ls = ctl_listen((int)sport), lg = ctl_listen((int)gport);
 	if (ls < 0 || lg < 0) {
 		fprintf(stderr, "incctl: cannot listen on TCP %ld and %ld: %s\n", sport, gport, strerror(errno));
@@ -1164,6 +1406,10 @@ int main(int argc, char **argv)
 	srandom((unsigned)ctl_now_ms() ^ (unsigned)getpid());
 	logf_("topology '%s' (%d nodes, %d hosts); switches on TCP %ld, groups on TCP %ld", ctl.topo->name,
 	      ctl.topo->nnodes, ctl.topo->nhosts, sport, gport);
+	if (ctl.keys.n)
+		logf_("authentication on: %d node keys from %s", ctl.keys.n, keytab);
+	else
+		logf_("authentication OFF: any peer may claim to be any node (give -K NODE_KEYS)");
 	while (!stop) {
 		int n = 0, wait_ms = run_timers(ctl_now_ms());
 		for (int i = 0; i < MAX_CONNS; i++) { /* messages that waited for an answer now given */
@@ -1215,6 +1461,7 @@ int main(int argc, char **argv)
 		if (ctl.conn[i].kind != C_FREE)
 			flush_out(i);
 	logf_("stopped");
+	ctl_keytab_free(&ctl.keys);
 	topo_free(ctl.topo);
 	return 0;
 }

@@ -107,14 +107,16 @@ exp_lab_reachable() {
 # collective ran) or 126/127 (no PROGRAM on the host); 1 otherwise (wrong
 # elements, a failure after the start, a timeout, the lab).
 exp_run_ranks() {
-    local out=$1 prog=$2 hosts n master i h rc t0 shown=0 bad=0 limit=${EXP_LIMIT:-14400}
+    local out=$1 prog=$2 hosts n master i h rc t0 shown=0 bad=0 limit=${EXP_LIMIT:-14400} job
     shift 2
     : >"$out"
     mapfile -t hosts < <(exp_hosts)
     n=${#hosts[@]}
     master=$(exp_col "${hosts[0]}" 4)
+    # the job's key (libinccl: INCCL_JOB_KEY): rank 0 takes only ranks that hold it
+    job=$("${INCLAB_BUILD:-$top/build}/incctl" -G -) || { exp_err "cannot make a job key (incctl -G -)"; return 1; }
     for i in "${!hosts[@]}"; do
-        "$top/lab/lab.sh" exec "${hosts[$i]}" "pkill -x $prog; rm -f /tmp/exp.*; ($prog -r $i -N $n -m $master -F csv $* \
+        "$top/lab/lab.sh" exec "${hosts[$i]}" "pkill -x $prog; rm -f /tmp/exp.*; (INCCL_JOB_KEY=$job $prog -r $i -N $n -m $master -F csv $* \
             > /tmp/exp.out 2> /tmp/exp.err; echo \$? > /tmp/exp.rc) < /dev/null > /dev/null 2>&1 &" >/dev/null ||
             { exp_err "cannot start $prog on ${hosts[$i]}"; return 1; }
     done

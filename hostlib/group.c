@@ -24,6 +24,18 @@
  * that fails tells rank 0, and rank 0 tells every rank, so all ranks return
  * an error with the same reason instead of some of them waiting; every wait
  * has a deadline.
+ *
+ * Who is who (proto/ctlauth.h). Rank 0 proves to the controller that it runs
+ * on lab node NODE with that node's key: $INCCL_NODE_KEY (a key file), else
+ * CTL_NODE_KEY_FILE when it exists; NODE is $INCCL_NODE, else NODE= of
+ * node.conf. The ranks of a job prove to rank 0 that they hold the job's key:
+ * $INCCL_JOB_KEY (64 hex digits), else the key file $INCCL_JOB_KEY_FILE.
+ * With a job key, rank 0 challenges each connection as it is accepted and
+ * takes its join only after the answer; a connection that answers wrong (or
+ * does not answer within JOIN_MS) is refused and closed alone, the others go
+ * on. After either handshake every message on the connection is sealed.
+ * Without a job key nothing is asked (and a member that has one refuses a
+ * rank 0 that does not challenge it).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,6 +48,7 @@
 #include <unistd.h>
 
 #include "../proto/ctlmsg.h"
+#include "../proto/ctlauth.h"
 #include "inccl.h"
 #include "internal.h"
 
@@ -50,6 +63,7 @@ struct peer {
 	struct ctl_buf in;
 	char fault[256];     /* a "fault" this peer sent while an answer was awaited (expect()) */
 	unsigned fault_comm;
+	struct ctl_auth auth; /* on after the handshake: messages sealed */
 };
 
 struct inccl_group {
@@ -60,6 +74,8 @@ struct inccl_group {
 	unsigned comm;     /* the in-network communicator in use (0: none): faults of others are old news */
 	char fault[256];   /* why the group's collectives fail from now on ("" while none) */
 	unsigned fault_comm; /* ... for this communicator; 0: every one (a rank went away) */
+	int has_job_key;
+	unsigned char job_key[CTL_KEY_BYTES];
 };
 
 int inccl_group_id(const inccl_group_t *g)
@@ -120,6 +136,7 @@ static void peer_close(struct peer *p)
 		close(p->fd);
 	p->fd = -1;
 	ctl_buf_free(&p->in);
+	memset(&p->auth, 0, sizeof(p->auth));
 }
 
 /*
@@ -131,11 +148,12 @@ static void peer_close(struct peer *p)
 static int expect(struct peer *p, uint64_t deadline, const char *want, const char *who, struct ctl_doc *m)
 {
 	char *text, err[256];
-	int rc = ctl_recv(p->fd, &p->in, left(deadline), &text);
+	int rc = ctl_arecv(&p->auth, p->fd, &p->in, left(deadline), &text);
 
 	if (rc < 0) {
-		inccl__set_last_error("%s: %s", who, rc == CTL_ETIMEDOUT ? "no answer in time" : ctl_strerror(rc));
-		return rc == CTL_ETIMEDOUT ? INCCL_ETIMEDOUT : INCCL_ECONN;
+		inccl__set_last_error("%s: %s", who, rc == CTL_ETIMEDOUT ? "no answer in time"
+						    : rc == CTL_EAUTH ? p->auth.err : ctl_strerror(rc));
+		return rc == CTL_ETIMEDOUT ? INCCL_ETIMEDOUT : rc == CTL_EAUTH ? INCCL_EREFUSED : INCCL_ECONN;
 	}
 	rc = ctl_parse(text, m, err, sizeof(err));
 	free(text);
@@ -176,7 +194,7 @@ static void group_release(inccl_group_t *g, unsigned comm_id)
 
 	if (!g || g->rank != 0 || g->ctl.fd < 0)
 		return;
-	if (ctl_sendf(g->ctl.fd, RELEASE_MS, "msg: release\ncomm: %u\n", comm_id) == CTL_OK &&
+	if (ctl_asendf(&g->ctl.auth, g->ctl.fd, RELEASE_MS, "msg: release\ncomm: %u\n", comm_id) == CTL_OK &&
 	    expect(&g->ctl, ctl_now_ms() + RELEASE_MS, "ok", "controller", &m) == INCCL_OK)
 		ctl_doc_free(&m);
 }
@@ -210,7 +228,7 @@ static void note_fault(inccl_group_t *g, unsigned comm, const char *why)
 	ctl_quote(why, q, sizeof(q));
 	for (int r = 1; r < g->nranks; r++)
 		if (g->peer[r].fd >= 0)
-			ctl_sendf(g->peer[r].fd, 100, "msg: fault\ncomm: %u\nerror: %s\n", comm, q);
+			ctl_asendf(&g->peer[r].auth, g->peer[r].fd, 100, "msg: fault\ncomm: %u\nerror: %s\n", comm, q);
 }
 
 /*
@@ -237,6 +255,14 @@ static void look_at(inccl_group_t *g, struct peer *p, const char *who, const cha
 	while (take && (text = ctl_next(&p->in, &rc))) {
 		struct ctl_doc m;
 		unsigned long comm = 0;
+		if (ctl_auth_open(&p->auth, text) < 0) {
+			char w[200];
+			snprintf(w, sizeof(w), "%.30s: refused a message: %.140s", who, p->auth.err);
+			note_fault(g, 0, w);
+			free(text);
+			peer_close(p);
+			return;
+		}
 		if (ctl_parse(text, &m, err, sizeof(err)) == 0) {
 			const char *e = ctl_str(&m, NULL, "error");
 			ctl_uint(&m, NULL, "comm", 0x7fffffff, &comm, err, sizeof(err));
@@ -306,7 +332,7 @@ static void fail_all_rc(inccl_group_t *g, int rc)
 	ctl_quote(inccl_last_error(), q, sizeof(q));
 	for (int r = 1; r < g->nranks; r++)
 		if (g->peer[r].fd >= 0)
-			ctl_sendf(g->peer[r].fd, 2000, "msg: error\nerror: %s\n%s", q,
+			ctl_asendf(&g->peer[r].auth, g->peer[r].fd, 2000, "msg: error\nerror: %s\n%s", q,
 				  rc == INCCL_EBUSY ? "code: busy\n" : "");
 }
 
@@ -320,7 +346,7 @@ static void fail_all(inccl_group_t *g)
 static void fail_to_master(inccl_group_t *g)
 {
 	char q[1100];
-	ctl_sendf(g->peer[0].fd, 2000, "msg: error\nerror: %s\n", ctl_quote(inccl_last_error(), q, sizeof(q)));
+	ctl_asendf(&g->peer[0].auth, g->peer[0].fd, 2000, "msg: error\nerror: %s\n", ctl_quote(inccl_last_error(), q, sizeof(q)));
 }
 
 void inccl_group_destroy(inccl_group_t *g)
@@ -330,6 +356,7 @@ void inccl_group_destroy(inccl_group_t *g)
 	for (int r = 0; g->peer && r < (g->rank == 0 ? g->nranks : 1); r++)
 		peer_close(&g->peer[r]);
 	peer_close(&g->ctl);
+	ctl_key_wipe(g->job_key);
 	free(g->peer);
 	free(g);
 }
@@ -347,21 +374,21 @@ static int take_join(inccl_group_t *g, struct peer *np, const char *text)
 	int ok = 0;
 
 	if (ctl_parse(text, &m, err, sizeof(err)) < 0) {
-		ctl_sendf(np->fd, 100, "msg: error\nerror: \"join: bad message\"\n");
+		ctl_asendf(&np->auth, np->fd, 100, "msg: error\nerror: \"join: bad message\"\n");
 		return 0;
 	}
 	if (strcmp(m.kind, "join"))
-		ctl_sendf(np->fd, 100, "msg: error\nerror: \"'join' was due\"\n");
+		ctl_asendf(&np->auth, np->fd, 100, "msg: error\nerror: \"'join' was due\"\n");
 	else if (ctl_uint(&m, NULL, "rank", 0xffff, &r, err, sizeof(err)) < 0 ||
 		 ctl_uint(&m, NULL, "nranks", 0xffff, &n, err, sizeof(err)) < 0)
 		/* err quotes what the peer sent: quoted as YAML by libyaml */
-		ctl_sendf(np->fd, 100, "msg: error\nerror: %s\n", ctl_quote(err, q, sizeof(q)));
+		ctl_asendf(&np->auth, np->fd, 100, "msg: error\nerror: %s\n", ctl_quote(err, q, sizeof(q)));
 	else if ((int)n != g->nranks)
-		ctl_sendf(np->fd, 100, "msg: error\nerror: \"rank %lu says %lu ranks, rank 0 says %d\"\n", r, n, g->nranks);
+		ctl_asendf(&np->auth, np->fd, 100, "msg: error\nerror: \"rank %lu says %lu ranks, rank 0 says %d\"\n", r, n, g->nranks);
 	else if (r == 0 || (int)r >= g->nranks)
-		ctl_sendf(np->fd, 100, "msg: error\nerror: \"rank %lu is not one of 1..%d\"\n", r, g->nranks - 1);
+		ctl_asendf(&np->auth, np->fd, 100, "msg: error\nerror: \"rank %lu is not one of 1..%d\"\n", r, g->nranks - 1);
 	else if (g->peer[r].fd >= 0)
-		ctl_sendf(np->fd, 100, "msg: error\nerror: \"rank %lu has joined already\"\n", r);
+		ctl_asendf(&np->auth, np->fd, 100, "msg: error\nerror: \"rank %lu has joined already\"\n", r);
 	else {
 		g->peer[r] = *np;
 		*np = (struct peer){ .fd = -1 };
@@ -369,6 +396,42 @@ static int take_join(inccl_group_t *g, struct peer *np, const char *text)
 	}
 	ctl_doc_free(&m);
 	return ok;
+}
+
+/*
+ * Rank 0: message @text of connection @np not joined yet: with a job key
+ * first its answer to the challenge, then (sealed) its join. Returns 0 while
+ * it may go on, 1 when it joined (@np moved into g->peer), -1 when refused.
+ */
+static int pending_message(inccl_group_t *g, struct peer *np, char *text)
+{
+	char err[256], q[300];
+	struct ctl_doc m;
+
+	if (g->has_job_key && !np->auth.on) {
+		if (ctl_parse(text, &m, err, sizeof(err)) < 0 || strcmp(m.kind, "auth")) {
+			snprintf(err, sizeof(err), "prove you are of this job first: answer the challenge ('msg: auth')");
+		} else if (ctl_auth_verify(&np->auth, g->job_key, ctl_str(&m, NULL, "node"), ctl_str(&m, NULL, "role"),
+					   ctl_str(&m, NULL, "mac"), err, sizeof(err)) == 0 &&
+			   !strcmp(ctl_str(&m, NULL, "role"), "member")) {
+			ctl_doc_free(&m);
+			return ctl_asend(&np->auth, np->fd, "msg: welcome\n", 100) == CTL_OK ? 0 : -1;
+		} else if (np->auth.on) {
+			snprintf(err, sizeof(err), "role '%.20s': a rank is a 'member'", ctl_str(&m, NULL, "role"));
+		} else {
+			strncat(err, ": not of this job (wrong job key)", sizeof(err) - strlen(err) - 1);
+		}
+		if (m.root)
+			ctl_doc_free(&m);
+		memset(&np->auth, 0, sizeof(np->auth)); /* the refusal goes out unsealed */
+		ctl_sendf(np->fd, 100, "msg: error\nerror: %s\n", ctl_quote(err, q, sizeof(q)));
+		return -1;
+	}
+	if (ctl_auth_open(&np->auth, text) < 0) {
+		ctl_sendf(np->fd, 100, "msg: error\nerror: %s\n", ctl_quote(np->auth.err, q, sizeof(q)));
+		return -1;
+	}
+	return take_join(g, np, text) ? 1 : -1;
 }
 
 /*
@@ -407,33 +470,70 @@ static int gather_joins(inccl_group_t *g, int lfd, uint64_t deadline)
 			continue;
 		for (int i = npend - 1; i >= 0; i--) { /* from the end: removal moves the last one into i */
 			char *text = NULL;
-			int rc = CTL_OK;
+			int rc = CTL_OK, st = 0;
 			if (!pf[i + 1].revents)
 				continue;
-			if (ctl_feed(&pend[i].p.in, pend[i].p.fd) >= 0)
-				text = ctl_next(&pend[i].p.in, &rc);
-			else
-				rc = CTL_EOF;
-			if (!text && rc == CTL_OK)
+			if (ctl_feed(&pend[i].p.in, pend[i].p.fd) < 0)
+				st = -1;
+			while (!st && (text = ctl_next(&pend[i].p.in, &rc))) { /* its answer and join may come together */
+				st = pending_message(g, &pend[i].p, text);
+				free(text);
+			}
+			if (!st && rc == CTL_OK)
 				continue; /* a part of its join */
-			if (text)
-				joined += take_join(g, &pend[i].p, text);
-			free(text);
+			joined += st > 0;
 			peer_close(&pend[i].p); /* refused, gone, or moved into g->peer */
 			pend[i] = pend[--npend];
 		}
 		if (pf[0].revents & POLLIN) {
 			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 			if (fd >= 0) {
+				char text[160];
 				ctl_keepalive(fd); /* a rank whose machine vanished shows within CTL_DEAD_MS */
 				pend[npend].p = (struct peer){ .fd = fd };
-				pend[npend++].until = ctl_now_ms() + JOIN_MS;
+				pend[npend].until = ctl_now_ms() + JOIN_MS;
+				if (g->has_job_key) { /* prove it is of this job; the join comes after */
+					ctl_auth_challenge(&pend[npend].p.auth, text, sizeof(text));
+					ctl_send(fd, text, 100);
+				}
+				npend++;
 			}
 		}
 	}
 	for (int i = 0; i < npend; i++)
 		peer_close(&pend[i].p);
 	return joined;
+}
+
+/*
+ * Rank 0: prove to the controller which lab node this is, when this node
+ * has a key ($INCCL_NODE_KEY, else CTL_NODE_KEY_FILE when it exists).
+ */
+static int controller_auth(inccl_group_t *g, uint64_t deadline)
+{
+	const char *kf = getenv("INCCL_NODE_KEY");
+	unsigned char key[CTL_KEY_BYTES];
+	char node[64], err[300];
+	int rc;
+
+	if (!kf || !*kf) {
+		if (access(CTL_NODE_KEY_FILE, F_OK) < 0)
+			return INCCL_OK; /* no key: the controller decides whether it talks to us */
+		kf = CTL_NODE_KEY_FILE;
+	}
+	if ((rc = locate(NULL, "INCCL_NODE", "NODE", "this lab node's name", node, sizeof(node))))
+		return rc;
+	if (ctl_key_load(kf, key, err, sizeof(err)) < 0) {
+		inccl__set_last_error("node key: %s", err);
+		return INCCL_EINVAL;
+	}
+	rc = ctl_auth_client(&g->ctl.auth, g->ctl.fd, &g->ctl.in, key, node, "client", left(deadline), err, sizeof(err));
+	ctl_key_wipe(key);
+	if (rc < 0) {
+		inccl__set_last_error("controller %s: %s", g->controller, err);
+		return INCCL_EREFUSED;
+	}
+	return INCCL_OK;
 }
 
 static int create_rank0(inccl_group_t *g, int port, uint64_t deadline)
@@ -464,7 +564,11 @@ static int create_rank0(inccl_group_t *g, int port, uint64_t deadline)
 		fail_all(g);
 		return INCCL_ECONN;
 	}
-	if (ctl_sendf(g->ctl.fd, left(deadline), "msg: group\nnranks: %d\n", g->nranks) < 0) {
+	if ((rc = controller_auth(g, deadline))) {
+		fail_all(g);
+		return rc;
+	}
+	if (ctl_asendf(&g->ctl.auth, g->ctl.fd, left(deadline), "msg: group\nnranks: %d\n", g->nranks) < 0) {
 		inccl__set_last_error("controller %s: cannot send: %s", g->controller, strerror(errno));
 		fail_all(g);
 		return INCCL_ECONN;
@@ -482,7 +586,7 @@ static int create_rank0(inccl_group_t *g, int port, uint64_t deadline)
 	}
 	g->id = (int)id;
 	for (int r = 1; r < g->nranks; r++)
-		if (ctl_sendf(g->peer[r].fd, left(deadline), "msg: group\ngroup: %d\n", g->id) < 0) {
+		if (ctl_asendf(&g->peer[r].auth, g->peer[r].fd, left(deadline), "msg: group\ngroup: %d\n", g->id) < 0) {
 			inccl__set_last_error("rank 0: rank %d went away while the group formed", r);
 			fail_all(g);
 			return INCCL_ECONN;
@@ -506,7 +610,16 @@ static int create_member(inccl_group_t *g, const char *master, uint64_t deadline
 		}
 		usleep(RETRY_MS * 1000);
 	}
-	if (ctl_sendf(g->peer[0].fd, left(deadline), "msg: join\nrank: %d\nnranks: %d\n", g->rank, g->nranks) < 0) {
+	if (g->has_job_key) { /* rank 0 challenges at once */
+		char name[32], aerr[300];
+		snprintf(name, sizeof(name), "rank %d", g->rank);
+		if (ctl_auth_client(&g->peer[0].auth, g->peer[0].fd, &g->peer[0].in, g->job_key, name, "member",
+				    left(deadline) < JOIN_MS ? left(deadline) : JOIN_MS, aerr, sizeof(aerr)) < 0) {
+			inccl__set_last_error("rank %d: rank 0 at %s: %s", g->rank, master, aerr);
+			return INCCL_EREFUSED;
+		}
+	}
+	if (ctl_asendf(&g->peer[0].auth, g->peer[0].fd, left(deadline), "msg: join\nrank: %d\nnranks: %d\n", g->rank, g->nranks) < 0) {
 		inccl__set_last_error("rank %d: rank 0 at %s went away", g->rank, master);
 		return INCCL_ECONN;
 	}
@@ -519,6 +632,32 @@ static int create_member(inccl_group_t *g, const char *master, uint64_t deadline
 		return INCCL_ECONN;
 	}
 	g->id = (int)id;
+	return INCCL_OK;
+}
+
+/* The job's key from $INCCL_JOB_KEY (hex) or the file $INCCL_JOB_KEY_FILE, if any, into @g. */
+static int load_job_key(inccl_group_t *g)
+{
+	const char *hex = getenv("INCCL_JOB_KEY"), *file = getenv("INCCL_JOB_KEY_FILE");
+	char err[300];
+
+	if (ctl_auth_init() < 0) {
+		inccl__set_last_error("libsodium does not initialise");
+		return INCCL_ENOMEM;
+	}
+	if (hex && *hex) {
+		if (ctl_key_parse(hex, g->job_key) < 0) {
+			inccl__set_last_error("INCCL_JOB_KEY: want %d hex digits", 2 * CTL_KEY_BYTES);
+			return INCCL_EINVAL;
+		}
+		g->has_job_key = 1;
+	} else if (file && *file) {
+		if (ctl_key_load(file, g->job_key, err, sizeof(err)) < 0) {
+			inccl__set_last_error("INCCL_JOB_KEY_FILE: %s", err);
+			return INCCL_EINVAL;
+		}
+		g->has_job_key = 1;
+	}
 	return INCCL_OK;
 }
 
@@ -568,6 +707,8 @@ int inccl_group_create(const struct inccl_group_opts *o, int rank, int nranks, i
 		rc = INCCL_EINVAL;
 		goto fail;
 	}
+	if ((rc = load_job_key(g)))
+		goto fail;
 	uint64_t deadline = ctl_now_ms() + (uint64_t)g->timeout_ms;
 	rc = rank == 0 ? create_rank0(g, port, deadline) : create_member(g, master, deadline);
 	if (rc)
@@ -631,7 +772,7 @@ static int init_rank0(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64_
 		ctl_doc_free(&m);
 	}
 	fclose(f);
-	if (rc == INCCL_OK && ctl_send(g->ctl.fd, req, left(deadline)) < 0) {
+	if (rc == INCCL_OK && ctl_asend(&g->ctl.auth, g->ctl.fd, req, left(deadline)) < 0) {
 		inccl__set_last_error("the controller went away");
 		rc = INCCL_ECONN;
 	}
@@ -661,7 +802,7 @@ static int init_rank0(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64_
 		if (r == 0) {
 			*mine = (struct rank_cfg){ (unsigned)comm, (unsigned)psn, (unsigned)qpn, "" };
 			snprintf(mine->ip, sizeof(mine->ip), "%s", a);
-		} else if (ctl_sendf(g->peer[r].fd, left(deadline), "msg: config\ncomm: %lu\npsn: %lu\nswitch_ip: %s\nswitch_qpn: %lu\n",
+		} else if (ctl_asendf(&g->peer[r].auth, g->peer[r].fd, left(deadline), "msg: config\ncomm: %lu\npsn: %lu\nswitch_ip: %s\nswitch_qpn: %lu\n",
 				     comm, psn, a, qpn) < 0) {
 			ctl_doc_free(&m);
 			inccl__set_last_error("rank %d went away", r);
@@ -687,7 +828,7 @@ static int init_member(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64
 	unsigned long comm, psn, qpn;
 	int rc;
 
-	if (ctl_sendf(g->peer[0].fd, left(deadline), "msg: qp\nrank: %d\nip: %s\nqpn: %u\n", g->rank,
+	if (ctl_asendf(&g->peer[0].auth, g->peer[0].fd, left(deadline), "msg: qp\nrank: %d\nip: %s\nqpn: %u\n", g->rank,
 		      inet_ntop(AF_INET, &my_ip, a, sizeof(a)), my_qpn) < 0) {
 		inccl__set_last_error("rank 0 went away");
 		return INCCL_ECONN;
@@ -755,7 +896,7 @@ static int init_ring(inccl_group_t *g, inccl_comm_t *c, uint32_t my_ip, uint64_t
 		const char *lip, *rip;
 		struct in_addr la, ra;
 		char err[256];
-		if (ctl_sendf(g->peer[0].fd, left(deadline), "msg: ring\nrank: %d\nip: %s\nqpn_left: %u\nqpn_right: %u\n",
+		if (ctl_asendf(&g->peer[0].auth, g->peer[0].fd, left(deadline), "msg: ring\nrank: %d\nip: %s\nqpn_left: %u\nqpn_right: %u\n",
 			      g->rank, inet_ntop(AF_INET, &my_ip, a, sizeof(a)), qpn[0], qpn[1]) < 0) {
 			inccl__set_last_error("rank 0 went away");
 			return INCCL_ECONN;
@@ -793,7 +934,7 @@ static int init_ring(inccl_group_t *g, inccl_comm_t *c, uint32_t my_ip, uint64_t
 	}
 	for (int r = 1; r < n && rc == INCCL_OK; r++) {
 		const struct ring_end *l = &all[(r + n - 1) % n], *rt = &all[(r + 1) % n];
-		if (ctl_sendf(g->peer[r].fd, left(deadline),
+		if (ctl_asendf(&g->peer[r].auth, g->peer[r].fd, left(deadline),
 			      "msg: ringcfg\npsn: %u\nleft_ip: %s\nleft_qpn: %u\nright_ip: %s\nright_qpn: %u\n", psn,
 			      inet_ntop(AF_INET, &l->ip, a, sizeof(a)), l->qpn_right,
 			      inet_ntop(AF_INET, &rt->ip, b, sizeof(b)), rt->qpn_left) < 0) {
@@ -822,7 +963,7 @@ static int init_release(inccl_group_t *g, int my_rc, uint64_t deadline)
 			fail_to_master(g);
 			return my_rc;
 		}
-		if (ctl_sendf(g->peer[0].fd, left(deadline), "msg: ready\n") < 0) {
+		if (ctl_asendf(&g->peer[0].auth, g->peer[0].fd, left(deadline), "msg: ready\n") < 0) {
 			inccl__set_last_error("rank 0 went away");
 			return INCCL_ECONN;
 		}
@@ -843,7 +984,7 @@ static int init_release(inccl_group_t *g, int my_rc, uint64_t deadline)
 		return rc;
 	}
 	for (int r = 1; r < g->nranks; r++)
-		ctl_sendf(g->peer[r].fd, left(deadline), "msg: go\n");
+		ctl_asendf(&g->peer[r].auth, g->peer[r].fd, left(deadline), "msg: go\n");
 	return INCCL_OK;
 }
 

@@ -92,8 +92,15 @@ struct inccl_group_opts {
  * Rank 0 listens on the master port until every rank has joined, then
  * registers the group with the controller; the others connect to rank 0
  * (retrying until the timeout). Every rank must pass the same @nranks.
+ * Keys (proto/ctlauth.h): with a job key ($INCCL_JOB_KEY, 64 hex digits, or
+ * the 0600 file $INCCL_JOB_KEY_FILE) on every rank, rank 0 takes only ranks
+ * that prove they hold it, and every message between ranks is sealed. Rank
+ * 0 proves to the controller which lab node it runs on with that node's key
+ * ($INCCL_NODE_KEY, a key file, else /etc/inclab/node.key when it exists;
+ * the node's name: $INCCL_NODE, else NODE= in node.conf).
  * Return: INCCL_OK and *@out, or an error (*@out NULL; inccl_last_error()
- * says why: rank 0 unreachable, a duplicate rank, the controller down, ...).
+ * says why: rank 0 unreachable, a duplicate rank, the controller down, a
+ * refused key (INCCL_EREFUSED), ...).
  */
 INCCL_API int inccl_group_create(const struct inccl_group_opts *opts, int rank, int nranks, inccl_group_t **out);
 

@@ -527,7 +527,8 @@ cmd_up() {
     ensure_daemons
     mkdir -p "$state"/{disks,seeds,console}
     chmod 755 "$state" /var/lib/inclab 2>/dev/null || true
-    "$INCLAB_BUILD/topogen" -o "$gen.new" --prefix "$prefix" --state-dir "$state" --accel "$acc" \
+    # every node's key ($state/keys, 0600, made once per lab): each node gets its own, the controller the table
+    "$INCLAB_BUILD/topogen" -o "$gen.new" --prefix "$prefix" --state-dir "$state" --accel "$acc" --keys "$state/keys" \
         --udp-base "$INCLAB_UDP_BASE" --switches "$switches" $([ "$test_lab" = 1 ] && echo --test-lab) \
         ${LAB_TSC_KHZ:+--tsc-khz "$LAB_TSC_KHZ"} \
         $(awk '{printf "--image %s=%s ", $1, $2}' <<<"$roles") "$TOPOLOGY" ||
@@ -573,8 +574,9 @@ cmd_up() {
             check_ports "$n"
             rm -f "$state/disks/$n.qcow2"
             qemu-img create -q -f qcow2 -F qcow2 -b "$image/disk.qcow2" "$state/disks/$n.qcow2"
-            cloud-localds -N "$gen/seeds/$n/network-config" "$state/seeds/$n.iso" \
-                "$gen/seeds/$n/user-data" "$gen/seeds/$n/meta-data"
+            # the seed holds the node's key: its owner alone reads it (libvirt gives it to QEMU's user)
+            (umask 077; cloud-localds -N "$gen/seeds/$n/network-config" "$state/seeds/$n.iso" \
+                "$gen/seeds/$n/user-data" "$gen/seeds/$n/meta-data")
             vsh define "$gen/domains/$n.xml" >/dev/null
         fi
         # its taps on the lab's bridges (netns mode): libvirt makes them, lab-down

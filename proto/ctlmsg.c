@@ -515,6 +515,7 @@ const char *ctl_strerror(int rc)
 	case CTL_EOF: return "connection closed by the peer";
 	case CTL_ETIMEDOUT: return "timed out";
 	case CTL_ETOOBIG: return "message too long (no end marker)";
+	case CTL_EAUTH: return "a message failed authentication";
 	default: return strerror(errno);
 	}
 }

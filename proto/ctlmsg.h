@@ -29,6 +29,7 @@ enum ctl_rc {
 	CTL_ETIMEDOUT = -2,
 	CTL_EIO = -3,      /* socket error (errno set) */
 	CTL_ETOOBIG = -4,  /* no end marker within CTL_MSG_MAX bytes */
+	CTL_EAUTH = -5,    /* a message failed authentication (ctlauth.h) */
 };
 
 /**

@@ -1,7 +1,7 @@
 /*
  * incswitch — the INC switch daemon: the engine (engine.c) on real ports.
  *
- *   incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS] [-m SLOTS] [-F FAULT_FILE] [-k auto|simd|scalar]
+ *   incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS] [-m SLOTS] [-F FAULT_FILE] [-k auto|simd|scalar] [-K KEY_FILE]
  *
  * Registers with the controller (TCP 52311, proto/ctlmsg.h) as switch
  * NAME of the topology, saying how many communicators (SW_MAX_COMMS) and
@@ -43,6 +43,13 @@
  * CRC (crc32.h): simd and ISA-L for a native CPU, scalar and
  * libdeflate's tables for one emulated by QEMU TCG; auto tells
  * them apart by CPUID. The "started" line names both and what chose them.
+ *
+ * -K (default CTL_NODE_KEY_FILE when it exists): this node's key. The switch
+ * answers the controller's challenge with it as node NAME, and every message
+ * after is sealed and checked (proto/ctlauth.h); a message from the
+ * controller that fails is refused and the connection made anew. Named with
+ * -K, the file is read at every connection attempt, so a key delivered late
+ * is taken up at the next one.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -65,6 +72,7 @@
 #include <unistd.h>
 
 #include "../proto/ctlmsg.h"
+#include "../proto/ctlauth.h"
 #include "bundle.h"
 #include "crc32.h"
 #include "engine.h"
@@ -134,6 +142,8 @@ struct daemon {
 	const char *fault_file;    /* -F: where a test lab says which fault to arm; NULL: never */
 	int ctl;                   /* connection to the controller, -1 while there is none */
 	struct ctl_buf in;
+	const char *keyfile;       /* -K, or CTL_NODE_KEY_FILE when it exists; NULL: no authentication */
+	struct ctl_auth auth;      /* of the connection to the controller */
 	uint64_t next_connect_ms;
 	unsigned slots;            /* -m: aggregation slots the communicators may hold together */
 	int nserved;               /* communicators served */
@@ -804,8 +814,8 @@ static int apply_rules(struct daemon *d, const char *text, char *err, size_t err
 static void reply_error(struct daemon *d, unsigned comm, const char *why, int busy)
 {
 	char q[600];
-	ctl_sendf(d->ctl, CTL_TIMEOUT_MS, "msg: error\ncomm: %u\nerror: %s\n%s", comm, ctl_quote(why, q, sizeof(q)),
-		  busy ? "code: busy\n" : "");
+	ctl_asendf(&d->auth, d->ctl, CTL_TIMEOUT_MS, "msg: error\ncomm: %u\nerror: %s\n%s", comm,
+		   ctl_quote(why, q, sizeof(q)), busy ? "code: busy\n" : "");
 }
 
 /*
@@ -841,7 +851,7 @@ static void send_counters(struct daemon *d, unsigned comm)
 		fprintf(f, "}\n");
 	}
 	if (fclose(f) == 0)
-		ctl_send(d->ctl, text, CTL_TIMEOUT_MS);
+		ctl_asend(&d->auth, d->ctl, text, CTL_TIMEOUT_MS);
 	free(text);
 }
 
@@ -882,12 +892,12 @@ static void on_control(struct daemon *d, const char *text)
 		if (rc < 0)
 			reply_error(d, (unsigned)comm, err, rc == -2);
 		else
-			ctl_sendf(d->ctl, CTL_TIMEOUT_MS, "msg: ok\ncomm: %lu\n", comm);
+			ctl_asendf(&d->auth, d->ctl, CTL_TIMEOUT_MS, "msg: ok\ncomm: %lu\n", comm);
 	} else if (!strcmp(m.kind, "release")) {
 		struct served *s = served(d, (unsigned)comm);
 		if (s)
 			teardown(s);
-		ctl_sendf(d->ctl, CTL_TIMEOUT_MS, "msg: ok\ncomm: %lu\n", comm);
+		ctl_asendf(&d->auth, d->ctl, CTL_TIMEOUT_MS, "msg: ok\ncomm: %lu\n", comm);
 	} else if (!strcmp(m.kind, "counters")) {
 		send_counters(d, (unsigned)comm);
 	} else {
@@ -906,6 +916,7 @@ static void ctl_close(struct daemon *d, const char *why)
 	close(d->ctl);
 	d->ctl = -1;
 	ctl_buf_free(&d->in);
+	memset(&d->auth, 0, sizeof(d->auth));
 	d->next_connect_ms = ctl_now_ms() + RECONNECT_MS;
 }
 
@@ -925,8 +936,17 @@ static void ctl_reconnect(struct daemon *d)
 		return;
 	}
 	said = 0;
-	if (ctl_sendf(d->ctl, CTL_TIMEOUT_MS, "msg: register\nswitch: %s\ncomms: %d\nslots: %u\n", d->name, SW_MAX_COMMS,
-		      d->slots) < 0)
+	if (d->keyfile) { /* prove to be NAME: the challenge comes at once */
+		unsigned char key[CTL_KEY_BYTES];
+		char err[300];
+		if (ctl_key_load(d->keyfile, key, err, sizeof(err)) < 0 ||
+		    ctl_auth_client(&d->auth, d->ctl, &d->in, key, d->name, "switch", CTL_TIMEOUT_MS, err, sizeof(err)) < 0) {
+			ctl_close(d, err);
+			return;
+		}
+	}
+	if (ctl_asendf(&d->auth, d->ctl, CTL_TIMEOUT_MS, "msg: register\nswitch: %s\ncomms: %d\nslots: %u\n", d->name,
+		       SW_MAX_COMMS, d->slots) < 0)
 		ctl_close(d, "cannot send the registration");
 }
 
@@ -940,6 +960,13 @@ static void on_controller_readable(struct daemon *d)
 		return;
 	}
 	while (d->ctl >= 0 && (msg = ctl_next(&d->in, &rc))) {
+		if (ctl_auth_open(&d->auth, msg) < 0) {
+			char why[200];
+			snprintf(why, sizeof(why), "refused a message: %s", d->auth.err);
+			free(msg);
+			ctl_close(d, why);
+			return;
+		}
 		on_control(d, msg);
 		free(msg);
 	}
@@ -973,8 +1000,9 @@ int main(int argc, char **argv)
 	const char *kopt = getenv("INCSWITCH_KERNEL"), *kwhy = "INCSWITCH_KERNEL", *kname, *cname, *cwhy;
 	enum inc_kernel kernel = INC_KERNEL_AUTO;
 
-	while ((opt = getopt(argc, argv, "c:n:t:m:F:k:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:n:t:m:F:k:K:")) != -1) {
 		switch (opt) {
+		case 'K': d.keyfile = optarg; break;
 		case 'k': kopt = optarg; kwhy = "-k"; break;
 		case 'F': d.fault_file = optarg; break;
 		case 'c': d.controller = optarg; break;
@@ -999,6 +1027,12 @@ int main(int argc, char **argv)
 				"them, starting with a letter (topology/topo.c)\n", d.name, NAME_MAX_LEN);
 		return 2;
 	}
+	if (!d.keyfile && access(CTL_NODE_KEY_FILE, F_OK) == 0)
+		d.keyfile = CTL_NODE_KEY_FILE;
+	if (ctl_auth_init() < 0) {
+		fprintf(stderr, "incswitch: libsodium does not initialise\n");
+		return 1;
+	}
 	if (ctl_parse_addr(d.controller, CTL_PORT_SWITCH, &ignored_addr, &ignored_port) < 0) {
 		fprintf(stderr, "incswitch: bad controller address '%s' (want A.B.C.D[:PORT])\n", d.controller);
 		return 2;
@@ -1018,9 +1052,10 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGUSR1, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	printf("incswitch %s: started; controller %s; %d communicators, %u slots; kernel %s (%s); crc %s (%s)%s%s\n",
+	printf("incswitch %s: started; controller %s; %d communicators, %u slots; kernel %s (%s); crc %s (%s)%s%s; %s%s\n",
 	       d.name, d.controller, SW_MAX_COMMS, d.slots, kname, kwhy, cname, cwhy,
-	       d.fault_file ? "; fault injection allowed (test lab), read from " : "", d.fault_file ? d.fault_file : "");
+	       d.fault_file ? "; fault injection allowed (test lab), read from " : "", d.fault_file ? d.fault_file : "",
+	       d.keyfile ? "node key " : "no node key (no authentication)", d.keyfile ? d.keyfile : "");
 	fflush(stdout);
 	uint64_t stop_at = seconds ? now_ns() + seconds * 1000000000ull : 0;
 	while (!stop && (!stop_at || now_ns() < stop_at)) {
@@ -1063,8 +1098,9 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: incswitch -c CONTROLLER[:PORT] -n NAME [-t SECONDS] [-m SLOTS] [-F FAULT_FILE (test labs only)]\n"
-			"                 [-k auto|simd|scalar]\n"
+			"                 [-k auto|simd|scalar] [-K KEY_FILE]\n"
 			"  -m: aggregation slots all communicators together may hold (default %d; at most %d communicators)\n"
+			"  -K: this node's key (default " CTL_NODE_KEY_FILE " when it exists)\n"
 			"  -k (or INCSWITCH_KERNEL): combine/byte-swap kernels and CRC; auto (default): scalar and\n"
 			"     libdeflate on a CPU emulated by QEMU TCG (CPUID signature TCGTCGTCGTCG), else simd\n"
 			"     (AVX2 or SSE2) and ISA-L's CRC (VPCLMULQDQ or PCLMULQDQ)\n", SW_SLOTS, SW_MAX_COMMS);

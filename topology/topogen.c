@@ -25,17 +25,26 @@
  *                                 named here, joins the bridge), a veth from
  *                                 each namespace into the management bridge
  *
- * Output depends only on the topology and the options, so golden files
- * (tests/golden/) pin it down. Usage: topogen --help.
+ * With --keys DIR every node gets its own key (proto/ctlauth.h): DIR/NODE.key
+ * is made when missing (libsodium, mode 0600) and written, mode 0600, into
+ * that node's seed or nodes/NODE/node.key only; the controller's seed or
+ * nodes/controller/node-keys gets the table of every node's key. Files that
+ * hold a key are created mode 0600.
+ *
+ * Output depends only on the topology and the options (and the keys), so
+ * golden files (tests/golden/) pin it down. Usage: topogen --help.
  */
 #include "topo.h"
+#include "../proto/ctlauth.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* MTU of switch<->switch links inside the guests: the switches bundle the
  * frames of a round for the same peer into one (switch/bundle.h), and under
@@ -58,6 +67,7 @@ struct opts {
 	int test_lab;   /* --test-lab: the lab test's lab, whose switches allow fault injection */
 	int netns;      /* --switches netns: switches and the controller are namespaces */
 	long tsc_khz;   /* --tsc-khz: the machine's TSC rate for TCG guests (tsc_early_khz=), 0: none */
+	const char *keys; /* --keys DIR: every node's key file (made when missing); NULL: no keys */
 	char tag[16];   /* short name stem of the lab's devices on the machine (see dev_tag) */
 };
 
@@ -65,23 +75,52 @@ struct opts {
 #define FAULT_FILE "/run/inclab/incswitch.fault"
 
 static int failed;
+static char key_hex[TOPO_MAX_NODES][2 * CTL_KEY_BYTES + 1]; /* --keys: node i's key */
 
-/* Open OUT/<fmt...> for writing; on failure print why and remember it. */
-static FILE *out_open(const char *dir, const char *fmt, ...)
+/* Open OUT/<fmt...> (@ap) for writing, created with @mode; on failure print why and remember it. */
+static FILE *out_vopen(mode_t mode, const char *dir, const char *fmt, va_list ap)
 {
 	char path[1024];
-	int n = snprintf(path, sizeof(path), "%s/", dir);
-	va_list ap;
+	int n = snprintf(path, sizeof(path), "%s/", dir), fd;
 	FILE *f;
 
-	va_start(ap, fmt);
 	vsnprintf(path + n, sizeof(path) - (size_t)n, fmt, ap);
-	va_end(ap);
-	f = fopen(path, "w");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd >= 0 && fchmod(fd, mode) < 0) { /* a file left from before keeps no wider mode */
+		close(fd);
+		fd = -1;
+	}
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (fd >= 0 && !f)
+		close(fd);
 	if (!f) {
 		fprintf(stderr, "topogen: cannot write %s: %s\n", path, strerror(errno));
 		failed = 1;
 	}
+	return f;
+}
+
+/* Open OUT/<fmt...> for writing (mode 0644). */
+static FILE *out_open(const char *dir, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f;
+
+	va_start(ap, fmt);
+	f = out_vopen(0644, dir, fmt, ap);
+	va_end(ap);
+	return f;
+}
+
+/* Open OUT/<fmt...> for writing a secret (a key): mode 0600. */
+static FILE *secret_open(const char *dir, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f;
+
+	va_start(ap, fmt);
+	f = out_vopen(0600, dir, fmt, ap);
+	va_end(ap);
 	return f;
 }
 
@@ -394,12 +433,45 @@ static void print_source(FILE *f, const struct topology *t, const char *in)
 	}
 }
 
+/* The controller's table of every node's key ("NODE HEX" lines), each line after @in. */
+static void print_key_table(FILE *f, const struct topology *t, const char *in)
+{
+	for (int k = 0; k < t->nnodes; k++)
+		fprintf(f, "%s%s %s\n", in, t->nodes[k].name, key_hex[k]);
+}
+
+/*
+ * --keys DIR: make DIR (0700) and every node's missing key in it, and read
+ * them all into key_hex. 0, or -1 with the reason printed.
+ */
+static int load_keys(const struct topology *t, const char *dir)
+{
+	unsigned char key[CTL_KEY_BYTES];
+	char path[1024], err[1200];
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "topogen: --keys: cannot create %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < t->nnodes; i++) {
+		snprintf(path, sizeof(path), "%s/%s.key", dir, t->nodes[i].name);
+		if (ctl_key_make(path, err, sizeof(err)) < 0 || ctl_key_load(path, key, err, sizeof(err)) < 0) {
+			fprintf(stderr, "topogen: --keys: %s\n", err);
+			return -1;
+		}
+		ctl_key_hex(key, key_hex[i]);
+		ctl_key_wipe(key);
+	}
+	return 0;
+}
+
 /* seeds/NODE/user-data: hostname, node.conf (and the controller's topology)
  * written by cloud-init, inclab-node-setup as its bootcmd. */
 static void gen_user_data(const struct topology *t, const struct opts *o, int i)
 {
 	const struct topo_node *n = &t->nodes[i];
-	FILE *f = out_open(o->out, "seeds/%s/user-data", n->name);
+	FILE *f = key_hex[i][0] ? secret_open(o->out, "seeds/%s/user-data", n->name)
+				: out_open(o->out, "seeds/%s/user-data", n->name);
 
 	if (!f)
 		return;
@@ -408,6 +480,13 @@ static void gen_user_data(const struct topology *t, const struct opts *o, int i)
 	fprintf(f, "hostname: %s\nmanage_etc_hosts: true\nwrite_files:\n", n->name);
 	fprintf(f, "  - path: /etc/inclab/node.conf\n    permissions: '0644'\n    content: |\n");
 	print_node_conf(f, t, o, i, "      ");
+	if (key_hex[i][0]) { /* its key alone; the controller's seed also the table (ctlauth.h) */
+		fprintf(f, "  - path: " CTL_NODE_KEY_FILE "\n    permissions: '0600'\n    content: |\n      %s\n", key_hex[i]);
+		if (n->role == TOPO_CONTROLLER) {
+			fprintf(f, "  - path: " CTL_KEY_TABLE_FILE "\n    permissions: '0600'\n    content: |\n");
+			print_key_table(f, t, "      ");
+		}
+	}
 	if (n->role == TOPO_CONTROLLER) {
 		/* The controller reads the topology itself (libyaml), as declared. */
 		/* |2: the content is indented 2 more than this mapping (6), said
@@ -483,6 +562,15 @@ static void gen_ns_node(const struct topology *t, const struct opts *o, int i)
 	}
 	if (t->nodes[i].role == TOPO_CONTROLLER && (f = out_open(o->out, "nodes/%s/topology.yaml", t->nodes[i].name))) {
 		print_source(f, t, "");
+		out_close(f);
+	}
+	if (key_hex[i][0] && (f = secret_open(o->out, "nodes/%s/node.key", t->nodes[i].name))) {
+		fprintf(f, "%s\n", key_hex[i]);
+		out_close(f);
+	}
+	if (key_hex[i][0] && t->nodes[i].role == TOPO_CONTROLLER &&
+	    (f = secret_open(o->out, "nodes/%s/node-keys", t->nodes[i].name))) {
+		print_key_table(f, t, "");
 		out_close(f);
 	}
 	gen_net_sh(t, o, i);
@@ -625,7 +713,10 @@ static void usage(FILE *f)
 		"  --udp-base PORT       first loopback UDP port for tree links (default 47000; two per link)\n"
 		"  --test-lab            a test lab: switches allow fault injection (incswitch -F " FAULT_FILE ")\n"
 		"  --switches vm|netns   switches and the controller as VMs (default) or network namespaces\n"
-		"  --tsc-khz KHZ         this machine's TSC rate (lab/tsckhz.c), given to TCG guests' kernels\n");
+		"  --tsc-khz KHZ         this machine's TSC rate (lab/tsckhz.c), given to TCG guests' kernels\n"
+		"  --keys DIR            every node's key DIR/NODE.key (made when missing, mode 0600), each given to its\n"
+		"                        node alone (" CTL_NODE_KEY_FILE "), the table of all to the controller\n"
+		"                        (" CTL_KEY_TABLE_FILE "); output files mode 0600\n");
 }
 
 /* Fill @o from the command line; -1 (message printed) on a bad option or value. */
@@ -637,7 +728,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "image", required_argument, 0, 'i' }, { "accel", required_argument, 0, 'a' },
 		{ "udp-base", required_argument, 0, 'u' }, { "help", no_argument, 0, 'h' },
 		{ "test-lab", no_argument, 0, 't' },    { "switches", required_argument, 0, 'w' },
-		{ "tsc-khz", required_argument, 0, 'k' },
+		{ "tsc-khz", required_argument, 0, 'k' }, { "keys", required_argument, 0, 'K' },
 		{ 0, 0, 0, 0 },
 	};
 	static char defimg[3][64];
@@ -660,6 +751,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->netns = strcmp(optarg, "netns") == 0;
 			break;
 		case 'o': o->out = optarg; break;
+		case 'K': o->keys = optarg; break;
 		case 'p': o->prefix = optarg; break;
 		case 's': o->state_dir = optarg; break;
 		case 'a':
@@ -757,6 +849,10 @@ int main(int argc, char **argv)
 		       t->nnodes, t->nhosts, t->nlinks, t->nsegments);
 		topo_free(t);
 		return 0;
+	}
+	if (o.keys && (ctl_auth_init() < 0 || load_keys(t, o.keys) < 0)) {
+		topo_free(t);
+		return 1;
 	}
 	snprintf(dir, sizeof(dir), "%s/domains", o.out);
 	if (mkdir_p(dir) < 0) {

@@ -19,7 +19,7 @@ cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
 tmp=$(mktemp -d)
 gone() { rm -rf "$tmp"; }
-harness_begin golden "generated invalid test-lab tsc-khz netns-names hostile"
+harness_begin golden "generated invalid test-lab tsc-khz netns-names hostile keys"
 harness_on_exit gone
 gen() { "$topogen" -o "$1" --prefix inclab --state-dir /var/lib/inclab/test --udp-base 47000 --accel tcg \
     --image controller=/img/controller --image switch=/img/switch --image host=/img/host "${@:2}"; }
@@ -204,4 +204,46 @@ check "lab.sh capture with seconds 'x[\$(touch ...)]': exit 1, refused, nothing 
 out=$(lab/lab.sh push pku1 /dev/null /tmp/x "755; touch $tmp/pwned" 2>&1); rc=$?
 check "lab.sh push with mode '755; touch ...': exit 1, refused, nothing run (got $rc: $out)" \
     bash -c '[ "$1" = 1 ] && grep -q "mode must be 3 or 4 octal digits" <<<"$2" && [ ! -e "$3" ]' _ "$rc" "$out" "$tmp/pwned"
+phase keys "--keys: every node gets its own key alone (mode 0600), the controller the table of all"
+k=$tmp/keys
+if gen "$tmp/keyed" --keys "$k" topology/1-2-4.yaml && gen "$tmp/keyed-ns" --keys "$k" --switches netns topology/1-2-4.yaml; then
+    nodes=$(awk -F'\t' '!/^#/ {print $1}' tests/golden/1-2-4/inventory.tsv)
+    nn=$(wc -w <<<"$nodes")
+    check "$nn keys in $k (dir 0700): each 64 hex digits, mode 0600, all different" bash -c '
+        [ "$(stat -c %a "$1")" = 700 ] || exit 1
+        for n in $2; do [ "$(stat -c %a "$1/$n.key")" = 600 ] && grep -qx "[0-9a-f]\{64\}" "$1/$n.key" || exit 1; done
+        [ "$(cat "$1"/*.key | sort -u | wc -l)" = "$3" ]' _ "$k" "$nodes" "$nn"
+    check "VM seeds: each user-data (0600) holds its node's key and no other's; the controller's also the table" bash -c '
+        for n in $2; do
+            u=$1/seeds/$n/user-data; [ "$(stat -c %a "$u")" = 600 ] || exit 1
+            for m in $2; do
+                has=0; grep -q "$(cat "$3/$m.key")" "$u" && has=1
+                want=0; { [ "$m" = "$n" ] || [ "$n" = controller ]; } && want=1
+                [ $has = $want ] || { echo "  $n: key of $m: $has, want $want"; exit 1; }
+            done
+        done' _ "$tmp/keyed" "$nodes" "$k"
+    check "VM seeds: nothing but the user-data files differs from tests/golden/1-2-4" \
+        bash -c '[ -z "$(diff -rq tests/golden/1-2-4 "$1" | grep -v "/user-data differ$")" ]' _ "$tmp/keyed"
+    check "namespace nodes: nodes/NODE/node.key (0600) is its own key; only the controller has node-keys, a line per node" bash -c '
+        for n in $(ls "$1/nodes"); do
+            cmp -s "$1/nodes/$n/node.key" "$2/$n.key" && [ "$(stat -c %a "$1/nodes/$n/node.key")" = 600 ] || exit 1
+            [ "$n" = controller ] || [ ! -e "$1/nodes/$n/node-keys" ] || exit 1
+        done
+        [ "$(stat -c %a "$1/nodes/controller/node-keys")" = 600 ] || exit 1
+        for m in $3; do grep -qx "$m $(cat "$2/$m.key")" "$1/nodes/controller/node-keys" || exit 1; done
+        [ "$(wc -l < "$1/nodes/controller/node-keys")" = "$4" ]' _ "$tmp/keyed-ns" "$k" "$nodes" "$nn"
+    before=$(cat "$k"/*.key | sha256sum)
+    gen "$tmp/keyed2" --keys "$k" topology/1-2-4.yaml >/dev/null 2>&1
+    check "a second run keeps the lab's keys" bash -c '[ "$1" = "$(cat "$2"/*.key | sha256sum)" ]' _ "$before" "$k"
+    chmod 644 "$k/sw0.key"
+    out=$(gen "$tmp/keyed3" --keys "$k" topology/1-2-4.yaml 2>&1); rc=$?
+    check "a key file others may read is refused (exit $rc: $out)" \
+        bash -c '[ "$1" = 1 ] && grep -q "readable by its owner only" <<<"$2"' _ "$rc" "$out"
+    echo "not a key" > "$k/sw1.key.tmp"; chmod 600 "$k/sw0.key"; mv "$k/sw1.key.tmp" "$k/sw1.key"; chmod 600 "$k/sw1.key"
+    out=$(gen "$tmp/keyed4" --keys "$k" topology/1-2-4.yaml 2>&1); rc=$?
+    check "a key file that holds no key is refused (exit $rc: $out)" \
+        bash -c '[ "$1" = 1 ] && grep -q "sw1.key: not a key" <<<"$2"' _ "$rc" "$out"
+else
+    ko "topogen --keys failed"
+fi
 harness_end

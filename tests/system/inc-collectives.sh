@@ -116,8 +116,10 @@ declare -A logged
 for sw in "${switches[@]}"; do
     logged[$sw]=$("$lab" exec "$sw" "wc -l < /var/log/inclab/incswitch.log" 2>/dev/null)
 done
+# the job's key (libinccl: INCCL_JOB_KEY): rank 0 takes only ranks that hold it
+job=$("${INCLAB_BUILD:-build}/incctl" -G -) || { ko "cannot make a job key (incctl -G -)"; done_; }
 for i in "${!hosts[@]}"; do
-    out=$("$lab" exec "${hosts[$i]}" "pkill -x inccl_check; rm -f /tmp/inccl.*; (inccl_check -r $i -n $n -m $master -c $counts $topt \
+    out=$("$lab" exec "${hosts[$i]}" "pkill -x inccl_check; rm -f /tmp/inccl.*; (INCCL_JOB_KEY=$job inccl_check -r $i -n $n -m $master -c $counts $topt \
         > /tmp/inccl.out 2>&1; echo \$? > /tmp/inccl.rc) < /dev/null > /dev/null 2>&1 &" 2>&1) ||
         { ko "cannot start inccl_check on ${hosts[$i]}: $out"; done_; }
 done

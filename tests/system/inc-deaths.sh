@@ -47,8 +47,10 @@ echo "inc-deaths: $n ranks, rank 0 at $master; the switch killed is $leaf (the l
 # start RUN_ARGS — inccl_perf on every rank in the background; each guest
 # writes its exit status to /tmp/death.rc and its stderr to /tmp/death.err.
 start() {
+    local job
+    job=$("${INCLAB_BUILD:-build}/incctl" -G -) || return 1 # the job's key (libinccl: INCCL_JOB_KEY)
     for i in "${!hosts[@]}"; do
-        "$lab" exec "${hosts[$i]}" "pkill -x inccl_perf; rm -f /tmp/death.*; (inccl_perf -r $i -N $n -m $master $* \
+        "$lab" exec "${hosts[$i]}" "pkill -x inccl_perf; rm -f /tmp/death.*; (INCCL_JOB_KEY=$job inccl_perf -r $i -N $n -m $master $* \
             > /tmp/death.out 2> /tmp/death.err; echo \$? > /tmp/death.rc) < /dev/null > /dev/null 2>&1 &" >/dev/null
     done
 }
@@ -124,9 +126,10 @@ leaf0=$(col "${hosts[0]}" 7)
 mapfile -t others < <(awk -F'\t' -v l="$leaf0" '$2 == "host" && $7 == l {print $3 "\t" $1}' "$inv" | sort -n | cut -f2)
 [ "$leaf0" != "$leaf" ] && [ "${#others[@]}" -ge 2 ] || others=()
 unaffected() {
-    local i
+    local i job
+    job=$("${INCLAB_BUILD:-build}/incctl" -G -) || return 1 # its own job key
     for i in "${!others[@]}"; do
-        "$lab" exec "${others[$i]}" "rm -f /tmp/unaff.*; (inccl_perf -r $i -N ${#others[@]} -m $(col "${others[0]}" 4):52240 \
+        "$lab" exec "${others[$i]}" "rm -f /tmp/unaff.*; (INCCL_JOB_KEY=$job inccl_perf -r $i -N ${#others[@]} -m $(col "${others[0]}" 4):52240 \
             -C allreduce -d int32 -o sum -b 4M -e 4M -n 40 -w 0 > /tmp/unaff.out 2> /tmp/unaff.err; echo \$? > /tmp/unaff.rc) \
             < /dev/null > /dev/null 2>&1 &" >/dev/null
     done

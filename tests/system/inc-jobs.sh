@@ -61,13 +61,15 @@ port() { echo $((52230 + $1)); }
 # /tmp/incjob.J.out and, once it exited, /tmp/incjob.J.rc; with HOLD, each
 # keeps its communicator after the checks until /tmp/incjob.J.go exists
 start() {
-    local j=$1 c=$2 hs r=0 n x master out hold=""
+    local j=$1 c=$2 hs r=0 n x master out hold="" job
     read -r -a hs <<<"${job_hosts[$j]}"
     n=${#hs[@]}
     master=$(col "${hs[0]}" 4):$(port "$j")
     [ -z "${3:-}" ] || hold="-H /tmp/incjob.$j.go"
+    # each job its own key (libinccl: INCCL_JOB_KEY): rank 0 takes only ranks that hold it
+    job=$("${INCLAB_BUILD:-build}/incctl" -G -) || { ko "J$j: cannot make a job key (incctl -G -)"; return 1; }
     for x in "${hs[@]}"; do
-        out=$("$lab" exec "$x" "rm -f /tmp/incjob.$j.*; (inccl_check -r $r -n $n -m $master -c $c -p exact -D 0 $hold \
+        out=$("$lab" exec "$x" "rm -f /tmp/incjob.$j.*; (INCCL_JOB_KEY=$job inccl_check -r $r -n $n -m $master -c $c -p exact -D 0 $hold \
             > /tmp/incjob.$j.out 2>&1; echo \$? > /tmp/incjob.$j.rc) < /dev/null > /dev/null 2>&1 &" 2>&1) ||
             { ko "J$j: cannot start rank $r on $x: $out"; return 1; }
         r=$((r + 1))

@@ -33,8 +33,10 @@ tree) mapfile -t hosts < <(awk -F'\t' '$2 == "host" {print $3 "\t" $1}' "$inv" |
 esac
 n=${#hosts[@]} master=$(col "${hosts[0]}" 4)
 args="$*"
+# the job's key (libinccl: INCCL_JOB_KEY): rank 0 takes only ranks that hold it
+job=$("${INCLAB_BUILD:-build}/incctl" -G -) || { ko "cannot make a job key (incctl -G -)"; harness_end; }
 for i in "${!hosts[@]}"; do
-    "$lab" exec "${hosts[$i]}" "pkill -x inccl_perf; rm -f /tmp/perf.*; (inccl_perf -r $i -N $n -m $master $args \
+    "$lab" exec "${hosts[$i]}" "pkill -x inccl_perf; rm -f /tmp/perf.*; (INCCL_JOB_KEY=$job inccl_perf -r $i -N $n -m $master $args \
         > /tmp/perf.out 2> /tmp/perf.err; echo \$? > /tmp/perf.rc) < /dev/null > /dev/null 2>&1 &" >/dev/null
 done
 t0=$(date +%s)

@@ -16,7 +16,12 @@
  * another (test_nothing_waits: mute switches, a client that does not read,
  * idle and unfinished connections, the per-address and per-connection
  * limits), and that a switch of a live communicator going away is a "fault"
- * its rank 0 hears at once.
+ * its rank 0 hears at once. With node keys (test_auth, its own incctl -K):
+ * a wrong key, another node's name, no handshake, a message replayed on its
+ * connection or on another, or altered, rank 0 on a host it did not prove, a
+ * non-member using a communicator and a non-owner releasing it are refused;
+ * a rank with a wrong job key is refused by rank 0 while the others form the
+ * group; the normal path works sealed.
  *
  * Nothing guesses a free port or waits a fixed time: incctl listens on ports
  * the kernel picks (-s 0 -g 0) and the test reads them from its first log
@@ -42,12 +47,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sodium.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../../proto/ctlmsg.h"
+#include "../../proto/ctlauth.h"
 #include "../../hostlib/inccl.h"
 #include "../../switch/swconfig.h"
 
@@ -77,6 +85,7 @@ struct fake_switch {
 	struct sw_rules prev; /* the rules before them */
 	char counters_comm[16]; /* the "comm" of the last counters request ("" without one) */
 	int parse_ok;
+	struct ctl_auth auth; /* test_auth's switches: on after the handshake */
 };
 
 static struct fake_switch sw[3] = { { .name = "sw0" }, { .name = "sw1" }, { .name = "sw2" } };
@@ -108,7 +117,7 @@ static void *switch_main(void *arg)
 	while (!s->stop) {
 		char *text, err[256];
 		struct ctl_doc m;
-		if (ctl_recv(s->fd, &b, 100, &text) != CTL_OK)
+		if (ctl_arecv(&s->auth, s->fd, &b, 100, &text) != CTL_OK)
 			continue;
 		if (ctl_parse(text, &m, err, sizeof(err)) == 0) {
 			const char *comm = ctl_str(&m, NULL, "comm");
@@ -118,16 +127,16 @@ static void *switch_main(void *arg)
 				s->parse_ok = sw_rules_parse(text, strlen(text), s->name, &s->last, devnull) == 0;
 				fclose(devnull);
 				s->rules++;
-				ctl_sendf(s->fd, 1000, "msg: ok\ncomm: %s\n", comm);
+				ctl_asendf(&s->auth, s->fd, 1000, "msg: ok\ncomm: %s\n", comm);
 			} else if (!strcmp(m.kind, "release")) {
 				pthread_mutex_lock(&sw_lock);
 				s->releases++;
 				pthread_cond_broadcast(&sw_released);
 				pthread_mutex_unlock(&sw_lock);
-				ctl_sendf(s->fd, 1000, "msg: ok\ncomm: %s\n", comm);
+				ctl_asendf(&s->auth, s->fd, 1000, "msg: ok\ncomm: %s\n", comm);
 			} else if (!strcmp(m.kind, "counters")) {
 				snprintf(s->counters_comm, sizeof(s->counters_comm), "%s", comm ? comm : "");
-				ctl_sendf(s->fd, 1000, "msg: counters\nswitch: %s\ncomm: %s\ncounters: {rx_frames: 7}\n", s->name,
+				ctl_asendf(&s->auth, s->fd, 1000, "msg: counters\nswitch: %s\ncomm: %s\ncounters: {rx_frames: 7}\n", s->name,
 					  comm ? comm : "0");
 			}
 			ctl_doc_free(&m);
@@ -311,10 +320,15 @@ static int setup(void **state)
 	return 0;
 }
 
+static void remove_keys(void);
+static char auth_dir[256]; /* test_auth's keys, removed here too when it failed half-way */
+
 /* Stop the fake switches and incctl, close everything; also after a failed setup(). */
 static int teardown(void **state)
 {
 	(void)state;
+	if (auth_dir[0])
+		remove_keys();
 	for (int i = 0; i < 3; i++)
 		if (sw[i].fd > 0) {
 			sw[i].stop = 1;
@@ -988,6 +1002,473 @@ static void test_nothing_waits(void **state)
 	close(out);
 }
 
+/* ---- identity and ownership (node keys, job keys) ------------------------ */
+
+static char auth_log[1 << 16];      /* what test_auth's incctl said, for its refusals */
+static size_t auth_log_len;
+static pthread_mutex_t auth_log_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t auth_log_grew = PTHREAD_COND_INITIALIZER;
+
+/* Copy an incctl's stdout (fd @arg) to the log and to auth_log until it closes it. */
+static void *auth_log_main(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	char buf[4096];
+	ssize_t k;
+
+	while ((k = read(fd, buf, sizeof(buf))) > 0 || (k < 0 && errno == EINTR))
+		if (k > 0) {
+			fwrite(buf, 1, (size_t)k, log_out);
+			fflush(log_out);
+			pthread_mutex_lock(&auth_log_lock);
+			size_t n = (size_t)k < sizeof(auth_log) - 1 - auth_log_len ? (size_t)k : sizeof(auth_log) - 1 - auth_log_len;
+			memcpy(auth_log + auth_log_len, buf, n);
+			auth_log_len += n;
+			auth_log[auth_log_len] = 0;
+			pthread_cond_broadcast(&auth_log_grew);
+			pthread_mutex_unlock(&auth_log_lock);
+		}
+	return NULL;
+}
+
+/* Has test_auth's incctl logged a line with @words (waiting up to SYNC_MS)? */
+static int logged(const char *words)
+{
+	uint64_t deadline = ctl_now_ms() + SYNC_MS;
+	int found;
+
+	pthread_mutex_lock(&auth_log_lock);
+	while (!(found = strstr(auth_log, words) != NULL) && ctl_now_ms() < deadline) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&auth_log_grew, &auth_log_lock, &ts);
+	}
+	pthread_mutex_unlock(&auth_log_lock);
+	return found;
+}
+
+/* The key of node @name made for test_auth, into @key. */
+static void node_key(const char *name, unsigned char key[CTL_KEY_BYTES])
+{
+	char path[300], err[300];
+
+	snprintf(path, sizeof(path), "%s/%s.key", auth_dir, name);
+	if (ctl_key_load(path, key, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+}
+
+/* Connect to @addr and prove to be @name in @role with @key; the socket. */
+static int dial_as(const char *addr, const char *name, const char *role, const unsigned char *key, struct ctl_auth *a,
+		   struct ctl_buf *b)
+{
+	char err[300];
+	int fd = dial(addr);
+
+	assert_true(fd >= 0);
+	if (ctl_auth_client(a, fd, b, key, name, role, SYNC_MS, err, sizeof(err)) < 0)
+		fail_msg("%s as %s: %s", addr, name, err);
+	return fd;
+}
+
+/*
+ * Connect to @addr as @name/@role with @key: the handshake is refused with
+ * @words (the server's reason, from its unsealed error), and the server
+ * closes the connection.
+ */
+static void auth_refused(const char *addr, const char *name, const char *role, const unsigned char *key,
+			 const char *words)
+{
+	struct ctl_auth a;
+	struct ctl_buf b = { 0 };
+	char err[300], c;
+	int fd = dial(addr);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ctl_auth_client(&a, fd, &b, key, name, role, SYNC_MS, err, sizeof(err)), -1);
+	if (strncmp(err, "refused: ", 9) || !strstr(err, words))
+		fail_msg("%s as %s: '%s', not a refusal saying '%s'", addr, name, err, words);
+	assert_true(readable(fd, SYNC_MS));
+	assert_int_equal(recv(fd, &c, 1, 0), 0); /* closed */
+	close(fd);
+	ctl_buf_free(&b);
+}
+
+/* A sealed request on an authenticated connection, its answer opened and parsed. */
+static int arequest(int fd, struct ctl_auth *a, struct ctl_buf *b, const char *text, struct ctl_doc *m)
+{
+	char *ans, err[256];
+	int rc = ctl_asend(a, fd, text, 5000);
+
+	if (rc == CTL_OK)
+		rc = ctl_arecv(a, fd, b, SYNC_MS, &ans);
+	if (rc != CTL_OK)
+		return rc;
+	rc = ctl_parse(ans, m, err, sizeof(err));
+	free(ans);
+	return rc;
+}
+
+/* The next message on @fd is an unsealed "error" saying @words, then the controller closes @fd. */
+static void refused_then_closed(int fd, struct ctl_buf *b, const char *words)
+{
+	char *ans, err[256], c;
+	struct ctl_doc m;
+
+	assert_int_equal(ctl_recv(fd, b, SYNC_MS, &ans), CTL_OK);
+	assert_int_equal(ctl_parse(ans, &m, err, sizeof(err)), 0);
+	free(ans);
+	if (strcmp(m.kind, "error") || !ctl_str(&m, NULL, "error") || !strstr(ctl_str(&m, NULL, "error"), words))
+		fail_msg("'%s: %s', not an error saying '%s'", m.kind, ctl_str(&m, NULL, "error"), words);
+	ctl_doc_free(&m);
+	assert_true(readable(fd, SYNC_MS));
+	assert_int_equal(recv(fd, &c, 1, 0), 0); /* closed */
+	close(fd);
+	ctl_buf_free(b);
+}
+
+/* An error answer (sealed) to @text on an authenticated connection, saying @words. */
+static void arefused(int fd, struct ctl_auth *a, struct ctl_buf *b, const char *text, const char *words)
+{
+	struct ctl_doc m;
+
+	assert_int_equal(arequest(fd, a, b, text, &m), 0);
+	if (strcmp(m.kind, "error") || !ctl_str(&m, NULL, "error") || !strstr(ctl_str(&m, NULL, "error"), words))
+		fail_msg("answer to '%.60s' is '%s: %s', not an error saying '%s'", text, m.kind,
+			 ctl_str(&m, NULL, "error") ? ctl_str(&m, NULL, "error") : "", words);
+	ctl_doc_free(&m);
+}
+
+static const char *auth_nodes[] = { "controller", "sw0", "sw1", "sw2", "pku1", "pku2", "pku3", "pku4" };
+
+/* Make test_auth's keys: one per node of 1-2-4 and the controller's table. */
+static void make_keys(void)
+{
+	char path[300], err[300], hex[2 * CTL_KEY_BYTES + 1];
+	unsigned char key[CTL_KEY_BYTES];
+	FILE *t;
+
+	snprintf(auth_dir, sizeof(auth_dir), "%s/test_ctl.keys.XXXXXX", BUILD_DIR);
+	assert_non_null(mkdtemp(auth_dir));
+	snprintf(path, sizeof(path), "%s/node-keys", auth_dir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0 && (t = fdopen(fd, "w")));
+	for (size_t i = 0; i < sizeof(auth_nodes) / sizeof(*auth_nodes); i++) {
+		snprintf(path, sizeof(path), "%s/%s.key", auth_dir, auth_nodes[i]);
+		if (ctl_key_make(path, err, sizeof(err)) < 0)
+			fail_msg("%s", err);
+		node_key(auth_nodes[i], key);
+		fprintf(t, "%s %s\n", auth_nodes[i], ctl_key_hex(key, hex));
+	}
+	assert_int_equal(fclose(t), 0);
+}
+
+static void remove_keys(void)
+{
+	char path[300];
+
+	for (size_t i = 0; i < sizeof(auth_nodes) / sizeof(*auth_nodes); i++) {
+		snprintf(path, sizeof(path), "%s/%s.key", auth_dir, auth_nodes[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/node-keys", auth_dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/open-keys", auth_dir);
+	unlink(path);
+	rmdir(auth_dir);
+	auth_dir[0] = 0;
+}
+
+static void test_auth(void **state)
+{
+	static struct fake_switch asw[3] = { { .name = "sw0" }, { .name = "sw1" }, { .name = "sw2" } };
+	unsigned char key[8][CTL_KEY_BYTES], wrong[CTL_KEY_BYTES];
+	char table[300], saddr[32], gaddr[32], text[700], path[300], *sealed;
+	struct ctl_buf b = { 0 }, b2 = { 0 };
+	struct ctl_auth a, a2;
+	struct ctl_doc m;
+	pthread_t logger;
+	int out = -1, sp, gp, fd, fd2;
+
+	(void)state;
+	ctl_auth_init();
+	make_keys();
+	for (int i = 0; i < 8; i++)
+		node_key(auth_nodes[i], key[i]); /* 1: sw0 ... 4: pku1 (rank 0 of ranks4) ... 7: pku4 */
+	memcpy(wrong, key[1], sizeof(wrong));
+	wrong[0] ^= 1; /* sw0's key, one bit off */
+
+	/* a key table others may read is refused: incctl does not start */
+	snprintf(path, sizeof(path), "%s/open-keys", auth_dir);
+	FILE *o = fopen(path, "w");
+	assert_non_null(o);
+	fprintf(o, "sw0 %064d\n", 0);
+	fclose(o);
+	chmod(path, 0644);
+	const char *bad_opts[] = { "-K", path, NULL };
+	assert_true(spawn_ctl(bad_opts, &out, &sp, &gp) < 0);
+	close(out);
+
+	/* a malformed table: each bad line named (in-process: the parser incctl uses) */
+	static const struct {
+		const char *text, *words;
+	} bad_tables[] = {
+		{ "# c\nsw0 abc\n", ":2: want 'NODE KEY'" },
+		{ "sw0 00000000000000000000000000000000000000000000000000000000000000zz\n", ":1: want 'NODE KEY'" },
+		{ "sw0 0000000000000000000000000000000000000000000000000000000000000000 x\n", ":1: want 'NODE KEY'" },
+		{ "sw0 0000000000000000000000000000000000000000000000000000000000000000\n"
+		  "sw0 1111111111111111111111111111111111111111111111111111111111111111\n", ":2: node 'sw0' has a key already" },
+	};
+	for (size_t i = 0; i < sizeof(bad_tables) / sizeof(*bad_tables); i++) {
+		struct ctl_keytab kt;
+		char err[400];
+		unlink(path);
+		int tf = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		assert_true(tf >= 0);
+		assert_int_equal(write(tf, bad_tables[i].text, strlen(bad_tables[i].text)), (ssize_t)strlen(bad_tables[i].text));
+		close(tf);
+		assert_int_equal(ctl_keytab_load(path, &kt, err, sizeof(err)), -1);
+		if (!strstr(err, bad_tables[i].words))
+			fail_msg("table %zu: '%s', not '%s'", i, err, bad_tables[i].words);
+	}
+	unsigned char scratch[CTL_KEY_BYTES];
+	assert_int_equal(ctl_key_parse("00", scratch), -1);
+	assert_int_equal(ctl_key_parse("0000000000000000000000000000000000000000000000000000000000000000\n", scratch), 0);
+
+	snprintf(table, sizeof(table), "%s/node-keys", auth_dir);
+	const char *opts[] = { "-K", table, "-I", "1000", NULL };
+	pid_t pid = ctl2_pid = spawn_ctl(opts, &out, &sp, &gp);
+	assert_true(pid > 0);
+	auth_log_len = 0;
+	auth_log[0] = 0;
+	assert_int_equal(pthread_create(&logger, NULL, auth_log_main, (void *)(intptr_t)out), 0);
+	snprintf(saddr, sizeof(saddr), "127.0.0.1:%d", sp);
+	snprintf(gaddr, sizeof(gaddr), "127.0.0.1:%d", gp);
+
+	/* no handshake: the challenge comes, a plain register is refused and the connection closed */
+	fd = dial(saddr);
+	assert_true(fd >= 0);
+	char *ch;
+	assert_int_equal(ctl_recv(fd, &b, SYNC_MS, &ch), CTL_OK);
+	assert_non_null(strstr(ch, "msg: challenge"));
+	free(ch);
+	assert_int_equal(ctl_send(fd, "msg: register\nswitch: sw0\n", 1000), CTL_OK);
+	refused_then_closed(fd, &b, "authenticate first");
+
+	/* sw0 with a wrong key: refused at the handshake, logged, closed */
+	auth_refused(saddr, "sw0", "switch", wrong, "node 'sw0' (switch) failed to prove its key");
+	assert_true(logged("authentication refused from 127.0.0.1"));
+
+	/* sw1 proves it is sw1, then registers as sw0: refused, closed */
+	fd = dial_as(saddr, "sw1", "switch", key[2], &a, &b);
+	assert_int_equal(ctl_asend(&a, fd, "msg: register\nswitch: sw0\n", 1000), CTL_OK);
+	char *ans;
+	assert_int_equal(ctl_arecv(&a, fd, &b, SYNC_MS, &ans), CTL_OK);
+	assert_non_null(strstr(ans, "this connection proved it is node sw1, not switch sw0"));
+	free(ans);
+	assert_true(readable(fd, SYNC_MS));
+	close(fd);
+	ctl_buf_free(&b);
+	assert_true(logged("switch registration as sw0 refused"));
+
+	/* a node's key on the wrong port's role, and a node the topology does not have */
+	auth_refused(saddr, "pku1", "client", key[4], "role 'client' on the switch port");
+	auth_refused(saddr, "sw9", "switch", key[1], "'sw9' is not a node of topology '1-2-4'");
+
+	/* replay: sw2's sealed registration re-sent on its own connection, then on a new one */
+	fd = dial_as(saddr, "sw2", "switch", key[3], &a, &b);
+	assert_non_null(sealed = ctl_auth_seal(&a, "msg: register\nswitch: sw2\n"));
+	assert_int_equal(ctl_send(fd, sealed, 1000), CTL_OK);
+	assert_int_equal(ctl_arecv(&a, fd, &b, SYNC_MS, &ans), CTL_OK);
+	assert_non_null(strstr(ans, "msg: ok"));
+	free(ans);
+	fd2 = dial_as(saddr, "sw2", "switch", key[3], &a2, &b2); /* another connection: another nonce */
+	assert_int_equal(ctl_send(fd2, sealed, 1000), CTL_OK);
+	refused_then_closed(fd2, &b2, "bad MAC: forged, altered, or recorded on another connection");
+	assert_true(logged("refused: bad MAC"));
+	assert_int_equal(ctl_send(fd, sealed, 1000), CTL_OK); /* the same bytes again on their own connection */
+	assert_int_equal(ctl_arecv(&a, fd, &b, SYNC_MS, &ans), CTL_OK);
+	assert_non_null(strstr(ans, "message 0 replayed (message 1 was due)"));
+	free(ans);
+	assert_true(readable(fd, SYNC_MS));
+	close(fd);
+	ctl_buf_free(&b);
+	free(sealed);
+	assert_true(logged("message 0 replayed"));
+
+	/* a message altered in flight (one character of a sealed one changed) */
+	fd = dial_as(saddr, "sw2", "switch", key[3], &a, &b);
+	assert_non_null(sealed = ctl_auth_seal(&a, "msg: register\nswitch: sw2\n"));
+	sealed[strlen("msg: register\nswitch: sw")] = '1';
+	assert_int_equal(ctl_send(fd, sealed, 1000), CTL_OK);
+	free(sealed);
+	assert_int_equal(ctl_arecv(&a, fd, &b, SYNC_MS, &ans), CTL_OK);
+	assert_non_null(strstr(ans, "bad MAC"));
+	free(ans);
+	close(fd);
+	ctl_buf_free(&b);
+
+	/* reflection: a message sealed as the controller's own (direction 's', its first sequence number)
+	 * sent back to it */
+	fd = dial_as(saddr, "sw2", "switch", key[3], &a, &b);
+	struct ctl_auth mirror = a;
+	mirror.out_dir = 's';
+	mirror.out_seq = 0;
+	assert_non_null(sealed = ctl_auth_seal(&mirror, "msg: register\nswitch: sw2\n"));
+	assert_int_equal(ctl_send(fd, sealed, 1000), CTL_OK);
+	free(sealed);
+	assert_int_equal(ctl_arecv(&a, fd, &b, SYNC_MS, &ans), CTL_OK);
+	assert_non_null(strstr(ans, "bad MAC"));
+	free(ans);
+	close(fd);
+	ctl_buf_free(&b);
+
+	/* the normal path, sealed: three switches register, each under the name it proved */
+	for (int i = 0; i < 3; i++) {
+		asw[i].fd = dial_as(saddr, asw[i].name, "switch", key[1 + i], &asw[i].auth, &b);
+		snprintf(text, sizeof(text), "msg: register\nswitch: %s\n", asw[i].name);
+		assert_int_equal(arequest(asw[i].fd, &asw[i].auth, &b, text, &m), 0);
+		assert_string_equal(m.kind, "ok");
+		ctl_doc_free(&m);
+		ctl_buf_free(&b);
+		pthread_create(&asw[i].thread, NULL, switch_main, &asw[i]);
+	}
+
+	/* rank 0 on pku1 asks for a communicator of pku1 and pku2 (one leaf, sw1) */
+	struct ctl_auth ao, am, an, ax;
+	struct ctl_buf bo = { 0 }, bm = { 0 }, bn = { 0 }, bx = { 0 };
+	int owner = dial_as(gaddr, "pku1", "client", key[4], &ao, &bo);
+	int member = dial_as(gaddr, "pku2", "client", key[5], &am, &bm);
+	int other = dial_as(gaddr, "pku3", "client", key[6], &an, &bn);
+	assert_int_equal(arequest(owner, &ao, &bo, "msg: group\nnranks: 2\n", &m), 0);
+	assert_string_equal(m.kind, "ok");
+	int g = atoi(ctl_str(&m, NULL, "group"));
+	ctl_doc_free(&m);
+	const char *ranks2 = "ranks:\n  - {rank: 0, ip: 10.1.1.21, qpn: 17}\n  - {rank: 1, ip: 10.1.1.5, qpn: 18}\n";
+
+	/* pku3 acting as rank 0 of ranks on pku1: refused (its own group, rank 0 not on pku3) */
+	assert_int_equal(arequest(other, &an, &bn, "msg: group\nnranks: 2\n", &m), 0);
+	int g3 = atoi(ctl_str(&m, NULL, "group"));
+	ctl_doc_free(&m);
+	snprintf(text, sizeof(text), "msg: communicator\ngroup: %d\n%s", g3, ranks2);
+	arefused(other, &an, &bn, text, "rank 0 (10.1.1.21) is not on node pku3, the node this connection proved it is");
+
+	snprintf(text, sizeof(text), "msg: communicator\ngroup: %d\n%s", g, ranks2);
+	assert_int_equal(arequest(owner, &ao, &bo, text, &m), 0);
+	assert_string_equal(m.kind, "ok");
+	unsigned long comm = strtoul(ctl_str(&m, NULL, "comm"), NULL, 10);
+	ctl_doc_free(&m);
+
+	/* a member may look at it, not release it; a non-member may do neither */
+	snprintf(text, sizeof(text), "msg: comm\ncomm: %lu\n", comm);
+	assert_int_equal(arequest(member, &am, &bm, text, &m), 0);
+	assert_string_equal(m.kind, "ok");
+	assert_string_equal(ctl_str(&m, NULL, "state"), "live");
+	ctl_doc_free(&m);
+	char want[160];
+	snprintf(want, sizeof(want), "node pku3 is not a member of communicator %lu", comm);
+	arefused(other, &an, &bn, text, want);
+	snprintf(text, sizeof(text), "msg: release\ncomm: %lu\n", comm);
+	arefused(other, &an, &bn, text, want);
+	snprintf(want, sizeof(want), "communicator %lu belongs to another connection; only its rank 0 may release it", comm);
+	arefused(member, &am, &bm, text, want);
+	/* the same node on another connection is not the owner either */
+	int owner2 = dial_as(gaddr, "pku1", "client", key[4], &ax, &bx);
+	arefused(owner2, &ax, &bx, text, want);
+	close(owner2);
+	ctl_buf_free(&bx);
+	/* its owner releases it */
+	assert_int_equal(arequest(owner, &ao, &bo, text, &m), 0);
+	assert_string_equal(m.kind, "ok");
+	ctl_doc_free(&m);
+	snprintf(text, sizeof(text), "msg: comm\ncomm: %lu\n", comm);
+	arefused(owner, &ao, &bo, text, "no communicator");
+
+	/* the counters query of a tool that proved it is the controller node */
+	fd = dial_as(gaddr, "controller", "client", key[0], &a, &b);
+	assert_int_equal(arequest(fd, &a, &b, "msg: counters\n", &m), 0);
+	assert_string_equal(m.kind, "counters");
+	ctl_doc_free(&m);
+	close(fd);
+	ctl_buf_free(&b);
+	close(owner);
+	close(member);
+	close(other);
+	ctl_buf_free(&bo);
+	ctl_buf_free(&bm);
+	ctl_buf_free(&bn);
+
+	/* a connection that never answers the challenge is closed within the bound (-I 1000 here) */
+	fd = dial(gaddr);
+	assert_true(fd >= 0);
+	uint64_t t0 = ctl_now_ms();
+	assert_int_equal(ctl_recv(fd, &b, SYNC_MS, &ch), CTL_OK);
+	free(ch);
+	assert_true(readable(fd, SYNC_MS));
+	char c;
+	assert_int_equal(recv(fd, &c, 1, 0), 0);
+	assert_true(ctl_now_ms() - t0 < 1000 + 1000); /* the bound, and the loop's timer turn */
+	close(fd);
+	ctl_buf_free(&b);
+	assert_true(logged("did not authenticate in time"));
+
+	/* a job: rank 0 on pku1 (its node key), the ranks with the job key; an impostor with another key is
+	 * refused by rank 0 at once, and the four ranks form the group */
+	char hex[2 * CTL_KEY_BYTES + 1], kpath[300];
+	unsigned char job[CTL_KEY_BYTES], nojob[CTL_KEY_BYTES];
+	crypto_auth_keygen(job);
+	crypto_auth_keygen(nojob);
+	snprintf(kpath, sizeof(kpath), "%s/pku1.key", auth_dir);
+	setenv("INCCL_JOB_KEY", ctl_key_hex(job, hex), 1);
+	setenv("INCCL_NODE_KEY", kpath, 1);
+	setenv("INCCL_NODE", "pku1", 1);
+	struct rank_arg ra[4];
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		ra[i] = (struct rank_arg){ .rank = i, .nranks = 4, .timeout_ms = SYNC_MS, .controller = gaddr };
+	rank0_done = 0;
+	assert_int_equal(pthread_create(&t[0], NULL, rank_main, &ra[0]), 0);
+	uint64_t until = ctl_now_ms() + SYNC_MS;
+	while (!listening(master_port) && ctl_now_ms() < until)
+		usleep(1000);
+	auth_refused(master_addr, "rank 1", "member", nojob, "not of this job (wrong job key)");
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, rank_main, &ra[i]), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < 4; i++) {
+		if (ra[i].rc != INCCL_OK)
+			fail_msg("rank %d with the job key: %s", i, ra[i].err);
+		assert_int_equal(ra[i].group, ra[0].group);
+	}
+	assert_true(ra[0].group > 0); /* registered by rank 0 over its authenticated connection */
+
+	/* rank 0 with a node key the controller does not hold for that name: refused, every rank told */
+	snprintf(kpath, sizeof(kpath), "%s/pku2.key", auth_dir);
+	setenv("INCCL_NODE_KEY", kpath, 1); /* pku2's key, but calls itself pku1 */
+	ra[0] = (struct rank_arg){ .rank = 0, .nranks = 2, .timeout_ms = SYNC_MS, .controller = gaddr };
+	ra[1] = (struct rank_arg){ .rank = 1, .nranks = 2, .timeout_ms = SYNC_MS, .controller = gaddr };
+	run_ranks(ra, 2);
+	if (ra[0].rc != INCCL_EREFUSED || !strstr(ra[0].err, "node 'pku1' (client) failed to prove its key"))
+		fail_msg("rank 0 with another node's key: %d, %s", ra[0].rc, ra[0].err);
+	assert_int_equal(ra[1].rc, INCCL_EREFUSED);
+	unsetenv("INCCL_JOB_KEY");
+	unsetenv("INCCL_NODE_KEY");
+	unsetenv("INCCL_NODE");
+
+	for (int i = 0; i < 3; i++) {
+		asw[i].stop = 1;
+		pthread_join(asw[i].thread, NULL);
+		close(asw[i].fd);
+	}
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	ctl2_pid = -1;
+	pthread_join(logger, NULL);
+	close(out);
+	remove_keys();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -997,6 +1478,7 @@ int main(void)
 		cmocka_unit_test(test_tree_communicator),
 		cmocka_unit_test(test_group_bootstrap),
 		cmocka_unit_test(test_nothing_waits),
+		cmocka_unit_test(test_auth),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests_name("controller", tests, setup, teardown);
