@@ -330,12 +330,13 @@ made_check() {
 qemu_pids() {
     local p comm arg
     for p in /proc/[0-9]*; do
-        read -r comm < "$p/comm" 2>/dev/null || continue
+        read -r comm 2>/dev/null < "$p/comm" || continue
         case $comm in qemu-system-*) ;; *) continue ;; esac
         while IFS= read -r -d '' arg; do
             [ "${arg%%,*}" = "guest=$1" ] && { echo "${p#/proc/}"; break; }
-        done < "$p/cmdline" 2>/dev/null
+        done 2>/dev/null < "$p/cmdline"
     done
+    return 0   # (a process gone meanwhile is no failure)
 }
 
 # ---- namespace nodes (SWITCHES=netns) ---------------------------------------
