@@ -65,9 +65,9 @@ ensure_daemons() {
     local d pid
     mkdir -p "$run"
     for d in virtlogd libvirtd; do
-        pgrep -x "$d" >/dev/null && continue
-        log "starting $d"
+        daemon_running "$d" && continue
         echo "$d -" >> "$run/started-daemons"
+        log "starting $d"
         "$d" --daemon || die "cannot start $d"
         pid=$(daemon_pid "$d") && echo "$d $pid" >> "$run/started-daemons"
     done
@@ -77,6 +77,15 @@ ensure_daemons() {
         sleep 0.2
     done
     die "libvirtd does not answer on $URI (see /var/log/libvirt/)"
+}
+
+# daemon_running NAME — does a process NAME run (a zombie, which has no
+# executable any more, does not: one stopped daemon is a zombie until this
+# machine's init reaps it)?
+daemon_running() {
+    local p
+    for p in $(pgrep -x "$1"); do readlink "/proc/$p/exe" >/dev/null 2>&1 && return 0; done
+    return 1
 }
 
 # daemon_pid NAME — the pid in NAME's own pid file (/run/NAME.pid, which
@@ -109,7 +118,9 @@ is_daemon() {
 # stop_daemons — stop the daemons lab-up started ($run/started-daemons), each
 # by the pid noted (or, for a "NAME -" note alone, its pid file's), and only
 # while that pid is still that daemon (is_daemon): SIGTERM, then after 10 s
-# SIGKILL. A daemon someone else started is not in the note and stays.
+# SIGKILL; then up to 10 s more until its zombie is reaped (pgrep -x still
+# finds a zombie, and whoever checks for a running daemon that way would take
+# it for one). A daemon someone else started is not in the note and stays.
 stop_daemons() {
     local d pid pids
     [ -e "$run/started-daemons" ] || return 0
@@ -125,6 +136,7 @@ stop_daemons() {
             kill "$pid" 2>/dev/null || true
             for _ in $(seq 1 100); do is_daemon "$pid" "$d" || break; sleep 0.1; done
             is_daemon "$pid" "$d" && kill -9 "$pid" 2>/dev/null
+            for _ in $(seq 1 100); do [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$d" ] || break; sleep 0.1; done
             log "stopped $d (pid $pid), which lab-up had started"
         done
     done
