@@ -13,7 +13,7 @@ export TOPOLOGY
 DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1-12)
 
 .PHONY: all help deps payload images bench-switch lab-up lab-down lab-status lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
-        test check test-harness test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
+        test check test-harness test-lab-down test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/tsckhz $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
@@ -178,10 +178,13 @@ test: check
 	@$(MAKE) --no-print-directory test-lab SWITCHES=netns LAB_TEST_DEPTH=full
 	@$(MAKE) --no-print-directory test-lab-mixed
 	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
-check: test-harness test-unit test-golden test-experiments test-baselines test-analysis
+check: test-harness test-lab-down test-unit test-golden test-experiments test-baselines test-analysis
 # the test harness (tests/lib/harness.sh): no run that was cut short can pass
 test-harness:
 	@tests/run-phase.sh harness tests/harness/test-harness.sh
+# lab-down removes exactly what its lab recorded, nothing of a neighbour's (no VM; a few seconds)
+test-lab-down:
+	@tests/run-phase.sh lab-down tests/harness/test-lab-down.sh
 # the lab test cut short at several points must fail, and leave no lab
 test-lab-aborts: $(DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh lab-aborts tests/harness/test-lab-aborts.sh

@@ -19,10 +19,13 @@
 #                                  lab-up; --check: exit 1 when one strayed over 1 %
 #   lab/lab.sh sync                copy the freshly built binaries (build/payload) and service
 #                                  units into the running nodes and restart the services
-#   lab/lab.sh down                remove every domain, network, disk, seed and process of the lab
+#   lab/lab.sh down                remove every domain, network, device, file and process the lab
+#                                  recorded in its state ($INCLAB_STATE/made), and nothing else
 #
 # The lab is described by $TOPOLOGY (default topology/1-2-4.yaml) and lives in
-# $INCLAB_STATE (default /var/lib/inclab/$INCLAB_PREFIX). SWITCHES=vm (default)
+# $INCLAB_STATE (default $INCLAB_STATE_ROOT/$INCLAB_PREFIX; the root defaults
+# to /var/lib/inclab, and lab-up and lab-down accept no state elsewhere: see
+# "what the lab made" below). SWITCHES=vm (default)
 # runs every node as a VM; SWITCHES=netns runs the switches and the controller
 # as network namespaces of this machine (natively, the same binaries, node
 # setup and services as their images; see "namespace nodes" below) and only
@@ -38,14 +41,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 : "${TOPOLOGY:=topology/1-2-4.yaml}"
 : "${INCLAB_PREFIX:=inclab}"
-: "${INCLAB_STATE:=/var/lib/inclab/$INCLAB_PREFIX}"
+: "${INCLAB_STATE_ROOT:=/var/lib/inclab}"
+: "${INCLAB_STATE:=$INCLAB_STATE_ROOT/$INCLAB_PREFIX}"
 : "${INCLAB_UDP_BASE:=47000}"
 : "${INCLAB_BUILD:=$top/build}"
 # the binaries the images and namespace nodes get (make exports it; run by hand, the build's)
 : "${INCLAB_PAYLOAD:=$INCLAB_BUILD/payload}"
 URI=qemu:///system
 LIBVIRT_CONF=${INCLAB_LIBVIRT_CONF:-/etc/libvirt}   # where libvirtd keeps defined domains
-prefix=$INCLAB_PREFIX state=$INCLAB_STATE
+prefix=$INCLAB_PREFIX state=$INCLAB_STATE state_root=$INCLAB_STATE_ROOT
 gen=$state/gen
 # The prefix and the state directory are written into libvirt XML, cloud-init
 # seeds and lab.env (which this script sources) and name devices and
@@ -55,6 +59,9 @@ gen=$state/gen
     { printf "lab: INCLAB_PREFIX must be 1..32 characters of a-z, 0-9 and single '-' between them, starting with a letter, not '%s'\n" "$prefix" >&2; exit 1; }
 [[ $state =~ ^/[A-Za-z0-9._/+-]*$ && $state != *--* && ${#state} -le 200 ]] ||
     { printf "lab: INCLAB_STATE must be an absolute path of at most 200 characters of A-Z a-z 0-9 . _ / + - without '--', not '%s'\n" "$state" >&2; exit 1; }
+# What lab-up changes for the whole machine (daemons it started, host settings
+# to restore) is noted here, shared by every lab on the machine.
+run=${INCLAB_RUN_DIR:-/run/inclab}
 
 log() { printf '[lab %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'lab: %s\n' "$*" >&2; exit 1; }
@@ -70,25 +77,90 @@ secs_ok() { [[ $1 =~ ^[0-9]{1,5}$ ]] && [ "$1" -ge 1 ] && [ "$1" -le 86400 ] || 
 # ---- daemons -------------------------------------------------------------
 
 # Start virtlogd and libvirtd when they are not running (no systemd here).
-# What we start is recorded, so `down` stops exactly that.
+# What we start is noted in $run/started-daemons, one "NAME PID" line each:
+# "NAME -" before it starts (a crash right after still leaves a note: `down`
+# then reads the daemon's own pid file, /run/NAME.pid), "NAME PID" once it
+# runs. `down` stops exactly those processes, by pid (stop_daemons).
 ensure_daemons() {
-    mkdir -p /run/inclab
-    if ! pgrep -x virtlogd >/dev/null; then
-        log "starting virtlogd"
-        virtlogd --daemon || die "cannot start virtlogd"
-        echo virtlogd >> /run/inclab/started-daemons
-    fi
-    if ! pgrep -x libvirtd >/dev/null; then
-        log "starting libvirtd"
-        libvirtd --daemon || die "cannot start libvirtd"
-        echo libvirtd >> /run/inclab/started-daemons
-    fi
+    local d pid
+    mkdir -p "$run"
+    for d in virtlogd libvirtd; do
+        daemon_running "$d" && continue
+        echo "$d -" >> "$run/started-daemons"
+        log "starting $d"
+        "$d" --daemon || die "cannot start $d"
+        pid=$(daemon_pid "$d") && echo "$d $pid" >> "$run/started-daemons"
+    done
     local i
     for i in $(seq 1 150); do
         virsh -c "$URI" version >/dev/null 2>&1 && return 0
         sleep 0.2
     done
     die "libvirtd does not answer on $URI (see /var/log/libvirt/)"
+}
+
+# daemon_running NAME — does a process NAME run (a zombie, which has no
+# executable any more, does not: one stopped daemon is a zombie until this
+# machine's init reaps it)?
+daemon_running() {
+    local p
+    for p in $(pgrep -x "$1"); do readlink "/proc/$p/exe" >/dev/null 2>&1 && return 0; done
+    return 1
+}
+
+# daemon_pid NAME — the pid in NAME's own pid file (/run/NAME.pid, which
+# `NAME --daemon` writes as root) once it names a running NAME (is_daemon);
+# waits up to 5 s for it. Fails when there is none.
+daemon_pid() {
+    local pid i
+    for i in $(seq 1 50); do
+        pid=$(head -c 16 "/run/$1.pid" 2>/dev/null | tr -d ' \n') || pid=""
+        [[ $pid =~ ^[0-9]{1,9}$ ]] && is_daemon "$pid" "$1" && { echo "$pid"; return 0; }
+        sleep 0.1
+    done
+    return 1
+}
+
+# is_daemon PID NAME — is process PID the daemon NAME: its command name is
+# NAME and its executable the NAME on PATH (a pid reused by anything else,
+# or a process merely called NAME, is not)? The " (deleted)" the kernel adds
+# to the executable's path after an upgrade replaced it is ignored.
+is_daemon() {
+    local comm exe want
+    [[ $1 =~ ^[0-9]{1,9}$ ]] || return 1
+    comm=$(cat "/proc/$1/comm" 2>/dev/null) || return 1
+    [ "$comm" = "$2" ] || return 1
+    exe=$(readlink "/proc/$1/exe" 2>/dev/null) || return 1
+    want=$(command -v "$2") && want=$(readlink -f "$want") || return 1
+    [ "${exe% (deleted)}" = "$want" ]
+}
+
+# stop_daemons — stop the daemons lab-up started ($run/started-daemons), each
+# by the pid noted (or, for a "NAME -" note alone, its pid file's), and only
+# while that pid is still that daemon (is_daemon): SIGTERM, then after 10 s
+# SIGKILL; then up to 10 s more until its zombie is reaped (pgrep -x still
+# finds a zombie, and whoever checks for a running daemon that way would take
+# it for one). A daemon someone else started is not in the note and stays.
+stop_daemons() {
+    local d pid pids
+    [ -e "$run/started-daemons" ] || return 0
+    for d in $(awk '{print $1}' "$run/started-daemons" | sort -u); do
+        case $d in virtlogd | libvirtd) ;; *) log "ignored '$d' in $run/started-daemons: not a daemon lab-up starts"; continue ;; esac
+        pids=$(awk -v d="$d" '$1 == d && $2 ~ /^[0-9]+$/ {print $2}' "$run/started-daemons" | sort -u)
+        if [ -z "$pids" ]; then
+            pid=$(head -c 16 "/run/$d.pid" 2>/dev/null | tr -d ' \n') || pid=""
+            pids=$pid
+        fi
+        for pid in $pids; do
+            is_daemon "$pid" "$d" || { log "$d: pid $pid is no longer the $d lab-up started: left alone"; continue; }
+            kill "$pid" 2>/dev/null || true
+            for _ in $(seq 1 100); do is_daemon "$pid" "$d" || break; sleep 0.1; done
+            is_daemon "$pid" "$d" && kill -9 "$pid" 2>/dev/null
+            for _ in $(seq 1 100); do [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$d" ] || break; sleep 0.1; done
+            log "stopped $d (pid $pid), which lab-up had started"
+        done
+    done
+    rm -f "$run/started-daemons"
 }
 
 daemons_up() { pgrep -x libvirtd >/dev/null && virsh -c "$URI" version >/dev/null 2>&1; }
@@ -128,11 +200,11 @@ kvm_access() {
     local qemu_user=libvirt-qemu
     id "$qemu_user" >/dev/null 2>&1 || return 0
     runuser -u "$qemu_user" -- test -w /dev/kvm 2>/dev/null && return 0
-    mkdir -p /run/inclab
-    [ -s /run/inclab/kvm_mode ] || stat -c '%a %u %g' /dev/kvm > /run/inclab/kvm_mode
+    mkdir -p "$run"
+    [ -s "$run/kvm_mode" ] || stat -c '%a %u %g' /dev/kvm > "$run/kvm_mode"
     if chgrp kvm /dev/kvm 2>/dev/null && chmod 660 /dev/kvm 2>/dev/null &&
         runuser -u "$qemu_user" -- test -w /dev/kvm 2>/dev/null; then
-        log "/dev/kvm: $(awk '{print "mode " $1 " uid " $2 " gid " $3}' /run/inclab/kvm_mode) -> root:kvm 660 for QEMU (restored by lab-down)"
+        log "/dev/kvm: $(awk '{print "mode " $1 " uid " $2 " gid " $3}' "$run/kvm_mode") -> root:kvm 660 for QEMU (restored by lab-down)"
     elif [ "$1" = kvm ]; then
         die "$qemu_user cannot open /dev/kvm even as root:kvm 0660 (is it in group kvm?); INCLAB_ACCEL=tcg runs without KVM"
     else
@@ -196,6 +268,100 @@ gexec() {
     local pid
     pid=$(gspawn "$1" "$2") || return 125
     gwait "$1" "$pid" "${3:-600}"
+}
+
+# ---- what the lab made -------------------------------------------------------
+#
+# A lab's state is the directory $state_root/NAME (check_state_path), which
+# holds from its first moment the marker file $MARKER, "inclab lab PREFIX".
+# $state/made lists everything lab-up makes, one "KIND NAME" line each, each
+# line written before the thing is made: a lab-up killed at any point leaves a
+# line for a thing that may not exist, never a thing without a line.
+#   domain NAME    a libvirt domain          network NAME  a libvirt network
+#   netns NAME     a network namespace (every process in it is the lab's)
+#   link NAME      a device in the machine's namespace (bridge, veth end, tap)
+#   path NAME      a file or directory directly in $state, with what it holds
+# lab-down removes exactly those, names compared for equality (never as
+# prefixes: lab "inclab" is not lab "inclab-sc"), QEMU processes only when
+# they name one of those domains, and refuses a state without the marker of
+# its prefix. What lab-up changes for the whole machine is in $run instead.
+
+MARKER=.inclab-lab
+# a name in made, a state directory's name: no '/', no space, not "." or ".."
+NAME_RE='^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$'
+
+# check_state_path — $state must be an absolute path directly under the
+# (absolute) state root, its last part a name (NAME_RE), and not a symbolic
+# link: lab-up makes, and lab-down removes, a lab's state nowhere else.
+check_state_path() {
+    local root parent name=${state##*/}
+    case $state_root in /*) ;; *) die "INCLAB_STATE_ROOT must be an absolute path, not '$state_root'" ;; esac
+    case $state in /*) ;; *) die "INCLAB_STATE must be an absolute path, not '$state'" ;; esac
+    root=$(realpath -m -- "$state_root") && parent=$(realpath -m -- "${state%/*}/") ||
+        die "cannot resolve INCLAB_STATE '$state' or INCLAB_STATE_ROOT '$state_root'"
+    [ "$root" != / ] || die "INCLAB_STATE_ROOT must not be /"
+    [[ $name =~ $NAME_RE ]] && [ "$parent" = "$root" ] ||
+        die "INCLAB_STATE '$state' is not a directory directly under the state root $root (INCLAB_STATE_ROOT): a lab's state is made and removed only there"
+    [ ! -L "$state" ] || die "INCLAB_STATE '$state' is a symbolic link: refused"
+}
+
+# marker_ok — does $state hold the marker of this lab's prefix (a plain file)?
+marker_ok() {
+    [ -f "$state/$MARKER" ] && [ ! -L "$state/$MARKER" ] && [ "$(head -n 1 "$state/$MARKER")" = "inclab lab $prefix" ]
+}
+
+# state_foreign — true when $state exists and is not this lab's: no marker of
+# this prefix, and not an empty directory (what a lab-up killed between its
+# mkdir and the marker leaves, which is taken as this lab's).
+state_foreign() {
+    [ -e "$state" ] || [ -L "$state" ] || return 1
+    marker_ok && return 1
+    ! { [ -d "$state" ] && [ ! -L "$state" ] && [ -z "$(ls -A "$state")" ]; }
+}
+
+# state_init — (lab-up) make $state and its marker, or find them; refused for
+# a state that is not this lab's (state_foreign).
+state_init() {
+    check_state_path
+    state_foreign &&
+        die "$state exists and is not the state of lab '$prefix' (no marker $MARKER naming it): remove it by hand, or choose another INCLAB_STATE / INCLAB_PREFIX"
+    mkdir -p "$state_root" && { [ -d "$state" ] || mkdir "$state"; } || die "cannot make the state directory $state"
+    marker_ok || echo "inclab lab $prefix" > "$state/$MARKER" || die "cannot write $state/$MARKER"
+}
+
+# made_names KIND — the names of KIND in $state/made, in the order made.
+made_names() { awk -v k="$1" '$1 == k && NF == 2 {print $2}' "$state/made" 2>/dev/null; }
+
+# made_check — every line of $state/made is "KIND NAME" with a known KIND and
+# a NAME of NAME_RE; domains, networks and namespaces begin with "$prefix-";
+# paths are neither the marker nor made. Prints each bad line; fails if any.
+made_check() {
+    [ -e "$state/made" ] || return 0
+    # (the same grammar as NAME_RE: mawk has no {m,n})
+    awk -v p="$prefix-" -v m="$MARKER" '
+        { bad = "" }
+        NF != 2 { bad = "not KIND NAME" }
+        !bad && $1 !~ /^(domain|network|netns|link|path)$/ { bad = "unknown kind" }
+        !bad && ($2 !~ /^[A-Za-z0-9][A-Za-z0-9._-]*$/ || length($2) > 128) { bad = "not a name" }
+        !bad && $1 ~ /^(domain|network|netns)$/ && index($2, p) != 1 { bad = "not a name of this lab" }
+        !bad && $1 == "path" && ($2 == m || $2 == "made") { bad = "the lab'"'"'s own record" }
+        bad { printf "line %d: \"%s\": %s\n", NR, substr($0, 1, 80), bad; n++ }
+        END { exit n > 0 }' "$state/made"
+}
+
+# qemu_pids DOMAIN — the QEMU processes of libvirt domain DOMAIN: command
+# name qemu-system-*, and an argument "guest=DOMAIN" or "guest=DOMAIN,..."
+# (libvirt's "-name guest=DOMAIN,debug-threads=on"), compared for equality.
+qemu_pids() {
+    local p comm arg
+    for p in /proc/[0-9]*; do
+        read -r comm 2>/dev/null < "$p/comm" || continue
+        case $comm in qemu-system-*) ;; *) continue ;; esac
+        while IFS= read -r -d '' arg; do
+            [ "${arg%%,*}" = "guest=$1" ] && { echo "${p#/proc/}"; break; }
+        done 2>/dev/null < "$p/cmdline"
+    done
+    return 0   # (a process gone meanwhile is no failure)
 }
 
 # ---- namespace nodes (SWITCHES=netns) ---------------------------------------
@@ -263,22 +429,23 @@ mgmt_bridge() {
     echo "${b:-$prefix-mgmt}"
 }
 
-# made KIND NAME — record, before making it, a namespace or device of this lab.
-made() { echo "$1 $2" >> "$state/made"; }
-is_made() { grep -qx "$1 $2" "$state/made" 2>/dev/null; }
+# made KIND NAME — record, before making it, a thing of this lab (once); see
+# "what the lab made". is_made KIND NAME — is it recorded (exact line)?
+made() { is_made "$1" "$2" || echo "$1 $2" >> "$state/made" || die "cannot write $state/made"; }
+is_made() { grep -qxF -- "$1 $2" "$state/made" 2>/dev/null; }
 link_exists() { ip link show dev "$1" >/dev/null 2>&1; }
-ns_exists() { ip netns list | grep -q "^$1\( \|\$\)"; }
+ns_exists() { ip netns list 2>/dev/null | awk -v n="$1" '$1 == n {f = 1} END {exit !f}'; }
 
 # ns_mountpoints — the machine directories a namespace node's own are mounted
 # on must exist; those made here are listed in /run/inclab/made-mountpoints and
 # removed (if empty) when the last namespace lab goes down.
 ns_mountpoints() {
     local d
-    mkdir -p /run/inclab
+    mkdir -p "$run"
     for d in $NS_DIRS; do
         [ -d "/$d" ] && continue
         mkdir -p "/$d" || die "cannot make the mount point /$d"
-        echo "/$d" >> /run/inclab/made-mountpoints
+        echo "/$d" >> "$run/made-mountpoints"
     done
 }
 
@@ -349,6 +516,7 @@ ns_wire() {
 ns_files() {
     local n=$1 role root=$state/nodes/$1/root d f payload=${INCLAB_PAYLOAD:-$INCLAB_BUILD/payload}
     role=$(node_role "$n")
+    made path nodes
     for d in $NS_DIRS; do mkdir -p "$root/$d"; done
     [ -d "$payload/$role/usr/local/bin" ] || die "no payload for $role in $payload: run 'make payload' first"
     for f in "$gen/nodes/$n"/*; do ns_install "$f" "$root/etc/inclab"; done
@@ -419,48 +587,47 @@ ns_up() {
     log "namespace nodes up: $(ns_nodes | tr '\n' ' ')"
 }
 
-# ns_kill NODE — stop every process in NODE's namespace (all are the lab's).
+# ns_kill NETNS — stop every process in the lab's namespace NETNS (all are the lab's).
 ns_kill() {
     local pids
-    pids=$(ip netns pids "$prefix-$1" 2>/dev/null | tr '\n' ' ')
+    pids=$(ip netns pids "$1" 2>/dev/null | tr '\n' ' ')
     [ -n "${pids// /}" ] || return 0
     kill $pids 2>/dev/null || true
     for _ in $(seq 1 30); do
-        pids=$(ip netns pids "$prefix-$1" 2>/dev/null | tr '\n' ' ')
+        pids=$(ip netns pids "$1" 2>/dev/null | tr '\n' ' ')
         [ -n "${pids// /}" ] || return 0
         sleep 0.1
     done
     kill -9 $pids 2>/dev/null || true
 }
 
-# ns_down — remove every namespace and device listed in $state/made (after
-# their processes); the veth ends inside a namespace go with it.
+# ns_down — remove every namespace (after its processes) and device listed in
+# $state/made; the veth ends inside a namespace go with it. Adds to $failed
+# what it could not remove.
 ns_down() {
-    local kind name n=0
-    [ -e "$state/made" ] || return 0
-    while read -r kind name; do
-        [ "$kind" = netns ] || continue
-        if ns_exists "$name"; then
-            ns_kill "${name#"$prefix"-}"
-            ip netns del "$name" 2>/dev/null || log "could not remove namespace $name"
-            n=$((n + 1))
-        fi
-    done < "$state/made"
-    while read -r kind name; do
-        [ "$kind" = link ] || continue
-        link_exists "$name" && { ip link del "$name" 2>/dev/null || log "could not remove device $name"; }
-    done < "$state/made"
-    log "removed $n namespace(s) and the lab's bridges and veths"
+    local name n=0 l=0
+    for name in $(made_names netns); do
+        ns_exists "$name" || continue
+        ns_kill "$name"
+        ip netns del "$name" 2>/dev/null
+        if ns_exists "$name"; then log "could not remove namespace $name"; failed=$((failed + 1)); else n=$((n + 1)); fi
+    done
+    for name in $(made_names link); do
+        link_exists "$name" || continue
+        ip link del "$name" 2>/dev/null
+        if link_exists "$name"; then log "could not remove device $name"; failed=$((failed + 1)); else l=$((l + 1)); fi
+    done
+    [ $((n + l)) = 0 ] || log "removed $n namespace(s) and $l device(s) of the lab"
 }
 
-# ns_unmountpoints — remove the mount points ns_mountpoints made once no
-# namespace lab is left on the machine.
+# ns_unmountpoints — remove the mount points ns_mountpoints made (only empty
+# directories) once no namespace lab is left on the machine.
 ns_unmountpoints() {
     local d
-    [ -e /run/inclab/made-mountpoints ] || return 0
-    grep -qs '^LAB_SWITCHES=netns' /var/lib/inclab/*/lab.env && return 0
-    for d in $(sort -ru /run/inclab/made-mountpoints); do rmdir "$d" 2>/dev/null || true; done
-    rm -f /run/inclab/made-mountpoints
+    [ -e "$run/made-mountpoints" ] || return 0
+    grep -qs '^LAB_SWITCHES=netns' "$state_root"/*/lab.env /var/lib/inclab/*/lab.env && return 0
+    for d in $(sort -ru "$run/made-mountpoints"); do rmdir "$d" 2>/dev/null || true; done
+    rm -f "$run/made-mountpoints"
 }
 
 # ---- inventory ------------------------------------------------------------
@@ -481,6 +648,9 @@ cmd_up() {
     case ${INCLAB_ACCEL:-} in kvm | tcg | "") ;; *) die "INCLAB_ACCEL must be kvm or tcg, not '$INCLAB_ACCEL'" ;; esac
     case ${INCLAB_TEST_LAB:-0} in 0 | "") ;; 1) test_lab=1 ;; *) die "INCLAB_TEST_LAB must be 0 or 1, not '$INCLAB_TEST_LAB'" ;; esac
     case $switches in vm | netns | "") ;; *) die "SWITCHES must be vm or netns, not '$switches'" ;; esac
+    check_state_path
+    state_foreign &&
+        die "$state exists and is not the state of lab '$prefix' (no marker $MARKER naming it): remove it by hand, or choose another INCLAB_STATE / INCLAB_PREFIX"
     [ -r "$TOPOLOGY" ] || die "topology file '$TOPOLOGY' not found"
     "$INCLAB_BUILD/topogen" --check "$TOPOLOGY" >/dev/null || die "invalid topology '$TOPOLOGY' (see above)"
     topo_hash=$(sha256sum < "$TOPOLOGY" | cut -c1-16)
@@ -525,9 +695,12 @@ cmd_up() {
         LAB_TSC_KHZ=""
     fi
     ensure_daemons
+    state_init
+    made path disks; made path seeds; made path console; made path gen.new; made path gen; made path lab.env
     mkdir -p "$state"/{disks,seeds,console}
-    chmod 755 "$state" /var/lib/inclab 2>/dev/null || true
+    chmod 755 "$state" "$state_root" 2>/dev/null || true
     # every node's key ($state/keys, 0600, made once per lab): each node gets its own, the controller the table
+    made path keys
     "$INCLAB_BUILD/topogen" -o "$gen.new" --prefix "$prefix" --state-dir "$state" --accel "$acc" --keys "$state/keys" \
         --udp-base "$INCLAB_UDP_BASE" --switches "$switches" $([ "$test_lab" = 1 ] && echo --test-lab) \
         ${LAB_TSC_KHZ:+--tsc-khz "$LAB_TSC_KHZ"} \
@@ -545,6 +718,19 @@ cmd_up() {
       printf 'LAB_ROLES="%s"\nLAB_TEST=%q\nLAB_SWITCHES=%q\nLAB_TSC_KHZ=%q\n' "$role_words" "$test_lab" "$switches" "$LAB_TSC_KHZ"
     } > "$state/lab.env"
 
+    # libvirt names of this lab that something else holds: refused, never taken
+    vsh net-info "$prefix-mgmt" >/dev/null 2>&1 && ! is_made network "$prefix-mgmt" &&
+        die "libvirt network '$prefix-mgmt' exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
+    link_exists "$(mgmt_bridge)" && ! is_made link "$(mgmt_bridge)" &&
+        die "network device '$(mgmt_bridge)' exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
+    local n
+    for n in $(nodes); do
+        [ "$(node_kind "$n")" = vm ] || continue
+        vsh dominfo "$prefix-$n" >/dev/null 2>&1 && ! is_made domain "$prefix-$n" &&
+            die "libvirt domain '$prefix-$n' exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
+    done
+    made network "$prefix-mgmt"
+    made link "$(mgmt_bridge)"   # the network's bridge: libvirt makes it, lab-down removes one that outlives it
     if ! vsh net-info "$prefix-mgmt" >/dev/null 2>&1; then
         vsh net-define "$gen/network-mgmt.xml" >/dev/null
     fi
@@ -559,14 +745,14 @@ cmd_up() {
 
     tune_host
     [ "$switches" = netns ] && ns_up
-    local n t role image started=0
+    local t role image started=0
     for n in $(nodes); do
         [ "$(node_kind "$n")" = vm ] || continue
         [ "$(dom_state "$n")" = running ] && continue
         role=$(awk -v n="$n" '$1 == n {print $2}' "$gen/inventory.tsv")
         image=$(awk -v r="$role" '$1 == r {print $2}' <<<"$roles")
-        # A domain defined by an earlier lab whose state directory is gone
-        # (lab-down while libvirtd was not running, a crash) is defined anew.
+        # A domain of this lab whose disk or seed is gone (a lab-up killed
+        # between the two) is defined anew.
         if ! [ -e "$state/seeds/$n.iso" ] || ! [ -e "$state/disks/$n.qcow2" ]; then
             vsh undefine "$prefix-$n" >/dev/null 2>&1 || true
         fi
@@ -577,12 +763,13 @@ cmd_up() {
             # the seed holds the node's key: its owner alone reads it (libvirt gives it to QEMU's user)
             (umask 077; cloud-localds -N "$gen/seeds/$n/network-config" "$state/seeds/$n.iso" \
                 "$gen/seeds/$n/user-data" "$gen/seeds/$n/meta-data")
+            made domain "$prefix-$n"
             vsh define "$gen/domains/$n.xml" >/dev/null
         fi
         # its taps on the lab's bridges (netns mode): libvirt makes them, lab-down
         # removes any that outlive their VM
         [ "$switches" = vm ] || for t in $(awk -F'\t' -v n="$n" '$1 == "bridge" && $5 == n {print $10}' "$gen/wires.tsv"); do
-            is_made link "$t" || made link "$t"
+            made link "$t"
         done
         vsh start "$prefix-$n" >/dev/null || die "cannot start $n (console log: $state/console/$n.log)"
         started=$((started + 1))
@@ -632,11 +819,11 @@ tune_host() {
     local want=4194304 cur
     cur=$(sysctl -n net.core.rmem_default)
     if [ "$cur" -lt "$want" ]; then
-        mkdir -p /run/inclab
-        [ -e /run/inclab/rmem_default ] || echo "$cur" > /run/inclab/rmem_default
+        mkdir -p "$run"
+        [ -e "$run/rmem_default" ] || echo "$cur" > "$run/rmem_default"
         sysctl -q -w net.core.rmem_default=$want
         [ "$(sysctl -n net.core.rmem_max)" -ge $want ] || {
-            [ -e /run/inclab/rmem_max ] || sysctl -n net.core.rmem_max > /run/inclab/rmem_max
+            [ -e "$run/rmem_max" ] || sysctl -n net.core.rmem_max > "$run/rmem_max"
             sysctl -q -w net.core.rmem_max=$want; }
         log "net.core.rmem_default $cur -> $want for the tunnel sockets (restored by lab-down)"
     fi
@@ -644,17 +831,17 @@ tune_host() {
 
 restore_host() {
     local k
-    if [ -e /run/inclab/kvm_mode ]; then
-        if read -r mode uid gid < /run/inclab/kvm_mode && chown "$uid:$gid" /dev/kvm 2>/dev/null &&
+    if [ -e "$run/kvm_mode" ]; then
+        if read -r mode uid gid < "$run/kvm_mode" && chown "$uid:$gid" /dev/kvm 2>/dev/null &&
             chmod "$mode" /dev/kvm 2>/dev/null; then :
         else
-            log "could not restore /dev/kvm to '$(cat /run/inclab/kvm_mode)' (mode uid gid)"
+            log "could not restore /dev/kvm to '$(cat "$run/kvm_mode")' (mode uid gid)"
         fi
-        rm -f /run/inclab/kvm_mode
+        rm -f "$run/kvm_mode"
     fi
     for k in rmem_default rmem_max; do
-        if [ -e /run/inclab/$k ]; then
-            sysctl -q -w "net.core.$k=$(cat /run/inclab/$k)" && rm -f /run/inclab/$k
+        if [ -e "$run/$k" ]; then
+            sysctl -q -w "net.core.$k=$(cat "$run/$k")" && rm -f "$run/$k"
         fi
     done
 }
@@ -736,10 +923,12 @@ guest_time() {
 # are ready), or of the VMs named (a reboot restarts a guest's clock); the
 # other VMs keep theirs.
 clock_mark() {
-    local n t tmp=$state/clocks.tsv.tmp.$$
+    local n t tmp=$state/clocks.tsv.tmp
     # two reboots at once each mark their own VMs: one at a time (a lock on the state directory)
     exec {lk}<"$state"
     flock "$lk"
+    made path clocks.tsv.tmp
+    made path clocks.tsv
     if [ $# -gt 0 ] && [ -s "$state/clocks.tsv" ]; then
         awk -F'\t' -v skip=" $* " 'index(skip, " " $1 " ") == 0' "$state/clocks.tsv" > "$tmp"
     else
@@ -801,8 +990,11 @@ cmd_clocks() {
 cmd_status() {
     if [ ! -e "$gen/inventory.tsv" ]; then
         echo "no lab (state directory $state is empty)"
-        local left; left=$(daemons_up && vsh list --all --name | grep "^$prefix-" || true)
-        [ -z "$left" ] || echo "but libvirt still has: $left (make lab-down removes them)"
+        local left="" d
+        if daemons_up; then
+            for d in $(made_names domain); do vsh dominfo "$d" >/dev/null 2>&1 && left+=" $d"; done
+        fi
+        [ -z "$left" ] || echo "but libvirt still has the lab's domains:$left (make lab-down removes them)"
         return 0
     fi
     # shellcheck disable=SC1091
@@ -827,60 +1019,92 @@ cmd_status() {
 
 # ---- down -------------------------------------------------------------------
 
+# cmd_down — remove what lab-up recorded in $state/made ("what the lab made"),
+# exactly those names, then the state itself; the machine-wide changes
+# (daemons by pid, host settings) only with libvirt's last domain. Refuses a
+# state path outside the root or a state without this lab's marker (nothing
+# removed, exit 1). Idempotent; works on a half-built or crashed lab. Exit 1
+# when something recorded could not be removed (the record is then kept).
 cmd_down() {
-    local d pids br removed=0
-    # Domains and the network are defined persistently: if libvirtd is not
-    # running (the machine restarted, a crash) start it to remove them, or the
-    # next lab-up would find domains whose disks and seeds are gone.
-    if compgen -G "$LIBVIRT_CONF/qemu/$prefix-*.xml" >/dev/null ||
-       [ -e "$LIBVIRT_CONF/qemu/networks/$prefix-mgmt.xml" ]; then
-        daemons_up || ensure_daemons
+    local d pids name left removed=0 failed=0 need=0 others=0
+    check_state_path
+    if [ ! -e "$state" ] && [ ! -L "$state" ]; then
+        log "no state directory $state: nothing of lab '$prefix' is recorded"
+    elif ! marker_ok; then
+        state_foreign &&
+            die "refused: $state is not the state of lab '$prefix' (no marker $MARKER naming it): nothing removed"
+        # an empty directory: a lab-up killed between its mkdir and the marker
+        rmdir "$state" || die "cannot remove the empty state directory $state"
+        log "removed the empty state directory $state"
     fi
+    d=$(made_check) || die "refused: $state/made has lines that are not a record of lab '$prefix' (nothing removed):"$'\n'"$d"
+    # Domains and networks are defined persistently: if libvirtd is not
+    # running (the machine restarted, a crash) start it to remove them.
+    for d in $(made_names domain); do [ -e "$LIBVIRT_CONF/qemu/$d.xml" ] && need=1; done
+    for d in $(made_names network); do [ -e "$LIBVIRT_CONF/qemu/networks/$d.xml" ] && need=1; done
+    [ "$need" = 0 ] || daemons_up || ensure_daemons
     if daemons_up; then
-        for d in $(vsh list --all --name | grep "^$prefix-" || true); do
+        for d in $(made_names domain); do
+            vsh dominfo "$d" >/dev/null 2>&1 || continue
             vsh destroy "$d" >/dev/null 2>&1 || true
             vsh undefine "$d" >/dev/null 2>&1 || true
-            removed=$((removed + 1))
+            if vsh dominfo "$d" >/dev/null 2>&1; then
+                log "could not remove domain $d"; failed=$((failed + 1))
+            else
+                removed=$((removed + 1))
+            fi
         done
-        if vsh net-info "$prefix-mgmt" >/dev/null 2>&1; then
-            vsh net-destroy "$prefix-mgmt" >/dev/null 2>&1 || true
-            vsh net-undefine "$prefix-mgmt" >/dev/null 2>&1 || true
-            log "removed network $prefix-mgmt"
+        for d in $(made_names network); do
+            vsh net-info "$d" >/dev/null 2>&1 || continue
+            vsh net-destroy "$d" >/dev/null 2>&1 || true
+            vsh net-undefine "$d" >/dev/null 2>&1 || true
+            if vsh net-info "$d" >/dev/null 2>&1; then log "could not remove network $d"; failed=$((failed + 1)); else log "removed network $d"; fi
+        done
+    fi
+    # QEMU processes of the lab's domains that outlived their libvirtd (crash, kill -9)
+    pids=$(for d in $(made_names domain); do qemu_pids "$d"; done | sort -u | tr '\n' ' ')
+    if [ -n "${pids// /}" ]; then
+        log "killing leftover QEMU processes of the lab's domains: $pids"
+        kill $pids 2>/dev/null || true
+        sleep 1
+        pids=$(for d in $(made_names domain); do qemu_pids "$d"; done | sort -u | tr '\n' ' ')
+        [ -z "${pids// /}" ] || kill -9 $pids 2>/dev/null || true
+    fi
+    # Namespace nodes and devices (after the VMs, whose taps were on their bridges).
+    ns_down
+    # The state: what lab-up recorded, then its record, marker and directory
+    # (rmdir: it is empty unless something not of the lab is in it).
+    if [ -d "$state" ]; then
+        for name in $(made_names path); do
+            [[ $name =~ $NAME_RE ]] && [ "$name" != "$MARKER" ] && [ "$name" != made ] || continue
+            # one level below $state (a symbolic link there goes, not what it names)
+            rm -rf --one-file-system -- "${state:?}/$name" || { log "could not remove $state/$name"; failed=$((failed + 1)); }
+        done
+        left=$(ls -A "$state" | grep -vxF -e made -e "$MARKER" | head -n 5 | tr '\n' ' ' || true)
+        if [ -n "$left" ]; then
+            log "kept $state and its record: it holds what lab-up did not make: $left"
+            failed=$((failed + 1))
+        elif [ "$failed" = 0 ]; then
+            rm -f -- "$state/made" "$state/$MARKER"
+            rmdir "$state" || { log "could not remove $state"; failed=$((failed + 1)); }
+        else
+            log "kept $state and its record: $failed thing(s) of the lab could not be removed (lab-down again once fixed)"
         fi
     fi
-    # Namespace nodes (after the VMs, whose taps were on their bridges).
-    ns_down
-    # QEMU processes that outlived their libvirtd (crash, kill -9).
-    pids=$(pgrep -f "qemu-system.*guest=$prefix-" || true)
-    if [ -n "$pids" ]; then
-        log "killing leftover QEMU processes: $pids"
-        kill $pids 2>/dev/null || true; sleep 1; kill -9 $pids 2>/dev/null || true
-    fi
-    br=$(mgmt_bridge)
-    if ip link show "$br" >/dev/null 2>&1; then ip link del "$br" || true; fi
-    rm -rf "$state"
     ns_unmountpoints
     # What lab-up changed for the whole machine (the daemons it started, the
     # socket buffer default, /dev/kvm's mode) goes back only with the last
     # domain: a scale check's lab-down once stopped libvirtd under another
     # running lab, whose experiment then lost its guest agents.
-    local others=0
     daemons_up && others=$(vsh list --all --name 2>/dev/null | grep -c . || true)
     if [ "$others" -gt 0 ]; then
         log "libvirt still holds $others domain(s) of other labs or users: daemons and host settings left as they are"
     else
         restore_host
-    fi
-    if [ "$others" = 0 ] && [ -e /run/inclab/started-daemons ]; then
-        for d in $(sort -u /run/inclab/started-daemons); do
-            pkill -x "$d" || true
-            for _ in $(seq 1 100); do pgrep -x "$d" >/dev/null || break; sleep 0.1; done
-            pgrep -x "$d" >/dev/null && pkill -9 -x "$d"
-        done
-        rm -f /run/inclab/started-daemons
-        log "stopped the daemons lab-up had started"
+        stop_daemons
     fi
     log "lab down ($removed domain(s) removed)"
+    [ "$failed" = 0 ] || die "lab-down left $failed thing(s) of lab '$prefix' (see above)"
 }
 
 # ---- reboot -------------------------------------------------------------------
