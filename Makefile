@@ -14,7 +14,8 @@ DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1
 
 .PHONY: all help deps payload images bench-switch lab-up lab-down lab-status lab-clocks lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-unit test-golden test-lab test-lab-aborts scale-check test-experiments golden-update clean \
-        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis
+        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis \
+        fuzz fuzz-build test-fuzz
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/tsckhz $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
      $(BUILD)/libinccl.a $(BUILD)/libinccl.so $(BUILD)/inccl_check $(BUILD)/inccl_perf $(BUILD)/mpi_perf \
@@ -40,6 +41,9 @@ help:
 	@echo "make test                  unit, golden and lab system tests (what CI runs)"
 	@echo "make test-lab [SWITCHES=vm|netns] [LAB_TEST_DEPTH=full|core]   the lab system test alone"
 	@echo "make check                 unit and golden tests only (no VMs)"
+	@echo "make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS='roce engine']   libFuzzer on every parser of outside input"
+	@echo "                           (frames, bundles, the engine, switch rules, control messages, the controller,"
+	@echo "                           libinccl's bootstrap, topology and result files), FUZZ_SECONDS each (fuzz/README.md)"
 	@echo "make scale-check           by hand: 1-4-16 with namespace switches, every collective on 16 ranks, a sweep"
 
 $(DEPS_STAMP): lab/packages.host lab/deps.sh
@@ -163,6 +167,7 @@ plots: $(BUILD)/increport
 # The lab test runs in full with namespace switches and through its core phases
 # (those that depend on how nodes are made) with VM switches (README, Tests).
 test: check
+	@$(MAKE) --no-print-directory test-fuzz
 	@$(MAKE) --no-print-directory test-lab-aborts
 	@$(MAKE) --no-print-directory test-lab SWITCHES=netns LAB_TEST_DEPTH=full
 	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
@@ -274,6 +279,8 @@ test-lab: $(DEPS_STAMP) payload
 # the 16-rank check (issue 14): 1-4-16 with namespace switches, by hand (about an hour on 2 cores)
 scale-check: $(DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh scale tests/system/scale-check.sh
+
+include fuzz/fuzz.mk
 
 clean:
 	rm -rf $(BUILD)
