@@ -37,8 +37,8 @@ $(FUZZ_DIR)/fuzz_topo: fuzz/fuzz_topo.c $(TOPO_SRC) controller/plan.c switch/swc
 $(FUZZ_DIR)/fuzz_topo: FUZZ_SRC = fuzz/fuzz_topo.c topology/topo.c controller/plan.c switch/swconfig.c
 $(FUZZ_DIR)/fuzz_results: fuzz/fuzz_results.c $(ANALYSIS_SRC)
 $(FUZZ_DIR)/fuzz_results: FUZZ_SRC = fuzz/fuzz_results.c analysis/results.c analysis/loggp.c
-$(FUZZ_DIR)/fuzz_group: fuzz/fuzz_group.c hostlib/group.c hostlib/error.c hostlib/internal.h hostlib/inccl.h $(CTLMSG)
-$(FUZZ_DIR)/fuzz_group: FUZZ_SRC = fuzz/fuzz_group.c hostlib/error.c proto/ctlmsg.c
+$(FUZZ_DIR)/fuzz_group: fuzz/fuzz_group.c tests/unit/fake_comm.c tests/unit/fake_comm.h hostlib/group.c hostlib/error.c hostlib/internal.h hostlib/inccl.h $(CTLMSG)
+$(FUZZ_DIR)/fuzz_group: FUZZ_SRC = fuzz/fuzz_group.c tests/unit/fake_comm.c hostlib/error.c proto/ctlmsg.c
 
 FUZZ_BINS := $(FUZZ_ALL:%=$(FUZZ_DIR)/fuzz_%)
 $(FUZZ_BINS): fuzz/fuzz.h fuzz/fuzz.mk | $(DEPS_STAMP)

@@ -23,78 +23,78 @@
 #include <signal.h>
 
 #include "../hostlib/group.c"
+#include "../tests/unit/fake_comm.h"
 #include "fuzz.h"
 
-/* ---- the fake edge: comm.c's part of inccl_comm_init() ------------------- */
-
-struct inccl_comm {
-	int algo;
-	void (*release)(void *ctx, unsigned comm_id);
-	int (*watch)(void *ctx, unsigned comm_id, char *why, size_t len);
-	void *ctx;
-	unsigned comm_id;
-};
-
-static int next_algo;
-
-int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inccl_comm_t **out, uint32_t *qpn)
-{
-	if (!(*out = calloc(1, sizeof(**out))))
-		return INCCL_ENOMEM;
-	(*out)->algo = next_algo;
-	*qpn = 0x11 + (uint32_t)rank;
-	return INCCL_OK;
-}
-
-int inccl__comm_local_ipv4(inccl_comm_t *c, uint32_t *ip_be)
-{
-	*ip_be = htonl(0x0a010115); /* 10.1.1.21 */
-	return 0;
-}
-
-int inccl__comm_algorithm(const inccl_comm_t *c)
-{
-	return c->algo;
-}
-
-int inccl_comm_connect(inccl_comm_t *c, const char *switch_ip, uint32_t switch_qpn, uint32_t psn)
-{
-	struct in_addr ip;
-
-	return inet_pton(AF_INET, switch_ip, &ip) != 1 || !switch_qpn ? INCCL_EINVAL : INCCL_OK;
-}
-
-int inccl__comm_ring_create(inccl_comm_t *c, uint32_t qpn[2])
-{
-	qpn[0] = 0x21, qpn[1] = 0x22;
-	return INCCL_OK;
-}
-
-int inccl__comm_ring_connect(inccl_comm_t *c, uint32_t left_ip, uint32_t left_qpn, uint32_t right_ip, uint32_t right_qpn,
-			     uint32_t psn)
-{
-	return INCCL_OK;
-}
-
-void inccl__comm_attach(inccl_comm_t *c, void (*release)(void *ctx, unsigned comm_id),
-			int (*watch)(void *ctx, unsigned comm_id, char *why, size_t len), void *ctx, unsigned comm_id)
-{
-	c->release = release, c->watch = watch, c->ctx = ctx, c->comm_id = comm_id;
-}
-
-const char *inccl_errmsg(const inccl_comm_t *c)
-{
-	return "fake queue pair";
-}
-
-void inccl_comm_destroy(inccl_comm_t *c)
-{
-	if (c && c->release)
-		c->release(c->ctx, c->comm_id);
-	free(c);
-}
-
 /* ---- the harness ------------------------------------------------------------ */
+
+/* The messages group.c sent on a connection whose peer's end is @fd (all of them: it has finished). */
+static int sent(int fd, char **msg, int max)
+{
+	struct ctl_buf b = { 0 };
+	int n = 0, rc;
+
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	while (ctl_feed(&b, fd) > 0)
+		;
+	for (char *m; n < max && (m = ctl_next(&b, &rc));)
+		msg[n++] = m;
+	ctl_buf_free(&b);
+	return n;
+}
+
+/* Is @s a dotted quad (what a rank's or a switch's "ip" must be)? */
+static int is_ipv4(const char *s)
+{
+	struct in_addr a;
+
+	return s && inet_pton(AF_INET, s, &a) == 1;
+}
+
+/*
+ * Rank 0 passed on what others sent it: its request to the controller lists
+ * each rank once, {rank, ip, qpn} with a dotted-quad ip, and each "config"
+ * it sent a rank parses, with one switch_ip, a dotted quad. A value a peer
+ * sent must never turn into more YAML (keys, items, documents).
+ */
+static void check_rank0_output(int nranks, const int *far)
+{
+	char *msg[16], err[256];
+	int n = sent(far[0], msg, 16);
+
+	for (int i = 0; i < n; i++) {
+		struct ctl_doc m;
+		FZ_CHECK(ctl_parse(msg[i], &m, err, sizeof(err)) == 0);
+		if (!strcmp(m.kind, "communicator")) {
+			yaml_node_t *ranks = ctl_get(&m, NULL, "ranks");
+			int seen[8] = { 0 };
+			FZ_CHECK(ranks && ranks->type == YAML_SEQUENCE_NODE && !ctl_item(&m, ranks, nranks));
+			for (int r = 0; r < nranks; r++) {
+				yaml_node_t *it = ctl_item(&m, ranks, r);
+				unsigned long rr, qpn;
+				FZ_CHECK(it && ctl_uint(&m, it, "rank", (unsigned long)nranks - 1, &rr, err, sizeof(err)) == 0 &&
+					 !seen[rr]++);
+				FZ_CHECK(ctl_uint(&m, it, "qpn", 0xffffff, &qpn, err, sizeof(err)) == 0);
+				FZ_CHECK(is_ipv4(ctl_str(&m, it, "ip")));
+				FZ_CHECK(it->data.mapping.pairs.top - it->data.mapping.pairs.start == 3);
+			}
+		}
+		ctl_doc_free(&m);
+		free(msg[i]);
+	}
+	for (int r = 1; r < nranks; r++) {
+		n = sent(far[r], msg, 16);
+		for (int i = 0; i < n; i++) {
+			struct ctl_doc m;
+			FZ_CHECK(ctl_parse(msg[i], &m, err, sizeof(err)) == 0);
+			if (!strcmp(m.kind, "config"))
+				FZ_CHECK(is_ipv4(ctl_str(&m, NULL, "switch_ip")) &&
+					 m.root->data.mapping.pairs.top - m.root->data.mapping.pairs.start == 5);
+			ctl_doc_free(&m);
+			free(msg[i]);
+		}
+	}
+}
 
 /* A connection of the group whose peer sends @n bytes of @d, then ends its sending. */
 static int stream(const uint8_t *d, size_t n, int *far)
@@ -136,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	g->ctl.fd = -1;
 	for (int r = 0; r < nranks; r++)
 		g->peer[r].fd = -1;
-	next_algo = mode & 2 ? INCCL_ALGO_RING : INCCL_ALGO_INC;
+	fake_comm_algo = mode & 2 ? INCCL_ALGO_RING : INCCL_ALGO_INC;
 	if (g->rank == 0 && (mode & 4)) { /* joins arriving on new connections, one message each */
 		struct ctl_buf b = { 0 };
 		int rc, fd = stream(f.p, f.n, &far[nfar++]);
@@ -177,6 +177,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				(void)c->watch(c->ctx, c->comm_id, why, sizeof(why));
 			inccl_comm_destroy(c);
 		}
+		if (g->rank == 0)
+			check_rank0_output(nranks, far);
 	}
 	inccl_group_destroy(g);
 	for (int i = 0; i < nfar; i++)

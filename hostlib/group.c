@@ -558,6 +558,19 @@ fail:
 
 /* ---- communicators ------------------------------------------------------- */
 
+/*
+ * Is @s an IPv4 address in dotted-quad form? Rank 0 writes the addresses
+ * others send it into the messages it sends on (a rank's into its request
+ * to the controller, a switch's into each rank's config): only one is
+ * written, never a text that would add keys or items to them.
+ */
+static int dotted_quad(const char *s)
+{
+	struct in_addr a;
+
+	return s && inet_pton(AF_INET, s, &a) == 1;
+}
+
 struct rank_cfg {
 	unsigned comm, psn, qpn;
 	char ip[16];
@@ -585,8 +598,9 @@ static int init_rank0(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64_
 		if ((rc = expect(&g->peer[r], deadline, "qp", who, &m)))
 			break;
 		ip = ctl_str(&m, NULL, "ip");
-		if (!ip || ctl_uint(&m, NULL, "qpn", 0xffffff, &qpn, err, sizeof(err)) < 0) {
-			inccl__set_last_error("rank %d sent a bad 'qp' message", r);
+		if (!dotted_quad(ip) || ctl_uint(&m, NULL, "qpn", 0xffffff, &qpn, err, sizeof(err)) < 0) {
+			/* what is written into the request must be an address, not more YAML */
+			inccl__set_last_error("rank %d sent a bad 'qp' message (ip: an IPv4 address, qpn: 0..16777215)", r);
 			rc = INCCL_ECONN;
 		} else {
 			fprintf(f, "  - {rank: %d, ip: %s, qpn: %lu}\n", r, ip, qpn);
@@ -614,9 +628,9 @@ static int init_rank0(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64_
 		yaml_node_t *it = ctl_item(&m, ranks, r);
 		const char *ip = it ? ctl_str(&m, it, "switch_ip") : NULL;
 		unsigned long rr;
-		if (!ip || ctl_uint(&m, it, "rank", 0xffff, &rr, err, sizeof(err)) < 0 || (int)rr != r ||
+		if (!dotted_quad(ip) || ctl_uint(&m, it, "rank", 0xffff, &rr, err, sizeof(err)) < 0 || (int)rr != r ||
 		    ctl_uint(&m, it, "switch_qpn", 0xffffff, &qpn, err, sizeof(err)) < 0) {
-			snprintf(err, sizeof(err), "ranks[%d] is not {rank: %d, switch_ip, switch_qpn}", r, r);
+			snprintf(err, sizeof(err), "ranks[%d] is not {rank: %d, switch_ip: IPv4 address, switch_qpn}", r, r);
 			goto bad;
 		}
 		if (r == 0) {
