@@ -31,8 +31,8 @@ $(FUZZ_DIR)/fuzz_swconfig: fuzz/fuzz_swconfig.c switch/swconfig.c $(FUZZ_ENGINE)
 $(FUZZ_DIR)/fuzz_swconfig: FUZZ_SRC = fuzz/fuzz_swconfig.c switch/swconfig.c $(FUZZ_ENGINE)
 $(FUZZ_DIR)/fuzz_ctlmsg: fuzz/fuzz_ctlmsg.c $(CTLMSG)
 $(FUZZ_DIR)/fuzz_ctlmsg: FUZZ_SRC = fuzz/fuzz_ctlmsg.c proto/ctlmsg.c
-$(FUZZ_DIR)/fuzz_incctl: fuzz/fuzz_incctl.c $(CONTROLLER_SRC)
-$(FUZZ_DIR)/fuzz_incctl: FUZZ_SRC = fuzz/fuzz_incctl.c controller/plan.c topology/topo.c proto/ctlmsg.c
+$(FUZZ_DIR)/fuzz_incctl: fuzz/fuzz_incctl.c $(CONTROLLER_SRC) switch/swconfig.c
+$(FUZZ_DIR)/fuzz_incctl: FUZZ_SRC = fuzz/fuzz_incctl.c controller/plan.c topology/topo.c proto/ctlmsg.c switch/swconfig.c
 $(FUZZ_DIR)/fuzz_topo: fuzz/fuzz_topo.c $(TOPO_SRC) controller/plan.c switch/swconfig.c
 $(FUZZ_DIR)/fuzz_topo: FUZZ_SRC = fuzz/fuzz_topo.c topology/topo.c controller/plan.c switch/swconfig.c
 $(FUZZ_DIR)/fuzz_results: fuzz/fuzz_results.c $(ANALYSIS_SRC)

@@ -12,7 +12,9 @@
  * 0..3 switches' connections, 4..5 clients'; b & 0x40: that connection
  * closes first; b & 0x80: every deadline passes first), a length (2 bytes),
  * and that many bytes arriving on the connection.
- * Properties: nothing a peer sends stops or crashes the controller; once
+ * Properties: nothing a peer sends stops or crashes the controller; every
+ * message it sends parses, and the rules it pushes parse with the switch's
+ * own parser (switch/swconfig.c); once
  * every connection closed, no group and no communicator is left, and no
  * switch is registered.
  */
@@ -22,6 +24,7 @@
 #include "../controller/incctl.c"
 #undef main
 
+#include "../switch/swconfig.h"
 #include "fuzz.h"
 
 #define NCONN 6
@@ -79,14 +82,31 @@ static void open_conn(int ci)
 	far[ci] = sv[1];
 }
 
-/* Read and drop what the controller sent to every peer. */
+static struct ctl_buf got[NCONN]; /* what each peer received, not yet taken as messages */
+
+/*
+ * Read what the controller sent to every peer: each message must parse, and
+ * rules pushed to a switch must parse with the switch's own sw_rules_parse().
+ */
 static void drain(void)
 {
-	char buf[65536];
+	static struct sw_rules rules;
+	char err[512], *msg;
+	int rc;
 
-	for (int ci = 0; ci < NCONN; ci++)
-		while (far[ci] >= 0 && read(far[ci], buf, sizeof(buf)) > 0)
+	for (int ci = 0; ci < NCONN; ci++) {
+		while (far[ci] >= 0 && ctl_feed(&got[ci], far[ci]) > 0)
 			;
+		while ((msg = ctl_next(&got[ci], &rc))) {
+			struct ctl_doc m;
+			FZ_CHECK(ctl_parse(msg, &m, err, sizeof(err)) == 0);
+			if (!strcmp(m.kind, "rules"))
+				FZ_CHECK(sw_rules_parse(msg, strlen(msg), "rules", &rules, fz_devnull()) == 0);
+			ctl_doc_free(&m);
+			free(msg);
+		}
+		FZ_CHECK(rc == CTL_OK);
+	}
 }
 
 /* The end of a loop turn: doomed connections closed (and their peers' ends), answers flushed. */
@@ -98,6 +118,8 @@ static void end_turn(void)
 			flush_out(ci);
 		if (ctl.conn[ci].kind != C_FREE && ctl.conn[ci].doomed) {
 			drop_conn(ci, ctl.conn[ci].doomed);
+			drain(); /* what it was sent before it closed */
+			ctl_buf_free(&got[ci]);
 			close(far[ci]);
 			far[ci] = -1;
 		}
@@ -109,6 +131,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz f = { data, size };
 
+	/* every input starts from the same controller: ids from 1, the same PSNs */
+	ctl.next_group = ctl.next_comm = 0;
+	ctl.next_seq = 0;
+	srandom(1);
 	for (int ci = 0; ci < NCONN; ci++)
 		open_conn(ci);
 	while (fz_left(&f)) {
