@@ -5,7 +5,8 @@
  *
  * Input: the file's bytes.
  * Properties: a refused file gets at least one "topo.yaml:LINE..." message;
- * an accepted one is a tree rooted at a switch (every other switch and every
+ * an accepted one has names of letters, digits, '.', '_', '-' only (they
+ * go into generated shell, YAML and XML), is a tree rooted at a switch (every other switch and every
  * host has a parent, ranks 0..nhosts-1 each once); every rules document the
  * plan makes parses with the switch's own sw_rules_parse().
  */
@@ -35,10 +36,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	free(msgs);
 	FZ_CHECK(t->root >= 0 && t->root < t->nnodes && t->nodes[t->root].role == TOPO_SWITCH);
+	/* names go into generated shell, YAML and XML as they are: nothing there may need quoting */
+	FZ_CHECK(t->name[0] && strspn(t->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+				       strlen(t->name));
 	int seen_rank[TOPO_MAX_NODES] = { 0 };
 	for (int i = 0; i < t->nnodes; i++) {
 		const struct topo_node *n = &t->nodes[i];
-		FZ_CHECK(n->name[0] && strnlen(n->name, sizeof(n->name)) <= TOPO_NAME_MAX);
+		FZ_CHECK(n->name[0] && strnlen(n->name, sizeof(n->name)) <= TOPO_NAME_MAX &&
+			 strspn(n->name, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(n->name));
 		if (n->role == TOPO_HOST) {
 			FZ_CHECK(n->rank >= 0 && n->rank < t->nhosts && !seen_rank[n->rank]++);
 			FZ_CHECK(n->parent >= 0 && t->nodes[n->parent].role == TOPO_SWITCH && n->nports >= 1);

@@ -652,7 +652,15 @@ static void parse_top(struct ctx *c, yaml_node_t *top)
 		if (!key)
 			continue;
 		if (strcmp(key, "name") == 0) {
-			if ((s = scalar(c, v, "name")) && strlen(s) < sizeof(t->name)) {
+			/* the name goes into generated shell, YAML and XML: a strict grammar, nothing to quote */
+			size_t len = (s = scalar(c, v, "name")) ? strlen(s) : 0;
+			int ok = len >= 1 && len < sizeof(t->name) && isalnum((unsigned char)s[0]) &&
+				 strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == len;
+			if (s && !ok) {
+				errf(c, line_of(v), "the topology's name must be 1..%d characters of letters, digits, '.', '_' and '-', "
+				     "starting with a letter or digit", (int)sizeof(t->name) - 1);
+				have_name = 1; /* said what is wrong with it */
+			} else if (s) {
 				strcpy(t->name, s);
 				have_name = 1;
 			}
