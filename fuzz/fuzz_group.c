@@ -6,9 +6,10 @@
  * group.c is compiled into this file so the group can be made without
  * inccl_group_create()'s TCP meeting: its connections are socketpairs whose
  * other ends carry the fuzzer's bytes, then end (so every wait ends at
- * once). The RDMA side (comm.c: a queue pair) is faked: a unit test may
- * fake an edge, and this machine has no RDMA device; the fake checks what
- * group.c hands it as comm.c would (a dotted-quad switch address, a QPN).
+ * once). The RDMA side (comm.c: a queue pair) is faked
+ * (tests/unit/fake_comm.c, shared with tests/unit/test_group.c): this
+ * machine has no RDMA device; the fake checks what group.c hands it as
+ * comm.c would (a dotted-quad switch address, a QPN).
  *
  * Input: byte 0: bit 0 rank 0 (else rank 1), bit 1 the ring algorithm,
  * bit 2 rank 0 taking join messages instead; byte 1: nranks = 2 + byte % 3;
@@ -16,7 +17,9 @@
  * and ranks 1..nranks-1; a member: rank 0), each a length (2 bytes) and
  * bytes, the last one the rest of the input.
  * Properties: no crash or hang; inccl_comm_init() returns INCCL_OK only
- * with a communicator, and an error with a reason (inccl_last_error()).
+ * with a communicator, and an error with a reason (inccl_last_error());
+ * what rank 0 sends on parses, its request lists each rank once with a
+ * dotted-quad ip, and each config has one dotted-quad switch_ip.
  */
 #define INCCL_BUILD
 #include <fcntl.h>
