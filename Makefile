@@ -38,7 +38,7 @@ help:
 	@echo "                           exp-sweep MIN=1M MAX=1G FACTOR=2 or SIZES='16M 512M' [COLLECTIVES='allreduce broadcast'],"
 	@echo "                           exp-paper: the seed's table)"
 	@echo "make plots [RESULTS=results]  gnuplot charts (PNG, SVG) of every stored run and RESULTS/REPORT.md"
-	@echo "make test                  unit, golden and lab system tests (what CI runs)"
+	@echo "make test                  unit, golden, a short fuzzing pass and lab system tests (what CI runs)"
 	@echo "make test-lab [SWITCHES=vm|netns] [LAB_TEST_DEPTH=full|core]   the lab system test alone"
 	@echo "make check                 unit and golden tests only (no VMs)"
 	@echo "make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS='roce engine']   libFuzzer on every parser of outside input"
