@@ -14,7 +14,8 @@ DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1
 
 .PHONY: all help deps payload images bench-switch lab-up lab-down lab-status lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-lab-down test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
-        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis
+        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis \
+        fuzz fuzz-build test-fuzz
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/tsckhz $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
      $(BUILD)/libinccl.a $(BUILD)/libinccl.so $(BUILD)/inccl_check $(BUILD)/inccl_perf $(BUILD)/mpi_perf \
@@ -38,10 +39,13 @@ help:
 	@echo "                           exp-sweep MIN=1M MAX=1G FACTOR=2 or SIZES='16M 512M' [COLLECTIVES='allreduce broadcast'],"
 	@echo "                           exp-paper: the seed's table)"
 	@echo "make plots [RESULTS=results]  gnuplot charts (PNG, SVG) of every stored run and RESULTS/REPORT.md"
-	@echo "make test                  unit, golden and lab system tests (what CI runs)"
+	@echo "make test                  unit, golden, a short fuzzing pass and lab system tests (what CI runs)"
 	@echo "make test-lab [SWITCHES=vm|netns] [LAB_TEST_DEPTH=full|core]   the lab system test alone"
 	@echo "make test-lab-mixed        the 1-2-2-2 tree (switches with host and switch children), every collective"
 	@echo "make check                 unit and golden tests only (no VMs)"
+	@echo "make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS='roce engine']   libFuzzer on every parser of outside input"
+	@echo "                           (frames, bundles, the engine, switch rules, control messages, the controller,"
+	@echo "                           libinccl's bootstrap, topology and result files), FUZZ_SECONDS each (fuzz/README.md)"
 	@echo "make scale-check           by hand: 1-4-16 with namespace switches, every collective on 16 ranks, a sweep"
 
 $(DEPS_STAMP): lab/packages.host lab/deps.sh
@@ -174,6 +178,7 @@ plots: $(BUILD)/increport
 # The lab test runs in full with namespace switches and through its core phases
 # (those that depend on how nodes are made) with VM switches (README, Tests).
 test: check
+	@$(MAKE) --no-print-directory test-fuzz
 	@$(MAKE) --no-print-directory test-lab-aborts
 	@$(MAKE) --no-print-directory test-lab SWITCHES=netns LAB_TEST_DEPTH=full
 	@$(MAKE) --no-print-directory test-lab-mixed
@@ -281,7 +286,13 @@ $(BUILD)/test_ctl: tests/unit/test_ctl.c $(BUILD)/incctl $(BUILD)/libinccl.a swi
 $(BUILD)/test_api: tests/unit/test_api.c $(BUILD)/libinccl.a hostlib/internal.h | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_api.c $(BUILD)/libinccl.a -libverbs -lyaml $(SODIUM) -lcmocka
 
-UNIT_TESTS := $(BUILD)/test_api $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
+# libinccl's bootstrap as rank 0 against prepared peers, comm.c's RDMA side faked (tests/unit/fake_comm.c)
+$(BUILD)/test_group: tests/unit/test_group.c tests/unit/fake_comm.c tests/unit/fake_comm.h hostlib/group.c hostlib/error.c \
+                     hostlib/inccl.h hostlib/internal.h $(CTLMSG) | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -o $@ tests/unit/test_group.c tests/unit/fake_comm.c hostlib/error.c proto/ctlmsg.c proto/ctlauth.c -lyaml $(SODIUM) -lcmocka
+
+UNIT_TESTS := $(BUILD)/test_api $(BUILD)/test_group $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
               $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 
@@ -300,6 +311,8 @@ test-lab-mixed: $(DEPS_STAMP) payload
 # the 16-rank check (issue 14): 1-4-16 with namespace switches, by hand (about an hour on 2 cores)
 scale-check: $(DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh scale tests/system/scale-check.sh
+
+include fuzz/fuzz.mk
 
 clean:
 	rm -rf $(BUILD)

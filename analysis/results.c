@@ -493,21 +493,31 @@ static int meta_rounds(yaml_document_t *doc, yaml_node_t *v, struct res_meta *m,
 int res_load_meta(const char *path, struct res_meta *m, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
+	int rc;
+
+	if (!f) {
+		memset(m, 0, sizeof(*m));
+		return fail(err, errlen, path, 0, "%s", strerror(errno));
+	}
+	rc = res_parse_meta(f, path, m, err, errlen);
+	fclose(f);
+	return rc;
+}
+
+int res_parse_meta(FILE *f, const char *path, struct res_meta *m, char *err, size_t errlen)
+{
 	yaml_parser_t parser;
 	yaml_document_t doc;
 	yaml_node_t *root;
 	int rc = -1, rounds_line = 0, cond_line = 0;
 
 	memset(m, 0, sizeof(*m));
-	if (!f)
-		return fail(err, errlen, path, 0, "%s", strerror(errno));
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_file(&parser, f);
 	if (!yaml_parser_load(&parser, &doc)) {
 		fail(err, errlen, path, (int)parser.problem_mark.line + 1, "not YAML: %s",
 		     parser.problem ? parser.problem : "parse error");
 		yaml_parser_delete(&parser);
-		fclose(f);
 		return -1;
 	}
 	root = yaml_document_get_root_node(&doc);
@@ -552,7 +562,6 @@ int res_load_meta(const char *path, struct res_meta *m, char *err, size_t errlen
 out:
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
-	fclose(f);
 	return rc;
 }
 

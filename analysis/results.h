@@ -136,6 +136,8 @@ void res_points_free(struct res_points *pts);
  * exactly rounds items, each of round 1..rounds.
  */
 int res_load_meta(const char *path, struct res_meta *m, char *err, size_t errlen);
+/** res_parse_meta() - res_load_meta() of the stream @f (@path names it in messages). */
+int res_parse_meta(FILE *f, const char *path, struct res_meta *m, char *err, size_t errlen);
 
 /**
  * res_check_rounds() - rows of @t (results.csv, @name for messages) against

@@ -237,14 +237,44 @@ static uint32_t pow2_at_least(uint32_t n)
 	return p;
 }
 
+/*
+ * engine_bytes() - what sw_engine_new() would allocate for @cfg (valid
+ * counts): the slots, every connection's send ring, the parent's payload
+ * copies and queue of slots sent up, and each switch link's frames held
+ * past a gap.
+ */
+static uint64_t engine_bytes(const struct sw_cfg *cfg)
+{
+	uint64_t ring = pow2_at_least(cfg->nslots), held = pow2_at_least(cfg->window ? cfg->window : SW_WINDOW);
+	uint64_t n = sizeof(struct sw_engine) + (uint64_t)cfg->nslots * sizeof(struct slot);
+
+	for (int i = 0; i < cfg->nchildren + !!cfg->has_parent; i++) {
+		const struct sw_conn_cfg *c = i < cfg->nchildren ? &cfg->child[i] : &cfg->parent;
+		n += ring * sizeof(struct sent_frame);
+		if (c->udp_dst == ROCE_PORT_SWITCH)
+			n += held * sizeof(struct held_frame);
+	}
+	if (cfg->has_parent)
+		n += ring * SW_MTU + (uint64_t)cfg->nslots * sizeof(uint32_t);
+	return n;
+}
+
 struct sw_engine *sw_engine_new(const struct sw_cfg *cfg, sw_tx_fn tx, void *ctx)
 {
 	struct sw_engine *e;
 	int next_rank;
 
-	if (cfg->nchildren < 1 || cfg->nchildren > SW_MAX_CHILDREN || cfg->nslots < 1 || cfg->nslots > (1u << 22)) {
-		fprintf(stderr, "switch: need 1..%d children and 1..%u slots (got %d, %u)\n", SW_MAX_CHILDREN,
-			1u << 22, cfg->nchildren, cfg->nslots);
+	if (cfg->nchildren < 1 || cfg->nchildren > SW_MAX_CHILDREN || cfg->nslots < 1 || cfg->nslots > SW_MAX_SLOTS ||
+	    cfg->window > SW_MAX_WINDOW) {
+		fprintf(stderr, "switch: need 1..%d children, 1..%u slots and a window of at most %u (got %d, %u, %u)\n",
+			SW_MAX_CHILDREN, SW_MAX_SLOTS, SW_MAX_WINDOW, cfg->nchildren, cfg->nslots, cfg->window);
+		return NULL;
+	}
+	if (engine_bytes(cfg) > SW_MEM_MAX) {
+		fprintf(stderr, "switch: %u slots, %d children%s and a window of %u need %llu MiB, more than the %u MiB "
+			"a switch may use (SW_MEM_MAX)\n", cfg->nslots, cfg->nchildren, cfg->has_parent ? ", a parent" : "",
+			cfg->window ? cfg->window : SW_WINDOW, (unsigned long long)(engine_bytes(cfg) >> 20),
+			SW_MEM_MAX >> 20);
 		return NULL;
 	}
 	next_rank = cfg->child[0].first_rank;

@@ -54,6 +54,12 @@
  * a burst the peer's UDP socket buffer takes (rmem_default 208 KiB holds ~90
  * such frames at ~2.3 KiB of truesize each). */
 #define SW_WINDOW 256
+#define SW_MAX_WINDOW (1u << 16) /* frames in flight per switch link (cfg.window) */
+#define SW_MAX_SLOTS (1u << 22)
+/* The most memory one engine may allocate (slots, send rings, frames held): half of a switch VM's
+ * 512 MiB (topology/1-2-4.yaml). The controller's default of 8192 slots on three connections takes
+ * about 20 MiB; rules asking for more than this are refused, not allocated (and touched later). */
+#define SW_MEM_MAX (256u << 20)
 
 /** One connection of the switch, as the controller configures it. */
 struct sw_conn_cfg {

@@ -221,7 +221,7 @@ int sw_rules_parse(const char *yaml, size_t len, const char *name, struct sw_rul
 			if (s)
 				snprintf(r->name, sizeof(r->name), "%s", s);
 		} else if (!strcmp(key, "nslots")) {
-			if (!num(&l, vn, key, 1u << 22, &v))
+			if (!num(&l, vn, key, SW_MAX_SLOTS, &v))
 				r->cfg.nslots = (uint32_t)v;
 		} else if (!strcmp(key, "retransmit_us")) {
 			if (!num(&l, vn, key, 10000000, &v))
@@ -245,7 +245,7 @@ int sw_rules_parse(const char *yaml, size_t len, const char *name, struct sw_rul
 			if (!num(&l, vn, key, 10000000, &v))
 				r->cfg.min_rto_ns = v * 1000;
 		} else if (!strcmp(key, "window")) {
-			if (!num(&l, vn, key, 1u << 16, &v))
+			if (!num(&l, vn, key, SW_MAX_WINDOW, &v))
 				r->cfg.window = (uint32_t)v;
 		} else if (!strcmp(key, "comm")) {
 			if (!num(&l, vn, key, 0xffffffff, &v))

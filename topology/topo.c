@@ -747,7 +747,7 @@ static void parse_top(struct ctx *c, yaml_node_t *top)
 	}
 }
 
-struct topology *topo_load(const char *path, FILE *err)
+struct topology *topo_parse(const char *text, size_t len, const char *name, FILE *err)
 {
 	struct topology *t = calloc(1, sizeof(*t));
 	struct ctx c = { .t = t, .err = err, .def_vcpus = 1, .def_mem = { 512, 512, 1024 } };
@@ -755,19 +755,18 @@ struct topology *topo_load(const char *path, FILE *err)
 	yaml_document_t doc;
 	yaml_node_t *top;
 
-	if (!t) {
-		fprintf(err, "%s: out of memory\n", path);
+	if (!t || !(t->source = malloc(len + 1))) {
+		fprintf(err, "%s: out of memory\n", name);
+		free(t);
 		return NULL;
 	}
-	snprintf(t->file, sizeof(t->file), "%s", path);
-	if (!(t->source = read_file(path, err))) {
-		topo_free(t);
-		return NULL;
-	}
+	snprintf(t->file, sizeof(t->file), "%s", name);
+	memcpy(t->source, text, len);
+	t->source[len] = 0;
 	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)t->source, strlen(t->source));
+	yaml_parser_set_input_string(&parser, (const unsigned char *)t->source, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		fprintf(err, "%s:%zu:%zu: YAML error: %s%s%s\n", path, parser.problem_mark.line + 1,
+		fprintf(err, "%s:%zu:%zu: YAML error: %s%s%s\n", name, parser.problem_mark.line + 1,
 			parser.problem_mark.column + 1, parser.problem ? parser.problem : "unknown",
 			parser.context ? " " : "", parser.context ? parser.context : "");
 		yaml_parser_delete(&parser);
@@ -797,6 +796,18 @@ struct topology *topo_load(const char *path, FILE *err)
 		topo_free(t);
 		return NULL;
 	}
+	return t;
+}
+
+struct topology *topo_load(const char *path, FILE *err)
+{
+	char *text = read_file(path, err);
+	struct topology *t;
+
+	if (!text)
+		return NULL;
+	t = topo_parse(text, strlen(text), path, err); /* a NUL byte ends the text, as it always did */
+	free(text);
 	return t;
 }
 

@@ -12,6 +12,7 @@
 #ifndef INCLAB_TOPO_H
 #define INCLAB_TOPO_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -106,6 +107,12 @@ struct topology {
  * dangling links, hosts without a switch, a graph that is not a tree, ...).
  */
 struct topology *topo_load(const char *path, FILE *err);
+
+/**
+ * topo_parse() - topo_load() of the @len bytes at @text (a copy is kept as
+ * the topology's source); @name stands for the file in messages.
+ */
+struct topology *topo_parse(const char *text, size_t len, const char *name, FILE *err);
 
 /** topo_free() - release a topology from topo_load(); NULL is allowed. */
 void topo_free(struct topology *t);

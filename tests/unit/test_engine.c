@@ -863,6 +863,42 @@ static void test_bad_input_is_counted_not_crashing(void **state)
 }
 
 /*
+ * Rules that would need more memory than a switch has are refused before
+ * anything is allocated, with the sizes in the message (rules of 4,194,304
+ * slots, which sw_rules_parse() accepts, stopped fuzz/fuzz_swconfig.c with
+ * "out-of-memory (malloc(4596957184))"; a window of 65,536 on 64 switch
+ * links would hold 4.6 GB of frames);
+ * the controller's default still fits, and a window past SW_MAX_WINDOW is
+ * refused.
+ */
+static void test_memory_bounded(void **state)
+{
+	struct sw_cfg cfg = { .nchildren = 2, .nslots = SW_MAX_SLOTS, .retransmit_ns = 1000000, .rnr_timer = 1 };
+	struct sw_engine *e;
+
+	for (int i = 0; i < SW_MAX_CHILDREN; i++)
+		cfg.child[i] = (struct sw_conn_cfg){ .port = i, .local_ip = 0x0a010101u, .peer_ip = 0x0a010110u + (uint32_t)i,
+						     .local_qpn = 256, .peer_qpn = 17, .udp_dst = ROCE_PORT_HOST,
+						     .first_rank = (uint16_t)i, .nranks = 1 };
+	assert_null(sw_engine_new(&cfg, tx, NULL)); /* 4 Mi slots of more than 1 KiB each */
+	cfg.nslots = 8192;                          /* incctl's default */
+	assert_non_null(e = sw_engine_new(&cfg, tx, NULL));
+	sw_engine_free(e);
+	cfg.nchildren = SW_MAX_CHILDREN;            /* 64 child switches, each holding a window of frames */
+	for (int i = 0; i < SW_MAX_CHILDREN; i++)
+		cfg.child[i].udp_dst = ROCE_PORT_SWITCH;
+	cfg.nslots = 64;
+	cfg.window = SW_MAX_WINDOW;
+	assert_null(sw_engine_new(&cfg, tx, NULL));
+	cfg.window = 0;                             /* SW_WINDOW: 64 x 256 held frames fit */
+	assert_non_null(e = sw_engine_new(&cfg, tx, NULL));
+	sw_engine_free(e);
+	cfg.nchildren = 1;
+	cfg.window = SW_MAX_WINDOW + 1;
+	assert_null(sw_engine_new(&cfg, tx, NULL));
+}
+
+/*
  * Nothing uncounted: one frame of each kind the engine does not take moves
  * exactly one of the counters below by exactly 1 (engine.h: a drop_
  * counter, or the count of what was consumed or refused without loss), and
@@ -1788,6 +1824,7 @@ int main(void)
 		cmocka_unit_test(test_fault_early_barrier_releases_at_the_first_entry),
 		cmocka_unit_test(test_fault_early_barrier_keeps_results_in_order),
 		cmocka_unit_test(test_fault_early_barrier_waits_for_an_open_allreduce),
+		cmocka_unit_test(test_memory_bounded),
 	};
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }

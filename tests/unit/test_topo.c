@@ -201,6 +201,36 @@ static void test_rejections(void **state)
 	free(e);
 }
 
+/*
+ * The topology's name goes into generated shell (node.conf, sourced), YAML
+ * (cloud-config) and XML (libvirt descriptions and comments): only words of
+ * a-z and 0-9 joined by single '-' are a name; anything else is refused with
+ * the line (a name like 'x$(reboot)' was written into them as it was).
+ */
+static void test_topology_name(void **state)
+{
+	static const char *const bad[] = { "x$(reboot)", "\"a b\"", "\"a\\nb\"", "\"lab'</description>\"", "\"-\"", "\"\"",
+					   "a--b", "Lab_1.2-4", "a0123456789012345678901234567890123456789012345678901234567890123" };
+	const char *tail = "root: sw0\nmanagement: 192.168.0.0/16\nnodes:\n"
+			   "  - {name: controller, role: controller, mgmt: 192.168.0.3}\n"
+			   "  - {name: sw0, role: switch, mgmt: 192.168.0.19}\n"
+			   "  - {name: h1, role: host, rank: 0, mgmt: 192.168.0.101}\nlinks:\n"
+			   "  - {sw0: 10.1.1.1/24, h1: 10.1.1.2/24}\n";
+	char text[1024], want[200], *e;
+
+	snprintf(want, sizeof(want), "must be 1..%d characters of a-z, 0-9 and single '-' between them", TOPO_TOPONAME_MAX);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "name: %s\n%s", bad[i], tail);
+		e = errors_of(text);
+		assert_non_null(e);
+		if (strncmp(e, ":1: topology name '", 19) || !strstr(e, want))
+			fail_msg("name %s: '%s' is not ':1: topology name ... %s'", bad[i], e, want);
+		free(e);
+	}
+	snprintf(text, sizeof(text), "name: lab-1-2-4\n%s", tail);
+	assert_null(errors_of(text));
+}
+
 static void test_missing_file(void **state)
 {
 	char *buf = NULL;
@@ -220,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_1_2_4_bridges_and_routes),
 		cmocka_unit_test(test_other_trees),
 		cmocka_unit_test(test_rejections),
+		cmocka_unit_test(test_topology_name),
 		cmocka_unit_test(test_missing_file),
 	};
 	return cmocka_run_group_tests_name("topology", tests, NULL, NULL);
