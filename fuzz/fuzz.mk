@@ -31,19 +31,19 @@ $(FUZZ_DIR)/fuzz_swconfig: fuzz/fuzz_swconfig.c switch/swconfig.c $(FUZZ_ENGINE)
 $(FUZZ_DIR)/fuzz_swconfig: FUZZ_SRC = fuzz/fuzz_swconfig.c switch/swconfig.c $(FUZZ_ENGINE)
 $(FUZZ_DIR)/fuzz_ctlmsg: fuzz/fuzz_ctlmsg.c $(CTLMSG)
 $(FUZZ_DIR)/fuzz_ctlmsg: FUZZ_SRC = fuzz/fuzz_ctlmsg.c proto/ctlmsg.c
-$(FUZZ_DIR)/fuzz_incctl: fuzz/fuzz_incctl.c $(CONTROLLER_SRC) switch/swconfig.c
-$(FUZZ_DIR)/fuzz_incctl: FUZZ_SRC = fuzz/fuzz_incctl.c controller/plan.c topology/topo.c proto/ctlmsg.c switch/swconfig.c
+$(FUZZ_DIR)/fuzz_incctl: fuzz/fuzz_incctl.c $(CONTROLLER_SRC) proto/ctlauth.c switch/swconfig.c
+$(FUZZ_DIR)/fuzz_incctl: FUZZ_SRC = fuzz/fuzz_incctl.c controller/plan.c topology/topo.c proto/ctlmsg.c proto/ctlauth.c switch/swconfig.c
 $(FUZZ_DIR)/fuzz_topo: fuzz/fuzz_topo.c $(TOPO_SRC) controller/plan.c switch/swconfig.c
 $(FUZZ_DIR)/fuzz_topo: FUZZ_SRC = fuzz/fuzz_topo.c topology/topo.c controller/plan.c switch/swconfig.c
 $(FUZZ_DIR)/fuzz_results: fuzz/fuzz_results.c $(ANALYSIS_SRC)
 $(FUZZ_DIR)/fuzz_results: FUZZ_SRC = fuzz/fuzz_results.c analysis/results.c analysis/loggp.c
-$(FUZZ_DIR)/fuzz_group: fuzz/fuzz_group.c tests/unit/fake_comm.c tests/unit/fake_comm.h hostlib/group.c hostlib/error.c hostlib/internal.h hostlib/inccl.h $(CTLMSG)
-$(FUZZ_DIR)/fuzz_group: FUZZ_SRC = fuzz/fuzz_group.c tests/unit/fake_comm.c hostlib/error.c proto/ctlmsg.c
+$(FUZZ_DIR)/fuzz_group: fuzz/fuzz_group.c tests/unit/fake_comm.c tests/unit/fake_comm.h hostlib/group.c hostlib/error.c hostlib/internal.h hostlib/inccl.h proto/ctlauth.c $(CTLMSG)
+$(FUZZ_DIR)/fuzz_group: FUZZ_SRC = fuzz/fuzz_group.c tests/unit/fake_comm.c hostlib/error.c proto/ctlmsg.c proto/ctlauth.c
 
 FUZZ_BINS := $(FUZZ_ALL:%=$(FUZZ_DIR)/fuzz_%)
 $(FUZZ_BINS): fuzz/fuzz.h fuzz/fuzz.mk | $(DEPS_STAMP)
 	@mkdir -p $(FUZZ_DIR)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_SRC) -lyaml $(CRC_LIBS) -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_SRC) -lyaml $(CRC_LIBS) $(SODIUM) -lm
 
 # the seeds: made from tests/fixtures, topology/, tests/topology, tests/analysis (fuzz/seeds.sh)
 $(FUZZ_DIR)/mkseeds: fuzz/mkseeds.c switch/bundle.c $(FUZZ_SWITCH) $(TOPO_SRC) controller/plan.c | $(DEPS_STAMP)
