@@ -121,7 +121,9 @@ long="-C allreduce -d float32 -o sum -b 64M -e 64M -n 50 -w 0"
 
 # The unaffected job: the ranks under rank 0's leaf, when that is not the
 # switch killed (its own rank 0 and master port), a verified AllReduce long
-# enough to outlive the kill; its files are /tmp/unaff.*.
+# enough to outlive the kill (64 MiB: its rank 0 shows each iteration on
+# stderr, inccl_perf's PROGRESS_BYTES, which tells the test it runs); its
+# files are /tmp/unaff.*.
 leaf0=$(col "${hosts[0]}" 7)
 mapfile -t others < <(awk -F'\t' -v l="$leaf0" '$2 == "host" && $7 == l {print $3 "\t" $1}' "$inv" | sort -n | cut -f2)
 [ "$leaf0" != "$leaf" ] && [ "${#others[@]}" -ge 2 ] || others=()
@@ -130,7 +132,7 @@ unaffected() {
     job=$("${INCLAB_BUILD:-build}/incctl" -G -) || return 1 # its own job key
     for i in "${!others[@]}"; do
         "$lab" exec "${others[$i]}" "rm -f /tmp/unaff.*; (INCCL_JOB_KEY=$job inccl_perf -r $i -N ${#others[@]} -m $(col "${others[0]}" 4):52240 \
-            -C allreduce -d int32 -o sum -b 4M -e 4M -n 40 -w 0 > /tmp/unaff.out 2> /tmp/unaff.err; echo \$? > /tmp/unaff.rc) \
+            -C allreduce -d int32 -o sum -b 64M -e 64M -n 6 -w 0 > /tmp/unaff.out 2> /tmp/unaff.err; echo \$? > /tmp/unaff.rc) \
             < /dev/null > /dev/null 2>&1 &" >/dev/null
     done
     local t0=$SECONDS
@@ -167,7 +169,7 @@ if running; then
             done
             rc=$("$lab" exec "${others[$i]}" "cat /tmp/unaff.rc" 2>/dev/null)
             out=$("$lab" exec "${others[$i]}" "tail -n 1 /tmp/unaff.out; grep -m1 failed /tmp/unaff.err" 2>/dev/null)
-            check "unaffected job, rank $i (${others[$i]}): 40 AllReduces of 4 MiB verified across the switch's death (exit ${rc:-none}): $(tail -n 1 <<<"$out" | cut -c1-120)" [ "${rc:-}" = 0 ]
+            check "unaffected job, rank $i (${others[$i]}): 6 AllReduces of 64 MiB verified across the switch's death (exit ${rc:-none}): $(tail -n 1 <<<"$out" | cut -c1-120)" [ "${rc:-}" = 0 ]
         done
     else
         echo "  (no unaffected job: rank 0's leaf is the switch killed, or holds one rank)"
