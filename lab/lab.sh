@@ -590,11 +590,11 @@ ns_up() {
 # ns_kill NETNS — stop every process in the lab's namespace NETNS (all are the lab's).
 ns_kill() {
     local pids
-    pids=$(ip netns pids "$1" 2>/dev/null | tr '\n' ' ')
+    pids=$(ip netns pids "$1" 2>/dev/null | tr '\n' ' ') || true # no such namespace: nothing to kill
     [ -n "${pids// /}" ] || return 0
     kill $pids 2>/dev/null || true
     for _ in $(seq 1 30); do
-        pids=$(ip netns pids "$1" 2>/dev/null | tr '\n' ' ')
+        pids=$(ip netns pids "$1" 2>/dev/null | tr '\n' ' ') || true
         [ -n "${pids// /}" ] || return 0
         sleep 0.1
     done
@@ -1135,7 +1135,7 @@ cmd_reboot() {
         old[$n]=$(boot_id "$n")
         if [ "$(node_kind "$n")" = netns ]; then
             log "restarting namespace node $n: processes, /run/inclab, setup and service"
-            ns_kill "$n"
+            ns_kill "$prefix-$n"
             find "$state/nodes/$n/root/run/inclab" -mindepth 1 -delete 2>/dev/null ||
                 die "$n: cannot empty $state/nodes/$n/root/run/inclab"
             ns_setup "$n"

@@ -28,6 +28,11 @@ mapfile -t switches < <(awk -F'\t' '$2 == "switch" {print $1}' "$inv")
 kind() { local k; k=$(col "$1" 11); echo "${k:-vm}"; }
 echo "inc-reboots: controller $ctl ($(kind "$ctl")), leaf $leaf ($(kind "$leaf")), host $host ($(kind "$host"), power-cycled)"
 
+# a namespace node has no kernel of its own: its service's pid shows that it restarted
+declare -A pid0
+for n in "$ctl" "$leaf"; do
+    [ "$(kind "$n")" = netns ] && pid0[$n]=$("$lab" exec "$n" "cat /run/inclab/service.pid" 2>/dev/null)
+done
 t0=$(date +%s)
 HARD=1 "$lab" reboot "$host" > /tmp/inclab-reboot-host.log 2>&1 &
 p1=$!
@@ -42,6 +47,12 @@ echo "  (all three back in $secs s)"
 for n in "$ctl" "$leaf" "$host"; do
     if line=$("$lab" exec "$n" /usr/local/sbin/inclab-ready 30 2>&1); then ok "$n ready after its reboot: ${line:0:120}"
     else ko "$n not ready after its reboot: $line"; fi
+done
+
+for n in "${!pid0[@]}"; do
+    p1=$("$lab" exec "$n" "cat /run/inclab/service.pid" 2>/dev/null)
+    check "$n (namespace node): its service runs anew (pid ${pid0[$n]:-none} before, ${p1:-none} after; the old one gone)" \
+        sh -c "[ -n '${pid0[$n]}' ] && [ -n '$p1' ] && [ '${pid0[$n]}' != '$p1' ] && ! kill -0 '${pid0[$n]}' 2>/dev/null"
 done
 
 # every switch registered again with the rebooted controller (they retry every 2 s)
