@@ -246,10 +246,9 @@ static int read_ports(int fd, int *sp, int *gp)
 	return -1;
 }
 
-/* Copy an incctl's stdout (the fd in @arg) to the log until incctl closes it. */
-static void *log_main(void *arg)
+/* Copy an incctl's stdout (@fd) to the log until incctl closes it, each piece also to @also when given. */
+static void copy_log(int fd, void (*also)(const char *text, size_t len))
 {
-	int fd = (int)(intptr_t)arg;
 	char buf[4096];
 	ssize_t k;
 
@@ -257,7 +256,15 @@ static void *log_main(void *arg)
 		if (k > 0) {
 			fwrite(buf, 1, (size_t)k, log_out);
 			fflush(log_out);
+			if (also)
+				also(buf, (size_t)k);
 		}
+}
+
+/* Copy an incctl's stdout (the fd in @arg) to the log until incctl closes it. */
+static void *log_main(void *arg)
+{
+	copy_log((int)(intptr_t)arg, NULL);
 	return NULL;
 }
 
@@ -1009,25 +1016,22 @@ static size_t auth_log_len;
 static pthread_mutex_t auth_log_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t auth_log_grew = PTHREAD_COND_INITIALIZER;
 
+/* Append @len bytes of @text to auth_log (what fits) and wake logged(). */
+static void keep_auth_log(const char *text, size_t len)
+{
+	pthread_mutex_lock(&auth_log_lock);
+	size_t n = len < sizeof(auth_log) - 1 - auth_log_len ? len : sizeof(auth_log) - 1 - auth_log_len;
+	memcpy(auth_log + auth_log_len, text, n);
+	auth_log_len += n;
+	auth_log[auth_log_len] = 0;
+	pthread_cond_broadcast(&auth_log_grew);
+	pthread_mutex_unlock(&auth_log_lock);
+}
+
 /* Copy an incctl's stdout (fd @arg) to the log and to auth_log until it closes it. */
 static void *auth_log_main(void *arg)
 {
-	int fd = (int)(intptr_t)arg;
-	char buf[4096];
-	ssize_t k;
-
-	while ((k = read(fd, buf, sizeof(buf))) > 0 || (k < 0 && errno == EINTR))
-		if (k > 0) {
-			fwrite(buf, 1, (size_t)k, log_out);
-			fflush(log_out);
-			pthread_mutex_lock(&auth_log_lock);
-			size_t n = (size_t)k < sizeof(auth_log) - 1 - auth_log_len ? (size_t)k : sizeof(auth_log) - 1 - auth_log_len;
-			memcpy(auth_log + auth_log_len, buf, n);
-			auth_log_len += n;
-			auth_log[auth_log_len] = 0;
-			pthread_cond_broadcast(&auth_log_grew);
-			pthread_mutex_unlock(&auth_log_lock);
-		}
+	copy_log((int)(intptr_t)arg, keep_auth_log);
 	return NULL;
 }
 
