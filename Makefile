@@ -9,11 +9,14 @@ CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter
 export TOPOLOGY
 
 # `make deps` is idempotent and quick when everything is installed; every
-# target that needs packages depends on its stamp.
-DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1-12)
+# target that needs packages depends on a stamp: DEPS_STAMP for building and
+# `make check` (lab/packages.build: no hypervisor), LAB_DEPS_STAMP for what
+# boots a lab (lab/packages.host as well).
+DEPS_STAMP     := $(BUILD)/.deps-build-$(shell cat lab/packages.build | sha256sum | cut -c1-12)
+LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages.host | sha256sum | cut -c1-12)
 
-.PHONY: all help deps payload images bench-switch lab-up lab-down lab-status lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
-        test check test-harness test-lab-down test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
+.PHONY: all help run deps payload images bench-switch lab-up lab-down lab-status lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
+        test check test-harness test-deps test-lab-down test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis \
         fuzz fuzz-build test-fuzz
 
@@ -22,7 +25,10 @@ all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/tsckhz $(BUILD)/r
      $(BUILD)/increport
 
 help:
-	@echo "make deps                  install the Debian packages inclab needs (idempotent)"
+	@echo "make run                   the main job: bring the lab up if it is not (namespace switches), run a"
+	@echo "                           verified AllReduce sweep with every baseline, draw charts, write results/REPORT.md"
+	@echo "                           [SIZES='1M 4M 16M 64M' ROUNDS=3 SWITCHES=netns|vm TOPOLOGY=...]"
+	@echo "make deps                  install the Debian packages inclab needs (idempotent; waits for a busy apt)"
 	@echo "make images                build or reuse the guest images (cached in /var/cache/inclab)"
 	@echo "make lab-up                boot the lab of TOPOLOGY (default topology/1-2-4.yaml), wait until ready;"
 	@echo "                           SWITCHES=netns: switches and controller as network namespaces (README)"
@@ -48,13 +54,16 @@ help:
 	@echo "                           libinccl's bootstrap, topology and result files), FUZZ_SECONDS each (fuzz/README.md)"
 	@echo "make scale-check           by hand: 1-4-16 with namespace switches, every collective on 16 ranks, a sweep"
 
-$(DEPS_STAMP): lab/packages.host lab/deps.sh
-	@lab/deps.sh
-	@mkdir -p $(BUILD) && rm -f $(BUILD)/.deps-* && touch $@
+$(DEPS_STAMP): lab/packages.build lab/deps.sh
+	@lab/deps.sh build
+	@mkdir -p $(BUILD) && rm -f $(BUILD)/.deps-build-* && touch $@
+$(LAB_DEPS_STAMP): lab/packages.build lab/packages.host lab/deps.sh
+	@lab/deps.sh build lab
+	@mkdir -p $(BUILD) && rm -f $(BUILD)/.deps-* && touch $@ $(DEPS_STAMP)
 
 deps:
-	@lab/deps.sh
-	@mkdir -p $(BUILD) && rm -f $(BUILD)/.deps-* && touch $(DEPS_STAMP)
+	@lab/deps.sh build lab
+	@mkdir -p $(BUILD) && rm -f $(BUILD)/.deps-* && touch $(DEPS_STAMP) $(LAB_DEPS_STAMP)
 
 TOPO_SRC := topology/topo.c topology/topo.h
 # libsodium (proto/ctlauth.c) linked static, as libdeflate: the guest images need nothing more
@@ -132,10 +141,10 @@ payload: all
 	@install -D -m 755 $(BUILD)/incctl $(PAYLOAD)/controller/usr/local/bin/incctl
 export INCLAB_PAYLOAD := $(abspath $(PAYLOAD))
 
-images: $(DEPS_STAMP) payload
+images: $(LAB_DEPS_STAMP) payload
 	images/build.sh --payload $(PAYLOAD)
 
-lab-up: $(DEPS_STAMP) payload
+lab-up: $(LAB_DEPS_STAMP) payload
 	lab/lab.sh up
 lab-down:
 	lab/lab.sh down
@@ -155,13 +164,16 @@ lab-console:
 	lab/lab.sh console "$$NODE"
 lab-sync: payload
 	lab/lab.sh sync
-lab-capture: $(BUILD)/udpcap
+lab-capture: $(LAB_DEPS_STAMP) $(BUILD)/udpcap
 	lab/lab.sh capture "$$LINK" "$$SECONDS"
 
 # ---- experiments -----------------------------------------------------------
 # experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR SIZES COLLECTIVES BASELINES RESULTS ROUNDS WINDOW
 # MESSAGE from the environment (make exports them from its command line) and checks each
-exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper: $(DEPS_STAMP) payload
+# the quick start's main job: lab up if needed, a verified AllReduce sweep with its baselines, charts, REPORT
+run: $(LAB_DEPS_STAMP) payload $(BUILD)/increport
+	experiments/run.sh
+exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper: $(LAB_DEPS_STAMP) payload
 	experiments/exp.sh $(@:exp-%=%)
 include experiments/baselines/baselines.mk
 
@@ -183,15 +195,18 @@ test: check
 	@$(MAKE) --no-print-directory test-lab SWITCHES=netns LAB_TEST_DEPTH=full
 	@$(MAKE) --no-print-directory test-lab-mixed
 	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
-check: test-harness test-lab-down test-unit test-golden test-experiments test-baselines test-analysis
+check: test-harness test-deps test-lab-down test-unit test-golden test-experiments test-baselines test-analysis
 # the test harness (tests/lib/harness.sh): no run that was cut short can pass
 test-harness:
 	@tests/run-phase.sh harness tests/harness/test-harness.sh
+# deps.sh waits for a locked apt, gives up with the holder named (a fake apt-get; no package installed)
+test-deps:
+	@tests/run-phase.sh deps tests/harness/test-deps.sh
 # lab-down removes exactly what its lab recorded, nothing of a neighbour's (no VM; a few seconds)
 test-lab-down:
 	@tests/run-phase.sh lab-down tests/harness/test-lab-down.sh
 # the lab test cut short at several points must fail, and leave no lab
-test-lab-aborts: $(DEPS_STAMP) payload
+test-lab-aborts: $(LAB_DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh lab-aborts tests/harness/test-lab-aborts.sh
 test-experiments: $(BUILD)/topogen $(BUILD)/inccl_perf
 	@INCLAB_BUILD=$(abspath $(BUILD)) tests/run-phase.sh experiments tests/experiments/test-exp-args.sh
@@ -303,13 +318,13 @@ test-golden: $(BUILD)/topogen
 golden-update: $(BUILD)/topogen
 	tests/golden/check.sh --update $(BUILD)/topogen
 
-test-lab: $(DEPS_STAMP) payload
+test-lab: $(LAB_DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh lab tests/system/lab-test.sh
 # any tree (issue 15): the 1-2-2-2 tree, switches with host and switch children, every collective verified
-test-lab-mixed: $(DEPS_STAMP) payload
+test-lab-mixed: $(LAB_DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh lab-mixed tests/system/mixed-tree.sh
 # the 16-rank check (issue 14): 1-4-16 with namespace switches, by hand (about an hour on 2 cores)
-scale-check: $(DEPS_STAMP) payload
+scale-check: $(LAB_DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh scale tests/system/scale-check.sh
 
 include fuzz/fuzz.mk

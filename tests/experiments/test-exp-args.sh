@@ -190,7 +190,7 @@ else
     ko "sweep plan: $out"
 fi
 out=$(EXP=sweep dry env SIZES="512M 16M 64M" COLLECTIVES="broadcast allreduce" 2>&1)
-if [ "$(grep -vc '^experiment' <<<"$out")" = 6 ] && [ "$(sed -n 2p <<<"$out")" = "allreduce 536870912" ] &&
+if [ "$(grep -vc '^experiment\|^mpi-ucx: skipped' <<<"$out")" = 6 ] && [ "$(sed -n 2p <<<"$out")" = "allreduce 536870912" ] &&
     [ "$(sed -n 4p <<<"$out")" = "allreduce 67108864" ] && [ "$(sed -n 5p <<<"$out")" = "broadcast 536870912" ] &&
     ! grep -q '^reduce\|^barrier' <<<"$out"; then
     ok "sweep SIZES='512M 16M 64M' COLLECTIVES='broadcast allreduce': 3 sizes as given, AllReduce first, no Reduce or barrier"
@@ -198,7 +198,7 @@ else
     ko "sweep SIZES/COLLECTIVES plan: $out"
 fi
 out=$(EXP=sweep dry env COLLECTIVES=barrier 2>&1)
-[ "$(grep -vc '^experiment' <<<"$out")" = 1 ] && grep -qx "barrier 4" <<<"$out" && ok "sweep COLLECTIVES=barrier: the barrier alone" ||
+[ "$(grep -vc '^experiment\|^mpi-ucx: skipped' <<<"$out")" = 1 ] && grep -qx "barrier 4" <<<"$out" && ok "sweep COLLECTIVES=barrier: the barrier alone" ||
     ko "sweep COLLECTIVES=barrier: $out"
 refused "SIZES: 16777216 is 16777216 bytes, given before as 16M" env EXP_DRY_RUN=1 SIZES="16M 16777216" experiments/exp.sh sweep
 refused "size '16MB' is not a number of bytes" env EXP_DRY_RUN=1 SIZES="1M 16MB" experiments/exp.sh sweep
@@ -228,11 +228,20 @@ refused "ROUNDS=0 is not a whole number from 1 to 20" env EXP_DRY_RUN=1 ROUNDS=0
 refused "ROUNDS=21 is not a whole number from 1 to 20" env EXP_DRY_RUN=1 ROUNDS=21 experiments/exp.sh allreduce
 refused "ROUNDS=two is not a whole number from 1 to 20" env EXP_DRY_RUN=1 ROUNDS=two experiments/exp.sh allreduce
 out=$(EXP=allreduce dry env 2>&1)
-grep -q "baselines 'ceiling ceiling-load loggp ring mpi-tcp mpi-ucx' rounds 3$" <<<"$out" &&
-    ok "default: 3 rounds, the same-load ceiling among the baselines" || ko "default plan: $out"
+grep -q "baselines 'ceiling ceiling-load loggp ring mpi-tcp' rounds 3$" <<<"$out" &&
+    ok "default: 3 rounds, the same-load ceiling among the baselines, not mpi-ucx" || ko "default plan: $out"
+[ "$(grep -c '^mpi-ucx: skipped by default: .*no transport on rxe' <<<"$out")" = 1 ] &&
+    ok "default: one line says why mpi-ucx is skipped" || ko "default plan, the mpi-ucx line: $out"
+out=$(EXP=allreduce dry env BASELINES="ring mpi-ucx" 2>&1)
+grep -q "baselines 'ring mpi-ucx'" <<<"$out" && ! grep -q 'skipped by default' <<<"$out" &&
+    ok "BASELINES naming mpi-ucx: measured, no skip line" || ko "BASELINES=ring mpi-ucx: $out"
 out=$(EXP=allreduce dry env ROUNDS=020 2>&1)
 grep -q " rounds 20$" <<<"$out" && ok "ROUNDS=020 is 20 rounds" || ko "ROUNDS=020: $out"
 refused "unknown experiment 'alltoall'" env EXP_DRY_RUN=1 experiments/exp.sh alltoall
+# make run: its settings are checked before any lab-up (a lab that cannot exist: lab.sh would refuse its state)
+refused "SWITCHES must be vm or netns, not 'kvm'" env SWITCHES=kvm INCLAB_STATE=/nonexistent/lab experiments/run.sh
+refused "size '1.5G' is not a number of bytes" env SIZES="1M 1.5G" INCLAB_STATE=/nonexistent/lab experiments/run.sh
+refused "ROUNDS=0 is not a whole number from 1 to 20" env ROUNDS=0 INCLAB_STATE=/nonexistent/lab experiments/run.sh
 refused "topology topology/none.yaml" env EXP_DRY_RUN=1 TOPOLOGY=topology/none.yaml experiments/exp.sh allreduce
 
 # ---- what a measurement came to (experiments/lib.sh) ------------------------------

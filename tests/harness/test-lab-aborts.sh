@@ -13,7 +13,10 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
 . tests/lib/labclean.sh
-: "${INCLAB_PREFIX:=inclab}"
+# A lab of its own, never the user's (whose default prefix is inclab, UDP ports
+# from 47000): its names, state and loopback ports (README, Tests).
+export INCLAB_PREFIX=${INCLAB_PREFIX:-inclab-test} INCLAB_UDP_BASE=${INCLAB_UDP_BASE:-48600}
+export INCLAB_STATE=${INCLAB_STATE:-/var/lib/inclab/$INCLAB_PREFIX}
 state=${INCLAB_STATE:-/var/lib/inclab/$INCLAB_PREFIX}
 harness_begin test-lab-aborts "abort-at-start exit0-at-start term-in-1 int-in-2"
 tmp=$(mktemp -d)

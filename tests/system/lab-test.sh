@@ -64,7 +64,10 @@ cd "$(dirname "$0")/../.."
 . tests/lib/labclean.sh
 : "${TOPOLOGY:=topology/1-2-4.yaml}"
 export TOPOLOGY
-: "${INCLAB_PREFIX:=inclab}"
+# A lab of its own, never the user's (whose default prefix is inclab, UDP ports
+# from 47000): its names, state and loopback ports (README, Tests).
+export INCLAB_PREFIX=${INCLAB_PREFIX:-inclab-test} INCLAB_UDP_BASE=${INCLAB_UDP_BASE:-48600}
+export INCLAB_STATE=${INCLAB_STATE:-/var/lib/inclab/$INCLAB_PREFIX}
 export INCLAB_TEST_LAB=1
 : "${SWITCHES:=vm}"
 export SWITCHES
