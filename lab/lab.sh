@@ -81,6 +81,21 @@ secs_ok() { [[ $1 =~ ^[0-9]{1,5}$ ]] && [ "$1" -ge 1 ] && [ "$1" -le 86400 ] || 
 # "NAME -" before it starts (a crash right after still leaves a note: `down`
 # then reads the daemon's own pid file, /run/NAME.pid), "NAME PID" once it
 # runs. `down` stops exactly those processes, by pid (stop_daemons).
+# no_fds CMD... — run CMD with only stdin, stdout and stderr open. A daemon
+# inherits every descriptor of whoever started the lab (a make jobserver's
+# pipe, a `flock FILE make lab-up`'s lock) and would hold it for as long as it
+# runs: a lock that never frees, a make that never sees its pipe close.
+no_fds() {
+    (
+        local fd
+        for fd in /proc/$BASHPID/fd/*; do
+            fd=${fd##*/}
+            [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-"
+        done
+        exec "$@"
+    )
+}
+
 ensure_daemons() {
     local d pid
     mkdir -p "$run"
@@ -88,7 +103,7 @@ ensure_daemons() {
         daemon_running "$d" && continue
         echo "$d -" >> "$run/started-daemons"
         log "starting $d"
-        "$d" --daemon || die "cannot start $d"
+        no_fds "$d" --daemon || die "cannot start $d"
         pid=$(daemon_pid "$d") && echo "$d $pid" >> "$run/started-daemons"
     done
     local i
@@ -558,7 +573,7 @@ ns_service() {
         done"
     # In a session of its own (no signal from lab.sh's terminal), and exec'ed
     # from a subshell: nothing of this script is read again after it starts.
-    (exec setsid "${NSARGV[@]}" > /dev/null 2>&1 < /dev/null) &
+    (no_fds setsid "${NSARGV[@]}" > /dev/null 2>&1 < /dev/null) &
     local i
     for i in $(seq 1 50); do [ -s "$root/run/inclab/service.pid" ] && return 0; sleep 0.1; done
     die "$n: its service did not start (see $root/var/log/inclab/)"
