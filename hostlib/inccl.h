@@ -53,7 +53,7 @@
  * - inccl_comm_rank(), inccl_comm_size(), inccl_group_id() and
  *   inccl_version() only read what does not change after creation;
  *   inccl_last_error() is per thread. inccl_errmsg()'s text belongs to the
- *   communicator: it changes at the communicator's next failing call.
+ *   communicator: it may change at the communicator's next call.
  * - inccl_group_create() reads the environment (getenv()): no other thread
  *   may change it (setenv(), putenv()) meanwhile. The library never touches
  *   signal dispositions (its socket writes use MSG_NOSIGNAL).
