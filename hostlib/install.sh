@@ -90,7 +90,8 @@ if [ "$action" = install ]; then
         esac
     done < <(files)
     echo "installed libinccl $INCCL_VERSION, inccl.h, inccl.pc, ${#TOOLS[@]} tools and the man pages under ${DESTDIR}${PREFIX}"
-    if [ -z "$DESTDIR" ] && command -v ldconfig >/dev/null; then ldconfig; fi
+    # the loader's cache knows the new library at once (only the real root, only root may)
+    if [ -z "$DESTDIR" ] && [ "$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 else
     while IFS=$'\t' read -r mode src dst; do
         rm -f "$DESTDIR$dst"
