@@ -15,7 +15,7 @@ export TOPOLOGY
 DEPS_STAMP     := $(BUILD)/.deps-build-$(shell cat lab/packages.build | sha256sum | cut -c1-12)
 LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages.host | sha256sum | cut -c1-12)
 
-.PHONY: all help run deps payload images bench-switch lab-up lab-down lab-status lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
+.PHONY: all help run deps payload install uninstall test-install images bench-switch lab-up lab-down lab-status lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-deps test-lab-down test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis \
         fuzz fuzz-build test-fuzz
@@ -49,6 +49,7 @@ help:
 	@echo "make test-lab [SWITCHES=vm|netns] [LAB_TEST_DEPTH=full|core]   the lab system test alone"
 	@echo "make test-lab-mixed        the 1-2-2-2 tree (switches with host and switch children), every collective"
 	@echo "make check                 unit and golden tests only (no VMs)"
+	@echo "make install [DESTDIR=] [PREFIX=/usr/local]   libinccl (+ inccl.pc, inccl.h), the tools, the man pages"
 	@echo "make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS='roce engine']   libFuzzer on every parser of outside input"
 	@echo "                           (frames, bundles, the engine, switch rules, control messages, the controller,"
 	@echo "                           libinccl's bootstrap, topology and result files), FUZZ_SECONDS each (fuzz/README.md)"
@@ -101,9 +102,23 @@ $(BUILD)/incswitch: $(SWITCH_DAEMON) | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -Iswitch -o $@ $(filter %.c,$(SWITCH_DAEMON)) -lpcap -lyaml $(CRC_LIBS) $(SODIUM) -lm
 
 # libinccl: one public header (hostlib/inccl.h), static and shared.
-# Users link the static library with -libverbs -lyaml -lsodium.
+# Users link it with `pkg-config --cflags --libs inccl` (make install; --static
+# for the static library, which also needs -libverbs -lyaml -lsodium).
+# The version is read from the header, its only home: the shared library is
+# libinccl.so.MAJOR.MINOR.PATCH with the SONAME libinccl.so.MAJOR, and the
+# links libinccl.so.MAJOR and libinccl.so (for -linccl) point to it.
+inccl_version_part = $(shell sed -n 's/^\#define INCCL_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' hostlib/inccl.h)
+INCCL_MAJOR := $(call inccl_version_part,MAJOR)
+INCCL_VERSION := $(INCCL_MAJOR).$(call inccl_version_part,MINOR).$(call inccl_version_part,PATCH)
+ifneq ($(shell echo '$(INCCL_VERSION)' | grep -xE '[0-9]{1,2}\.[0-9]{1,2}\.[0-9]{1,2}'),$(INCCL_VERSION))
+$(error hostlib/inccl.h: INCCL_VERSION_MAJOR, _MINOR and _PATCH must each be defined once, as 0..99; read '$(INCCL_VERSION)')
+endif
+INCCL_SONAME := libinccl.so.$(INCCL_MAJOR)
+INCCL_SO := libinccl.so.$(INCCL_VERSION)
+# what hostlib/install.sh and tests/harness/test-install.sh are told of it
+INCCL_NAMES = INCCL_VERSION=$(INCCL_VERSION) INCCL_SONAME=$(INCCL_SONAME) INCCL_SO=$(INCCL_SO)
 INCCL_OBJ := $(BUILD)/inccl/error.o $(BUILD)/inccl/cq.o $(BUILD)/inccl/ring.o $(BUILD)/inccl/comm.o $(BUILD)/inccl/group.o \
-             $(BUILD)/inccl/ctlmsg.o $(BUILD)/inccl/ctlauth.o
+             $(BUILD)/inccl/version.o $(BUILD)/inccl/ctlmsg.o $(BUILD)/inccl/ctlauth.o
 $(BUILD)/inccl/%.o: hostlib/%.c hostlib/inccl.h hostlib/internal.h proto/inc_proto.h proto/ctlmsg.h proto/ctlauth.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)/inccl
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -DINCCL_BUILD -Ihostlib -c -o $@ $<
@@ -115,8 +130,20 @@ $(BUILD)/inccl/ctlauth.o: proto/ctlauth.c proto/ctlauth.h proto/ctlmsg.h | $(DEP
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 $(BUILD)/libinccl.a: $(INCCL_OBJ)
 	ar rcs $@ $^
-$(BUILD)/libinccl.so: $(INCCL_OBJ)
-	$(CC) -shared -o $@ $^ -libverbs -lyaml -Wl,--exclude-libs,ALL $(SODIUM)
+$(BUILD)/$(INCCL_SO): $(INCCL_OBJ)
+	$(CC) -shared -Wl,-soname,$(INCCL_SONAME) -o $@ $^ -libverbs -lyaml -Wl,--exclude-libs,ALL $(SODIUM)
+$(BUILD)/libinccl.so: $(BUILD)/$(INCCL_SO)
+	ln -sfn $(INCCL_SO) $(BUILD)/$(INCCL_SONAME)
+	ln -sfn $(INCCL_SONAME) $@
+# make install DESTDIR=... PREFIX=... (default /usr/local; also BINDIR LIBDIR INCLUDEDIR MANDIR
+# PKGCONFIGDIR): libinccl (shared with its links, static), inccl.h, inccl.pc, the tools and the man
+# pages (hostlib/install.sh, which reads the directories from the environment: make exports them)
+INSTALL_TOOLS := $(BUILD)/inccl_perf $(BUILD)/inccl_check $(BUILD)/incctl $(BUILD)/incswitch $(BUILD)/topogen $(BUILD)/increport
+install: $(BUILD)/libinccl.so $(BUILD)/libinccl.a $(INSTALL_TOOLS)
+	@BUILD=$(abspath $(BUILD)) $(INCCL_NAMES) hostlib/install.sh install
+uninstall:
+	@BUILD=$(abspath $(BUILD)) $(INCCL_NAMES) hostlib/install.sh uninstall
+
 # check_ref: the host-side reference (tree spec, input patterns, expected results, barrier rule)
 CHECK_REF := hostlib/tools/check_ref.c hostlib/tools/check_ref.h
 $(BUILD)/inccl_check: hostlib/tools/inccl_check.c $(CHECK_REF) $(BUILD)/libinccl.a
@@ -135,7 +162,9 @@ PAYLOAD := $(BUILD)/payload
 payload: all
 	@rm -rf $(PAYLOAD) && mkdir -p $(PAYLOAD)/host/usr/local/bin $(PAYLOAD)/switch/usr/local/bin $(PAYLOAD)/controller
 	@install -m 755 $(BUILD)/rc_probe $(BUILD)/inccl_check $(BUILD)/inccl_perf $(BUILD)/mpi_perf $(PAYLOAD)/host/usr/local/bin/
-	@install -D -m 644 $(BUILD)/libinccl.so $(PAYLOAD)/host/usr/local/lib/libinccl.so
+	@install -D -m 644 $(BUILD)/$(INCCL_SO) $(PAYLOAD)/host/usr/local/lib/$(INCCL_SO)
+	@ln -s $(INCCL_SO) $(PAYLOAD)/host/usr/local/lib/$(INCCL_SONAME)
+	@ln -s $(INCCL_SONAME) $(PAYLOAD)/host/usr/local/lib/libinccl.so
 	@install -D -m 644 hostlib/inccl.h $(PAYLOAD)/host/usr/local/include/inccl.h
 	@install -m 755 $(BUILD)/rcecho $(BUILD)/incswitch $(PAYLOAD)/switch/usr/local/bin/
 	@install -D -m 755 $(BUILD)/incctl $(PAYLOAD)/controller/usr/local/bin/incctl
@@ -195,7 +224,7 @@ test: check
 	@$(MAKE) --no-print-directory test-lab SWITCHES=netns LAB_TEST_DEPTH=full
 	@$(MAKE) --no-print-directory test-lab-mixed
 	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
-check: test-harness test-deps test-lab-down test-unit test-golden test-experiments test-baselines test-analysis
+check: test-harness test-deps test-lab-down test-unit test-golden test-experiments test-baselines test-analysis test-install
 # the test harness (tests/lib/harness.sh): no run that was cut short can pass
 test-harness:
 	@tests/run-phase.sh harness tests/harness/test-harness.sh
@@ -212,6 +241,10 @@ test-experiments: $(BUILD)/topogen $(BUILD)/inccl_perf
 	@INCLAB_BUILD=$(abspath $(BUILD)) tests/run-phase.sh experiments tests/experiments/test-exp-args.sh
 test-analysis: $(BUILD)/increport
 	@BUILD=$(BUILD) tests/run-phase.sh analysis tests/analysis/test-plots.sh
+# make install into a temporary DESTDIR: SONAME, links, exported symbols, man pages (one per call of
+# inccl.h, each lint-clean), the examples built through pkg-config against the installed copy
+test-install: $(BUILD)/libinccl.so $(BUILD)/libinccl.a $(INSTALL_TOOLS)
+	@BUILD=$(abspath $(BUILD)) $(INCCL_NAMES) tests/run-phase.sh install tests/harness/test-install.sh
 
 $(BUILD)/test_topo: tests/unit/test_topo.c $(TOPO_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)

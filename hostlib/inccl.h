@@ -38,12 +38,45 @@
  * (packets of the failed call may still arrive): every later collective
  * returns INCCL_EIO at once with the original reason; destroy it and create
  * a new one. The ring baseline (INCCL_ALGO_RING) has only the timeout.
+ *
+ * Threads. libinccl starts no thread and takes no lock; what it shares is
+ * named here (the man pages say the same):
+ * - Groups are independent of each other, and so are communicators of
+ *   different groups and those made by inccl_comm_create(): calls on them
+ *   may run at the same time in different threads.
+ * - A group and every communicator made from it are one unit: their calls
+ *   (inccl_comm_init(), the collectives, inccl_comm_destroy(),
+ *   inccl_group_destroy()) use the group's connections and fault state, so
+ *   at most one thread at a time may be inside a call on any of them.
+ * - A communicator is used by one thread at a time; collectives on it must
+ *   be called in the same order on every rank (they are collective).
+ * - inccl_comm_rank(), inccl_comm_size(), inccl_group_id() and
+ *   inccl_version() only read what does not change after creation;
+ *   inccl_last_error() is per thread. inccl_errmsg()'s text belongs to the
+ *   communicator: it may change at the communicator's next call.
+ * - inccl_group_create() reads the environment (getenv()): no other thread
+ *   may change it (setenv(), putenv()) meanwhile. The library never touches
+ *   signal dispositions (its socket writes use MSG_NOSIGNAL).
  */
 #ifndef INCCL_H
 #define INCCL_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/*
+ * The version of this header; inccl_version() returns the library's.
+ * The Makefile reads these three lines: the only place the number is kept.
+ * MAJOR changes when a program built against an older header may no longer
+ * work (the shared library's SONAME is libinccl.so.MAJOR), MINOR when calls
+ * are added, PATCH for fixes. Each is 0..99.
+ */
+#define INCCL_VERSION_MAJOR 1
+#define INCCL_VERSION_MINOR 0
+#define INCCL_VERSION_PATCH 0
+/** INCCL_VERSION_CODE() - one number of a version, comparable with < and >. */
+#define INCCL_VERSION_CODE(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
+#define INCCL_VERSION INCCL_VERSION_CODE(INCCL_VERSION_MAJOR, INCCL_VERSION_MINOR, INCCL_VERSION_PATCH)
 
 #ifdef __cplusplus
 extern "C" {
@@ -109,6 +142,13 @@ INCCL_API int inccl_group_id(const inccl_group_t *g);
 
 /** inccl_group_destroy() - leave the group; the controller forgets it. NULL is allowed. */
 INCCL_API void inccl_group_destroy(inccl_group_t *g);
+
+/**
+ * inccl_version() - the version of the library that runs, as INCCL_VERSION
+ * (INCCL_VERSION_CODE(major, minor, patch)): a program compares it with the
+ * INCCL_VERSION of the header it was built with. Never fails.
+ */
+INCCL_API int inccl_version(void);
 
 /** inccl_last_error() - why the calling thread's last failed create/init call failed. */
 INCCL_API const char *inccl_last_error(void);

@@ -1257,7 +1257,7 @@ cmd_fault() {
 # controller first, so that the switches register with the new one.
 cmd_sync() {
     need_lab
-    local payload=${INCLAB_PAYLOAD:-$INCLAB_BUILD/payload} n role f
+    local payload=${INCLAB_PAYLOAD:-$INCLAB_BUILD/payload} n role f l
     [ -d "$payload" ] || die "no payload in $payload: run 'make payload' first"
     for role in controller switch host; do
         for n in $(awk -F'\t' -v r="$role" '!/^#/ && $2 == r {print $1}' "$gen/inventory.tsv"); do
@@ -1272,6 +1272,12 @@ cmd_sync() {
             while IFS= read -r f; do
                 gpush "$n" "$payload/$role/$f" "/$f" "$(stat -c %a "$payload/$role/$f")" >/dev/null
             done < <(cd "$payload/$role" 2>/dev/null && find . -type f | sed 's|^\./||')
+            # its symbolic links (libinccl.so.MAJOR, libinccl.so), which gpush cannot carry: plain names only
+            while IFS= read -r f; do
+                l=$(readlink "$payload/$role/$f")
+                [[ $f$l =~ ^[A-Za-z0-9._/+-]+$ ]] || die "sync: payload link '$f' -> '$l': not a plain name"
+                gexec "$n" "ln -sfn '$l' '/$f'" 60 || die "sync: $n: cannot link /$f"
+            done < <(cd "$payload/$role" 2>/dev/null && find . -type l | sed 's|^\./||')
             while IFS= read -r f; do
                 gpush "$n" "$top/images/roles/$role/$f" "/$f" 0644 >/dev/null
             done < <(cd "$top/images/roles/$role" && find . -type f -path './etc/systemd/*' | sed 's|^\./||')
