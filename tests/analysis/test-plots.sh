@@ -70,7 +70,7 @@ cp -r "$samples" "$res"
 out=$(analysis/plots.sh "$res" 2>&1); rc=$?
 check "plots.sh on the samples exits 0: $(tail -n 1 <<<"$out")" [ $rc = 0 ]
 paper=$res/paper-20261101-120000 sweep=$res/sweep-20261102-090000
-want_paper="allreduce-throughput allreduce-time reduce-throughput reduce-time"
+want_paper="summary allreduce-throughput allreduce-time reduce-throughput reduce-time"
 want_sweep="$want_paper broadcast-throughput broadcast-time barrier-time loggp-fit loggp-allreduce"
 for run in paper sweep; do
     dir=$res/$(basename "$(eval echo "\$$run")") want=want_$run
@@ -115,10 +115,10 @@ check "sweep: barrier.dat has every algorithm's barrier time" \
     [ "$(cat "$sweep/plots/barrier.dat" | grep -v '^#')" = "$(awk -F, '$2 == "barrier" {printf "%s %.6g %.6g %.6g\n", $1, $10, $10, $10}' "$sweep/results.csv")" ]
 ceil=$(awk -F, '$1 == "ceiling" {print $11}' "$paper/results.csv")
 check "paper: the throughput chart draws the run's ceiling ($ceil MB/s)" \
-    grep -qF ", $(awk -v c="$ceil" 'BEGIN {printf "%.6g", c}') with lines" "$paper/plots/allreduce.gp"
+    grep -qE "^plot $(awk -v c="$ceil" 'BEGIN {printf "%.6g", c}') with lines " "$paper/plots/allreduce.gp"
 check "paper: no same-load ceiling drawn (not measured)" sh -c "! grep -q 'same-load' '$paper/plots/allreduce.gp'"
 check "rounds: the throughput chart draws both ceilings' medians (2.4 and the same-load 1.2 MB/s) and min-max bars" \
-    sh -c "grep -qF ', 1.2 with lines dt 4' '$rounds/plots/allreduce.gp' && grep -qF ', 2.4 with lines dt 2' '$rounds/plots/allreduce.gp' &&
+    sh -c "grep -qF ', 1.2 with lines lw 3 dt 4' '$rounds/plots/allreduce.gp' && grep -qF 'plot 2.4 with lines lw 3 dt 2' '$rounds/plots/allreduce.gp' &&
         grep -qF \"'allreduce-inc.dat' using 1:3:5:6 with yerrorlines\" '$rounds/plots/allreduce.gp'"
 
 # ---- REPORT.md --------------------------------------------------------------------------
@@ -331,7 +331,7 @@ done
 made=$(cd "$ctl" && ls pwned-* 2>/dev/null | tr '\n' ' ')
 check "control: the same titles unquoted make gnuplot run all 3 payloads ($made)" \
     [ "$made" = "pwned-backquote pwned-name pwned-quote " ]
-want_q="set title 'AllReduce — topology 1-2-4'' . system(''touch pwned-quote'') . '', TCG, 4 ranks (run quote-20261108-000000)'"
+want_q="set title 'AllReduce — topology 1-2-4'' . system(''touch pwned-quote'') . '', TCG, 4 ranks (run quote-20261108-000000)' . \"\\n\" . 'switches vm, commit 0123abc, 2026-11-08T00:00:00Z, 1 round (a run from before rounds)'"
 want_b="topology x'' . \`touch pwned-backquote\` . ''@GPVAL_PWD, TCG !TOUCH PWNE,"
 want_n="(run name''.system(''touch pwned-name'').''-20261108-000002)'"
 check "hostile runs: each title holds its payload as text, in one single-quoted string" \
