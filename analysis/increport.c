@@ -13,11 +13,14 @@
  * "FILE:LINE: reason" and left out, the others are still drawn, and the exit
  * status is 1. Only rows with no wrong element are drawn or reported.
  *
- * Per run: for each collective measured, a throughput chart (algorithm
- * bandwidth vs size, every algorithm and the ib_send_bw ceiling of the same
+ * Per run: a summary chart (INC against every baseline and ceiling, per
+ * collective and size); for each collective measured, a throughput chart
+ * (algorithm bandwidth vs size, every algorithm and the ceilings of the same
  * run) and a time chart; barrier: time per algorithm; with loggp.csv, the
  * LogGP fit and its AllReduce predictions against the measured times. Each
- * chart as PNG and SVG, titled with the topology and the accelerator.
+ * chart as PNG and SVG, titled with the topology, the accelerator and the
+ * run's conditions; medians with min - max bars where a size ran several
+ * rounds. With no run to read, REPORT.md says so and how to make one.
  */
 #include <dirent.h>
 #include <errno.h>
