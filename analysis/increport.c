@@ -601,9 +601,6 @@ static int rounds_of(const struct run *r, const char *algo, enum res_coll coll, 
 	return best;
 }
 
-/* The highest algorithm bandwidth (MB/s) of @coll's verified rows of the drawn algorithms, 0 if none. */
-static double max_algbw(const struct run *r, enum res_coll coll);
-
 static void gp_header(FILE *f, const char *what)
 {
 	fprintf(f, "# %s — written by increport (make plots); run from this directory: gnuplot FILE.gp\n", what);
@@ -726,6 +723,7 @@ static bool size_range(const struct run *r, enum res_coll coll, double *lo, doub
 	return *hi > 0;
 }
 
+/* The highest algorithm bandwidth (MB/s) of @coll's verified rows of the drawn algorithms, 0 if none. */
 static double max_algbw(const struct run *r, enum res_coll coll)
 {
 	double m = 0;
@@ -843,6 +841,7 @@ static int write_summary(const struct run *r, const char *pdir, FILE *list)
 {
 	char path[4400], plot[8192];
 	bool any[NALGOS] = { false };
+	int most[NALGOS] = { 0 }; /* the most rounds of a size, per algorithm */
 	int groups = 0, bars = 0, rounds = 0, nc, col;
 	double ymax = 0;
 	struct ceil_line c[3];
@@ -852,10 +851,10 @@ static int write_summary(const struct run *r, const char *pdir, FILE *list)
 	for (int cl = RES_ALLREDUCE; cl <= RES_BROADCAST; cl++)
 		for (size_t a = 0; a < NALGOS; a++)
 			if (find_row(r, algos[a].name, (enum res_coll)cl, -1)) {
+				int k = rounds_of(r, algos[a].name, (enum res_coll)cl, false);
 				any[a] = true;
-				rounds = rounds_of(r, algos[a].name, (enum res_coll)cl, false) > rounds
-						 ? rounds_of(r, algos[a].name, (enum res_coll)cl, false)
-						 : rounds;
+				most[a] = k > most[a] ? k : most[a];
+				rounds = k > rounds ? k : rounds;
 			}
 	for (size_t a = 0; a < NALGOS; a++)
 		bars += any[a];
@@ -920,20 +919,16 @@ static int write_summary(const struct run *r, const char *pdir, FILE *list)
 	n = gp_ceiling_plots(plot, sizeof(plot), c, nc, false);
 	col = 3;
 	for (size_t a = 0; a < NALGOS; a++) {
-		int k;
 		if (!any[a])
 			continue;
-		k = 0;
-		for (int cl = RES_ALLREDUCE; cl <= RES_BROADCAST; cl++)
-			k = rounds_of(r, algos[a].name, (enum res_coll)cl, false) > k ? rounds_of(r, algos[a].name, (enum res_coll)cl, false) : k;
 		n += (size_t)snprintf(plot + n, sizeof(plot) - n, "%s 'summary.dat' using %d", nc || col > 3 ? "," : "", col);
 		if (rounds > 1)
 			n += (size_t)snprintf(plot + n, sizeof(plot) - n, ":%d:%d", col + 1, col + 2);
 		if (col == 3) /* the first: the groups' names, collective over size */
 			n += (size_t)snprintf(plot + n, sizeof(plot) - n, ":xtic(strcol(1) . \"\\n\" . strcol(2))");
-		if (k > 1)
+		if (most[a] > 1)
 			n += (size_t)snprintf(plot + n, sizeof(plot) - n, " lc rgb '%s' title '%s: median of %d rounds, bars min – max'",
-					      algos[a].colour, algos[a].label, k);
+					      algos[a].colour, algos[a].label, most[a]);
 		else
 			n += (size_t)snprintf(plot + n, sizeof(plot) - n, " lc rgb '%s' title '%s (one round)'", algos[a].colour,
 					      algos[a].label);
