@@ -559,21 +559,24 @@ static void gp_ceiling_labels(FILE *f, const struct ceil_line *c, int n)
 }
 
 /*
- * gnuplot: the ceilings @c[@n] as plot elements, drawn first so that data on
- * a ceiling stays visible ("plot" and the lines, no key entries), and
- * (@keys) their key entries as NaN lines to follow the data's (a leading comma).
+ * gnuplot: the ceilings @c[@n] as plot elements without key entries (after
+ * "plot" with @first, else each after a comma), or (@keys) their key
+ * entries as NaN lines, so that the key lists them after the data wherever
+ * the lines are drawn: first under line charts (data on a ceiling stays
+ * visible), last over bar charts (a bar does not hide them).
  */
-static size_t gp_ceiling_plots(char *plot, size_t len, const struct ceil_line *c, int n, bool keys)
+static size_t gp_ceiling_plots(char *plot, size_t len, const struct ceil_line *c, int n, bool keys, bool first)
 {
 	size_t k = 0;
 
-	if (!keys)
+	if (first)
 		k += (size_t)snprintf(plot, len, "plot");
 	for (int i = 0; i < n && k < len; i++)
 		if (keys)
 			k += (size_t)snprintf(plot + k, len - k, ", NaN with lines %s title '%s'", c[i].style, c[i].key);
 		else
-			k += (size_t)snprintf(plot + k, len - k, "%s %.6g with lines %s notitle", i ? "," : "", c[i].mbps, c[i].style);
+			k += (size_t)snprintf(plot + k, len - k, "%s %.6g with lines %s notitle", first && !i ? "" : ",",
+					      c[i].mbps, c[i].style);
 	return k;
 }
 
@@ -808,9 +811,9 @@ static int write_coll_script(const struct run *r, const char *pdir, enum res_col
 	gp_title(f, r, coll_titles[coll]);
 	fprintf(f, "set ylabel 'algorithm bandwidth (MB/s = 10^6 B/s)'\nset yrange [0:%.6g]\n", ymax * Y_HEADROOM);
 	gp_ceiling_labels(f, c, nc);
-	n = gp_ceiling_plots(plot, sizeof(plot), c, nc, false);
+	n = gp_ceiling_plots(plot, sizeof(plot), c, nc, false, true);
 	nk = gp_algo_lines(plot, sizeof(plot), &n, r, coll, have, 3, 5, 6);
-	n += gp_ceiling_plots(plot + n, sizeof(plot) - n, c, nc, true);
+	n += gp_ceiling_plots(plot + n, sizeof(plot) - n, c, nc, true, false);
 	gp_key(f, nk + nc, 1);
 	snprintf(name, sizeof(name), "%s-throughput", res_coll_name(coll));
 	gp_outputs(f, name, plot, nk + nc);
@@ -834,7 +837,7 @@ static int write_coll_script(const struct run *r, const char *pdir, enum res_col
  * summary.gp: the run at a glance, INC against every baseline and ceiling:
  * per collective and size (groups), a bar per algorithm (median algorithm
  * bandwidth, min – max bars when a size ran several rounds), the ceilings as
- * lines across. summary.dat: per group the collective, the size, then per
+ * lines across, over the bars. summary.dat: per group the collective, the size, then per
  * algorithm of the run its median, min and max MB/s ('-' when not measured).
  */
 static int write_summary(const struct run *r, const char *pdir, FILE *list)
@@ -916,12 +919,12 @@ static int write_summary(const struct run *r, const char *pdir, FILE *list)
 		   "set ylabel 'algorithm bandwidth (MB/s = 10^6 B/s)'\n",
 		groups - 0.4, ymax * Y_HEADROOM);
 	gp_ceiling_labels(f, c, nc);
-	n = gp_ceiling_plots(plot, sizeof(plot), c, nc, false);
+	n = (size_t)snprintf(plot, sizeof(plot), "plot");
 	col = 3;
 	for (size_t a = 0; a < NALGOS; a++) {
 		if (!any[a])
 			continue;
-		n += (size_t)snprintf(plot + n, sizeof(plot) - n, "%s 'summary.dat' using %d", nc || col > 3 ? "," : "", col);
+		n += (size_t)snprintf(plot + n, sizeof(plot) - n, "%s 'summary.dat' using %d", col > 3 ? "," : "", col);
 		if (rounds > 1)
 			n += (size_t)snprintf(plot + n, sizeof(plot) - n, ":%d:%d", col + 1, col + 2);
 		if (col == 3) /* the first: the groups' names, collective over size */
@@ -934,7 +937,8 @@ static int write_summary(const struct run *r, const char *pdir, FILE *list)
 					      algos[a].label);
 		col += 3;
 	}
-	n += gp_ceiling_plots(plot + n, sizeof(plot) - n, c, nc, true);
+	n += gp_ceiling_plots(plot + n, sizeof(plot) - n, c, nc, false, false);
+	n += gp_ceiling_plots(plot + n, sizeof(plot) - n, c, nc, true, false);
 	fprintf(f, "set xlabel offset 0,-1\n"); /* below the two lines of each x tic label */
 	gp_key(f, bars + nc, 2);
 	gp_outputs(f, "summary", plot, bars + nc);
