@@ -536,9 +536,17 @@ static int ceilings(const struct run *r, struct ceil_line c[3])
 	return n;
 }
 
-/* gnuplot: the ceilings @c[@n] as labels above their lines, left and right by turns (close ones do not overlap). */
+/*
+ * gnuplot: the ceilings @c[@n] as labels above their lines, from the lowest
+ * at the left, the right and the middle of the plot: however close their
+ * values, no two labels share a place (a label is shorter than a third of
+ * the plot's width).
+ */
 static void gp_ceiling_labels(FILE *f, const struct ceil_line *c, int n)
 {
+	static const struct {
+		const char *x, *align;
+	} place[3] = { { "0.01", "left" }, { "0.99", "right" }, { "0.5", "center" } };
 	int order[3] = { 0, 1, 2 };
 
 	for (int i = 0; i < n; i++) /* by value, ascending */
@@ -554,7 +562,7 @@ static void gp_ceiling_labels(FILE *f, const struct ceil_line *c, int n)
 		if (!i) /* on an opaque box: readable also where a bar crosses it */
 			fprintf(f, "set style textbox opaque noborder margins 1,1\n");
 		fprintf(f, "set label %d '%s' at graph %s, first %.6g offset 0,0.8 %s front boxed tc %s\n", i + 1, x->label,
-			i % 2 ? "0.99" : "0.01", x->mbps, i % 2 ? "right" : "left", colour ? colour : "rgb 'black'");
+			place[i].x, x->mbps, place[i].align, colour ? colour : "rgb 'black'");
 	}
 }
 

@@ -234,6 +234,8 @@ for spec in "RDMA ceiling|$(m3 ceiling)|dt 2" "same-load ceiling|$(m3 ceiling-lo
         sh -c "grep -q \"^set label [0-9] '$what $v MB/s' at graph 0.[0-9]*, first $(awk -v v="$v" 'BEGIN {printf "%g", v}') \" '$rounds/plots/allreduce.gp' &&
             grep -q \"$(awk -v v="$v" 'BEGIN {printf "%g", v}') with lines lw 3 $dt \" '$rounds/plots/allreduce.gp'"
 done
+check "rounds: the 3 ceilings' labels each in its own place (left, right, middle: never on each other)" \
+    [ "$(sed -n "s/^set label [0-9] '[^']*' at graph \([0-9.]*\), first [0-9.]* offset 0,0.8 \([a-z]*\) .*/\1 \2/p" "$rounds/plots/allreduce.gp" | sort -u | wc -l)" = 3 ]
 # one summary chart per run: INC next to every baseline the run measured, and every ceiling it measured
 for run in "$paper" "$sweep" "$rounds"; do
     algs=$(awk -F, 'NR > 1 && $13 == 0 && $2 != "p2p" && $2 != "barrier" && $1 ~ /^(inc|ring|mpi-tcp|mpi-ucx)$/ {print $1}' "$run/results.csv" | sort -u)
