@@ -1550,6 +1550,16 @@ static void report_runs(FILE *f, struct run *runs, size_t n)
 				continue;
 			/* the figure, its alt text naming the run; under it the run directory and the conditions */
 			sizes_of(r, charts[c].coll, sizes, sizeof(sizes));
+			if (!strcmp(charts[c].name, "barrier-time")) {
+				snprintf(sizes, sizeof(sizes), "none (a barrier carries no data)");
+			} else if (!strcmp(charts[c].name, "loggp-fit")) {
+				double lo_b = INFINITY, hi_b = 0;
+				for (size_t k = 0; k < r->pts.n; k++) {
+					lo_b = fmin(lo_b, r->pts.p[k].bytes);
+					hi_b = fmax(hi_b, r->pts.p[k].bytes);
+				}
+				snprintf(sizes, sizeof(sizes), "%.0f B – %.0f B (%zu LogGP measurements)", lo_b, hi_b, r->pts.n);
+			}
 			fprintf(f, "![%s, run %s](%s/plots/%s.png)\n\n", charts[c].what, nm, url, charts[c].name);
 			fprintf(f, "*Figure %s: run directory %s; topology %s, switches %s, accelerator %s, %d ranks, date %s, "
 				   "commit %s, sizes %s, %s.*\n\n",

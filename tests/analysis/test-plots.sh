@@ -337,6 +337,9 @@ check "REPORT: the rounds run's throughput chart with its conditions from meta.y
 sizes=$(awk -F, 'NR > 1 && $2 == "allreduce" && $13 == 0 && $1 ~ /^(inc|ring|mpi-tcp|mpi-ucx)$/ {print $7 / 1048576 " MiB"}' "$sweep/results.csv" | sort -un | paste -sd, | sed 's/,/, /g')
 check "REPORT: the sweep run's AllReduce figures name its sizes ($sizes)" \
     grep -qF "commit \`0123abc\`, sizes $sizes, 1 round.*" "$rep"
+lg=$(awk -F, 'NR > 1 { n++; if (!lo || $2 < lo) lo = $2; if ($2 > hi) hi = $2 } END { printf "%d B – %d B (%d LogGP measurements)", lo, hi, n }' "$sweep/loggp.csv")
+check "REPORT: the LogGP fit's figure names the sizes measured ($lg), the barrier's says it has none" \
+    sh -c "grep -qF 'commit \`0123abc\`, sizes $lg, 1 round.*' '$rep' && grep -qF ', sizes none (a barrier carries no data), 3 rounds' '$rep'"
 check "REPORT: each run's summary chart comes first among its figures" \
     [ "$(awk '/^### / { first = 1 } /^!\[/ && first { print ($0 ~ /^!\[INC against every baseline and ceiling, run /); first = 0 }' "$rep" | sort -u)" = 1 ]
 
