@@ -13,11 +13,14 @@
  * "FILE:LINE: reason" and left out, the others are still drawn, and the exit
  * status is 1. Only rows with no wrong element are drawn or reported.
  *
- * Per run: for each collective measured, a throughput chart (algorithm
- * bandwidth vs size, every algorithm and the ib_send_bw ceiling of the same
+ * Per run: a summary chart (INC against every baseline and ceiling, per
+ * collective and size); for each collective measured, a throughput chart
+ * (algorithm bandwidth vs size, every algorithm and the ceilings of the same
  * run) and a time chart; barrier: time per algorithm; with loggp.csv, the
  * LogGP fit and its AllReduce predictions against the measured times. Each
- * chart as PNG and SVG, titled with the topology and the accelerator.
+ * chart as PNG and SVG, titled with the topology, the accelerator and the
+ * run's conditions; medians with min - max bars where a size ran several
+ * rounds. With no run to read, REPORT.md says so and how to make one.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -42,14 +45,18 @@
  */
 #define LOAD_SPREAD 1.0
 
-/* Algorithms in the order they are drawn and tabled, with their legend. */
+/*
+ * Algorithms in the order they are drawn and tabled, with their legend and
+ * colour (purple, then three of the Okabe-Ito colour-blind safe set; none is
+ * the grid's grey or a ceiling's colour).
+ */
 static const struct {
-	const char *name, *label;
+	const char *name, *label, *colour;
 } algos[] = {
-	{ "inc", "INC (aggregated in the switches)" },
-	{ "ring", "ring (host-based, switches route)" },
-	{ "mpi-tcp", "OpenMPI over TCP" },
-	{ "mpi-ucx", "OpenMPI over UCX/rxe" },
+	{ "inc", "INC (aggregated in the switches)", "#7b2cbf" },
+	{ "ring", "ring (host-based, switches route)", "#009e73" },
+	{ "mpi-tcp", "OpenMPI over TCP", "#0072b2" },
+	{ "mpi-ucx", "OpenMPI over UCX/rxe", "#e69f00" },
 };
 #define NALGOS (sizeof(algos) / sizeof(algos[0]))
 
@@ -267,24 +274,31 @@ static bool aggregate(const struct run *r, const char *algo, enum res_coll coll,
 }
 
 /*
- * The median of @algo's p2p rows (a ceiling) in MB/s, -1 when not measured:
+ * @a: the p2p rows of @algo (a ceiling) over the rounds, MB/s in a->bw_*:
  * bytes / the median time when every row has the same size (aggregate()),
- * else the median of the rows' figures.
+ * else the median of the rows' figures. False when not measured.
  */
-static double p2p_of(const struct run *r, const char *algo)
+static bool p2p_agg(const struct run *r, const char *algo, struct agg *a)
 {
 	const struct res_row *first = find_row(r, algo, RES_P2P, -1);
 	int64_t bytes;
-	struct agg a;
 
 	if (!first)
-		return -1;
+		return false;
 	bytes = (int64_t)first->bytes;
 	for (size_t i = 0; i < r->t.n; i++)
 		if (r->t.rows[i].wrong == 0 && r->t.rows[i].coll == RES_P2P && !strcmp(r->t.rows[i].algo, algo) &&
 		    r->t.rows[i].bytes != first->bytes)
 			bytes = -1;
-	return aggregate(r, algo, RES_P2P, bytes, &a) ? a.bw_med : -1;
+	return aggregate(r, algo, RES_P2P, bytes, a);
+}
+
+/* The median of @algo's p2p rows (a ceiling) in MB/s, -1 when not measured (p2p_agg()). */
+static double p2p_of(const struct run *r, const char *algo)
+{
+	struct agg a;
+
+	return p2p_agg(r, algo, &a) ? a.bw_med : -1;
 }
 
 static double ceiling_of(const struct run *r)
@@ -446,26 +460,186 @@ static const char *md_url(char *buf, size_t len, const char *s)
 	return buf;
 }
 
-static void gp_title(FILE *f, const char *title)
+/* ---- charts ------------------------------------------------------------------- */
+
+/*
+ * How charts look. The grid is light grey and dotted (GRID_STYLE); no data
+ * line or ceiling is grey, and every ceiling is a thick dashed line in its
+ * own colour with its own label, so none reads as a grid line. The key goes
+ * below the x axis label, one entry per line: `set bmargin` reserves the
+ * x tic labels, the x label, a blank line and one line per entry
+ * (KEY_MARGIN_LINES + entries, in character heights), so gnuplot never puts
+ * the key over the x label (which it does with `set key below` alone). The
+ * canvas grows by KEY_ROW_PX per entry (a line of sans 10 pt at 96 dpi is
+ * about 17 px) so the plot keeps its CHART_H - title - axes height.
+ */
+#define GRID_STYLE "lc rgb '#c0c0c0' lw 1 dt 3"
+#define CHART_W 960
+#define CHART_H 560
+#define KEY_ROW_PX 18
+#define KEY_MARGIN_LINES 4
+/* Headroom above the highest value or ceiling, so a ceiling's label above its line stays in the plot. */
+#define Y_HEADROOM 1.18
+
+static void fmt_size(char *buf, size_t len, uint64_t bytes);
+
+/* A ceiling as drawn: its key title, its label on the chart, its style. */
+struct ceil_line {
+	char key[200], label[80];
+	double mbps;
+	const char *style;
+};
+
+/*
+ * The run's ceilings into @c[3] (the unloaded pair, the same-load ceiling,
+ * the unloaded pair busy polling), in that order; returns how many were
+ * measured. Each names its median and, over several rounds, min – max.
+ */
+static int ceilings(const struct run *r, struct ceil_line c[3])
 {
-	fprintf(f, "set title ");
-	gp_string(f, title);
-	fputc('\n', f);
+	static const struct {
+		const char *algo, *what, *label, *style;
+	} kinds[] = {
+		{ "ceiling", "RDMA ceiling: ib_send_bw -e across the tree, unloaded pair", "RDMA ceiling",
+		  "lw 3 dt 2 lc rgb '#d62728'" },
+		{ "ceiling-load", "same-load ceiling per host: every host ib_send_bw -b -e at once", "same-load ceiling",
+		  "lw 3 dt 4 lc rgb '#e7298a'" },
+		{ NULL, "RDMA ceiling with busy polling (perftest default), unloaded pair", "busy-polling ceiling",
+		  "lw 3 dt 5 lc rgb '#8c564b'" },
+	};
+	int n = 0;
+
+	for (size_t k = 0; k < 3; k++) {
+		struct agg a;
+		struct ceil_line *x = &c[n];
+
+		if (kinds[k].algo) {
+			if (!p2p_agg(r, kinds[k].algo, &a) || a.bw_med <= 0)
+				continue;
+		} else {
+			if (r->meta.ceiling_poll <= 0)
+				continue;
+			memset(&a, 0, sizeof(a));
+			a.n = 1;
+			a.bw_med = r->meta.ceiling_poll;
+		}
+		x->mbps = a.bw_med;
+		x->style = kinds[k].style;
+		if (a.n > 1)
+			snprintf(x->key, sizeof(x->key), "%s: %.2f MB/s, median of %d rounds (%.2f – %.2f)", kinds[k].what,
+				 a.bw_med, a.n, a.bw_min, a.bw_max);
+		else
+			snprintf(x->key, sizeof(x->key), "%s: %.2f MB/s", kinds[k].what, a.bw_med);
+		snprintf(x->label, sizeof(x->label), "%s %.2f MB/s", kinds[k].label, a.bw_med);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * gnuplot: the ceilings @c[@n] as labels above their lines, from the lowest
+ * at the left, the right and the middle of the plot: however close their
+ * values, no two labels share a place (a label is shorter than a third of
+ * the plot's width).
+ */
+static void gp_ceiling_labels(FILE *f, const struct ceil_line *c, int n)
+{
+	static const struct {
+		const char *x, *align;
+	} place[3] = { { "0.01", "left" }, { "0.99", "right" }, { "0.5", "center" } };
+	int order[3] = { 0, 1, 2 };
+
+	for (int i = 0; i < n; i++) /* by value, ascending */
+		for (int j = i + 1; j < n; j++)
+			if (c[order[j]].mbps < c[order[i]].mbps) {
+				int t = order[i];
+				order[i] = order[j];
+				order[j] = t;
+			}
+	for (int i = 0; i < n; i++) {
+		const struct ceil_line *x = &c[order[i]];
+		const char *colour = strstr(x->style, "rgb ");
+		if (!i) /* on an opaque box: readable also where a bar crosses it */
+			fprintf(f, "set style textbox opaque noborder margins 1,1\n");
+		fprintf(f, "set label %d '%s' at graph %s, first %.6g offset 0,0.8 %s front boxed tc %s\n", i + 1, x->label,
+			place[i].x, x->mbps, place[i].align, colour ? colour : "rgb 'black'");
+	}
+}
+
+/*
+ * gnuplot: the ceilings @c[@n] as plot elements without key entries (after
+ * "plot" with @first, else each after a comma), or (@keys) their key
+ * entries as NaN lines, so that the key lists them after the data wherever
+ * the lines are drawn: first under line charts (data on a ceiling stays
+ * visible), last over bar charts (a bar does not hide them).
+ */
+static size_t gp_ceiling_plots(char *plot, size_t len, const struct ceil_line *c, int n, bool keys, bool first)
+{
+	size_t k = 0;
+
+	if (first)
+		k += (size_t)snprintf(plot, len, "plot");
+	for (int i = 0; i < n && k < len; i++)
+		if (keys)
+			k += (size_t)snprintf(plot + k, len - k, ", NaN with lines %s title '%s'", c[i].style, c[i].key);
+		else
+			k += (size_t)snprintf(plot + k, len - k, "%s %.6g with lines %s notitle", first && !i ? "" : ",",
+					      c[i].mbps, c[i].style);
+	return k;
+}
+
+/*
+ * The most rounds any one size of @algo / @coll has verified rows in (all
+ * sizes as one with @any_size), 0 if none: above 1, its charts draw min – max bars.
+ */
+static int rounds_of(const struct run *r, const char *algo, enum res_coll coll, bool any_size)
+{
+	int best = 0;
+
+	for (size_t i = 0; i < r->t.n; i++) {
+		const struct res_row *x = &r->t.rows[i];
+		int k = 0;
+
+		if (x->wrong || x->coll != coll || strcmp(x->algo, algo))
+			continue;
+		for (size_t j = 0; j < r->t.n; j++) {
+			const struct res_row *y = &r->t.rows[j];
+			k += !y->wrong && y->coll == coll && (any_size || y->bytes == x->bytes) && !strcmp(y->algo, algo);
+		}
+		if (k > best)
+			best = k;
+	}
+	return best;
 }
 
 static void gp_header(FILE *f, const char *what)
 {
 	fprintf(f, "# %s — written by increport (make plots); run from this directory: gnuplot FILE.gp\n", what);
-	fprintf(f, "set encoding utf8\nset grid\nset key below\nset datafile separator whitespace\n");
+	fprintf(f, "set encoding utf8\nset grid " GRID_STYLE "\nset datafile separator whitespace\n");
 }
 
-/* Draw the current plot into NAME.png and NAME.svg. */
-static void gp_outputs(FILE *f, const char *name, const char *plot)
+/* gnuplot: @n key entries below the x label (see GRID_STYLE), or none; x tic labels of @tic_lines lines. */
+static void gp_key(FILE *f, int n, int tic_lines)
 {
-	fprintf(f, "set terminal pngcairo size 960,600 font 'sans,10' noenhanced\nset output '%s.png'\n%s\n", name, plot);
-	fprintf(f, "set terminal svg size 960,600 dynamic font 'sans,10' noenhanced\nset output '%s.svg'\nreplot\nunset output\n", name);
+	if (n)
+		fprintf(f, "set key below center vertical maxcols 1 spacing 1.1 samplen 5\nset bmargin %d\n",
+			KEY_MARGIN_LINES + tic_lines - 1 + n);
+	else
+		fprintf(f, "unset key\nset bmargin %d\n", KEY_MARGIN_LINES + tic_lines - 1);
 }
 
+/* Draw the current plot into NAME.png and NAME.svg; the canvas grows with the @nkey entries of the key. */
+static void gp_outputs(FILE *f, const char *name, const char *plot, int nkey)
+{
+	int h = CHART_H + KEY_ROW_PX * nkey;
+
+	fprintf(f, "set terminal pngcairo size %d,%d font 'sans,10' noenhanced\nset output '%s.png'\n%s\n", CHART_W, h, name,
+		plot);
+	fprintf(f, "set terminal svg size %d,%d dynamic font 'sans,10' noenhanced\nset output '%s.svg'\nreplot\nunset output\n",
+		CHART_W, h, name);
+}
+
+/* The chart's first title line: what, topology, accelerator, ranks, run. */
 static void chart_title(char *buf, size_t len, const struct run *r, const char *what)
 {
 	char acc[16];
@@ -476,6 +650,64 @@ static void chart_title(char *buf, size_t len, const struct run *r, const char *
 											   : r->meta.accelerator[i]);
 	acc[i] = 0;
 	snprintf(buf, len, "%s — topology %s, %s, %d ranks (run %s)", what, r->meta.topology, acc, nranks_of(r), r->name);
+}
+
+/* The chart's second title line: the run's conditions (switch mode, commit, date, rounds). */
+static void chart_conditions(char *buf, size_t len, const struct run *r)
+{
+	int rounds = r->meta.rounds ? r->meta.rounds : 1;
+
+	snprintf(buf, len, "switches %s, commit %s, %s, %d round%s%s", r->meta.switch_mode,
+		 r->meta.commit[0] ? r->meta.commit : "unknown", r->meta.date[0] ? r->meta.date : "date unknown", rounds,
+		 rounds > 1 ? "s: medians, bars min – max" : "", r->t.with_rounds ? "" : " (a run from before rounds)");
+}
+
+/* gnuplot: the title of @r's chart @what, two lines, each one single-quoted string (gp_string). */
+static void gp_title(FILE *f, const struct run *r, const char *what)
+{
+	char t[512], c[400];
+
+	chart_title(t, sizeof(t), r, what);
+	chart_conditions(c, sizeof(c), r);
+	fprintf(f, "set title ");
+	gp_string(f, t);
+	fprintf(f, " . \"\\n\" . ");
+	gp_string(f, c);
+	fputc('\n', f);
+}
+
+/*
+ * gnuplot: one line per algorithm of @coll in @have, from @coll-ALGO.dat
+ * with y column @ycol; with several rounds at a size, min – max bars from
+ * columns @lo and @hi; appended to @plot. Returns the number of lines.
+ */
+static int gp_algo_lines(char *plot, size_t len, size_t *n, const struct run *r, enum res_coll coll,
+			 const bool have[NALGOS], int ycol, int lo, int hi)
+{
+	int k = 0;
+	bool first = *n == 4; /* nothing after "plot" yet */
+
+	for (size_t a = 0; a < NALGOS; a++) {
+		int rounds;
+
+		if (!have[a])
+			continue;
+		rounds = rounds_of(r, algos[a].name, coll, false);
+		if (rounds > 1)
+			*n += (size_t)snprintf(plot + *n, len - *n,
+					       "%s '%s-%s.dat' using 1:%d:%d:%d with yerrorlines lw 2 pt 7 ps 0.8 lc rgb '%s' "
+					       "title '%s: median of %d rounds, bars min – max'",
+					       first && !k ? "" : ",", res_coll_name(coll), algos[a].name, ycol, lo, hi,
+					       algos[a].colour, algos[a].label, rounds);
+		else
+			*n += (size_t)snprintf(plot + *n, len - *n,
+					       "%s '%s-%s.dat' using 1:%d with linespoints lw 2 pt 7 ps 1.2 lc rgb '%s' "
+					       "title '%s (one round)'",
+					       first && !k ? "" : ",", res_coll_name(coll), algos[a].name, ycol, algos[a].colour,
+					       algos[a].label);
+		k++;
+	}
+	return k;
 }
 
 /* Whether algorithm @name is one the charts draw (algos[]). */
@@ -500,6 +732,19 @@ static bool size_range(const struct run *r, enum res_coll coll, double *lo, doub
 		}
 	}
 	return *hi > 0;
+}
+
+/* The highest algorithm bandwidth (MB/s) of @coll's verified rows of the drawn algorithms, 0 if none. */
+static double max_algbw(const struct run *r, enum res_coll coll)
+{
+	double m = 0;
+
+	for (size_t i = 0; i < r->t.n; i++) {
+		const struct res_row *x = &r->t.rows[i];
+		if (x->coll == coll && x->wrong == 0 && x->bytes > 0 && drawn(x->algo))
+			m = fmax(m, x->algbw);
+	}
+	return m;
 }
 
 /*
@@ -551,8 +796,10 @@ static int write_coll_data(const struct run *r, const char *pdir, enum res_coll 
 static int write_coll_script(const struct run *r, const char *pdir, enum res_coll coll, const bool have[NALGOS],
 			     FILE *list)
 {
-	char name[64], path[4400], title[512], plot[4096];
-	double lo, hi, ceil_mbps = ceiling_of(r), load_mbps = load_ceiling_of(r);
+	char name[64], path[4400], plot[8192];
+	double lo, hi, ymax;
+	struct ceil_line c[3];
+	int nc = ceilings(r, c), nk;
 	size_t n = 0;
 	FILE *f;
 
@@ -565,58 +812,164 @@ static int write_coll_script(const struct run *r, const char *pdir, enum res_col
 	fprintf(f, "set logscale x 2\nset xrange [%.9g:%.9g]\nset format x '%%g'\n", lo / MIB / 2, hi / MIB * 2);
 	fprintf(f, "set xlabel 'message size per rank (MiB)'\n");
 
-	/* throughput */
-	chart_title(title, sizeof(title), r, coll_titles[coll]);
-	gp_title(f, title);
-	fprintf(f, "set ylabel 'algorithm bandwidth (MB/s = 10^6 B/s)'\nset yrange [0:*]\n");
-	n = (size_t)snprintf(plot, sizeof(plot), "plot");
-	for (size_t a = 0; a < NALGOS; a++)
-		if (have[a])
-			n += (size_t)snprintf(plot + n, sizeof(plot) - n,
-					      "%s '%s-%s.dat' using 1:3:5:6 with yerrorlines lw 2 title '%s (median, min-max)'",
-					      n > 4 ? "," : "", res_coll_name(coll), algos[a].name, algos[a].label);
-	if (load_mbps > 0)
-		n += (size_t)snprintf(plot + n, sizeof(plot) - n,
-				      ", %.6g with lines dt 4 lc 'dark-red' title 'same-load ceiling per host, every host ib_send_bw -b -e at once (%.2f MB/s)'",
-				      load_mbps, load_mbps);
-	if (ceil_mbps > 0)
-		n += (size_t)snprintf(plot + n, sizeof(plot) - n,
-				      ", %.6g with lines dt 2 lc 'black' title 'RDMA ceiling, ib_send_bw -e across the tree (%.2f MB/s)'",
-				      ceil_mbps, ceil_mbps);
-	if (r->meta.ceiling_poll > 0)
-		snprintf(plot + n, sizeof(plot) - n, ", %.6g with lines dt 3 lc 'gray' title 'the same, busy polling (%.2f MB/s)'",
-			 r->meta.ceiling_poll, r->meta.ceiling_poll);
+	/* throughput: the y range holds every bar and ceiling with room for the ceilings' labels */
+	ymax = max_algbw(r, coll);
+	for (int i = 0; i < nc; i++)
+		ymax = fmax(ymax, c[i].mbps);
+	gp_title(f, r, coll_titles[coll]);
+	fprintf(f, "set ylabel 'algorithm bandwidth (MB/s = 10^6 B/s)'\nset yrange [0:%.6g]\n", ymax * Y_HEADROOM);
+	gp_ceiling_labels(f, c, nc);
+	n = gp_ceiling_plots(plot, sizeof(plot), c, nc, false, true);
+	nk = gp_algo_lines(plot, sizeof(plot), &n, r, coll, have, 3, 5, 6);
+	n += gp_ceiling_plots(plot + n, sizeof(plot) - n, c, nc, true, false);
+	gp_key(f, nk + nc, 1);
 	snprintf(name, sizeof(name), "%s-throughput", res_coll_name(coll));
-	gp_outputs(f, name, plot);
+	gp_outputs(f, name, plot, nk + nc);
 
 	/* time */
-	fprintf(f, "set logscale y 10\nset yrange [*:*]\nset ylabel 'time per collective (s)'\n");
+	fprintf(f, "unset label\nset logscale y 10\nset yrange [*:*]\nset ylabel 'time per collective (s)'\n");
 	snprintf(name, sizeof(name), "%s time", coll_titles[coll]);
-	chart_title(title, sizeof(title), r, name);
-	gp_title(f, title);
+	gp_title(f, r, name);
 	n = (size_t)snprintf(plot, sizeof(plot), "plot");
-	for (size_t a = 0; a < NALGOS; a++)
-		if (have[a])
-			n += (size_t)snprintf(plot + n, sizeof(plot) - n,
-					      "%s '%s-%s.dat' using 1:2:7:8 with yerrorlines lw 2 title '%s (median, min-max)'",
-					      n > 4 ? "," : "", res_coll_name(coll), algos[a].name, algos[a].label);
+	nk = gp_algo_lines(plot, sizeof(plot), &n, r, coll, have, 2, 7, 8);
+	gp_key(f, nk, 1);
 	snprintf(name, sizeof(name), "%s-time", res_coll_name(coll));
-	gp_outputs(f, name, plot);
+	gp_outputs(f, name, plot, nk);
 	if (finish(f, path) < 0)
 		return -1;
 	fprintf(list, "%s\n", path);
 	return 0;
 }
 
-/* barrier.gp: time per algorithm as bars. */
+/*
+ * summary.gp: the run at a glance, INC against every baseline and ceiling:
+ * per collective and size (groups), a bar per algorithm (median algorithm
+ * bandwidth, min – max bars when a size ran several rounds), the ceilings as
+ * lines across, over the bars. summary.dat: per group the collective, the size, then per
+ * algorithm of the run its median, min and max MB/s ('-' when not measured).
+ */
+static int write_summary(const struct run *r, const char *pdir, FILE *list)
+{
+	char path[4400], plot[8192];
+	bool any[NALGOS] = { false };
+	int most[NALGOS] = { 0 }; /* the most rounds of a size, per algorithm */
+	int groups = 0, bars = 0, rounds = 0, nc, col;
+	double ymax = 0;
+	struct ceil_line c[3];
+	size_t n;
+	FILE *f;
+
+	for (int cl = RES_ALLREDUCE; cl <= RES_BROADCAST; cl++)
+		for (size_t a = 0; a < NALGOS; a++)
+			if (find_row(r, algos[a].name, (enum res_coll)cl, -1)) {
+				int k = rounds_of(r, algos[a].name, (enum res_coll)cl, false);
+				any[a] = true;
+				most[a] = k > most[a] ? k : most[a];
+				rounds = k > rounds ? k : rounds;
+			}
+	for (size_t a = 0; a < NALGOS; a++)
+		bars += any[a];
+	if (!bars)
+		return 0;
+	if (!(f = create(pdir, "summary.dat", path, sizeof(path))))
+		return -1;
+	fprintf(f, "# collective size then per algorithm median min max algbw_MBps (run %s):", r->name);
+	for (size_t a = 0; a < NALGOS; a++)
+		if (any[a])
+			fprintf(f, " %s", algos[a].name);
+	fputc('\n', f);
+	for (int cl = RES_ALLREDUCE; cl <= RES_BROADCAST; cl++) {
+		uint64_t last = 0;
+
+		for (;;) { /* sizes ascending, of any drawn algorithm */
+			uint64_t next = 0;
+			char size[32];
+
+			for (size_t i = 0; i < r->t.n; i++) {
+				const struct res_row *x = &r->t.rows[i];
+				if ((int)x->coll == cl && !x->wrong && drawn(x->algo) && x->bytes > last && (!next || x->bytes < next))
+					next = x->bytes;
+			}
+			if (!next)
+				break;
+			fmt_size(size, sizeof(size), next);
+			fprintf(f, "%s \"%s\"", coll_titles[cl], size);
+			for (size_t a = 0; a < NALGOS; a++) {
+				struct agg g;
+				if (!any[a])
+					continue;
+				if (aggregate(r, algos[a].name, (enum res_coll)cl, (int64_t)next, &g)) {
+					fprintf(f, " %.6g %.6g %.6g", g.bw_med, g.bw_min, g.bw_max);
+					ymax = fmax(ymax, g.bw_max);
+				} else {
+					fprintf(f, " - - -");
+				}
+			}
+			fputc('\n', f);
+			groups++;
+			last = next;
+		}
+	}
+	if (finish(f, path) < 0 || !(f = create(pdir, "summary.gp", path, sizeof(path))))
+		return -1;
+	nc = ceilings(r, c);
+	for (int i = 0; i < nc; i++)
+		ymax = fmax(ymax, c[i].mbps);
+	gp_header(f, "Summary");
+	gp_title(f, r, "INC against every baseline and ceiling");
+	fprintf(f, "set datafile missing '-'\nset style data histogram\n");
+	if (rounds > 1)
+		fprintf(f, "set style histogram errorbars gap 1 lw 1.5\n");
+	else
+		fprintf(f, "set style histogram clustered gap 1\n");
+	fprintf(f, "set style fill solid 0.8 border -1\nset grid noxtics\nset xtics nomirror\nset xrange [-0.6:%g]\n"
+		   "set yrange [0:%.6g]\nset xlabel 'collective and message size per rank (MiB)'\n"
+		   "set ylabel 'algorithm bandwidth (MB/s = 10^6 B/s)'\n",
+		groups - 0.4, ymax * Y_HEADROOM);
+	gp_ceiling_labels(f, c, nc);
+	n = (size_t)snprintf(plot, sizeof(plot), "plot");
+	col = 3;
+	for (size_t a = 0; a < NALGOS; a++) {
+		if (!any[a])
+			continue;
+		n += (size_t)snprintf(plot + n, sizeof(plot) - n, "%s 'summary.dat' using %d", col > 3 ? "," : "", col);
+		if (rounds > 1)
+			n += (size_t)snprintf(plot + n, sizeof(plot) - n, ":%d:%d", col + 1, col + 2);
+		if (col == 3) /* the first: the groups' names, collective over size */
+			n += (size_t)snprintf(plot + n, sizeof(plot) - n, ":xtic(strcol(1) . \"\\n\" . strcol(2))");
+		if (most[a] > 1)
+			n += (size_t)snprintf(plot + n, sizeof(plot) - n, " lc rgb '%s' title '%s: median of %d rounds, bars min – max'",
+					      algos[a].colour, algos[a].label, most[a]);
+		else
+			n += (size_t)snprintf(plot + n, sizeof(plot) - n, " lc rgb '%s' title '%s (one round)'", algos[a].colour,
+					      algos[a].label);
+		col += 3;
+	}
+	n += gp_ceiling_plots(plot + n, sizeof(plot) - n, c, nc, false, false);
+	n += gp_ceiling_plots(plot + n, sizeof(plot) - n, c, nc, true, false);
+	fprintf(f, "set xlabel offset 0,-1\n"); /* below the two lines of each x tic label */
+	gp_key(f, bars + nc, 2);
+	gp_outputs(f, "summary", plot, bars + nc);
+	if (finish(f, path) < 0)
+		return -1;
+	fprintf(list, "%s\n", path);
+	return 0;
+}
+
+/* barrier.gp: time per algorithm as bars, min – max bars over several rounds. */
 static int write_barrier(const struct run *r, const char *pdir, FILE *list)
 {
-	char path[4400], title[512];
+	char path[4400], plot[1024];
 	FILE *d, *f;
-	int k = 0;
+	int k = 0, rounds = 0;
+	double ymax = 0;
 
 	for (size_t a = 0; a < NALGOS; a++)
-		k += find_row(r, algos[a].name, RES_BARRIER, -1) != NULL;
+		if (find_row(r, algos[a].name, RES_BARRIER, -1)) {
+			int q = rounds_of(r, algos[a].name, RES_BARRIER, true);
+			k++;
+			rounds = q > rounds ? q : rounds;
+		}
 	if (!k)
 		return 0;
 	if (!(d = create(pdir, "barrier.dat", path, sizeof(path))))
@@ -624,17 +977,32 @@ static int write_barrier(const struct run *r, const char *pdir, FILE *list)
 	fprintf(d, "# algorithm time_us (median over the rounds) min max (run %s)\n", r->name);
 	for (size_t a = 0; a < NALGOS; a++) {
 		struct agg g;
-		if (aggregate(r, algos[a].name, RES_BARRIER, -1, &g))
+		if (aggregate(r, algos[a].name, RES_BARRIER, -1, &g)) {
 			fprintf(d, "%s %.6g %.6g %.6g\n", algos[a].name, g.t_med, g.t_min, g.t_max);
+			ymax = fmax(ymax, g.t_max);
+		}
 	}
 	if (finish(d, path) < 0 || !(f = create(pdir, "barrier.gp", path, sizeof(path))))
 		return -1;
 	gp_header(f, "Barrier");
-	chart_title(title, sizeof(title), r, "Barrier time");
-	gp_title(f, title);
-	fprintf(f, "set ylabel 'time per barrier (us)'\nset yrange [0:*]\nset style fill solid 0.6\n"
-		   "set boxwidth 0.5\nset xlabel 'algorithm'\nunset key\n");
-	gp_outputs(f, "barrier-time", "plot 'barrier.dat' using 0:2:xtic(1) with boxes");
+	gp_title(f, r, "Barrier time");
+	fprintf(f, "set ylabel 'time per barrier (us)'\nset yrange [0:%.6g]\nset style fill solid 0.6\n"
+		   "set boxwidth 0.5\nset xlabel 'algorithm'\nset grid noxtics\nset xrange [-0.6:%g]\n",
+		ymax * Y_HEADROOM, k - 0.4);
+	if (rounds > 1) {
+		snprintf(plot, sizeof(plot),
+			 "plot 'barrier.dat' using 0:2:xtic(1) with boxes lc rgb '%s' title 'median time per barrier', "
+			 "'' using 0:2:3:4 with yerrorbars lw 2 pt 0 lc rgb 'black' title 'min – max of up to %d rounds'",
+			 algos[0].colour, rounds);
+		gp_key(f, 2, 1);
+		gp_outputs(f, "barrier-time", plot, 2);
+	} else {
+		snprintf(plot, sizeof(plot),
+			 "plot 'barrier.dat' using 0:2:xtic(1) with boxes lc rgb '%s' title 'time per barrier (one round)'",
+			 algos[0].colour);
+		gp_key(f, 1, 1);
+		gp_outputs(f, "barrier-time", plot, 1);
+	}
 	if (finish(f, path) < 0)
 		return -1;
 	fprintf(list, "%s\n", path);
@@ -644,7 +1012,7 @@ static int write_barrier(const struct run *r, const char *pdir, FILE *list)
 /* loggp.gp: the fit over the measurements, and the AllReduce predictions against the measured times. */
 static int write_loggp(const struct run *r, const char *pdir, FILE *list)
 {
-	char path[4400], title[512];
+	char path[4400];
 	double lo, hi;
 	bool ar = size_range(r, RES_ALLREDUCE, &lo, &hi);
 	int p = nranks_of(r);
@@ -682,36 +1050,49 @@ static int write_loggp(const struct run *r, const char *pdir, FILE *list)
 		return -1;
 	gp_header(f, "LogGP");
 	fprintf(f, "L = %.9g\no = %.9g\nG = %.9g\na = %.9g\nGpp = %.9g\n", r->fit.L, r->fit.o, r->fit.G, r->fit.a, r->fit.G_pp);
-	chart_title(title, sizeof(title), r, "LogGP fit: ping-pong and streaming between two hosts");
-	gp_title(f, title);
+	gp_title(f, r, "LogGP fit: ping-pong and streaming between two hosts");
 	fprintf(f, "set logscale x 2\nset format x '%%g'\nset xlabel 'message size (bytes)'\n"
-		   "set ylabel 'time (us)'\nset logscale y 10\n");
+		   "set ylabel 'time per message (us)'\nset logscale y 10\n");
+	gp_key(f, 4, 1);
 	gp_outputs(f, "loggp-fit",
-		   "plot 'loggp-points.dat' index 0 using 1:2 with points pt 7 ps 1.3 title 'half round trip (ib_send_lat)', "
-		   "a + Gpp * x with lines title sprintf('fit: L + 2o + n G_pp = %.1f us + n %.4f us/B', a, Gpp), "
-		   "'loggp-points.dat' index 1 using 1:2 with points pt 5 ps 1.3 title 'gap per message of a stream (ib_send_bw -e)', "
-		   "o + G * x with lines title sprintf('fit: o + n G = %.1f us + n %.4f us/B', o, G)");
+		   "plot 'loggp-points.dat' index 0 using 1:2 with points pt 7 ps 1.3 lc rgb '#7b2cbf' title 'half round trip (ib_send_lat)', "
+		   "a + Gpp * x with lines lw 2 lc rgb '#7b2cbf' title sprintf('fit: L + 2o + n G_pp = %.1f us + n %.4f us/B', a, Gpp), "
+		   "'loggp-points.dat' index 1 using 1:2 with points pt 5 ps 1.3 lc rgb '#009e73' title 'gap per message of a stream (ib_send_bw -e)', "
+		   "o + G * x with lines lw 2 lc rgb '#009e73' title sprintf('fit: o + n G = %.1f us + n %.4f us/B', o, G)",
+		   4);
 	if (ar) {
 		bool have[NALGOS] = { false };
 		char plot[2048];
 		size_t n;
+		int nk = 2;
 
 		for (size_t a = 0; a < 2; a++) /* inc and ring: the two the model predicts */
 			have[a] = find_row(r, algos[a].name, RES_ALLREDUCE, -1) != NULL;
-		chart_title(title, sizeof(title), r, "AllReduce: LogGP predicted vs measured");
-		gp_title(f, title);
+		gp_title(f, r, "AllReduce: LogGP predicted vs measured");
 		fprintf(f, "set logscale y 10\nset yrange [*:*]\nset xrange [%.9g:%.9g]\n"
 			   "set xlabel 'message size per rank (MiB)'\nset ylabel 'time per AllReduce (s)'\n",
 			lo / MIB / 2, hi / MIB * 2);
 		n = (size_t)snprintf(plot, sizeof(plot),
-				     "plot 'loggp-predicted.dat' using 1:2 with lines lw 2 dt 2 lc 1 title 'INC predicted: L + 2o + nG', "
-				     "'loggp-predicted.dat' using 1:3 with lines lw 2 dt 2 lc 2 title 'ring predicted: 2(p-1)(L + 2o) + 2(p-1)/p nG'");
-		for (size_t a = 0; a < 2; a++)
-			if (have[a])
+				     "plot 'loggp-predicted.dat' using 1:2 with lines lw 2 dt 2 lc rgb '%s' title 'INC predicted: L + 2o + nG', "
+				     "'loggp-predicted.dat' using 1:3 with lines lw 2 dt 2 lc rgb '%s' title 'ring predicted: 2(p-1)(L + 2o) + 2(p-1)/p nG'",
+				     algos[0].colour, algos[1].colour);
+		for (size_t a = 0; a < 2; a++) {
+			int rounds = rounds_of(r, algos[a].name, RES_ALLREDUCE, false);
+			if (!have[a])
+				continue;
+			if (rounds > 1)
 				n += (size_t)snprintf(plot + n, sizeof(plot) - n,
-						      ", 'allreduce-%s.dat' using 1:2 with points pt 7 ps 1.5 lc %zu title '%s measured'",
-						      algos[a].name, a + 1, algos[a].name);
-		gp_outputs(f, "loggp-allreduce", plot);
+						      ", 'allreduce-%s.dat' using 1:2:7:8 with yerrorbars pt 7 ps 1.5 lw 2 lc rgb '%s' "
+						      "title '%s measured: median of %d rounds, bars min – max'",
+						      algos[a].name, algos[a].colour, algos[a].name, rounds);
+			else
+				n += (size_t)snprintf(plot + n, sizeof(plot) - n,
+						      ", 'allreduce-%s.dat' using 1:2 with points pt 7 ps 1.5 lc rgb '%s' title '%s measured (one round)'",
+						      algos[a].name, algos[a].colour, algos[a].name);
+			nk++;
+		}
+		gp_key(f, nk, 1);
+		gp_outputs(f, "loggp-allreduce", plot, nk);
 	}
 	if (finish(f, path) < 0)
 		return -1;
@@ -757,7 +1138,7 @@ static int write_run_plots(const struct run *r, FILE *list)
 		    write_coll_script(r, pdir, (enum res_coll)c, have, list) < 0)
 			return -1;
 	}
-	if (write_barrier(r, pdir, list) < 0 || write_loggp(r, pdir, list) < 0)
+	if (write_barrier(r, pdir, list) < 0 || write_loggp(r, pdir, list) < 0 || write_summary(r, pdir, list) < 0)
 		return -1;
 	return 0;
 }
@@ -1063,16 +1444,69 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		fprintf(f, "No run has loggp.csv (BASELINES without loggp).\n\n");
 }
 
+/*
+ * The sizes @r measured of collective @coll (-1: of every collective with
+ * sizes; RES_P2P: none) in its verified rows of the drawn algorithms, into
+ * @buf: "16 MiB, 64 MiB", "1 KiB – 1 GiB (12 sizes)" when many, or "-".
+ */
+static void sizes_of(const struct run *r, int coll, char *buf, size_t len)
+{
+	uint64_t last = 0, next, first = 0;
+	size_t k = 0;
+	int count = 0;
+	char one[32];
+
+	buf[0] = 0;
+	for (;; last = next) {
+		next = 0;
+		for (size_t i = 0; i < r->t.n; i++) {
+			const struct res_row *x = &r->t.rows[i];
+			if (coll != RES_P2P && (coll < 0 ? x->coll <= RES_BROADCAST : (int)x->coll == coll) && !x->wrong &&
+			    drawn(x->algo) && x->bytes > last && (!next || x->bytes < next))
+				next = x->bytes;
+		}
+		if (!next)
+			break;
+		if (!count++)
+			first = next;
+		fmt_size(one, sizeof(one), next);
+		if (k < len)
+			k += (size_t)snprintf(buf + k, len - k, "%s%s", k ? ", " : "", one);
+	}
+	if (count > 8) { /* too many to list: the range */
+		char lo[32];
+		fmt_size(lo, sizeof(lo), first);
+		snprintf(buf, len, "%s – %s (%d sizes)", lo, one, count);
+	} else if (!count) {
+		snprintf(buf, len, "-");
+	}
+}
+
 static void report_runs(FILE *f, struct run *runs, size_t n)
 {
-	static const char *const charts[] = { "allreduce-throughput", "allreduce-time", "reduce-throughput", "reduce-time",
-					      "broadcast-throughput", "broadcast-time", "barrier-time", "loggp-fit",
-					      "loggp-allreduce" };
+	/* each chart, what it shows and the collective whose sizes it draws (-1: all, RES_P2P: none) */
+	static const struct {
+		const char *name, *what;
+		int coll;
+	} charts[] = {
+		{ "summary", "INC against every baseline and ceiling", -1 },
+		{ "allreduce-throughput", "AllReduce bandwidth vs size", RES_ALLREDUCE },
+		{ "allreduce-time", "AllReduce time vs size", RES_ALLREDUCE },
+		{ "reduce-throughput", "Reduce bandwidth vs size", RES_REDUCE },
+		{ "reduce-time", "Reduce time vs size", RES_REDUCE },
+		{ "broadcast-throughput", "Broadcast bandwidth vs size", RES_BROADCAST },
+		{ "broadcast-time", "Broadcast time vs size", RES_BROADCAST },
+		{ "barrier-time", "Barrier time per algorithm", RES_P2P },
+		{ "loggp-fit", "LogGP fit", RES_P2P },
+		{ "loggp-allreduce", "AllReduce, LogGP predicted vs measured", RES_ALLREDUCE },
+	};
 
 	fprintf(f, "## Runs and their charts (newest first)\n\n");
 	for (size_t i = n; i-- > 0;) {
 		const struct run *r = &runs[i];
 		char path[4400], nm[600], ex[80], dt[100], cm[120], tp[160], ac[50], cpu[300], st[600], sw[80], url[800];
+		char cd[600], rd[100];
+		int rounds = r->meta.rounds ? r->meta.rounds : 1;
 
 		fprintf(f, "### %s\n\n- experiment %s, %s, commit %s\n- topology %s, accelerator %s, host CPU %s\n"
 			   "- status: %s\n",
@@ -1083,7 +1517,8 @@ static void report_runs(FILE *f, struct run *runs, size_t n)
 			md_text(cpu, sizeof(cpu), r->meta.host_cpu[0] ? r->meta.host_cpu : "unknown"),
 			md_text(st, sizeof(st), r->meta.status[0] ? r->meta.status : "unknown"));
 		fprintf(f, "- conditions: switches %s, %d round(s)%s\n", md_code(sw, sizeof(sw), r->meta.switch_mode),
-			r->meta.rounds ? r->meta.rounds : 1, r->t.with_rounds ? "" : " (a run from before rounds: one of each)");
+			rounds, r->t.with_rounds ? "" : " (a run from before rounds: one of each)");
+		snprintf(rd, sizeof(rd), "%d round%s", rounds, rounds > 1 ? "s (medians, bars min – max)" : "");
 		md_url(url, sizeof(url), r->name);
 		for (int c = 0; c < r->meta.ncond; c++) {
 			const struct res_round *q = &r->meta.cond[c];
@@ -1108,11 +1543,28 @@ static void report_runs(FILE *f, struct run *runs, size_t n)
 		for (size_t c = 0; c < sizeof(charts) / sizeof(charts[0]); c++) {
 			/* drawn when the script named by the chart's first word was written (see write_run_plots) */
 			double lo, hi;
-			snprintf(path, sizeof(path), "%s/plots/%.*s.gp", r->dir, (int)strcspn(charts[c], "-"), charts[c]);
-			if (exists(path) && (strcmp(charts[c], "loggp-allreduce") || size_range(r, RES_ALLREDUCE, &lo, &hi)))
-				fprintf(f, "![%s](%s/plots/%s.png)\n", charts[c], url, charts[c]);
+			char sizes[400];
+
+			snprintf(path, sizeof(path), "%s/plots/%.*s.gp", r->dir, (int)strcspn(charts[c].name, "-"), charts[c].name);
+			if (!exists(path) || (!strcmp(charts[c].name, "loggp-allreduce") && !size_range(r, RES_ALLREDUCE, &lo, &hi)))
+				continue;
+			/* the figure, its alt text naming the run; under it the run directory and the conditions */
+			sizes_of(r, charts[c].coll, sizes, sizeof(sizes));
+			if (!strcmp(charts[c].name, "barrier-time")) {
+				snprintf(sizes, sizeof(sizes), "none (a barrier carries no data)");
+			} else if (!strcmp(charts[c].name, "loggp-fit")) {
+				double lo_b = INFINITY, hi_b = 0;
+				for (size_t k = 0; k < r->pts.n; k++) {
+					lo_b = fmin(lo_b, r->pts.p[k].bytes);
+					hi_b = fmax(hi_b, r->pts.p[k].bytes);
+				}
+				snprintf(sizes, sizeof(sizes), "%.0f B – %.0f B (%zu LogGP measurements)", lo_b, hi_b, r->pts.n);
+			}
+			fprintf(f, "![%s, run %s](%s/plots/%s.png)\n\n", charts[c].what, nm, url, charts[c].name);
+			fprintf(f, "*Figure %s: run directory %s; topology %s, switches %s, accelerator %s, %d ranks, date %s, "
+				   "commit %s, sizes %s, %s.*\n\n",
+				charts[c].name, md_code(cd, sizeof(cd), r->name), tp, sw, ac, nranks_of(r), dt, cm, sizes, rd);
 		}
-		fprintf(f, "\n");
 	}
 }
 
@@ -1123,6 +1575,17 @@ static int write_report(const char *dir, struct run *runs, size_t n, size_t bad)
 
 	if (!f)
 		return -1;
+	if (!n) { /* never a report of empty tables: say there is nothing, and how to make something */
+		fprintf(f, "# inclab results\n\n**No runs here yet**: `make plots` found no run that it could read in this "
+			   "directory (a run is a directory holding `results.csv` and `meta.yaml`)");
+		if (bad)
+			fprintf(f, "; %zu run(s) could not be read: make plots' errors name the file and line", bad);
+		fprintf(f, ".\n\nTo make one, with the lab up (`make lab-up`):\n\n"
+			   "```\nmake exp-allreduce SIZE=64M   # INC AllReduce next to its baselines and ceilings, stored "
+			   "under results/\nmake plots                    # its charts and this report\n```\n\n"
+			   "experiments/README.md lists every experiment.\n");
+		return finish(f, path);
+	}
 	fprintf(f, "# inclab results\n\nWritten by `make plots` from %zu run(s) in this directory", n);
 	if (bad)
 		fprintf(f, " (%zu more could not be read: see make plots' errors)", bad);
@@ -1201,10 +1664,16 @@ static int cmd_check(int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		char line[256] = "", err[RES_ERR_LEN];
 		FILE *f = fopen(argv[i], "r");
+		struct stat st;
 		int rc;
 
 		if (!f) {
 			complain("%s: %s", argv[i], strerror(errno));
+			continue;
+		}
+		if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) { /* a directory opens, and reads as nothing */
+			complain("%s: %s", argv[i], S_ISDIR(st.st_mode) ? "a directory, not a file" : "not a regular file");
+			fclose(f);
 			continue;
 		}
 		if (!fgets(line, sizeof(line), f))

@@ -15,7 +15,8 @@ results=${1:-results}
 increport=${INCLAB_BUILD:-$top/build}/increport
 [ -x "$increport" ] || { echo "plots: $increport is missing: run 'make' first" >&2; exit 2; }
 command -v gnuplot >/dev/null || { echo "plots: gnuplot is missing: make deps installs it (gnuplot-nox)" >&2; exit 2; }
-[ -d "$results" ] || { echo "plots: no results directory '$results' (make exp-allreduce SIZE=64M stores a run there)" >&2; exit 2; }
+[ -e "$results" ] || { echo "plots: no results directory '$results' (make exp-allreduce SIZE=64M stores a run there)" >&2; exit 2; }
+[ -d "$results" ] || { echo "plots: '$results' is not a directory (RESULTS names the directory that holds the runs)" >&2; exit 2; }
 
 rc=0
 scripts=$("$increport" plots "$results") || rc=1

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #define CSV_FIELDS 13
@@ -246,14 +247,41 @@ static int end_of_input(FILE *f, int got, const char *name, int line, char *err,
 	return 0;
 }
 
+/*
+ * Open @path for reading: NULL with the reason in @err when it cannot be
+ * opened or is not a regular file (a directory opens but reads as nothing:
+ * "empty" would be the wrong reason).
+ */
+static FILE *open_file(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	struct stat st;
+
+	if (!f) {
+		fail(err, errlen, path, 0, "%s", strerror(errno));
+		return NULL;
+	}
+	if (fstat(fileno(f), &st) < 0) {
+		fail(err, errlen, path, 0, "%s", strerror(errno));
+		fclose(f);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fail(err, errlen, path, 0, "%s", S_ISDIR(st.st_mode) ? "a directory, not a file" : "not a regular file");
+		fclose(f);
+		return NULL;
+	}
+	return f;
+}
+
 /* Open @path and read it with the parser of @loggp (loggp.csv) or results.csv. */
 static int load(const char *path, bool loggp, void *out, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = open_file(path, err, errlen);
 	int rc;
 
 	if (!f)
-		return fail(err, errlen, path, 0, "%s", strerror(errno));
+		return -1;
 	rc = loggp ? res_parse_loggp(f, path, out, err, errlen) : res_parse_csv(f, path, out, err, errlen);
 	fclose(f);
 	return rc;
@@ -492,12 +520,12 @@ static int meta_rounds(yaml_document_t *doc, yaml_node_t *v, struct res_meta *m,
 
 int res_load_meta(const char *path, struct res_meta *m, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = open_file(path, err, errlen);
 	int rc;
 
 	if (!f) {
 		memset(m, 0, sizeof(*m));
-		return fail(err, errlen, path, 0, "%s", strerror(errno));
+		return -1;
 	}
 	rc = res_parse_meta(f, path, m, err, errlen);
 	fclose(f);

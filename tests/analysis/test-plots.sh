@@ -3,7 +3,7 @@
 # on checked-in results (tests/analysis/samples: a paper run and a sweep run
 # from before rounds (results.csv without the round column), the sweep with
 # loggp.csv and a row with wrong elements; a run of 3 rounds with both
-# ceilings and its conditions in meta.yaml) and broken files
+# ceilings, barriers and its conditions in meta.yaml) and broken files
 # (tests/analysis/bad). No lab. Every expectation is computed here from the
 # sample files with awk, or is a parameter the samples were generated from
 # (LogGP: L = 100 us, o = 40 us, G = 0.4 us/B). Prints ok/FAIL per check and
@@ -70,7 +70,7 @@ cp -r "$samples" "$res"
 out=$(analysis/plots.sh "$res" 2>&1); rc=$?
 check "plots.sh on the samples exits 0: $(tail -n 1 <<<"$out")" [ $rc = 0 ]
 paper=$res/paper-20261101-120000 sweep=$res/sweep-20261102-090000
-want_paper="allreduce-throughput allreduce-time reduce-throughput reduce-time"
+want_paper="summary allreduce-throughput allreduce-time reduce-throughput reduce-time"
 want_sweep="$want_paper broadcast-throughput broadcast-time barrier-time loggp-fit loggp-allreduce"
 for run in paper sweep; do
     dir=$res/$(basename "$(eval echo "\$$run")") want=want_$run
@@ -115,11 +115,151 @@ check "sweep: barrier.dat has every algorithm's barrier time" \
     [ "$(cat "$sweep/plots/barrier.dat" | grep -v '^#')" = "$(awk -F, '$2 == "barrier" {printf "%s %.6g %.6g %.6g\n", $1, $10, $10, $10}' "$sweep/results.csv")" ]
 ceil=$(awk -F, '$1 == "ceiling" {print $11}' "$paper/results.csv")
 check "paper: the throughput chart draws the run's ceiling ($ceil MB/s)" \
-    grep -qF ", $(awk -v c="$ceil" 'BEGIN {printf "%.6g", c}') with lines" "$paper/plots/allreduce.gp"
+    grep -qE "^plot $(awk -v c="$ceil" 'BEGIN {printf "%.6g", c}') with lines " "$paper/plots/allreduce.gp"
 check "paper: no same-load ceiling drawn (not measured)" sh -c "! grep -q 'same-load' '$paper/plots/allreduce.gp'"
 check "rounds: the throughput chart draws both ceilings' medians (2.4 and the same-load 1.2 MB/s) and min-max bars" \
-    sh -c "grep -qF ', 1.2 with lines dt 4' '$rounds/plots/allreduce.gp' && grep -qF ', 2.4 with lines dt 2' '$rounds/plots/allreduce.gp' &&
+    sh -c "grep -qF ', 1.2 with lines lw 3 dt 4' '$rounds/plots/allreduce.gp' && grep -qF 'plot 2.4 with lines lw 3 dt 2' '$rounds/plots/allreduce.gp' &&
         grep -qF \"'allreduce-inc.dat' using 1:3:5:6 with yerrorlines\" '$rounds/plots/allreduce.gp'"
+
+# ---- charts people read: checked from the scripts and SVGs make plots wrote ------------------------
+# gp_lint GP — one line per problem of a gnuplot script: the grid not light grey and dotted; a plot element
+# without a key entry, other than a ceiling drawn behind the data whose entry is a NaN line of its style;
+# a ceiling not thick (lw >= 2), not dashed, grey or the grid's colour, or without its own label at its
+# value; an axis label without a unit (the x axis of categories excepted); a title without the run's
+# conditions; a key not below the x label with a bottom margin for the tic labels, the x label, a gap and
+# every entry (4 + entries, + 1 for two-line tic labels, character heights).
+gp_lint() {
+    awk '
+    function grey(c,   r, g, b) { r = substr(c, 2, 2); g = substr(c, 4, 2); b = substr(c, 6, 2); return r == g && g == b }
+    function light(c,   i) { for (i = 2; i <= 6; i += 2) if (index("0123456789ab", tolower(substr(c, i, 1))) && tolower(substr(c, i, 1)) < "b") return 0; return 1 }
+    function colour(s) { return match(s, /rgb .#[0-9a-fA-F]+/) ? substr(s, RSTART + 5, RLENGTH - 5) : "" }
+    function bad(what) { print FILENAME ":" FNR ": " what }
+    /^set grid/ && !/noxtics/ { grid = colour($0); if (grid == "" || !grey(grid) || !light(grid) || $0 !~ / dt [0-9]/) bad("grid not light grey and dotted: " $0) }
+    /^set label/ { if (match($0, /first [0-9.e+-]+ /)) labels[substr($0, RSTART + 6, RLENGTH - 7)] = 1 }
+    /^unset label/ { delete labels }
+    /^set bmargin/ { margin = $3 }
+    /^set key below/ { key = 1 } /^unset key/ { key = 0 }
+    /^set xtics/ || /xtic\(strcol/ { } 
+    /^set ylabel/ && !/\(.*\)/ { bad("y axis without a unit: " $0) }
+    /^set xlabel \047/ && !/\(.*\)/ && !/^set xlabel .algorithm.$/ { bad("x axis without a unit: " $0) }
+    /^set title/ && !(/switches / && /commit / && / round/) { bad("title without the run conditions: " $0) }
+    /^plot / {
+        line = $0; s = $0; n = 0
+        gsub(/\047[^\047]*\047/, "Q", s); gsub(/"[^"]*"/, "Q", s)
+        while (gsub(/\([^()]*\)/, "P", s)) ;
+        k = split(substr(s, 6), el, ",")
+        for (i = 1; i <= k; i++) {
+            if (el[i] ~ / notitle$/) {
+                if (!match(el[i], /^ *[0-9.e+-]+ with lines /)) { bad("an element without a key entry: " el[i]); continue }
+                v = el[i]; sub(/^ */, "", v); sub(/ .*/, "", v)
+                at = index(line, "plot " v " with lines "); if (!at) at = index(line, ", " v " with lines ")
+                st = substr(line, at); sub(/^(plot|,) [^ ]+ with lines /, "", st); sub(/ notitle.*/, "", st)
+                c = colour(st)
+                if (st !~ /lw [2-9]/ || st !~ /dt [2-9]/ || c == "" || c == grid || grey(c)) bad("ceiling " v " not thick, dashed and coloured: " st)
+                if (!(v in labels)) bad("ceiling " v " without its own label")
+                if (index(line, "NaN with lines " st " title ") == 0) bad("ceiling " v " without its key entry")
+            } else if (el[i] ~ / title /) n++
+            else bad("an element without a key entry: " el[i])
+        }
+        tics = index(line, "xtic(strcol(1) . \"\\n\"") ? 2 : 1
+        if (n && (!key || margin < 3 + tics + n)) bad(sprintf("key of %d entries: not below the x label, or bottom margin %s < %d", n, margin, 3 + tics + n))
+    }' "$1"
+}
+# svg_overprint SVG — the texts (key entries, tic labels) set within 12 units (1.2 lines of the 10 pt font)
+# of the line of the x axis label, which is the text equal to the script's xlabel
+svg_overprint() {
+    awk -v labels="$(sed -n "s/^set xlabel '\(.*\)'.*/\1/p" "$2" | sort -u | tr '\n' '\t')" '
+    BEGIN { n = split(labels, l, "\t"); for (i = 1; i <= n; i++) if (l[i] != "") xl[l[i]] = 1 }
+    /translate\(/ { match($0, /translate\([0-9.]+,[0-9.]+\)/); split(substr($0, RSTART + 10, RLENGTH - 11), p, ","); y = p[2] }
+    /<text>/ { t = $0; sub(/.*<text>/, "", t); sub(/<\/text>.*/, "", t); k++; ty[k] = y; tx[k] = t; if (t in xl) xy = y }
+    END { if (xy == "") { print "no x label in the SVG"; exit }
+        for (i = 1; i <= k; i++) if (!(tx[i] in xl) && ty[i] - xy < 12 && xy - ty[i] < 12) print "over the x label: " tx[i] }' "$1"
+}
+# controls: the layout make plots wrote before (key below alone, the busy-poll ceiling a thin grey dotted
+# line like the grid, no conditions in the title) fails both checks
+ctl=$tmp/layout && mkdir -p "$ctl" && cp "$rounds"/plots/allreduce-*.dat "$ctl/"
+cat >"$ctl/old.gp" <<'OLD'
+set grid
+set key below
+set logscale x 2
+set xrange [64:256]
+set xlabel 'message size per rank (MiB)'
+set title 'AllReduce — topology 1-2-4, TCG, 4 ranks (run rounds-20261105-100000)'
+set ylabel 'algorithm bandwidth (MB/s = 10^6 B/s)'
+set terminal svg size 960,600 dynamic font 'sans,10' noenhanced
+set output 'old.svg'
+plot 'allreduce-inc.dat' using 1:3:5:6 with yerrorlines lw 2 title 'INC (aggregated in the switches) (median, min-max)', 'allreduce-ring.dat' using 1:3:5:6 with yerrorlines lw 2 title 'ring (host-based, switches route) (median, min-max)', 1.2 with lines dt 4 lc 'dark-red' title 'same-load ceiling per host, every host ib_send_bw -b -e at once (1.20 MB/s)', 2.4 with lines dt 2 lc 'black' title 'RDMA ceiling, ib_send_bw -e across the tree (2.40 MB/s)', 1.8 with lines dt 3 lc 'gray' notitle
+OLD
+(cd "$ctl" && gnuplot old.gp 2>/dev/null)
+lint=$(gp_lint "$ctl/old.gp")
+check "control: gp_lint finds the old layout's grid, key margin, unlabelled grey ceiling and title ($(wc -l <<<"$lint") problems)" \
+    sh -c "grep -q 'grid not light' <<'X' && grep -q 'bottom margin' <<'X2' && grep -q 'ceiling 1.8 not thick' <<'X3' && grep -q 'title without' <<'X4'
+$lint
+X
+$lint
+X2
+$lint
+X3
+$lint
+X4"
+check "control: the old layout's SVG has key entries on the x label's line ($(svg_overprint "$ctl/old.svg" "$ctl/old.gp" | head -n 1))" \
+    [ -n "$(svg_overprint "$ctl/old.svg" "$ctl/old.gp")" ]
+# every script and chart make plots wrote
+for gp in "$res"/*/plots/*.gp; do
+    lint=$(gp_lint "$gp")
+    check "$(basename "$(dirname "$(dirname "$gp")")")/$(basename "$gp"): every line labelled, units, ceilings distinct from the grid, key below the x label${lint:+: $lint}" [ -z "$lint" ]
+done
+for svg in "$res"/*/plots/*.svg; do
+    gp=$(dirname "$svg")/$(basename "$svg" .svg | sed 's/-\(throughput\|time\|fit\|allreduce\)$//').gp
+    [ "$(basename "$svg")" = loggp-allreduce.svg ] && gp=$(dirname "$svg")/loggp.gp
+    over=$(svg_overprint "$svg" "$gp")
+    check "$(basename "$(dirname "$(dirname "$svg")")")/$(basename "$svg"): nothing on the x label's line${over:+: $over}" [ -z "$over" ]
+done
+# min-max bars where a size ran several rounds (the rounds run: 3 rows of each algorithm and size), none with one
+n3=$(awk -F, '$1 == "inc" && $2 == "allreduce" && $7 == 134217728' "$rounds/results.csv" | wc -l)
+check "rounds: both algorithms drawn with min-max bars, said to be medians of $n3 rounds (throughput and time)" \
+    [ "$(grep -o "'allreduce-\(inc\|ring\).dat' using 1:[23]:[57]:[68] with yerrorlines[^']*'[^']*' title '[^']*median of $n3 rounds, bars min – max'" "$rounds/plots/allreduce.gp" | wc -l)" = 4 ]
+check "rounds: the barrier chart has min-max bars of the $n3 rounds" \
+    grep -qF "'' using 0:2:3:4 with yerrorbars lw 2 pt 0 lc rgb 'black' title 'min – max of up to $n3 rounds'" "$rounds/plots/barrier.gp"
+check "rounds: the summary draws histogram error bars from each algorithm's min and max columns" \
+    sh -c "grep -qx 'set style histogram errorbars gap 1 lw 1.5' '$rounds/plots/summary.gp' && grep -qF \"'summary.dat' using 3:4:5:xtic\" '$rounds/plots/summary.gp' && grep -qF \"'summary.dat' using 6:7:8 \" '$rounds/plots/summary.gp'"
+check "paper and sweep (one round each): no error bars, every line says one round" \
+    sh -c "! grep -l 'yerror\|errorbars' '$paper'/plots/*.gp '$sweep'/plots/*.gp && grep -q '(one round)' '$paper/plots/allreduce.gp'"
+# the ceilings: their own label at their median (from results.csv and meta.yaml), each its own style
+m3() { awk -F, -v a="$1" '$1 == a { print $11 }' "$rounds/results.csv" | sort -n | awk 'NR == 2 { printf "%.2f", $1 }'; }
+poll=$(sed -n 's/^ceiling_busy_poll_MBps: //p' "$rounds/meta.yaml")
+for spec in "RDMA ceiling|$(m3 ceiling)|dt 2" "same-load ceiling|$(m3 ceiling-load)|dt 4" "busy-polling ceiling|$(printf %.2f "$poll")|dt 5"; do
+    IFS='|' read -r what v dt <<<"$spec"
+    check "rounds: the $what is labelled on the chart ($v MB/s) and is its own $dt line" \
+        sh -c "grep -q \"^set label [0-9] '$what $v MB/s' at graph 0.[0-9]*, first $(awk -v v="$v" 'BEGIN {printf "%g", v}') \" '$rounds/plots/allreduce.gp' &&
+            grep -q \"$(awk -v v="$v" 'BEGIN {printf "%g", v}') with lines lw 3 $dt \" '$rounds/plots/allreduce.gp'"
+done
+check "rounds: the 3 ceilings' labels each in its own place (left, right, middle: never on each other)" \
+    [ "$(sed -n "s/^set label [0-9] '[^']*' at graph \([0-9.]*\), first [0-9.]* offset 0,0.8 \([a-z]*\) .*/\1 \2/p" "$rounds/plots/allreduce.gp" | sort -u | wc -l)" = 3 ]
+# one summary chart per run: INC next to every baseline the run measured, and every ceiling it measured
+for run in "$paper" "$sweep" "$rounds"; do
+    algs=$(awk -F, 'NR > 1 && $13 == 0 && $2 != "p2p" && $2 != "barrier" && $1 ~ /^(inc|ring|mpi-tcp|mpi-ucx)$/ {print $1}' "$run/results.csv" | sort -u)
+    ceils=$(awk -F, '$1 ~ /^ceiling/ {print $1}' "$run/results.csv" | sort -u; grep -q '^ceiling_busy_poll_MBps' "$run/meta.yaml" && echo poll)
+    got=$(sed -n 's/^# collective size then per algorithm median min max algbw_MBps (run [^)]*)://p' "$run/plots/summary.dat" | tr ' ' '\n' | grep . | sort)
+    check "$(basename "$run"): summary.dat has a column of each algorithm measured ($(echo $algs))" [ "$got" = "$algs" ]
+    want=$(for c in $ceils; do case $c in ceiling) echo 'RDMA ceiling: ib_send_bw';; ceiling-load) echo 'same-load ceiling per host';; poll) echo 'RDMA ceiling with busy polling';; esac; done | sort)
+    have=$(grep -o "NaN with lines [^']*'[^']*'[^']*title '\(RDMA ceiling: ib_send_bw\|same-load ceiling per host\|RDMA ceiling with busy polling\)" "$run/plots/summary.gp" | sed "s/.*title '//" | sort)
+    check "$(basename "$run"): the summary chart draws every ceiling the run measured ($(echo $ceils))" [ "$have" = "$want" ]
+done
+# summary.dat's figures: per collective and size, each algorithm's median bandwidth, min and max (the same as its chart data)
+exp=$(for c in allreduce reduce broadcast; do
+    for a in inc ring mpi-tcp mpi-ucx; do expect_dat "$sweep" "$a" "$c" | awk -v a="$a" -v c="$c" '{print c, $1, a, $3, $5, $6}'; done; done |
+    awk -v algs="$(sed -n 's/^# collective size then.*)://p' "$sweep/plots/summary.dat")" '
+    BEGIN { n = split(algs, al, " "); split("allreduce AllReduce reduce Reduce broadcast Broadcast", t, " "); for (i = 1; i < 6; i += 2) title[t[i]] = t[i + 1] }
+    { v[$1 " " $2 " " $3] = $4 " " $5 " " $6; if (!(($1 " " $2) in seen)) { seen[$1 " " $2] = 1; key[++k] = $1 " " $2 } }
+    END { for (j = 1; j <= k; j++) { split(key[j], q, " "); line = sprintf("%s \"%s MiB\"", title[q[1]], q[2])
+        for (i = 1; i <= n; i++) line = line " " ((key[j] " " al[i]) in v ? v[key[j] " " al[i]] : "- - -"); print line } }')
+check "sweep: summary.dat holds each algorithm's median and min-max MB/s per collective and size, - where not measured" \
+    [ "$(grep -v '^#' "$sweep/plots/summary.dat")" = "$exp" ]
+# chart titles: the run's conditions from meta.yaml
+cond="switches vm, commit $(sed -n "s/^commit: '\(.*\)'/\1/p" "$rounds/meta.yaml"), $(sed -n 's/^date: //p' "$rounds/meta.yaml"), 3 rounds: medians, bars min – max"
+check "rounds: every chart title's second line gives its conditions ($cond)" \
+    [ "$(grep -c "^set title .* \. \"\\\\n\" \. '$cond'\$" "$rounds"/plots/*.gp | awk -F: '{s += $2} END {print s}')" = "$(grep -c '^set title' "$rounds"/plots/*.gp | awk -F: '{s += $2} END {print s}')" ]
 
 # ---- REPORT.md --------------------------------------------------------------------------
 rep=$res/REPORT.md
@@ -181,6 +321,27 @@ check "REPORT: embeds every chart drawn" \
 for img in $(grep -o '([^)]*\.png)' "$rep" | tr -d '()'); do
     [ -s "$res/$img" ] || { ko "REPORT links $img, which is not there"; break; }
 done
+# every figure names its run directory (in its alt text, and under it with the run's conditions)
+figs=$(awk '/^!\[/ { fig = $0; want = 1; next } want && NF { print fig "\t" $0; want = 0 }' "$rep")
+bad_figs=$(while IFS=$'\t' read -r fig cap; do
+    dir=${fig#*](}; dir=${dir%%/plots/*}
+    case $fig in *", run $dir]("*) ;; *) echo "alt text without run $dir: $fig"; continue ;; esac
+    for w in "run directory \`$dir\`" "; topology " ", switches \`" ", accelerator " " ranks, date " ", commit \`" ", sizes " " round"; do
+        case $cap in "*Figure "*"$w"*) ;; *) echo "caption of $dir without '$w': $cap"; break ;; esac
+    done
+done <<<"$figs")
+check "REPORT: each of the $(grep -c '^!\[' "$rep") figures names its run directory and conditions${bad_figs:+: $bad_figs}" \
+    sh -c "[ -z '$bad_figs' ] && [ $(wc -l <<<"$figs") = $(grep -c '^!\[' "$rep") ]"
+check "REPORT: the rounds run's throughput chart with its conditions from meta.yaml and results.csv" \
+    grep -qxF '*Figure allreduce-throughput: run directory `rounds-20261105-100000`; topology 1-2-4, switches `vm`, accelerator tcg, 4 ranks, date 2026-11-05T10:00:00Z, commit `4567def-dirty`, sizes 128 MiB, 3 rounds (medians, bars min – max).*' "$rep"
+sizes=$(awk -F, 'NR > 1 && $2 == "allreduce" && $13 == 0 && $1 ~ /^(inc|ring|mpi-tcp|mpi-ucx)$/ {print $7 / 1048576 " MiB"}' "$sweep/results.csv" | sort -un | paste -sd, | sed 's/,/, /g')
+check "REPORT: the sweep run's AllReduce figures name its sizes ($sizes)" \
+    grep -qF "commit \`0123abc\`, sizes $sizes, 1 round.*" "$rep"
+lg=$(awk -F, 'NR > 1 { n++; if (!lo || $2 < lo) lo = $2; if ($2 > hi) hi = $2 } END { printf "%d B – %d B (%d LogGP measurements)", lo, hi, n }' "$sweep/loggp.csv")
+check "REPORT: the LogGP fit's figure names the sizes measured ($lg), the barrier's says it has none" \
+    sh -c "grep -qF 'commit \`0123abc\`, sizes $lg, 1 round.*' '$rep' && grep -qF ', sizes none (a barrier carries no data), 3 rounds' '$rep'"
+check "REPORT: each run's summary chart comes first among its figures" \
+    [ "$(awk '/^### / { first = 1 } /^!\[/ && first { print ($0 ~ /^!\[INC against every baseline and ceiling, run /); first = 0 }' "$rep" | sort -u)" = 1 ]
 
 # ---- again: the same charts, nothing stale ------------------------------------------------
 # (the text files only: PNG and SVG carry nothing that changes, but are not compared byte for byte)
@@ -331,7 +492,7 @@ done
 made=$(cd "$ctl" && ls pwned-* 2>/dev/null | tr '\n' ' ')
 check "control: the same titles unquoted make gnuplot run all 3 payloads ($made)" \
     [ "$made" = "pwned-backquote pwned-name pwned-quote " ]
-want_q="set title 'AllReduce — topology 1-2-4'' . system(''touch pwned-quote'') . '', TCG, 4 ranks (run quote-20261108-000000)'"
+want_q="set title 'AllReduce — topology 1-2-4'' . system(''touch pwned-quote'') . '', TCG, 4 ranks (run quote-20261108-000000)' . \"\\n\" . 'switches vm, commit 0123abc, 2026-11-08T00:00:00Z, 1 round (a run from before rounds)'"
 want_b="topology x'' . \`touch pwned-backquote\` . ''@GPVAL_PWD, TCG !TOUCH PWNE,"
 want_n="(run name''.system(''touch pwned-name'').''-20261108-000002)'"
 check "hostile runs: each title holds its payload as text, in one single-quoted string" \
@@ -349,5 +510,31 @@ check "no results directory: exit 2 with a reason ($out)" said $rc 2 'no results
 mkdir "$tmp/empty"
 out=$(analysis/plots.sh "$tmp/empty" 2>&1); rc=$?
 check "an empty results directory: exit 0, says there are no runs" said $rc 0 'no runs in' <<<"$out"
+check "... and its REPORT.md says so and how to make one, no empty table" \
+    sh -c "grep -qF '**No runs here yet**' '$tmp/empty/REPORT.md' && grep -qF 'make exp-allreduce SIZE=64M' '$tmp/empty/REPORT.md' &&
+        ! grep -q '^|' '$tmp/empty/REPORT.md'"
+touch "$tmp/afile"
+out=$(analysis/plots.sh "$tmp/afile" 2>&1); rc=$?
+check "RESULTS a file, not a directory: exit 2 saying so ($out)" said $rc 2 "'$tmp/afile' is not a directory" <<<"$out"
+# corrupted runs, alone: each named by file (and line), REPORT.md says none could be read, exit 1
+cor=$tmp/corrupt
+mkdir -p "$cor/garbage-20261109-000000" "$cor/cut-20261109-000000" "$cor/nul-20261109-000000" "$cor/dir-20261109-000000/results.csv" "$cor/yaml-20261109-000000"
+printf 'PK\003\004\377\376garbage\001\002\n\377\n' >"$cor/garbage-20261109-000000/results.csv"
+{ head -n 3 "$paper/results.csv"; printf 'inc,allreduce,float32,sum,-,4,104857'; } >"$cor/cut-20261109-000000/results.csv"
+{ head -n 3 "$paper/results.csv"; printf 'inc,allreduce,float32,sum,-,4,1048576,262144,1,1\0000.00,1.00,1.50,0\n'; } >"$cor/nul-20261109-000000/results.csv"
+cp "$paper/results.csv" "$cor/yaml-20261109-000000/"
+printf 'commit: [unclosed\n' >"$cor/yaml-20261109-000000/meta.yaml"
+out=$(analysis/plots.sh "$cor" 2>&1); rc=$?
+while IFS='|' read -r what want; do
+    check "corrupt $what: refused by name ($(grep -F "$want" <<<"$out" | head -n 1))" said $rc 1 "$cor/$want" <<<"$out"
+done <<'EOF2'
+binary garbage|garbage-20261109-000000/results.csv:1: header is not
+a row cut short|cut-20261109-000000/results.csv:4: 7 fields, not 13
+a NUL byte|nul-20261109-000000/results.csv:4: a line longer than 4095 bytes or with a NUL byte
+results.csv a directory|dir-20261109-000000/results.csv: a directory, not a file
+meta.yaml not YAML|yaml-20261109-000000/meta.yaml:2: not YAML
+EOF2
+check "... and REPORT.md says no run could be read, 5 refused" \
+    sh -c "grep -qF '**No runs here yet**' '$cor/REPORT.md' && grep -qF '5 run(s) could not be read' '$cor/REPORT.md'"
 
 harness_end

@@ -60,7 +60,7 @@ phase plots "make plots on the stored run"
 out=$(make -s plots RESULTS="$res" 2>&1); rc=$?
 echo "$out" | sed 's/^/    /'
 check "make plots exits 0" [ $rc = 0 ]
-for c in allreduce-throughput allreduce-time loggp-fit loggp-allreduce; do
+for c in summary allreduce-throughput allreduce-time loggp-fit loggp-allreduce; do
     check "$c.png and .svg drawn" sh -c "[ -s '$run/plots/$c.png' ] && grep -q '<svg' '$run/plots/$c.svg'"
 done
 check "REPORT.md shows INC against ring and OpenMPI for this run" \
