@@ -324,6 +324,17 @@ if "$topogen" -o "$st/gen" --prefix $fake --state-dir "$st" --switches netns top
             jq -e --arg d "$4" ".state == \"stopped\" and .ready == false and .accelerator == \"tcg\" and .state_dir == \$d and .test_lab == false
                 and (.nodes | length) == 4 and all(.nodes[]; (.state == \"absent\" or .state == \"unknown\") and .ready == false and .readiness == null)" "$2" >/dev/null' \
         _ "$rc" "$tmp/stopped.json" "$st/gen/lab.json" "$st"
+    out=$(env -u TOPOLOGY -u SWITCHES INCLAB_PREFIX=$fake INCLAB_STATE="$st" GRAPH_DIR="$tmp/own" \
+        INCLAB_BUILD="$(dirname "$topogen")" lab/lab.sh graph 2>&1); rc=$?
+    check "lab.sh graph without TOPOLOGY draws the lab's own (1-2, namespace switches): $tmp/own/1-2-netns.dot, its topology.dot (exit $rc)" \
+        bash -c '[ "$1" = 0 ] && cmp -s "$2/own/1-2-netns.dot" "$3/gen/topology.dot" && [ -s "$2/own/1-2-netns.png" ]' _ "$rc" "$tmp" "$st"
+    # make: its default TOPOLOGY is no choice (the lab's own is drawn), one on its command line is
+    out=$(env -u TOPOLOGY -u SWITCHES INCLAB_PREFIX=$fake INCLAB_STATE="$st" make --no-print-directory -s lab-graph \
+        BUILD="$(dirname "$topogen")" GRAPH_DIR="$tmp/mk" 2>&1 && env -u SWITCHES INCLAB_PREFIX=$fake INCLAB_STATE="$st" \
+        make --no-print-directory -s lab-graph BUILD="$(dirname "$topogen")" GRAPH_DIR="$tmp/mk" TOPOLOGY=topology/1-2-4.yaml 2>&1); rc=$?
+    check "make lab-graph: the lab's own without TOPOLOGY, TOPOLOGY's with it ($(ls "$tmp/mk" 2>/dev/null | tr '\n' ' '))" \
+        bash -c '[ "$1" = 0 ] && [ "$(ls "$2")" = "$(printf "%s\n" 1-2-4.dot 1-2-4.png 1-2-4.svg 1-2-netns.dot 1-2-netns.png 1-2-netns.svg)" ]' \
+        _ "$rc" "$tmp/mk"
     mv "$st/gen/lab.json" "$st/gen/lab.json.x"
     out=$(INCLAB_PREFIX=$fake INCLAB_STATE="$st" lab/lab.sh status --format json 2>&1 >/dev/null); rc=$?
     check "lab-status JSON of a lab made before lab.json: exit 1, says how to remake it (got $rc: $out)" \
