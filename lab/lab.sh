@@ -1014,10 +1014,11 @@ node_state() {
     esac
 }
 
-# cmd_status [--format table|json] — the state of every node of the lab: a
-# table (default), or one JSON document (status_json). A lab that does not
-# exist (no state in $state) is an error, in both formats.
-cmd_status() {
+# status_verb [--format table|json] — `lab.sh status`: the state of every node
+# of the lab, as a table (cmd_status, the default) or one JSON document
+# (status_json). A lab that does not exist (no state in $state) is an error,
+# in both formats.
+status_verb() {
     local format=table
     while [ $# -gt 0 ]; do
         case $1 in
@@ -1036,9 +1037,21 @@ cmd_status() {
         [ -z "$left" ] || echo "lab: but libvirt still has the lab's domains:$left (make lab-down removes them)" >&2
         die "no lab '$prefix': nothing in its state directory $state (make lab-up; INCLAB_PREFIX names the lab)"
     fi
+    if [ "$format" = json ]; then status_json; else cmd_status; fi
+}
+
+cmd_status() {
+    if [ ! -e "$gen/inventory.tsv" ]; then
+        echo "no lab (state directory $state is empty)"
+        local left="" d
+        if daemons_up; then
+            for d in $(made_names domain); do vsh dominfo "$d" >/dev/null 2>&1 && left+=" $d"; done
+        fi
+        [ -z "$left" ] || echo "but libvirt still has the lab's domains:$left (make lab-down removes them)"
+        return 0
+    fi
     # shellcheck disable=SC1091
     . "$state/lab.env"
-    [ "$format" = json ] && { status_json; return; }
     echo "lab: $LAB_TOPOLOGY, accelerator $LAB_ACCEL, switches ${LAB_SWITCHES:-vm}, state in $state"
     printf '%-11s %-10s %-4s %-8s %-15s %-16s %s\n' NODE ROLE RANK STATE MGMT DATA READY
     local n role rank mgmt dif daddr st r
@@ -1064,7 +1077,9 @@ cmd_status() {
 # state, accelerator and state directory. Every string from outside reaches
 # the document through jq --arg.
 status_json() {
-    local n kind st line ready nodes_live="" lab_state
+    local n kind st line ready nodes_live=""
+    # shellcheck disable=SC1091
+    . "$state/lab.env"
     [ -r "$gen/lab.json" ] ||
         die "status: lab '$prefix' has no $gen/lab.json (made before lab-status FORMAT=json existed): 'make lab-down', then 'make lab-up'"
     jq -e '.version == 1 and (.nodes | type) == "array"' "$gen/lab.json" >/dev/null 2>&1 ||
@@ -1383,7 +1398,7 @@ case "${1:-}" in
 up) cmd_up ;;
 sync) cmd_sync ;;
 down) cmd_down ;;
-status) shift; cmd_status "$@" ;;
+status) shift; status_verb "$@" ;;
 graph) cmd_graph "${2:-}" ;;
 clocks) cmd_clocks "${2:-}" ;;
 exec) need_node "${2:-}"; [ -n "${3:-}" ] || die "exec NODE CMD"; nexec "$2" "$3" "${4:-600}" ;;
