@@ -15,7 +15,7 @@ export TOPOLOGY
 DEPS_STAMP     := $(BUILD)/.deps-build-$(shell cat lab/packages.build | sha256sum | cut -c1-12)
 LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages.host | sha256sum | cut -c1-12)
 
-.PHONY: all help run deps payload install uninstall test-install images bench-switch lab-up lab-down lab-status lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
+.PHONY: all help run deps payload install uninstall test-install images bench-switch lab-up lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-deps test-lab-down test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis \
         fuzz fuzz-build test-fuzz
@@ -32,7 +32,9 @@ help:
 	@echo "make images                build or reuse the guest images (cached in /var/cache/inclab)"
 	@echo "make lab-up                boot the lab of TOPOLOGY (default topology/1-2-4.yaml), wait until ready;"
 	@echo "                           SWITCHES=netns: switches and controller as network namespaces (README)"
-	@echo "make lab-status            state of every node"
+	@echo "make lab-status [FORMAT=json]   state of every node: a table, or JSON for scripts (README)"
+	@echo "make lab-graph [TOPOLOGY=...] [SWITCHES=netns] [GRAPH_DIR=results/graphs]   draw the topology"
+	@echo "                           (graphviz SVG and PNG; the lab's own when TOPOLOGY is not given)"
 	@echo "make lab-clocks            how fast each VM's clock ran against this machine's since lab-up"
 	@echo "make lab-reboot NODE='sw2 pku4' [HARD=1]   reboot nodes (HARD: power cycle) and wait until ready again"
 	@echo "make lab-ssh NODE=pku1 [CMD='...']   run a command on a node (no CMD: serial console)"
@@ -72,7 +74,7 @@ SODIUM := -l:libsodium.a
 CTLMSG := proto/ctlmsg.c proto/ctlmsg.h proto/ctlauth.c proto/ctlauth.h
 $(BUILD)/topogen: topology/topogen.c $(TOPO_SRC) $(CTLMSG) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -o $@ topology/topogen.c topology/topo.c proto/ctlauth.c proto/ctlmsg.c -lyaml $(SODIUM)
+	$(CC) $(CFLAGS) -o $@ topology/topogen.c topology/topo.c proto/ctlauth.c proto/ctlmsg.c -lyaml -ljansson $(SODIUM)
 
 # the controller: topology + plan + control protocol (ctlmsg, shared with the switch and libinccl)
 CONTROLLER_SRC := controller/incctl.c controller/plan.c controller/plan.h $(CTLMSG) $(TOPO_SRC)
@@ -177,8 +179,13 @@ lab-up: $(LAB_DEPS_STAMP) payload
 	lab/lab.sh up
 lab-down:
 	lab/lab.sh down
+# FORMAT=table (default) or json (README: "lab-status FORMAT=json")
 lab-status:
-	lab/lab.sh status
+	@lab/lab.sh status --format "$${FORMAT:-table}"
+# the topology as SVG and PNG (graphviz) in GRAPH_DIR (default results/graphs): the
+# lab's own when TOPOLOGY is not given on the command line, else TOPOLOGY's
+lab-graph: $(BUILD)/topogen
+	@$(if $(filter file,$(origin TOPOLOGY)),env -u TOPOLOGY) INCLAB_BUILD=$(abspath $(BUILD)) lab/lab.sh graph
 lab-clocks:
 	lab/lab.sh clocks
 # NODE, CMD, LINK, SECONDS, RESULTS and the experiments' settings reach the

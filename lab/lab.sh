@@ -2,7 +2,10 @@
 # lab.sh — lifecycle of an inclab lab on QEMU/libvirt.
 #
 #   lab/lab.sh up                  build/reuse images, define and boot every node, wait until ready
-#   lab/lab.sh status              one line per node (libvirt state, addresses, readiness)
+#   lab/lab.sh status [--format table|json]
+#                                  one line per node (libvirt state, addresses, readiness), or
+#                                  the lab as one JSON document (README: "lab-status FORMAT=json")
+#   lab/lab.sh graph [DIR]         draw the topology with graphviz: DIR/NAME.{dot,svg,png}
 #   lab/lab.sh exec NODE CMD       run CMD (sh -c) on NODE through the guest agent; its exit code
 #   lab/lab.sh ssh NODE [CMD]      CMD given: like exec; else the serial console
 #   lab/lab.sh push NODE SRC DST   copy a file into NODE (guest agent), mode 0755
@@ -39,6 +42,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
+# graph draws the running lab's own topology unless TOPOLOGY names one (make
+# unsets its default: Makefile, lab-graph)
+topology_given=${TOPOLOGY:+1}
 : "${TOPOLOGY:=topology/1-2-4.yaml}"
 : "${INCLAB_PREFIX:=inclab}"
 : "${INCLAB_STATE_ROOT:=/var/lib/inclab}"
@@ -1002,6 +1008,53 @@ cmd_clocks() {
 
 # ---- status -----------------------------------------------------------------
 
+# node_state NODE KIND — the live state of a node: running, stopped (a VM shut
+# off), paused, crashed, stopping, suspended (libvirt's states), absent (no
+# such domain or namespace), unknown (libvirtd is not running: a VM cannot be
+# asked). A namespace node is running while its namespace exists.
+node_state() {
+    if [ "$2" = netns ]; then
+        if ns_exists "$prefix-$1"; then echo running; else echo absent; fi
+        return
+    fi
+    daemons_up || { echo unknown; return; }
+    case $(dom_state "$1") in
+    running) echo running ;;
+    "shut off") echo stopped ;;
+    paused) echo paused ;;
+    crashed) echo crashed ;;
+    "in shutdown") echo stopping ;;
+    pmsuspended) echo suspended ;;
+    *) echo absent ;;
+    esac
+}
+
+# status_verb [--format table|json] — `lab.sh status`: the state of every node
+# of the lab, as a table (cmd_status, the default) or one JSON document
+# (status_json). A lab that does not exist (no state in $state) is an error,
+# in both formats.
+status_verb() {
+    local format=table
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --format) [ $# -ge 2 ] || die "status: --format needs a value: table or json"; format=$2; shift 2 ;;
+        --format=*) format=${1#--format=}; shift ;;
+        --json) format=json; shift ;;
+        *) die "status [--format table|json], not '$1'" ;;
+        esac
+    done
+    case $format in table | json) ;; *) die "status: FORMAT must be table or json, not '$format'" ;; esac
+    if [ ! -e "$gen/inventory.tsv" ]; then
+        local left="" d
+        if daemons_up; then
+            for d in $(made_names domain); do vsh dominfo "$d" >/dev/null 2>&1 && left+=" $d"; done
+        fi
+        [ -z "$left" ] || echo "lab: but libvirt still has the lab's domains:$left (make lab-down removes them)" >&2
+        die "no lab '$prefix': nothing in its state directory $state (make lab-up; INCLAB_PREFIX names the lab)"
+    fi
+    if [ "$format" = json ]; then status_json; else cmd_status; fi
+}
+
 cmd_status() {
     if [ ! -e "$gen/inventory.tsv" ]; then
         echo "no lab (state directory $state is empty)"
@@ -1030,6 +1083,77 @@ cmd_status() {
         [ "$rank" = -1 ] && rank=-
         printf '%-11s %-10s %-4s %-8s %-15s %-16s %s\n' "$n" "$role" "$rank" "$st" "$mgmt" "$daddr" "${r:--}"
     done < <(grep -v '^#' "$gen/inventory.tsv")
+}
+
+# status_json — the lab as one JSON document on stdout (README, "lab-status
+# FORMAT=json"): the static facts topogen wrote at lab-up ($gen/lab.json:
+# nodes, roles, kinds, addresses, interfaces, links) with the live ones added
+# by jq: each node's state, readiness and inclab-ready's line, the lab's
+# state, accelerator and state directory. Every string from outside reaches
+# the document through jq --arg.
+status_json() {
+    local n kind st line ready nodes_live=""
+    # shellcheck disable=SC1091
+    . "$state/lab.env"
+    [ -r "$gen/lab.json" ] ||
+        die "status: lab '$prefix' has no $gen/lab.json (made before lab-status FORMAT=json existed): 'make lab-down', then 'make lab-up'"
+    jq -e '.version == 1 and (.nodes | type) == "array"' "$gen/lab.json" >/dev/null 2>&1 ||
+        die "status: $gen/lab.json is not the lab's JSON of version 1: 'make lab-down', then 'make lab-up'"
+    while IFS=$'\t' read -r n kind; do
+        st=$(node_state "$n" "$kind") line="" ready=false
+        if [ "$st" = running ] && line=$(nexec "$n" /usr/local/sbin/inclab-ready 20 2>/dev/null); then ready=true; fi
+        # the line inclab-ready printed (its why= when not ready), or null when it could not run
+        nodes_live+=$(jq -cn --arg name "$n" --arg state "$st" --argjson ready "$ready" --arg line "$(head -n 1 <<<"$line")" \
+            '{name: $name, state: $state, ready: $ready, readiness: (if $line == "" then null else $line end)}')$'\n'
+    done < <(jq -r '.nodes[] | [.name, .kind] | @tsv' "$gen/lab.json")
+    jq --slurpfile live <(printf '%s' "$nodes_live") --arg state_dir "$state" --arg accel "${LAB_ACCEL:-}" \
+        --argjson test_lab "$([ "${LAB_TEST:-0}" = 1 ] && echo true || echo false)" '
+        ($live | map({(.name): .}) | add // {}) as $by
+        | .nodes |= map(. + ($by[.name] // {state: "unknown", ready: false, readiness: null}))
+        | .state_dir = $state_dir
+        | .accelerator = (if $accel == "" then null else $accel end)
+        | .test_lab = $test_lab
+        | .state = (if all(.nodes[]; .state == "running") then "running"
+                    elif any(.nodes[]; .state == "running") then "partial"
+                    else "stopped" end)
+        | .ready = all(.nodes[]; .ready)' "$gen/lab.json"
+}
+
+# ---- graph ------------------------------------------------------------------
+
+# cmd_graph [DIR] — draw a topology with graphviz: DIR/NAME.dot (topogen
+# --dot), DIR/NAME.svg and DIR/NAME.png (dot), NAME the topology's name, with
+# "-netns" when its switches are namespaces. DIR: the argument, GRAPH_DIR, or
+# results/graphs. The topology: TOPOLOGY when given (SWITCHES=netns draws
+# namespace switches), else the lab's own (its generated topology.dot) when
+# this prefix has a lab, else the default; no lab needs to run.
+cmd_graph() {
+    local dir=${1:-${GRAPH_DIR:-results/graphs}} name switches=${SWITCHES:-} tmp
+    command -v dot >/dev/null || die "graph: no 'dot' on PATH: graphviz is missing (make deps)"
+    [ -n "$dir" ] || die "graph: GRAPH_DIR is empty"
+    case $switches in vm | netns | "") ;; *) die "SWITCHES must be vm or netns, not '$switches'" ;; esac
+    tmp=$(mktemp -d) || die "graph: cannot make a temporary directory"
+    if [ -z "$topology_given" ] && [ -z "$switches" ] && [ -r "$gen/topology.dot" ] && [ -r "$gen/lab.json" ]; then
+        cp "$gen/topology.dot" "$tmp/g.dot" && cp "$gen/lab.json" "$tmp/g.json" ||
+            { rm -rf "$tmp"; die "graph: cannot read the lab's $gen/topology.dot"; }
+        log "graph of lab '$prefix' ($(jq -r .topology.file "$tmp/g.json"))"
+    else
+        [ -r "$TOPOLOGY" ] || { rm -rf "$tmp"; die "graph: topology file '$TOPOLOGY' not found"; }
+        if ! "$INCLAB_BUILD/topogen" --dot --switches "${switches:-vm}" "$TOPOLOGY" > "$tmp/g.dot" ||
+            ! "$INCLAB_BUILD/topogen" --json --switches "${switches:-vm}" "$TOPOLOGY" > "$tmp/g.json"; then
+            rm -rf "$tmp"; die "graph: topogen refused '$TOPOLOGY' (see above)"
+        fi
+    fi
+    name=$(jq -r '.topology.name + (if .switches == "netns" then "-netns" else "" end)' "$tmp/g.json")
+    # a topology's name is a word (topogen checked it): a file name as it is
+    [[ $name =~ ^[a-z0-9]+(-[a-z0-9]+)*$ ]] || { rm -rf "$tmp"; die "graph: unexpected topology name '$name'"; }
+    mkdir -p -- "$dir" || { rm -rf "$tmp"; die "graph: cannot create '$dir'"; }
+    if ! cp "$tmp/g.dot" "$dir/$name.dot" || ! dot -Tsvg -o "$dir/$name.svg" "$tmp/g.dot" ||
+        ! dot -Tpng -o "$dir/$name.png" "$tmp/g.dot"; then
+        rm -rf "$tmp"; die "graph: writing $dir/$name.{dot,svg,png} failed"
+    fi
+    rm -rf "$tmp"
+    echo "$dir/$name.dot"; echo "$dir/$name.svg"; echo "$dir/$name.png"
 }
 
 # ---- down -------------------------------------------------------------------
@@ -1295,7 +1419,8 @@ case "${1:-}" in
 up) cmd_up ;;
 sync) cmd_sync ;;
 down) cmd_down ;;
-status) cmd_status ;;
+status) shift; status_verb "$@" ;;
+graph) cmd_graph "${2:-}" ;;
 clocks) cmd_clocks "${2:-}" ;;
 exec) need_node "${2:-}"; [ -n "${3:-}" ] || die "exec NODE CMD"; nexec "$2" "$3" "${4:-600}" ;;
 push) mode_ok "${5:-0755}"; need_node "${2:-}"; [ -n "${4:-}" ] || die "push NODE SRC DST"; npush "$2" "$3" "$4" "${5:-0755}" ;;

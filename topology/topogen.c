@@ -10,6 +10,13 @@
  *                                 bridges, routes, /etc/inclab/node.conf
  *   OUT/inventory.tsv             one line per node, for the lab scripts
  *   OUT/links.tsv                 one line per link (interfaces, UDP ports)
+ *   OUT/lab.json                  the lab's static facts as JSON (gen_json(): nodes,
+ *                                 roles, kinds, addresses, interfaces, links), which
+ *                                 `lab.sh status --format json` completes with live state
+ *   OUT/topology.dot              the topology as a graphviz graph (gen_dot())
+ *
+ * --json and --dot print only lab.json's or topology.dot's text on standard
+ * output (no -o): for a lab that is not running (`make lab-graph`).
  *
  * With --switches netns (SWITCHES=netns) only hosts are VMs: every switch and
  * the controller is a network namespace of the lab machine, and instead of a
@@ -40,6 +47,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +76,7 @@ struct opts {
 	int netns;      /* --switches netns: switches and the controller are namespaces */
 	long tsc_khz;   /* --tsc-khz: the machine's TSC rate for TCG guests (tsc_early_khz=), 0: none */
 	const char *keys; /* --keys DIR: every node's key file (made when missing); NULL: no keys */
+	int print;      /* --json / --dot: print that view on stdout, write no files */
 	char tag[16];   /* short name stem of the lab's devices on the machine (see dev_tag) */
 };
 
@@ -637,6 +646,362 @@ static void gen_wires(const struct topology *t, const struct opts *o)
 	out_close(f);
 }
 
+/* MTU of the link between nodes @a and @b inside the nodes: SWITCH_LINK_MTU between two switches, else 1500. */
+static int link_mtu(const struct topology *t, int a, int b)
+{
+	return t->nodes[a].role == TOPO_SWITCH && t->nodes[b].role == TOPO_SWITCH ? SWITCH_LINK_MTU : 1500;
+}
+
+/* ---- lab.json: the lab's static facts ------------------------------------------
+ *
+ * Built with jansson, which quotes every string (json_string() refuses text
+ * that is not UTF-8: the strings here are names, addresses and a printable
+ * ASCII path, so a refusal is a bug, reported as a failure). The keys are
+ * documented in README.md ("lab-status FORMAT=json"); `lab.sh status --format
+ * json` adds the live keys (state, ready, ...) with jq. A change of a key's
+ * meaning increases JSON_VERSION. */
+#define JSON_VERSION 1
+
+static int json_failed;
+
+/* jset — @o[@k] = @v (a NULL @v: json_failed). */
+static void jset(json_t *o, const char *k, json_t *v)
+{
+	if (!v || json_object_set_new(o, k, v) < 0)
+		json_failed = 1;
+}
+
+/* jadd — append @v to array @a (a NULL @v: json_failed). */
+static void jadd(json_t *a, json_t *v)
+{
+	if (!v || json_array_append_new(a, v) < 0)
+		json_failed = 1;
+}
+
+/* jstr_or_null — @s as a JSON string, or null when @s is NULL. */
+static json_t *jstr_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+/* jaddr — {"interface": IF, "address": "a.b.c.d", "prefix": N, "subnet": "net/N"}. */
+static json_t *jaddr(const char *ifname, struct topo_cidr c)
+{
+	json_t *o = json_object();
+	struct topo_cidr net = { c.addr & topo_mask(c.prefix), c.prefix };
+	char b[16], s[24];
+
+	if (!o)
+		return NULL;
+	jset(o, "interface", json_string(ifname));
+	jset(o, "address", json_string(topo_ntoa(c.addr, b)));
+	jset(o, "prefix", json_integer(c.prefix));
+	jset(o, "subnet", json_string(cidr(net, s)));
+	return o;
+}
+
+/* json_node — the static facts of node @i (README: "Keys of a node"). */
+static json_t *json_node(const struct topology *t, const struct opts *o, int i)
+{
+	const struct topo_node *n = &t->nodes[i];
+	json_t *j = json_object(), *ifs = json_array(), *addrs = json_array(), *children = json_array(), *m;
+	char inst[64];
+
+	if (!j || !ifs || !addrs || !children) {
+		json_decref(j), json_decref(ifs), json_decref(addrs), json_decref(children);
+		return NULL;
+	}
+	snprintf(inst, sizeof(inst), "%s-%s", o->prefix, n->name);
+	jset(j, "name", json_string(n->name));
+	jset(j, "role", json_string(topo_role_name(n->role)));
+	jset(j, "root", json_boolean(i == t->root));
+	jset(j, "rank", n->role == TOPO_HOST ? json_integer(n->rank) : json_null());
+	jset(j, "kind", json_string(is_ns(t, o, i) ? "netns" : "vm"));
+	jset(j, "domain", jstr_or_null(is_ns(t, o, i) ? NULL : inst));
+	jset(j, "netns", jstr_or_null(is_ns(t, o, i) ? inst : NULL));
+	jset(j, "parent", jstr_or_null(n->parent >= 0 ? t->nodes[n->parent].name : NULL));
+	for (int k = 0; k < t->nnodes; k++)
+		if (t->nodes[k].parent == i)
+			jadd(children, json_string(t->nodes[k].name));
+	jset(j, "children", children);
+	jset(j, "vcpus", json_integer(n->vcpus));
+	jset(j, "memory_mib", json_integer(n->memory_mib));
+	m = jaddr("mgmt0", (struct topo_cidr){ n->mgmt, t->mgmt.prefix });
+	jset(j, "management", m);
+	for (int k = 0; k < n->nl3ifs; k++)
+		jadd(addrs, jaddr(n->l3ifs[k].ifname, n->l3ifs[k].addr));
+	jset(j, "addresses", addrs);
+	/* interfaces: mgmt0, each tree-edge port (its bridge, if any), each bridge (its ports) */
+	if ((m = json_object())) {
+		jset(m, "name", json_string("mgmt0"));
+		jset(m, "type", json_string("management"));
+		jset(m, "mtu", json_integer(1500));
+		jset(m, "peer", json_null());
+		jset(m, "link", json_null());
+		jset(m, "bridge", json_null());
+		jset(m, "ports", json_null());
+	}
+	jadd(ifs, m);
+	for (int p = 0; p < n->nports; p++) {
+		const struct topo_port *pt = &n->ports[p];
+		const char *br = NULL;
+		for (int k = 0; k < n->nl3ifs; k++)
+			if (n->l3ifs[k].bridge && n->l3ifs[k].segment == pt->segment)
+				br = n->l3ifs[k].ifname;
+		if ((m = json_object())) {
+			jset(m, "name", json_string(pt->ifname));
+			jset(m, "type", json_string("port"));
+			jset(m, "mtu", json_integer(link_mtu(t, i, pt->peer)));
+			jset(m, "peer", json_string(t->nodes[pt->peer].name));
+			jset(m, "link", json_integer(pt->link));
+			jset(m, "bridge", jstr_or_null(br));
+			jset(m, "ports", json_null());
+		}
+		jadd(ifs, m);
+	}
+	for (int k = 0; k < n->nl3ifs; k++) {
+		json_t *ports;
+		if (!n->l3ifs[k].bridge)
+			continue;
+		if ((m = json_object()) && (ports = json_array())) {
+			int mtu = 0;
+			for (int p = 0; p < n->nports; p++)
+				if (n->ports[p].segment == n->l3ifs[k].segment) {
+					jadd(ports, json_string(n->ports[p].ifname));
+					mtu = link_mtu(t, i, n->ports[p].peer);
+				}
+			jset(m, "name", json_string(n->l3ifs[k].ifname));
+			jset(m, "type", json_string("bridge"));
+			jset(m, "mtu", json_integer(mtu));
+			jset(m, "peer", json_null());
+			jset(m, "link", json_null());
+			jset(m, "bridge", json_null());
+			jset(m, "ports", ports);
+		} else {
+			json_decref(m);
+			m = NULL;
+		}
+		jadd(ifs, m);
+	}
+	jset(j, "interfaces", ifs);
+	return j;
+}
+
+/* json_lab — the lab's static facts: what topogen knows of it (README). NULL on failure. */
+static json_t *json_lab(const struct topology *t, const struct opts *o)
+{
+	json_t *j = json_object(), *topo = json_object(), *mgmt = json_object(), *nodes = json_array(),
+	       *links = json_array();
+	char s[24], br[32];
+
+	if (!j || !topo || !mgmt || !nodes || !links) {
+		json_decref(j), json_decref(topo), json_decref(mgmt), json_decref(nodes), json_decref(links);
+		return NULL;
+	}
+	json_failed = 0;
+	jset(j, "version", json_integer(JSON_VERSION));
+	jset(j, "lab", json_string(o->prefix));
+	jset(topo, "name", json_string(t->name));
+	jset(topo, "file", json_string(t->file));
+	jset(topo, "root", json_string(t->nodes[t->root].name));
+	jset(topo, "nodes", json_integer(t->nnodes));
+	jset(topo, "hosts", json_integer(t->nhosts));
+	jset(topo, "links", json_integer(t->nlinks));
+	jset(j, "topology", topo);
+	jset(j, "switches", json_string(o->netns ? "netns" : "vm"));
+	snprintf(br, sizeof(br), "%s-mgmt", o->tag);
+	jset(mgmt, "subnet", json_string(cidr(t->mgmt, s)));
+	jset(mgmt, "bridge", json_string(br));
+	snprintf(br, sizeof(br), "%s-mgmt", o->prefix);
+	jset(mgmt, "network", json_string(br));
+	jset(j, "management", mgmt);
+	for (int i = 0; i < t->nnodes; i++)
+		jadd(nodes, json_node(t, o, i));
+	jset(j, "nodes", nodes);
+	for (int l = 0; l < t->nlinks; l++) {
+		const struct topo_link *k = &t->links[l];
+		struct topo_cidr net = { k->addr[0].addr & topo_mask(k->addr[0].prefix), k->addr[0].prefix };
+		json_t *lj = json_object(), *ends = json_array();
+		if (!lj || !ends) {
+			json_decref(lj), json_decref(ends);
+			json_failed = 1;
+			continue;
+		}
+		jset(lj, "index", json_integer(l));
+		jset(lj, "subnet", json_string(cidr(net, s)));
+		jset(lj, "mtu", json_integer(link_mtu(t, k->node[0], k->node[1])));
+		for (int e = 0; e < 2; e++) {
+			json_t *ej = json_object();
+			char ifname[32];
+			if (ej) {
+				snprintf(ifname, sizeof(ifname), "to-%s", t->nodes[k->node[!e]].name);
+				jset(ej, "node", json_string(t->nodes[k->node[e]].name));
+				jset(ej, "interface", json_string(ifname));
+				jset(ej, "address", json_string(topo_ntoa(k->addr[e].addr, s)));
+				jset(ej, "prefix", json_integer(k->addr[e].prefix));
+			}
+			jadd(ends, ej);
+		}
+		jset(lj, "ends", ends);
+		jadd(links, lj);
+	}
+	jset(j, "links", links);
+	if (json_failed) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
+}
+
+/* print_json — lab.json's text on @f (2-space indent, keys in the order made); 0 or -1. */
+static int print_json(FILE *f, const struct topology *t, const struct opts *o)
+{
+	json_t *j = json_lab(t, o);
+	int rc;
+
+	if (!j) {
+		fprintf(stderr, "topogen: cannot build the lab's JSON (out of memory, or a string that is not UTF-8)\n");
+		return -1;
+	}
+	rc = json_dumpf(j, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', f);
+	json_decref(j);
+	return rc;
+}
+
+/* ---- topology.dot: the topology as a graphviz graph ----------------------------- */
+
+/* Colours of the roles (fill) and of the management network: ColorBrewer's
+ * Pastel1/Set2-like tones that stay apart in grey print. */
+#define DOT_CONTROLLER_FILL "#fdd49e"
+#define DOT_ROOT_FILL "#6baed6"
+#define DOT_SWITCH_FILL "#c6dbef"
+#define DOT_HOST_FILL "#c7e9c0"
+#define DOT_MGMT_COLOR "#969696"
+/* the id of the management network's node: '_' is no character of a node name (topo_word_ok) */
+#define DOT_MGMT_ID "_management"
+
+/*
+ * dot_str() - @s on @f as one DOT double-quoted string. '"' and '\' are
+ * escaped ('\\' is one backslash in a label, so no graphviz substitution such
+ * as \N or \G, and no \l or \r, can be made of the text); a line break becomes
+ * the label escape \n; any other control byte or non-ASCII byte becomes '?'
+ * (graphviz reads UTF-8; the strings here are names, addresses and printable
+ * ASCII paths).
+ */
+static void dot_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c < 0x20 || c > 0x7e)
+			fputc('?', f);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* dot_attr — " NAME=VALUE" with VALUE a DOT string (dot_str). */
+static void dot_attr(FILE *f, const char *name, const char *value)
+{
+	fprintf(f, " %s=", name);
+	dot_str(f, value);
+}
+
+/*
+ * print_dot() - the topology as an undirected graphviz graph on @f: the tree
+ * from the root down (parent first on each edge, so dot ranks it), hosts in
+ * rank order; shapes and colours by role (controller: hexagon; switches:
+ * boxes, the root darker; hosts: ellipses), namespace nodes dashed; each node
+ * labelled with its name, role (rank) and management address, each edge with
+ * the address and prefix of each end, the parent's (left) over the child's;
+ * the management network one dashed note beside the controller (it joins
+ * every node: drawn once, each node's address in its label).
+ */
+static void print_dot(FILE *f, const struct topology *t, const struct opts *o)
+{
+	char label[512], a[24], b[24];
+	int ctl = -1;
+
+	fputs("graph ", f);
+	dot_str(f, t->name);
+	fputs(" {\n  graph [", f);
+	snprintf(label, sizeof(label), "inclab topology %s (%s)\nswitches and controller as %s; "
+		 "each link: the left end's address over the right end's", t->name, t->file,
+		 o->netns ? "network namespaces (dashed)" : "VMs");
+	dot_attr(f, "label", label);
+	/* left to right: a rank of 16 hosts (1-4-16) is a column, not a line 4,000 pixels long */
+	fputs(" labelloc=\"t\" rankdir=\"LR\" fontname=\"Helvetica\" fontsize=\"16\" nodesep=\"0.25\" ranksep=\"1.1\"]\n", f);
+	fputs("  node [fontname=\"Helvetica\" fontsize=\"12\" style=\"filled\" penwidth=\"1.2\"]\n", f);
+	fputs("  edge [fontname=\"Helvetica\" fontsize=\"10\" penwidth=\"1.5\"]\n", f);
+	for (int i = 0; i < t->nnodes; i++) {
+		const struct topo_node *n = &t->nodes[i];
+		const char *shape, *fill, *style = is_ns(t, o, i) ? "filled,dashed" : "filled";
+		char role[40];
+		switch (n->role) {
+		case TOPO_CONTROLLER:
+			shape = "hexagon", fill = DOT_CONTROLLER_FILL;
+			snprintf(role, sizeof(role), "controller (incctl)");
+			ctl = i;
+			break;
+		case TOPO_SWITCH:
+			shape = "box", fill = i == t->root ? DOT_ROOT_FILL : DOT_SWITCH_FILL;
+			snprintf(role, sizeof(role), "%s", i == t->root ? "root switch" : "switch");
+			style = is_ns(t, o, i) ? "filled,rounded,dashed" : "filled,rounded";
+			break;
+		default:
+			shape = "ellipse", fill = DOT_HOST_FILL;
+			snprintf(role, sizeof(role), "host, rank %d", n->rank);
+			break;
+		}
+		snprintf(label, sizeof(label), "%s\n%s%s\nmgmt %s", n->name, role, is_ns(t, o, i) ? ", netns" : "",
+			 topo_ntoa(n->mgmt, a));
+		fputs("  ", f);
+		dot_str(f, n->name);
+		fprintf(f, " [shape=\"%s\" fillcolor=\"%s\" style=\"%s\"", shape, fill, style);
+		dot_attr(f, "label", label);
+		fputs("]\n", f);
+	}
+	/* the management network, summarized: one note beside the controller */
+	snprintf(label, sizeof(label), "management network %s\njoins all %d nodes (mgmt0);\ncontrol traffic only",
+		 cidr(t->mgmt, a), t->nnodes);
+	fputs("  " "\"" DOT_MGMT_ID "\"" " [shape=\"note\" style=\"dashed\" color=\"" DOT_MGMT_COLOR "\" fontcolor=\"#525252\"", f);
+	dot_attr(f, "label", label);
+	fputs("]\n", f);
+	if (ctl >= 0) {
+		fputs("  ", f);
+		dot_str(f, t->nodes[ctl].name);
+		fputs(" -- \"" DOT_MGMT_ID "\" [style=\"dashed\" color=\"" DOT_MGMT_COLOR "\"]\n", f);
+		fputs("  { rank=\"same\"; ", f);
+		dot_str(f, t->nodes[ctl].name);
+		fputs("; \"" DOT_MGMT_ID "\" }\n", f);
+		/* the controller above the root: an invisible edge ranks it there */
+		fputs("  ", f);
+		dot_str(f, t->nodes[ctl].name);
+		fputs(" -- ", f);
+		dot_str(f, t->nodes[t->root].name);
+		fputs(" [style=\"invis\"]\n", f);
+	}
+	for (int l = 0; l < t->nlinks; l++) {
+		const struct topo_link *k = &t->links[l];
+		int up = t->nodes[k->node[1]].parent == k->node[0] ? 0 : 1; /* the parent's end */
+		fputs("  ", f);
+		dot_str(f, t->nodes[k->node[up]].name);
+		fputs(" -- ", f);
+		dot_str(f, t->nodes[k->node[!up]].name);
+		snprintf(label, sizeof(label), "%s\n%s", cidr(k->addr[up], a), cidr(k->addr[!up], b));
+		fputs(" [", f);
+		dot_attr(f, "label", label);
+		fputs("]\n", f);
+	}
+	fputs("}\n", f);
+}
+
 /* inventory.tsv and links.tsv for the lab scripts (and wires.tsv in netns mode). */
 static void gen_tables(const struct topology *t, const struct opts *o)
 {
@@ -674,6 +1039,15 @@ static void gen_tables(const struct topology *t, const struct opts *o)
 	}
 	if (o->netns)
 		gen_wires(t, o);
+	if ((f = out_open(o->out, "lab.json"))) {
+		if (print_json(f, t, o) < 0)
+			failed = 1;
+		out_close(f);
+	}
+	if ((f = out_open(o->out, "topology.dot"))) {
+		print_dot(f, t, o);
+		out_close(f);
+	}
 }
 
 /*
@@ -706,6 +1080,8 @@ static void usage(FILE *f)
 		"usage: topogen [options] TOPOLOGY.yaml\n"
 		"  --check               validate the file only (errors as FILE:LINE: message)\n"
 		"  -o, --out DIR         write the lab files into DIR\n"
+		"  --json                print the lab's static facts as JSON (OUT/lab.json) on stdout, write nothing\n"
+		"  --dot                 print the topology as a graphviz graph (OUT/topology.dot) on stdout, write nothing\n"
 		"  --prefix NAME         prefix of libvirt names (default inclab)\n"
 		"  --state-dir DIR       where the lab keeps disks, seeds, console logs (default /var/lib/inclab/lab)\n"
 		"  --image ROLE=DIR      image directory (vmlinuz, initrd.img) of a role (default /var/cache/inclab/images/ROLE)\n"
@@ -729,6 +1105,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "udp-base", required_argument, 0, 'u' }, { "help", no_argument, 0, 'h' },
 		{ "test-lab", no_argument, 0, 't' },    { "switches", required_argument, 0, 'w' },
 		{ "tsc-khz", required_argument, 0, 'k' }, { "keys", required_argument, 0, 'K' },
+		{ "json", no_argument, 0, 'J' },          { "dot", no_argument, 0, 'D' },
 		{ 0, 0, 0, 0 },
 	};
 	static char defimg[3][64];
@@ -742,6 +1119,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c': o->check_only = 1; break;
+		case 'J':
+		case 'D':
+			if (o->print && o->print != c) {
+				fprintf(stderr, "topogen: --json and --dot print one view each: give one\n");
+				return -1;
+			}
+			o->print = c;
+			break;
 		case 't': o->test_lab = 1; break;
 		case 'w':
 			if (strcmp(optarg, "vm") && strcmp(optarg, "netns")) {
@@ -800,8 +1185,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		default: usage(stderr); return -1;
 		}
 	}
-	if (optind != argc - 1 || (!o->out && !o->check_only)) {
+	if (optind != argc - 1 || (!o->out && !o->check_only && !o->print)) {
 		usage(stderr);
+		return -1;
+	}
+	if (o->print && (o->out || o->check_only)) {
+		fprintf(stderr, "topogen: --%s prints on stdout: no -o or --check with it\n", o->print == 'J' ? "json" : "dot");
 		return -1;
 	}
 	/* What is written unquoted into the generated XML, YAML and shell
@@ -813,7 +1202,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				"starting with a letter, not '%s'\n", o->prefix);
 		return -1;
 	}
-	if (!o->check_only) {
+	if (!o->check_only && !o->print) {
 		const char *const what[] = { "--state-dir", "--image controller=", "--image switch=", "--image host=" };
 		const char *const val[] = { o->state_dir, o->image[0], o->image[1], o->image[2] };
 		for (int i = 0; i < 4; i++)
@@ -823,12 +1212,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 					what[i], val[i]);
 				return -1;
 			}
-		if (!path_ok(argv[optind], 200, 0)) {
-			fprintf(stderr, "topogen: the topology file's path must be at most 200 printable ASCII characters, "
-					"not starting with '-' and without '--' (it is written into XML, YAML and shell comments), not '%s'\n",
-				argv[optind]);
-			return -1;
-		}
+	}
+	/* the lab files write the path into comments; --json and --dot quote it
+	 * (a JSON or DOT string), and it is one line of printable text there too */
+	if ((!o->check_only || o->print) && !path_ok(argv[optind], 200, 0)) {
+		fprintf(stderr, "topogen: the topology file's path must be at most 200 printable ASCII characters, "
+				"not starting with '-' and without '--' (it is written into XML, YAML and shell comments), not '%s'\n",
+			argv[optind]);
+		return -1;
 	}
 	dev_tag(o);
 	return 0;
@@ -849,6 +1240,19 @@ int main(int argc, char **argv)
 		       t->nnodes, t->nhosts, t->nlinks, t->nsegments);
 		topo_free(t);
 		return 0;
+	}
+	if (o.print) {
+		int rc = 0;
+		if (o.print == 'J')
+			rc = print_json(stdout, t, &o);
+		else
+			print_dot(stdout, t, &o);
+		topo_free(t);
+		if (fflush(stdout) == EOF || ferror(stdout)) {
+			fprintf(stderr, "topogen: write error: %s\n", strerror(errno));
+			return 1;
+		}
+		return rc < 0;
 	}
 	if (o.keys && (ctl_auth_init() < 0 || load_keys(t, o.keys) < 0)) {
 		topo_free(t);

@@ -8,7 +8,9 @@
 # topogen must exit 1 with exactly the messages of the matching .err file.
 # A test lab (--test-lab) differs from the golden files only by the
 # FAULT_FILE line of each switch's node.conf. With --switches netns the tree
-# must equal tests/golden/NAME-netns/.
+# must equal tests/golden/NAME-netns/. The views (lab.json, topology.dot) are
+# also checked against the topology file as PyYAML and graphviz read them
+# (check_views.py), with lab.sh status and graph's handling of bad input.
 # --update rewrites the golden files (review the diff before committing).
 # Runs in tests/lib/harness.sh: "N passed, M failed" only at its end.
 set -uo pipefail
@@ -19,7 +21,7 @@ cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
 tmp=$(mktemp -d)
 gone() { rm -rf "$tmp"; }
-harness_begin golden "generated invalid test-lab tsc-khz netns-names hostile keys"
+harness_begin golden "generated invalid test-lab tsc-khz netns-names hostile keys views"
 harness_on_exit gone
 gen() { "$topogen" -o "$1" --prefix inclab --state-dir /var/lib/inclab/test --udp-base 47000 --accel tcg \
     --image controller=/img/controller --image switch=/img/switch --image host=/img/host "${@:2}"; }
@@ -246,4 +248,124 @@ if gen "$tmp/keyed" --keys "$k" topology/1-2-4.yaml && gen "$tmp/keyed-ns" --key
 else
     ko "topogen --keys failed"
 fi
+phase views "lab.json and topology.dot: as the topology file declares (PyYAML, graphviz), quoted, printed alone; lab.sh status and graph refuse bad input"
+# check_views.py compares topogen's JSON and DOT (as graphviz reads and draws
+# it) with the topology file as PyYAML reads it, not as topo.c does
+views() { # views TOPOLOGY LAB.json DOT PREFIX MODE — check_views.py's complaints, empty when none
+    dot -Tjson "$3" > "$tmp/dot.json" 2> "$tmp/dot.err" || { echo "dot cannot read $3: $(head -c 300 "$tmp/dot.err")"; return; }
+    /usr/bin/python3 tests/golden/check_views.py "$1" "$2" "$tmp/dot.json" "$4" "$5" 2>&1 | head -n 12
+}
+if ! command -v dot >/dev/null; then
+    ko "no dot (graphviz) to read the generated topology.dot (make deps installs graphviz)"
+else
+    for topo in topology/*.yaml; do
+        name=$(basename "$topo" .yaml)
+        for mode in vm netns; do
+            g=tests/golden/$name; [ $mode = vm ] || g=$g-netns
+            out=$(views "$topo" "$g/lab.json" "$g/topology.dot" inclab $mode)
+            check "$name ($mode): lab.json and topology.dot say what the file declares${out:+: $out}" [ -z "$out" ]
+            "$topogen" --json --switches $mode "$topo" > "$tmp/p.json" 2>&1 && "$topogen" --dot --switches $mode "$topo" > "$tmp/p.dot" 2>&1
+            check "$name ($mode): topogen --json and --dot print $g/lab.json and topology.dot" \
+                bash -c 'cmp -s "$1/lab.json" "$2/p.json" && cmp -s "$1/topology.dot" "$2/p.dot"' _ "$g" "$tmp"
+        done
+    done
+    # a wrong view is caught: one host's address changed in the JSON, one edge's ends swapped and the hosts boxed in the DOT
+    sed 's/"10\.1\.1\.21"/"10.1.1.22"/' tests/golden/1-2-4/lab.json > "$tmp/wrong.json"
+    sed 's|10\.2\.1\.1/24\\n10\.2\.1\.7/24|10.2.1.7/24\\n10.2.1.1/24|; s/"ellipse"/"box"/' tests/golden/1-2-4/topology.dot > "$tmp/wrong.dot"
+    out=$(views topology/1-2-4.yaml "$tmp/wrong.json" "$tmp/wrong.dot" inclab vm)
+    check "check_views.py catches a wrong address, a swapped edge label and a host drawn as a switch ($(wc -l <<<"$out") complaints)" \
+        bash -c 'grep -q "pku1: data addresses" <<<"$1" && grep -q "node pku3: shape box" <<<"$1" && grep -q "edges (parent, child)" <<<"$1"' _ "$out"
+    # a hostile but accepted path (printable ASCII): a JSON and a DOT string that hold it as it is
+    odd="$tmp/it's \"q\" \\N \\n \\\\ <x> & \$(z) {a=b}; #1.yaml"
+    cp topology/1-2.yaml "$odd"
+    if "$topogen" --json --prefix lab-x "$odd" > "$tmp/odd.json" && "$topogen" --dot "$odd" > "$tmp/odd.dot"; then
+        out=$(views "$odd" "$tmp/odd.json" "$tmp/odd.dot" lab-x vm)
+        check "a topology path with \" \\ \\N ' < & \$( ) { } ; #: JSON and graphviz read it back as it is${out:+: $out}" [ -z "$out" ]
+    else
+        ko "topogen --json/--dot refused a printable topology path"
+    fi
+fi
+while IFS='|' read -r what args want; do
+    # shellcheck disable=SC2086
+    out=$("$topogen" $args 2>&1 >/dev/null); rc=$?
+    check "topogen $what: exit ${want%% *}, '${want#* }' (got $rc: $out)" \
+        bash -c '[ "$1" = "$2" ] && grep -qF -- "$3" <<<"$4"' _ "$rc" "${want%% *}" "${want#* }" "$out"
+done <<'EOF2'
+--json and --dot at once|--json --dot topology/1-2.yaml|2 print one view each
+--dot with -o|--dot -o /nonexistent topology/1-2.yaml|2 no -o or --check with it
+--json of a missing file|--json topology/nosuch.yaml|1 topology/nosuch.yaml: cannot open
+--dot of an invalid topology|--dot tests/topology/invalid/cycle.yaml|1 tests/topology/invalid/cycle.yaml:
+--json with a bad --switches|--json --switches vms topology/1-2.yaml|2 --switches must be vm or netns
+EOF2
+# lab.sh status: a FORMAT or argument that does not exist, and a lab that does not exist, are errors
+fake=inclab-views-test
+for args in "--format xml" "--format" "--bogus" "--format json --format yaml"; do
+    # shellcheck disable=SC2086
+    out=$(INCLAB_PREFIX=$fake INCLAB_STATE="$tmp/none" lab/lab.sh status $args 2>&1); rc=$?
+    check "lab.sh status $args: exit 1 naming the format or the usage (got $rc: $out)" \
+        bash -c '[ "$1" = 1 ] && grep -q "^lab: status" <<<"$2"' _ "$rc" "$out"
+done
+for f in table json; do
+    out=$(INCLAB_PREFIX=$fake INCLAB_STATE="$tmp/none" lab/lab.sh status --format $f 2>&1 >"$tmp/st.out"); rc=$?
+    check "lab.sh status --format $f of a lab that does not exist: exit 1, 'no lab', nothing on stdout (got $rc: $out)" \
+        bash -c '[ "$1" = 1 ] && grep -q "^lab: no lab .'$fake'." <<<"$2" && [ ! -s "$3" ]' _ "$rc" "$out" "$tmp/st.out"
+done
+out=$(env FORMAT=xml INCLAB_PREFIX=$fake INCLAB_STATE="$tmp/none" make --no-print-directory -s lab-status 2>&1); rc=$?
+check "make lab-status FORMAT=xml: fails naming FORMAT (got $rc: $(head -n 1 <<<"$out"))" \
+    bash -c '[ "$1" != 0 ] && grep -q "FORMAT must be table or json, not .xml." <<<"$2"' _ "$rc" "$out"
+# a lab that exists but runs nothing (its files, no domain or namespace): JSON that says so, exit 0
+st=$tmp/stopped
+if "$topogen" -o "$st/gen" --prefix $fake --state-dir "$st" --switches netns topology/1-2.yaml >/dev/null; then
+    printf 'LAB_TOPOLOGY=%q\nLAB_ACCEL=tcg\nLAB_SWITCHES=netns\nLAB_TEST=0\n' topology/1-2.yaml > "$st/lab.env"
+    INCLAB_PREFIX=$fake INCLAB_STATE="$st" lab/lab.sh status --format json > "$tmp/stopped.json" 2>"$tmp/stopped.err"; rc=$?
+    check "lab-status JSON of a lab that runs nothing: exit $rc, the static facts of lab.json, every node absent (or unknown without libvirtd) and not ready, the lab stopped$(head -c 200 "$tmp/stopped.err")" \
+        bash -c '[ "$1" = 0 ] &&
+            jq -e --slurpfile s "$3" "del(.state_dir, .accelerator, .test_lab, .state, .ready) | .nodes |= map(del(.state, .ready, .readiness)) | . == \$s[0]" "$2" >/dev/null &&
+            jq -e --arg d "$4" ".state == \"stopped\" and .ready == false and .accelerator == \"tcg\" and .state_dir == \$d and .test_lab == false
+                and (.nodes | length) == 4 and all(.nodes[]; (.state == \"absent\" or .state == \"unknown\") and .ready == false and .readiness == null)" "$2" >/dev/null' \
+        _ "$rc" "$tmp/stopped.json" "$st/gen/lab.json" "$st"
+    out=$(env -u TOPOLOGY -u SWITCHES INCLAB_PREFIX=$fake INCLAB_STATE="$st" GRAPH_DIR="$tmp/own" \
+        INCLAB_BUILD="$(dirname "$topogen")" lab/lab.sh graph 2>&1); rc=$?
+    check "lab.sh graph without TOPOLOGY draws the lab's own (1-2, namespace switches): $tmp/own/1-2-netns.dot, its topology.dot (exit $rc)" \
+        bash -c '[ "$1" = 0 ] && cmp -s "$2/own/1-2-netns.dot" "$3/gen/topology.dot" && [ -s "$2/own/1-2-netns.png" ]' _ "$rc" "$tmp" "$st"
+    # make: its default TOPOLOGY is no choice (the lab's own is drawn), one on its command line is
+    out=$(env -u TOPOLOGY -u SWITCHES INCLAB_PREFIX=$fake INCLAB_STATE="$st" make --no-print-directory -s lab-graph \
+        BUILD="$(dirname "$topogen")" GRAPH_DIR="$tmp/mk" 2>&1 && env -u SWITCHES INCLAB_PREFIX=$fake INCLAB_STATE="$st" \
+        make --no-print-directory -s lab-graph BUILD="$(dirname "$topogen")" GRAPH_DIR="$tmp/mk" TOPOLOGY=topology/1-2-4.yaml 2>&1); rc=$?
+    check "make lab-graph: the lab's own without TOPOLOGY, TOPOLOGY's with it ($(ls "$tmp/mk" 2>/dev/null | tr '\n' ' '))" \
+        bash -c '[ "$1" = 0 ] && [ "$(ls "$2")" = "$(printf "%s\n" 1-2-4.dot 1-2-4.png 1-2-4.svg 1-2-netns.dot 1-2-netns.png 1-2-netns.svg)" ]' \
+        _ "$rc" "$tmp/mk"
+    mv "$st/gen/lab.json" "$st/gen/lab.json.x"
+    out=$(INCLAB_PREFIX=$fake INCLAB_STATE="$st" lab/lab.sh status --format json 2>&1 >/dev/null); rc=$?
+    check "lab-status JSON of a lab made before lab.json: exit 1, says how to remake it (got $rc: $out)" \
+        bash -c '[ "$1" = 1 ] && grep -q "has no .*lab.json" <<<"$2"' _ "$rc" "$out"
+else
+    ko "topogen could not make a lab's files for the status test"
+fi
+# lab.sh graph: from TOPOLOGY alone (no lab), every topology; bad input refused
+if command -v dot >/dev/null; then
+    for topo in topology/*.yaml; do
+        name=$(basename "$topo" .yaml)
+        out=$(INCLAB_PREFIX=$fake INCLAB_STATE="$tmp/none" TOPOLOGY=$topo GRAPH_DIR="$tmp/graphs" INCLAB_BUILD="$(dirname "$topogen")" \
+            lab/lab.sh graph 2>&1); rc=$?
+        check "lab.sh graph TOPOLOGY=$topo: exit $rc, $tmp/graphs/$name.{dot,svg,png}: the DOT topogen's, an SVG that is XML, a PNG" \
+            bash -c '[ "$1" = 0 ] && cmp -s "$2.dot" "tests/golden/$3/topology.dot" &&
+                /usr/bin/python3 -c "import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])" "$2.svg" &&
+                [ "$(head -c 8 "$2.png" | od -An -tx1 | tr -d " \n")" = 89504e470d0a1a0a ]' _ "$rc" "$tmp/graphs/$name" "$name"
+    done
+    out=$(INCLAB_PREFIX=$fake INCLAB_STATE="$tmp/none" TOPOLOGY=topology/1-2.yaml SWITCHES=netns GRAPH_DIR="$tmp/graphs" \
+        INCLAB_BUILD="$(dirname "$topogen")" lab/lab.sh graph 2>&1); rc=$?
+    check "lab.sh graph SWITCHES=netns: $tmp/graphs/1-2-netns.dot, the netns golden one (exit $rc)" \
+        bash -c '[ "$1" = 0 ] && cmp -s "$2" tests/golden/1-2-netns/topology.dot' _ "$rc" "$tmp/graphs/1-2-netns.dot"
+fi
+while IFS='|' read -r what topo sw want; do
+    out=$(INCLAB_PREFIX=$fake INCLAB_STATE="$tmp/none" TOPOLOGY=$topo SWITCHES=$sw GRAPH_DIR="$tmp/graphs-bad" \
+        INCLAB_BUILD="$(dirname "$topogen")" lab/lab.sh graph 2>&1); rc=$?
+    check "lab.sh graph $what: exit 1, '$want', nothing written (got $rc: $(tail -n 1 <<<"$out"))" \
+        bash -c '[ "$1" = 1 ] && grep -qF -- "$2" <<<"$3" && [ ! -e "$4" ]' _ "$rc" "$want" "$out" "$tmp/graphs-bad"
+done <<'EOF2'
+of a topology that does not exist|topology/nosuch.yaml||topology file 'topology/nosuch.yaml' not found
+of an invalid topology|tests/topology/invalid/cycle.yaml||topogen refused
+with SWITCHES=vms|topology/1-2.yaml|vms|SWITCHES must be vm or netns, not 'vms'
+EOF2
 harness_end

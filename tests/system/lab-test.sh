@@ -5,7 +5,8 @@
 #   1. a half-failed lab-up (boot limit forced to 5 s) fails with an error, and
 #      lab-down then removes everything it left
 #   2. lab-up of $TOPOLOGY until every node is ready; a second lab-up is a no-op
-#   3. node checks through the command runner: hostname, role, lab-status
+#   3. node checks through the command runner: hostname, role, lab-status (the
+#      table, and FORMAT=json against topogen and the addresses the nodes have)
 #   4. data plane: every tree edge carries traffic (ping across it, NIC
 #      counters move), host-to-host traffic crosses the tree (TTL shows the
 #      hops), ib_send_bw from rank 0 to the first rank under another leaf crosses the tree
@@ -145,6 +146,28 @@ nodes_ready() { grep -c ' \(running\|netns\) .*ready=yes' <<<"$1"; }
 status=$("$lab" status 2>&1)
 echo "$status"
 check "lab-status shows every node running and ready" [ "$(nodes_ready "$status")" = "$(inv | wc -l)" ]
+# lab-status FORMAT=json: JSON (jq) that lists every node of the topology
+# running and ready; its static facts those topogen prints for the topology
+# file now, and each node's addresses those the node itself has (ip addr in it)
+json=$("$lab" status --format json 2>/tmp/inclab-status-json.err); rc=$?
+check "lab-status --format json: exit $rc, a JSON document (jq)$(head -c 200 /tmp/inclab-status-json.err)" \
+    sh -c '[ "$1" = 0 ] && printf "%s" "$2" | jq -e "type == \"object\"" >/dev/null' _ "$rc" "$json"
+want_nodes=$(inv | cut -f1 | tr '\n' ' ')
+got=$(jq -r '[.nodes[] | select(.state == "running" and .ready == true) | .name] | join(" ")' <<<"$json" 2>&1)
+check "lab-status JSON: lab '$INCLAB_PREFIX', switches $SWITCHES, state running and ready, every node running and ready ($got)" \
+    sh -c '[ "$1 " = "$2" ] && printf "%s" "$3" | jq -e --arg p "$4" --arg s "$5" \
+        ".lab == \$p and .switches == \$s and .state == \"running\" and .ready == true" >/dev/null' \
+    _ "$got" "$want_nodes" "$json" "$INCLAB_PREFIX" "$SWITCHES"
+"$INCLAB_BUILD/topogen" --json --prefix "$INCLAB_PREFIX" --switches "$SWITCHES" "$TOPOLOGY" > /tmp/inclab-topogen.json 2>&1
+check "lab-status JSON: nodes, roles, kinds, addresses, interfaces and links are what topogen --json says of $TOPOLOGY" \
+    sh -c 'printf "%s" "$1" | jq -e --slurpfile t /tmp/inclab-topogen.json \
+        "del(.state_dir, .accelerator, .test_lab, .state, .ready) | .nodes |= map(del(.state, .ready, .readiness)) | . == \$t[0]" >/dev/null' _ "$json"
+for n in $(inv | cut -f1); do
+    # what the node has: "IF ADDR/LEN" per IPv4 address of global scope, sorted
+    has=$(on "$n" "ip -o -4 addr show scope global" 2>/dev/null | awk '{print $2, $4}' | sort | tr '\n' ' ')
+    says=$(jq -r --arg n "$n" '.nodes[] | select(.name == $n) | (.management, .addresses[]) | "\(.interface) \(.address)/\(.prefix)"' <<<"$json" | sort | tr '\n' ' ')
+    check "lab-status JSON: $n's addresses are those $n has (${has% })" sh -c '[ -n "$1" ] && [ "$1" = "$2" ]' _ "$has" "$says"
+done
 # The machine's own namespace: no address on any of the lab's devices, and no
 # route through one (it must never send to the lab).
 lab_devs=$( (echo "$INCLAB_PREFIX-mgmt"; [ -r "$state/gen/wires.tsv" ] && grep -v '^#' "$state/gen/wires.tsv" | cut -f8-10 | tr '\t' '\n') | grep -v '^-$' | sort -u)
