@@ -82,7 +82,10 @@ phase signals "signals from outside, to the process group"
 # start with SIGINT ignored (bash ignores it in asynchronous commands otherwise).
 set -m
 for sig in TERM INT HUP; do
-    SLEEP_IN_B=60 "$tmp/three.sh" > "$tmp/out" 2>&1 &
+    # with the signals' default actions whatever this test inherited: a shell
+    # started in the background without job control ignores SIGINT, nohup
+    # ignores SIGHUP, and a signal ignored at a shell's start cannot be trapped
+    SLEEP_IN_B=60 env --default-signal=INT,TERM,HUP "$tmp/three.sh" > "$tmp/out" 2>&1 &
     pid=$!
     for _ in $(seq 1 100); do grep -q sleeping "$tmp/out" && break; sleep 0.1; done
     kill -"$sig" -- -"$pid"

@@ -45,7 +45,8 @@ run_until() {
     local file=$1 pattern=$2 sig=$3 pid rc
     rm -f "$file"
     set -m
-    tests/system/lab-test.sh > "$tmp/out" 2>&1 &
+    # default signal actions, whatever this test inherited (test-harness.sh says why)
+    env --default-signal=INT,TERM,HUP tests/system/lab-test.sh > "$tmp/out" 2>&1 &
     pid=$!
     set +m
     for _ in $(seq 1 1800); do
