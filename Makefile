@@ -12,8 +12,8 @@ export TOPOLOGY
 # target that needs packages depends on its stamp.
 DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1-12)
 
-.PHONY: all help deps payload images bench-switch lab-up lab-down lab-status lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
-        test check test-harness test-lab-down test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
+.PHONY: all help deps payload images bench-switch lab-up lab-stop lab-down lab-status lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
+        test check test-harness test-lab-down test-lab-stop test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis \
         fuzz fuzz-build test-fuzz
 
@@ -26,6 +26,7 @@ help:
 	@echo "make images                build or reuse the guest images (cached in /var/cache/inclab)"
 	@echo "make lab-up                boot the lab of TOPOLOGY (default topology/1-2-4.yaml), wait until ready;"
 	@echo "                           SWITCHES=netns: switches and controller as network namespaces (README)"
+	@echo "make lab-stop              stop the lab keeping its state (VM memory saved); the next lab-up restores it"
 	@echo "make lab-status            state of every node"
 	@echo "make lab-clocks            how fast each VM's clock ran against this machine's since lab-up"
 	@echo "make lab-reboot NODE='sw2 pku4' [HARD=1]   reboot nodes (HARD: power cycle) and wait until ready again"
@@ -137,6 +138,8 @@ images: $(DEPS_STAMP) payload
 
 lab-up: $(DEPS_STAMP) payload
 	lab/lab.sh up
+lab-stop:
+	lab/lab.sh stop
 lab-down:
 	lab/lab.sh down
 lab-status:
@@ -183,7 +186,7 @@ test: check
 	@$(MAKE) --no-print-directory test-lab SWITCHES=netns LAB_TEST_DEPTH=full
 	@$(MAKE) --no-print-directory test-lab-mixed
 	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
-check: test-harness test-lab-down test-unit test-golden test-experiments test-baselines test-analysis
+check: test-harness test-lab-down test-lab-stop test-unit test-golden test-experiments test-baselines test-analysis
 # the test harness (tests/lib/harness.sh): no run that was cut short can pass
 test-harness:
 	@tests/run-phase.sh harness tests/harness/test-harness.sh
@@ -191,6 +194,10 @@ test-harness:
 test-lab-down:
 	@tests/run-phase.sh lab-down tests/harness/test-lab-down.sh
 # the lab test cut short at several points must fail, and leave no lab
+# lab-stop's refusals: a lab that does not exist, a state not its own (no VM; under a second)
+test-lab-stop:
+	@tests/run-phase.sh lab-stop tests/harness/test-lab-stop.sh
+
 test-lab-aborts: $(DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh lab-aborts tests/harness/test-lab-aborts.sh
 test-experiments: $(BUILD)/topogen $(BUILD)/inccl_perf
