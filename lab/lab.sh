@@ -889,26 +889,38 @@ check_ports() {
     done
 }
 
-# Poll every node's inclab-ready until all pass; show progress.
+# Poll every node's inclab-ready until all pass; show progress (each node's
+# readiness as it comes, with its seconds). The nodes not yet ready are asked
+# at once each round (an agent call takes about a second under TCG: one
+# after the other, 8 restored VMs took 9-15 s to be seen ready).
 wait_ready() {
-    local limit=${INCLAB_BOOT_TIMEOUT:-1500} t0=$SECONDS last=-100 n line ready pending vm_pending
+    local limit=${INCLAB_BOOT_TIMEOUT:-1500} t0=$SECONDS last=-100 n line pending vm_pending tmp pids
     [ "${acc:-tcg}" = kvm ] && limit=${INCLAB_BOOT_TIMEOUT:-300}
     declare -A done_at=()
     log "waiting for $(nodes | wc -l) nodes to be ready (limit ${limit} s)"
+    tmp=$(mktemp -d)
     while :; do
-        pending="" vm_pending=0
+        pending="" vm_pending=0 pids=()
         for n in $(nodes); do
             [ -n "${done_at[$n]:-}" ] && continue
-            if line=$(QGA_TIMEOUT=3 nexec "$n" /usr/local/sbin/inclab-ready 20 2>/dev/null); then
+            (QGA_TIMEOUT=3 nexec "$n" /usr/local/sbin/inclab-ready 20 > "$tmp/$n" 2>/dev/null && : > "$tmp/$n.ok") &
+            pids+=($!)
+        done
+        [ ${#pids[@]} = 0 ] || wait "${pids[@]}"
+        for n in $(nodes); do
+            [ -n "${done_at[$n]:-}" ] && continue
+            if [ -e "$tmp/$n.ok" ]; then
                 done_at[$n]=$((SECONDS - t0))
-                log "  $n ready after ${done_at[$n]} s: $line"
+                log "  $n ready after ${done_at[$n]} s: $(head -c 300 "$tmp/$n")"
             else
                 pending="$pending $n"
                 [ "$(node_kind "$n")" = vm ] && vm_pending=1
             fi
         done
-        [ -z "$pending" ] && return 0
+        rm -f "$tmp"/*
+        [ -z "$pending" ] && { rm -rf "$tmp"; return 0; }
         if [ $((SECONDS - t0)) -ge "$limit" ]; then
+            rm -rf "$tmp"
             log "timeout after ${limit} s; not ready:$pending"
             for n in $pending; do
                 line=$(nexec "$n" /usr/local/sbin/inclab-ready 20 2>&1 || true)
@@ -1151,7 +1163,7 @@ cmd_stop() {
 # one cannot be restored.
 restore_vms() {
     local n tmp rc secs pids=() t0=$SECONDS
-    log "restoring$* from their saved state"
+    log "restoring $* from their saved state"
     tmp=$(mktemp -d)
     for n in "$@"; do
         check_ports "$n"
@@ -1167,8 +1179,10 @@ restore_vms() {
     done
     rm -rf "$tmp"
     for n in "$@"; do vsh resume "$prefix-$n" >/dev/null || die "cannot resume $n after its restore"; done
-    log "resumed$* ($((SECONDS - t0)) s after the first restore began)"
-    for n in "$@"; do clock_set "$n"; done
+    log "resumed $* ($((SECONDS - t0)) s after the first restore began)"
+    pids=()
+    for n in "$@"; do clock_set "$n" & pids+=($!); done
+    wait "${pids[@]}"
 }
 
 # clock_set NODE — set a restored VM's clock to this machine's. Under TCG the

@@ -47,7 +47,7 @@ t0=$(date +%s)
 "$lab" stop > /tmp/inclab-stop.log 2>&1; rc=$?
 stop_s=$(($(date +%s) - t0))
 sed 's/^/  /' /tmp/inclab-stop.log
-check "lab-stop: exit $rc in $stop_s s ($(tail -n 1 /tmp/inclab-stop.log | cut -c12-140))" [ "$rc" = 0 ]
+check "lab-stop: exit $rc in $stop_s s ($(tail -n 1 /tmp/inclab-stop.log | cut -c16-140))" [ "$rc" = 0 ]
 
 status=$("$lab" status 2>&1)
 echo "$status"
