@@ -91,7 +91,7 @@ ensure_daemons() {
         daemon_running "$d" && continue
         echo "$d -" >> "$run/started-daemons"
         log "starting $d"
-        "$d" --daemon || die "cannot start $d"
+        (close_fds; exec "$d" --daemon) || die "cannot start $d"
         pid=$(daemon_pid "$d") && echo "$d $pid" >> "$run/started-daemons"
     done
     local i
@@ -100,6 +100,19 @@ ensure_daemons() {
         sleep 0.2
     done
     die "libvirtd does not answer on $URI (see /var/log/libvirt/)"
+}
+
+# close_fds — close every descriptor of this (sub)shell above 2. The daemons
+# lab-up starts outlive it: one that kept a descriptor it inherited kept what
+# that was, such as the lock of `flock LOCK make lab-up`, held by libvirtd
+# until a lab-down stopped it (seen: every lab waiting on a lock no command held).
+close_fds() {
+    local fd
+    for fd in /proc/$BASHPID/fd/*; do
+        fd=${fd##*/}
+        [ "$fd" -gt 2 ] 2>/dev/null && { eval "exec $fd>&-"; } 2>/dev/null
+    done
+    return 0
 }
 
 # daemon_running NAME — does a process NAME run (a zombie, which has no
