@@ -15,8 +15,8 @@ export TOPOLOGY
 DEPS_STAMP     := $(BUILD)/.deps-build-$(shell cat lab/packages.build | sha256sum | cut -c1-12)
 LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages.host | sha256sum | cut -c1-12)
 
-.PHONY: all help run deps payload install uninstall test-install images bench-switch lab-up lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
-        test check test-harness test-deps test-lab-down test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
+.PHONY: all help run deps payload install uninstall test-install images bench-switch lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
+        test check test-harness test-deps test-lab-down test-lab-stop test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis \
         fuzz fuzz-build test-fuzz
 
@@ -35,6 +35,7 @@ help:
 	@echo "make lab-status [FORMAT=json]   state of every node: a table, or JSON for scripts (README)"
 	@echo "make lab-graph [TOPOLOGY=...] [SWITCHES=netns] [GRAPH_DIR=results/graphs]   draw the topology"
 	@echo "                           (graphviz SVG and PNG; the lab's own when TOPOLOGY is not given)"
+	@echo "make lab-stop              stop the lab keeping its state (VM memory saved); the next lab-up restores it"
 	@echo "make lab-clocks            how fast each VM's clock ran against this machine's since lab-up"
 	@echo "make lab-reboot NODE='sw2 pku4' [HARD=1]   reboot nodes (HARD: power cycle) and wait until ready again"
 	@echo "make lab-ssh NODE=pku1 [CMD='...']   run a command on a node (no CMD: serial console)"
@@ -177,6 +178,8 @@ images: $(LAB_DEPS_STAMP) payload
 
 lab-up: $(LAB_DEPS_STAMP) payload
 	lab/lab.sh up
+lab-stop:
+	lab/lab.sh stop
 lab-down:
 	lab/lab.sh down
 # FORMAT=table (default) or json (README: "lab-status FORMAT=json")
@@ -231,7 +234,7 @@ test: check
 	@$(MAKE) --no-print-directory test-lab SWITCHES=netns LAB_TEST_DEPTH=full
 	@$(MAKE) --no-print-directory test-lab-mixed
 	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
-check: test-harness test-deps test-lab-down test-unit test-golden test-experiments test-baselines test-analysis test-install
+check: test-harness test-deps test-lab-down test-lab-stop test-unit test-golden test-experiments test-baselines test-analysis test-install
 # the test harness (tests/lib/harness.sh): no run that was cut short can pass
 test-harness:
 	@tests/run-phase.sh harness tests/harness/test-harness.sh
@@ -242,6 +245,10 @@ test-deps:
 test-lab-down:
 	@tests/run-phase.sh lab-down tests/harness/test-lab-down.sh
 # the lab test cut short at several points must fail, and leave no lab
+# lab-stop's refusals: a lab that does not exist, a state not its own (no VM; under a second)
+test-lab-stop:
+	@tests/run-phase.sh lab-stop tests/harness/test-lab-stop.sh
+
 test-lab-aborts: $(LAB_DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh lab-aborts tests/harness/test-lab-aborts.sh
 test-experiments: $(BUILD)/topogen $(BUILD)/inccl_perf

@@ -2,7 +2,7 @@
 #
 # lab_is_clean — nothing of the lab $INCLAB_PREFIX (state in $state) is left:
 # no domain or network in libvirt, no QEMU process, no management bridge, no
-# state directory, no network namespace or device of its namespace nodes
+# state directory, no managed save image (lab-stop's), no network namespace or device of its namespace nodes
 # (SWITCHES=netns: "$INCLAB_PREFIX-NODE", and devices "TAG-[bvtm]N"). The
 # lab's names are exact: "$INCLAB_PREFIX-NODE" for the nodes of $TOPOLOGY (as
 # topogen lists them) and "$INCLAB_PREFIX-mgmt", so a neighbour whose prefix
@@ -40,6 +40,12 @@ lab_is_clean() {
     # QEMU processes: libvirt names the guest "-name guest=NAME,..."
     for n in $(ps -eo args= | grep -o 'qemu-system[^ ]* .*-name guest=[^, ]*' | sed 's/.*-name guest=//'); do
         is_lab "$n" && left+=" qemu($n)"
+    done
+    # the memory lab-stop saved (libvirt's managed save images)
+    for n in "${INCLAB_LIBVIRT_SAVE:-/var/lib/libvirt/qemu/save}"/*.save; do
+        [ -e "$n" ] || continue
+        t=${n##*/}
+        is_lab "${t%.save}" && left+=" $n"
     done
     ip link show "$INCLAB_PREFIX-mgmt" >/dev/null 2>&1 && left+=" bridge $INCLAB_PREFIX-mgmt"
     for n in $(ip netns list 2>/dev/null | awk '{print $1}'); do is_lab "$n" && left+=" netns $n"; done

@@ -43,6 +43,11 @@
 #      register again, and collectives across the tree pass
 #      (tests/system/inc-reboots.sh); in both depths (VM and namespace nodes
 #      come back differently)
+#   4k. restarts: lab-stop saves every VM (managed save) and stops the
+#      namespace nodes; lab-status says stopped, no QEMU of the lab runs; lab-up
+#      restores it (seconds printed), every node ready, the VMs' same boot and
+#      their clocks set, the switches registered, collectives across the tree
+#      pass (tests/system/lab-restore.sh; about a minute); in both depths
 #   5. lab-down leaves no domain, network, bridge, process or state; a second
 #      lab-down is a no-op
 # Runs in tests/lib/harness.sh: ends with "N passed, M failed" only when it
@@ -55,9 +60,9 @@
 # stops before phase 5 and does not pass. SWITCHES=netns tests a lab whose
 # switches and controller are network namespaces (lab.sh); default vm.
 # LAB_TEST_DEPTH=full (default) runs every phase; core runs what depends on
-# how the nodes are made (1 2 3 4 4b 4c 4d 4j 5: boot, nodes, every edge, the
+# how the nodes are made (1 2 3 4 4b 4c 4d 4j 4k 5: boot, nodes, every edge, the
 # switch code against real rxe, the collectives under a leaf and across the
-# tree, reboots) and leaves out 4i 4e 4f 4h 4g (several jobs, large collectives, fault
+# tree, reboots, restarts) and leaves out 4i 4e 4f 4h 4g (several jobs, large collectives, fault
 # injection, deaths, an experiment), which do not: make test runs them on one mode only (README).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -85,8 +90,8 @@ exp_size=${EXP_SIZE:-1M}
 on() { "$lab" exec "$@"; }
 cleanup() { if [ "${INCLAB_KEEP:-0}" != 1 ]; then "$lab" down >/dev/null 2>&1; fi; }
 case ${LAB_TEST_DEPTH:=full} in
-full) phases="1 2 3 4 4b 4c 4d 4i 4e 4f 4h 4g 4j 5" ;;
-core) phases="1 2 3 4 4b 4c 4d 4j 5" ;;
+full) phases="1 2 3 4 4b 4c 4d 4i 4e 4f 4h 4g 4j 4k 5" ;;
+core) phases="1 2 3 4 4b 4c 4d 4j 4k 5" ;;
 *) echo "lab-test: LAB_TEST_DEPTH must be full or core, not '$LAB_TEST_DEPTH'"; exit 2 ;;
 esac
 harness_begin lab-test "$phases"
@@ -303,6 +308,10 @@ sub_test tests/system/inc-reboots.sh
 clocks=$("$lab" clocks --check 2>&1); rc=$?
 sed 's/^/  /' <<<"$clocks"
 check "every VM's clock ran at this machine's rate since lab-up (within 1 %)" [ "$rc" = 0 ]
+
+# ---------------------------------------------------------------------------
+phase 4k "restarts: lab-stop keeps the lab's state, lab-up brings it back from there"
+sub_test tests/system/lab-restore.sh
 
 # ---------------------------------------------------------------------------
 phase 5 "lab-down"
