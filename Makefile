@@ -14,7 +14,7 @@ DEPS_STAMP := $(BUILD)/.deps-$(shell cat lab/packages.host | sha256sum | cut -c1
 
 .PHONY: all help deps payload images bench-switch lab-up lab-down lab-status lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-lab-down test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
-        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis \
+        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis test-capture \
         fuzz fuzz-build test-fuzz
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/tsckhz $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
@@ -187,13 +187,16 @@ test: check
 	@$(MAKE) --no-print-directory test-lab SWITCHES=netns LAB_TEST_DEPTH=full
 	@$(MAKE) --no-print-directory test-lab-mixed
 	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
-check: test-harness test-lab-down test-unit test-golden test-experiments test-baselines test-analysis
+check: test-harness test-lab-down test-capture test-unit test-golden test-experiments test-baselines test-analysis
 # the test harness (tests/lib/harness.sh): no run that was cut short can pass
 test-harness:
 	@tests/run-phase.sh harness tests/harness/test-harness.sh
 # lab-down removes exactly what its lab recorded, nothing of a neighbour's (no VM; a few seconds)
 test-lab-down:
 	@tests/run-phase.sh lab-down tests/harness/test-lab-down.sh
+# udpcap on a veth between two namespaces of its own: pcapng per link, nothing lost, a loss said (no VM; ~15 s)
+test-capture: $(BUILD)/udpcap
+	@BUILD=$(BUILD) tests/run-phase.sh capture tests/harness/test-capture.sh
 # the lab test cut short at several points must fail, and leave no lab
 test-lab-aborts: $(DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh lab-aborts tests/harness/test-lab-aborts.sh

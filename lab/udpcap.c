@@ -22,8 +22,11 @@
  * blocks, read whenever poll() says a block is full or its timeout passed.
  * At the end every link prints the frames captured, what its capture sockets
  * dropped (the kernel's count, exact) and, for a netns interface, what the
- * interface itself counted (rx, tx) over the same window: lost = dropped, or
- * the counted frames that are not in the capture if that is more. The
+ * interface itself counted (rx, tx) over the same window. Lost: for an
+ * interface, the counted frames that are not in the capture (both its
+ * sockets see every frame, so one's drops may be frames the other kept); for
+ * a tunnel, whose sockets' kernel filters pick their own frames alone, their
+ * drops. The
  * counters and the capture window cannot be opened at the very same instant:
  * a frame in flight at either edge may be counted on one side only (exact
  * when the link is idle at the start and the end, as in the lab's tests).
@@ -315,8 +318,9 @@ static uint64_t report(void)
 			/* inbound = what the interface received, outbound = what it sent */
 			uint64_t miss_in = rx > l->d[0].in_window ? rx - l->d[0].in_window : 0;
 			uint64_t miss_out = tx > l->d[1].in_window ? tx - l->d[1].in_window : 0;
-			if (miss_in + miss_out > lost)
-				lost = miss_in + miss_out;
+			/* Each direction's socket sees both (the direction is picked in userland), so
+			 * its drops may be frames the other one kept: the counters say what is lost. */
+			lost = miss_in + miss_out;
 			ifrecv = rx + tx;
 			snprintf(counted, sizeof(counted), "; %s counted rx %" PRIu64 " tx %" PRIu64 " (captured in its window %" PRIu64 " + %" PRIu64 ")",
 				 l->b, rx, tx, l->d[0].in_window, l->d[1].in_window);
