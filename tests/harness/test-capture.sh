@@ -10,11 +10,15 @@
 # it must say LOST and exit 3, with a count that matches what is missing from
 # the file. Loopback tunnels (a VM lab's): UDP datagrams to two ports inside
 # a namespace, each frame written without its outer headers, in its
-# direction. Needs root for namespaces (else skipped); about 10 s.
+# direction. `lab.sh capture` on the tables of a lab (no lab up; a stand-in
+# udpcap records its arguments): a link not in the topology, a malformed or
+# repeated one, bad SECONDS: a precise error, exit 1; good links become
+# udpcap's link specs in the tables' order; udpcap's exit 3 is kept. Needs
+# root for namespaces (else those phases are skipped); about 15 s.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
-harness_begin test-capture "veth overflow tunnel"
+harness_begin test-capture "lab veth overflow tunnel"
 udpcap=$PWD/${BUILD:-build}/udpcap
 P=${CAPTURE_TEST_PREFIX:-ilcp$$}
 P=${P:0:8}
@@ -26,6 +30,36 @@ gone() {
     rm -rf "$tmp"
 }
 harness_on_exit gone
+phase lab "lab.sh capture: bad input refused, links turned into udpcap's"
+fake=$tmp/lab
+mkdir -p "$fake/gen" "$tmp/bin"
+printf '# link\tnode_a\tif_a\tport_a\tnode_b\tif_b\tport_b\tsubnet\n0\tsw0\tto-sw1\t-\tsw1\tto-sw0\t-\ts\n1\tsw1\tto-pku1\t47102\tpku1\tto-sw1\t47103\ts\n' \
+    > "$fake/gen/links.tsv"
+printf '# kind\tlink\tnode_a\tif_a\tnode_b\tif_b\tmtu\tbridge\tveth\ttap\nveth\t0\tsw0\tto-sw1\tsw1\tto-sw0\t1500\t-\t-\t-\n' > "$fake/gen/wires.tsv"
+echo '# node' > "$fake/gen/inventory.tsv"
+# the stand-in: its arguments to a file, exit $FAKE_RC
+printf '#!/bin/sh\necho "$@" > %s/args\nexit ${FAKE_RC:-0}\n' "$tmp" > "$tmp/bin/udpcap"
+chmod +x "$tmp/bin/udpcap"
+labcap() { INCLAB_STATE=$fake INCLAB_PREFIX=ilcpx INCLAB_BUILD=$tmp/bin lab/lab.sh capture "$@" > "$tmp/lab.out" 2>&1; }
+for x in "sw1-nosuch|5|no link 'sw1-nosuch' in this lab's topology; the links: sw0-sw1 sw1-pku1" \
+    "sw1-pku1|0|SECONDS must be a whole number of seconds in 1..86400, not '0'" \
+    "sw1-pku1|9x|SECONDS must be a whole number of seconds in 1..86400, not '9x'" \
+    " |5|which link?" "sw1+pku1|5|'sw1+pku1' is not a link a-b" "sw1-pku1 pku1-sw1|5|link sw1-pku1 given twice"; do
+    IFS='|' read -r l s want <<<"$x"
+    rm -f "$tmp/args"
+    labcap "$l" "$s"; rc=$?
+    check "lab capture '$l' $s: exit $rc, $(head -n 1 "$tmp/lab.out")" \
+        sh -c '[ "$1" = 1 ] && grep -qF -- "$2" "$3" && [ ! -e "$4" ]' _ "$rc" "$want" "$tmp/lab.out" "$tmp/args"
+done
+labcap "pku1-sw1 sw1-sw0" 7; rc=$?
+args=$(sed 's/ -o [^ ]*\.pcapng / -o F /' "$tmp/args")
+check "lab capture 'pku1-sw1 sw1-sw0': exit $rc, udpcap $args" \
+    sh -c '[ "$1" = 0 ] && [ "$2" = "-s 7 -o F sw1-pku1:udp:47102:47103 sw0-sw1:netns:ilcpx-sw0:to-sw1" ] && [ "$(tail -n 1 "$3")" != "" ]' \
+    _ "$rc" "$args" "$tmp/lab.out"
+FAKE_RC=3 labcap "sw1-pku1" 5; rc=$?
+check "lab capture when udpcap lost frames: exit $rc, says LOST, prints the file" \
+    sh -c '[ "$1" = 3 ] && grep -q "frames were LOST" "$2" && grep -q "sw1-pku1-.*\.pcapng$" "$2"' _ "$rc" "$tmp/lab.out"
+
 if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1; then
     echo "skip: not root, no network namespaces"
     harness_end
