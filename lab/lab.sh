@@ -89,7 +89,16 @@ ensure_daemons() {
         daemon_running "$d" && continue
         echo "$d -" >> "$run/started-daemons"
         log "starting $d"
-        "$d" --daemon || die "cannot start $d"
+        # Without our descriptors past stderr: a daemon outlives the lab-up that
+        # started it, and one that kept, say, a lock file's descriptor (flock
+        # LOCK make lab-up) would hold that lock for as long as it runs.
+        (
+            for fd in /proc/$BASHPID/fd/*; do
+                fd=${fd##*/}
+                [ "$fd" -gt 2 ] && eval "exec $fd>&-"
+            done
+            exec "$d" --daemon
+        ) || die "cannot start $d"
         pid=$(daemon_pid "$d") && echo "$d $pid" >> "$run/started-daemons"
     done
     local i
