@@ -17,7 +17,7 @@ LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages
 
 .PHONY: all help run deps payload install uninstall test-install images bench-switch lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-deps test-lab-down test-lab-stop test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
-        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis \
+        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis test-capture \
         fuzz fuzz-build test-fuzz
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/tsckhz $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
@@ -40,7 +40,7 @@ help:
 	@echo "make lab-reboot NODE='sw2 pku4' [HARD=1]   reboot nodes (HARD: power cycle) and wait until ready again"
 	@echo "make lab-ssh NODE=pku1 [CMD='...']   run a command on a node (no CMD: serial console)"
 	@echo "make lab-console NODE=sw1  serial console of a node (leave with Ctrl-])"
-	@echo "make lab-capture LINK=sw1-pku1 [SECONDS=10]  pcap of a tree edge into results/captures/"
+	@echo "make lab-capture LINK='sw1-pku1 sw0-sw1' [SECONDS=10]  pcapng of tree edges into results/captures/, frames lost counted"
 	@echo "make lab-sync              copy freshly built binaries into the running lab, restart its daemons"
 	@echo "make lab-down              remove every domain, network, disk and process of the lab"
 	@echo "make exp-allreduce SIZE=512M [DTYPE= OP= ITERS= BASELINES=]   AllReduce on the lab's hosts + baselines,"
@@ -86,9 +86,13 @@ $(BUILD)/incctl: $(CONTROLLER_SRC) | $(DEPS_STAMP)
 $(BUILD)/tsckhz: lab/tsckhz.c | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ lab/tsckhz.c
-$(BUILD)/udpcap: lab/udpcap.c | $(DEPS_STAMP)
+$(BUILD)/udpcap: lab/udpcap.c lab/pcapng.c lab/pcapng.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -o $@ lab/udpcap.c -lpcap
+	$(CC) $(CFLAGS) -o $@ lab/udpcap.c lab/pcapng.c -lpcap
+# the pcapng writer read back by libpcap and tshark; udpcap's argument checks (it runs the udpcap beside it)
+$(BUILD)/test_pcapng: tests/unit/test_pcapng.c lab/pcapng.c lab/pcapng.h $(BUILD)/udpcap | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Ilab -o $@ tests/unit/test_pcapng.c lab/pcapng.c -lpcap -lcmocka
 
 # the libraries of switch/crc32.c: libdeflate static (the guest images lack it), ISA-L shared
 # (Debian ships no libisal.a; the images install libisal2, images/packages.base)
@@ -234,7 +238,7 @@ test: check
 	@$(MAKE) --no-print-directory test-lab SWITCHES=netns LAB_TEST_DEPTH=full
 	@$(MAKE) --no-print-directory test-lab-mixed
 	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
-check: test-harness test-deps test-lab-down test-lab-stop test-unit test-golden test-experiments test-baselines test-analysis test-install
+check: test-harness test-deps test-lab-down test-lab-stop test-capture test-unit test-golden test-experiments test-baselines test-analysis test-install
 # the test harness (tests/lib/harness.sh): no run that was cut short can pass
 test-harness:
 	@tests/run-phase.sh harness tests/harness/test-harness.sh
@@ -244,6 +248,9 @@ test-deps:
 # lab-down removes exactly what its lab recorded, nothing of a neighbour's (no VM; a few seconds)
 test-lab-down:
 	@tests/run-phase.sh lab-down tests/harness/test-lab-down.sh
+# udpcap on a veth between two namespaces of its own: pcapng per link, nothing lost, a loss said (no VM; ~15 s)
+test-capture: $(BUILD)/udpcap
+	@BUILD=$(BUILD) tests/run-phase.sh capture tests/harness/test-capture.sh
 # the lab test cut short at several points must fail, and leave no lab
 # lab-stop's refusals: a lab that does not exist, a state not its own (no VM; under a second)
 test-lab-stop:
@@ -355,7 +362,7 @@ $(BUILD)/test_group: tests/unit/test_group.c tests/unit/fake_comm.c tests/unit/f
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_group.c tests/unit/fake_comm.c hostlib/error.c proto/ctlmsg.c proto/ctlauth.c -lyaml $(SODIUM) -lcmocka
 
 UNIT_TESTS := $(BUILD)/test_api $(BUILD)/test_group $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
-              $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results
+              $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results $(BUILD)/test_pcapng
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 
 

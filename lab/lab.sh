@@ -10,7 +10,8 @@
 #   lab/lab.sh ssh NODE [CMD]      CMD given: like exec; else the serial console
 #   lab/lab.sh push NODE SRC DST   copy a file into NODE (guest agent), mode 0755
 #   lab/lab.sh console NODE        serial console (root shell; leave with Ctrl-])
-#   lab/lab.sh capture LINK [SEC]  pcap of the frames on tree edge LINK (e.g. sw1-pku1)
+#   lab/lab.sh capture LINK [SEC]  pcapng of the frames on tree edges LINK ('sw1-pku1 sw0-sw1'),
+#                                  one interface each; the frames lost printed (exit 3 if any)
 #   lab/lab.sh fault SWITCH KIND   test labs only: arm fault KIND (corrupt, drop, early-barrier) on
 #                                  every communicator SWITCH serves from now on; KIND off disarms
 #   lab/lab.sh reboot NODE...      reboot the nodes at once (a VM through its guest agent, or with
@@ -1524,29 +1525,46 @@ cmd_console() {
     exec virsh -c "$URI" console "$prefix-$1"
 }
 
+# cmd_capture "LINK..." [SECONDS] — capture the tree edges LINK (a-b, either
+# order; several separated by spaces) at once into one pcapng file, one
+# interface per link named after it (udpcap: "a-b", inbound = to a). A netns
+# link is captured on its namespace end, a VM's tunnel on loopback. Prints the
+# file's path last on stdout; udpcap prints per link the frames captured, the
+# capture's drops and the interface's own counters, and the number lost.
+# Exit 0 when nothing was lost; 3 (the file kept) when frames were lost.
 cmd_capture() {
     need_lab
-    local link=${1:-} secs=${2:-10} a b row port out
+    local links=${1:-} secs=${2:-10} link a b i l row port pb specs=() names=() out w rc=0
     secs_ok "$secs"
-    [ -n "$link" ] || die "which link? LINK=a-b, one of: $(grep -v '^#' "$gen/links.tsv" | awk '{printf "%s-%s ", $2, $5}')"
-    a=${link%%-*} b=${link#*-}
-    row=$(awk -v a="$a" -v b="$b" '($2 == a && $5 == b) || ($2 == b && $5 == a)' "$gen/links.tsv")
-    [ -n "$row" ] || die "no link '$link' in this lab"
-    port=$(cut -f4 <<<"$row")
-    out=$top/results/captures/$link-$(date +%Y%m%d-%H%M%S).pcap
+    local all; all=$(grep -v '^#' "$gen/links.tsv" | awk '{printf "%s-%s ", $2, $5}')
+    [ -n "${links//[[:space:]]/}" ] || die "capture: which link? LINK='a-b ...', of: $all"
+    for link in $links; do
+        [[ $link =~ ^[A-Za-z0-9_.]+-[A-Za-z0-9_.]+$ ]] || die "capture: '$link' is not a link a-b; the links: $all"
+        a=${link%%-*} b=${link#*-}
+        row=$(awk -F'\t' -v a="$a" -v b="$b" '!/^#/ && (($2 == a && $5 == b) || ($2 == b && $5 == a))' "$gen/links.tsv")
+        [ -n "$row" ] || die "capture: no link '$link' in this lab's topology; the links: $all"
+        IFS=$'\t' read -r l a _ port b _ pb _ <<<"$row"
+        [[ " ${names[*]} " != *" $a-$b "* ]] || die "capture: link $a-$b given twice"
+        if [ "$port" = - ]; then
+            # a veth or bridge link (netns): the namespace end's interface, both directions
+            w=$(awk -F'\t' -v l="$l" '!/^#/ && $2 == l {print $3, $4, $5}' "$gen/wires.tsv")
+            [ -n "$w" ] || die "capture: link '$link' is in neither links.tsv's tunnels nor wires.tsv"
+            read -r a i b <<<"$w"
+            specs+=("$a-$b:netns:$prefix-$a:$i")
+        else
+            specs+=("$a-$b:udp:$port:$pb")
+        fi
+        names+=("$a-$b")
+    done
+    out=$top/results/captures/$(IFS=_; echo "${names[*]}")-$(date +%Y%m%d-%H%M%S).pcapng
     mkdir -p "$(dirname "$out")"
-    if [ "$port" = - ]; then
-        # A veth or bridge link (netns mode): capture the namespace end itself.
-        local w; w=$(awk -F'\t' -v l="$(cut -f1 <<<"$row")" '$2 == l {print $3, $4}' "$gen/wires.tsv")
-        [ -n "$w" ] || die "link '$link' is in neither links.tsv's tunnels nor wires.tsv"
-        log "capturing link $link for $secs s (interface ${w#* } in namespace $prefix-${w%% *})"
-        nsrun "${w%% *}" "$(shq "$INCLAB_BUILD/udpcap") -i $(shq "${w#* }") -s $secs -o $(shq "$out")" $((secs + 30)) ||
-            die "capture failed"
-        echo "$out"
-        return
-    fi
-    log "capturing link $link for $secs s (loopback UDP tunnel port $port/$((port + 1)))"
-    "$INCLAB_BUILD/udpcap" -p "$port" -s "$secs" -o "$out" || die "capture failed"
+    log "capturing ${names[*]} for $secs s into $out"
+    "$INCLAB_BUILD/udpcap" -s "$secs" -o "$out" "${specs[@]}" || rc=$?
+    case $rc in
+    0) ;;
+    3) echo "$out"; printf 'lab: capture: frames were LOST (see above); %s is incomplete\n' "$out" >&2; exit 3 ;;
+    *) die "capture failed (udpcap exit $rc)" ;;
+    esac
     echo "$out"
 }
 
@@ -1632,7 +1650,7 @@ ssh)
         nsrun "$2" 'exec bash -i' 0
     else cmd_console "$2"; fi ;;
 console) cmd_console "${2:-}" ;;
-capture) secs_ok "${3:-10}"; cmd_capture "${2:-}" "${3:-}" ;;
+capture) secs_ok "${3:-10}"; cmd_capture "${2:-}" "${3:-10}" ;;
 fault) cmd_fault "${2:-}" "${3:-}" ;;
 reboot) shift; cmd_reboot "$@" ;;
 *) sed -n '2,/^# Every verb/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;

@@ -238,22 +238,54 @@ done
 phase 4b "frames built by the switch code, accepted by real rdma_rxe"
 host0=$(inv | awk -F'\t' '$2 == "host" && $3 == 0 {print $1}')
 leaf0=$(field "$host0" 7)
-"$lab" capture "$leaf0-$host0" 45 > /tmp/inclab-capture.out 2>&1 &
+up0=$(field "$leaf0" 7)
+# two links at once: the host's edge (the RC slice's frames) and the leaf's uplink, if it has one
+caplinks="$leaf0-$host0"; [ "$up0" = - ] || caplinks+=" $up0-$leaf0"
+"$lab" capture "$caplinks" 45 > /tmp/inclab-capture.out 2>&1 &
 cap_pid=$!
 sleep 2
 sub_test tests/system/rc-slice.sh
-wait $cap_pid
+wait $cap_pid; cap_rc=$?
 pcap=$(tail -n 1 /tmp/inclab-capture.out)
 if [ -s "$pcap" ]; then
     # tshark's own RoCE dissector: data frames from the host, ACKs and echoes from the switch
     sends=$(tshark -r "$pcap" -Y 'infiniband.bth.opcode <= 5' 2>/dev/null | wc -l)
     acks=$(tshark -r "$pcap" -Y 'infiniband.bth.opcode == 17' 2>/dev/null | wc -l)
-    check "lab capture of edge $leaf0-$host0: $(grep -o '[0-9]* frames' /tmp/inclab-capture.out) in $pcap, tshark decodes $sends RC SENDs and $acks ACKs" \
+    check "lab capture of edge $leaf0-$host0: $(grep -o '[0-9]* frames' /tmp/inclab-capture.out | head -n 1) in $pcap, tshark decodes $sends RC SENDs and $acks ACKs" \
         sh -c "[ $sends -gt 0 ] && [ $acks -gt 0 ]"
+    # pcapng, one interface per link named after it (in links.tsv's order), every frame on its own
+    names=$(capinfos -M "$pcap" 2>/dev/null | sed -n 's/^ *Name = //p' | sort | tr '\n' ' ')
+    want=$(awk -v x="$leaf0" -v y="$host0" -v u="$up0" '!/^#/ && (($2 == x && $5 == y) || ($2 == y && $5 == x) || ($2 == u && $5 == x) || ($2 == x && $5 == u)) {print $2 "-" $5}' \
+        "$state/gen/links.tsv" | sort | tr '\n' ' ')
+    check "the capture is pcapng with one interface per link: '$names' (want '$want')" \
+        bash -c '[ "$(capinfos -t "$1" 2>/dev/null | sed -n "s/^File type: *//p")" = "Wireshark/... - pcapng" ] && [ "$2" = "$3" ]' _ "$pcap" "$names" "$want"
+    # udpcap's line per link: frames, the capture's drops, the interface's own counters, lost
+    # (the uplink may carry nothing in the window: then 0 frames, and 0 counted)
+    for n in $want; do
+        line=$(grep "^udpcap: $n: " /tmp/inclab-capture.out)
+        frames=$(sed -n 's/^udpcap: [^:]*: \([0-9]*\) frames.*/\1/p' <<<"$line")
+        inif=$(tshark -r "$pcap" -Y "frame.interface_name == \"$n\"" 2>/dev/null | wc -l)
+        check "capture of $n: nothing lost (exit $cap_rc): ${line#udpcap: }; tshark reads $inif frames of it" \
+            bash -c '[ "$1" = 0 ] && [ -n "$3" ] && [ "$3" = "$4" ] && grep -q "capture dropped 0[;,]" <<<"$2" && grep -q "; lost 0$" <<<"$2"' \
+            _ "$cap_rc" "$line" "$frames" "$inif"
+        # a namespace's interface counted every frame itself: exactly those were captured
+        if grep -q ' counted rx ' <<<"$line"; then
+            read -r rx tx cin cout < <(sed -n 's/.* counted rx \([0-9]*\) tx \([0-9]*\) (captured in its window \([0-9]*\) + \([0-9]*\)).*/\1 \2 \3 \4/p' <<<"$line")
+            check "capture of $n matches the interface's counters: rx $rx = $cin captured in, tx $tx = $cout captured out" \
+                bash -c '[ -n "$1" ] && [ "$1" = "$3" ] && [ "$2" = "$4" ]' _ "$rx" "$tx" "$cin" "$cout"
+        fi
+    done
     rm -f "$pcap"
 else
-    ko "lab capture of edge $leaf0-$host0 produced no pcap: $(cat /tmp/inclab-capture.out)"
+    ko "lab capture of edges $caplinks produced no pcapng (exit $cap_rc): $(cat /tmp/inclab-capture.out)"
 fi
+# bad input: a link not in the topology, invalid seconds: a precise error, non-zero exit
+out=$("$lab" capture "$host0-nosuchnode" 5 2>&1); rc=$?
+check "capture of a link not in the topology: exit $rc, '$out'" \
+    bash -c '[ "$1" != 0 ] && grep -q "no link .$2-nosuchnode. in this lab" <<<"$3"' _ "$rc" "$host0" "$out"
+out=$("$lab" capture "$leaf0-$host0" 0 2>&1); rc=$?
+check "capture for 0 seconds: exit $rc, '$out'" \
+    bash -c '[ "$1" != 0 ] && grep -q "SECONDS must be a whole number of seconds in 1..86400, not .0." <<<"$2"' _ "$rc" "$out"
 
 # ---------------------------------------------------------------------------
 phase 4c "in-network collectives under one leaf switch (libinccl + incswitch)"

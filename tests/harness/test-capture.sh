@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# test-capture.sh — udpcap on real interfaces, without a lab: two network
+# namespaces of this test joined by a veth (addresses of the benchmarking range
+# 198.18.0.0/15, inside the namespaces only), a ping flood across it, and
+# udpcap capturing both ends at once into one pcapng file. It must write one
+# interface per link, named as told, hold every frame the veths counted
+# (tshark counts them, per interface and direction, against the kernel's
+# rx/tx counters read by this script) and say "lost 0" (exit 0). With a ring
+# far too small for the flood (-b 1, read only every 3 s by a stopped udpcap)
+# it must say LOST and exit 3, with a count that matches what is missing from
+# the file. Loopback tunnels (a VM lab's): UDP datagrams to two ports inside
+# a namespace, each frame written without its outer headers, in its
+# direction. `lab.sh capture` on the tables of a lab (no lab up; a stand-in
+# udpcap records its arguments): a link not in the topology, a malformed or
+# repeated one, bad SECONDS: a precise error, exit 1; good links become
+# udpcap's link specs in the tables' order; udpcap's exit 3 is kept. Needs
+# root for namespaces (else those phases are skipped); about 15 s.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/lib/harness.sh
+harness_begin test-capture "lab veth overflow tunnel"
+udpcap=$PWD/${BUILD:-build}/udpcap
+P=${CAPTURE_TEST_PREFIX:-ilcp$$}
+P=${P:0:8}
+tmp=$(mktemp -d)
+nss=()
+gone() {
+    local x
+    for x in "${nss[@]}"; do ip netns del "$x" 2>/dev/null; done
+    rm -rf "$tmp"
+}
+harness_on_exit gone
+phase lab "lab.sh capture: bad input refused, links turned into udpcap's"
+fake=$tmp/lab
+mkdir -p "$fake/gen" "$tmp/bin"
+printf '# link\tnode_a\tif_a\tport_a\tnode_b\tif_b\tport_b\tsubnet\n0\tsw0\tto-sw1\t-\tsw1\tto-sw0\t-\ts\n1\tsw1\tto-pku1\t47102\tpku1\tto-sw1\t47103\ts\n' \
+    > "$fake/gen/links.tsv"
+printf '# kind\tlink\tnode_a\tif_a\tnode_b\tif_b\tmtu\tbridge\tveth\ttap\nveth\t0\tsw0\tto-sw1\tsw1\tto-sw0\t1500\t-\t-\t-\n' > "$fake/gen/wires.tsv"
+echo '# node' > "$fake/gen/inventory.tsv"
+# the stand-in: its arguments to a file, exit $FAKE_RC
+printf '#!/bin/sh\necho "$@" > %s/args\nexit ${FAKE_RC:-0}\n' "$tmp" > "$tmp/bin/udpcap"
+chmod +x "$tmp/bin/udpcap"
+labcap() { INCLAB_STATE=$fake INCLAB_PREFIX=ilcpx INCLAB_BUILD=$tmp/bin lab/lab.sh capture "$@" > "$tmp/lab.out" 2>&1; }
+for x in "sw1-nosuch|5|no link 'sw1-nosuch' in this lab's topology; the links: sw0-sw1 sw1-pku1" \
+    "sw1-pku1|0|SECONDS must be a whole number of seconds in 1..86400, not '0'" \
+    "sw1-pku1|9x|SECONDS must be a whole number of seconds in 1..86400, not '9x'" \
+    " |5|which link?" "sw1+pku1|5|'sw1+pku1' is not a link a-b" "sw1-pku1 pku1-sw1|5|link sw1-pku1 given twice"; do
+    IFS='|' read -r l s want <<<"$x"
+    rm -f "$tmp/args"
+    labcap "$l" "$s"; rc=$?
+    check "lab capture '$l' $s: exit $rc, $(head -n 1 "$tmp/lab.out")" \
+        sh -c '[ "$1" = 1 ] && grep -qF -- "$2" "$3" && [ ! -e "$4" ]' _ "$rc" "$want" "$tmp/lab.out" "$tmp/args"
+done
+labcap "pku1-sw1 sw1-sw0" 7; rc=$?
+args=$(sed 's/ -o [^ ]*\.pcapng / -o F /' "$tmp/args")
+check "lab capture 'pku1-sw1 sw1-sw0': exit $rc, udpcap $args" \
+    sh -c '[ "$1" = 0 ] && [ "$2" = "-s 7 -o F sw1-pku1:udp:47102:47103 sw0-sw1:netns:ilcpx-sw0:to-sw1" ] && [ "$(tail -n 1 "$3")" != "" ]' \
+    _ "$rc" "$args" "$tmp/lab.out"
+FAKE_RC=3 labcap "sw1-pku1" 5; rc=$?
+check "lab capture when udpcap lost frames: exit $rc, says LOST, prints the file" \
+    sh -c '[ "$1" = 3 ] && grep -q "frames were LOST" "$2" && grep -q "sw1-pku1-.*\.pcapng$" "$2"' _ "$rc" "$tmp/lab.out"
+
+if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1; then
+    echo "skip: not root, no network namespaces"
+    harness_end
+fi
+
+# counters NS IF — "rx tx" packets of IF in namespace NS
+counters() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/rx_packets" "/sys/class/net/$2/statistics/tx_packets" | tr '\n' ' '; }
+# frames FILE IFNAME DIR — frames of interface IFNAME in direction DIR (1 in, 2 out) that tshark reads in FILE
+frames() { tshark -r "$1" -Y "frame.interface_name == \"$2\" && frame.packet_flags_direction == $3" 2>/dev/null | wc -l; }
+
+phase veth "two ends of a veth at once, nothing lost"
+nss=("$P-a" "$P-b")
+ip netns add "$P-a" && ip netns add "$P-b" &&
+    ip -n "$P-a" link add va type veth peer name vb netns "$P-b" &&
+    ip -n "$P-a" addr add 198.18.0.1/24 dev va && ip -n "$P-b" addr add 198.18.0.2/24 dev vb &&
+    ip -n "$P-a" link set va up && ip -n "$P-b" link set vb up &&
+    for n in "$P-a" "$P-b"; do ip netns exec "$n" sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 || exit 1; done ||
+    { ko "cannot make the namespaces and veth"; harness_end; }
+ip netns exec "$P-a" ping -c 1 -W 2 198.18.0.2 >/dev/null # neighbours resolved before the window (no IPv6: no frames of its own)
+read -r arx0 atx0 < <(counters "$P-a" va)
+read -r brx0 btx0 < <(counters "$P-b" vb)
+"$udpcap" -s 3 -o "$tmp/v.pcapng" "a-b:netns:$P-a:va" "b-a:netns:$P-b:vb" 2> "$tmp/v.err" &
+cap=$!
+sleep 1
+ip netns exec "$P-a" ping -f -c 20000 -s 1000 -q 198.18.0.2 >/dev/null
+wait $cap; rc=$?
+read -r arx1 atx1 < <(counters "$P-a" va)
+read -r brx1 btx1 < <(counters "$P-b" vb)
+names=$(capinfos -M "$tmp/v.pcapng" 2>/dev/null | sed -n 's/^ *Name = //p' | tr '\n' ' ')
+check "udpcap exit $rc, interfaces '$names'" sh -c '[ "$1" = 0 ] && [ "$2" = "a-b b-a " ]' _ "$rc" "$names"
+for x in "a-b va $((arx1 - arx0)) $((atx1 - atx0))" "b-a vb $((brx1 - brx0)) $((btx1 - btx0))"; do
+    read -r n ifc rx tx <<<"$x"
+    fin=$(frames "$tmp/v.pcapng" "$n" 1) fout=$(frames "$tmp/v.pcapng" "$n" 2)
+    line=$(grep "^udpcap: $n: " "$tmp/v.err")
+    check "$n: $ifc counted rx $rx tx $tx, the file holds $fin in and $fout out; udpcap: ${line#udpcap: }" \
+        bash -c '[ "$1" -ge 20000 ] && [ "$1" = "$3" ] && [ "$2" = "$4" ] && grep -q "counted rx $1 tx $2 .*; lost 0$" <<<"$5"' \
+        _ "$rx" "$tx" "$fin" "$fout" "$line"
+done
+
+phase overflow "a ring too small: LOST, exit 3"
+# udpcap stopped (SIGSTOP) while the flood fills its 1 MiB rings, then let go
+"$udpcap" -s 3 -b 1 -o "$tmp/o.pcapng" "a-b:netns:$P-a:va" 2> "$tmp/o.err" &
+cap=$!
+sleep 0.5
+kill -STOP $cap
+ip netns exec "$P-a" ping -f -c 20000 -s 1000 -q 198.18.0.2 >/dev/null
+kill -CONT $cap
+wait $cap; rc=$?
+line=$(grep "^udpcap: a-b: " "$tmp/o.err")
+read -r rx tx lost < <(sed -n 's/.* counted rx \([0-9]*\) tx \([0-9]*\) .*; lost \([0-9]*\)$/\1 \2 \3/p' <<<"$line")
+held=$(capinfos -c -M "$tmp/o.pcapng" 2>/dev/null | sed -n 's/^Number of packets: *//p')
+check "overflow: exit $rc, LOST said, lost $lost = counted $rx + $tx - $held in the file: ${line#udpcap: }" \
+    bash -c '[ "$1" = 3 ] && grep -q "LOST $2 frames on link a-b" "$3" && [ "$2" -gt 0 ] && [ "$2" = $(($4 + $5 - $6)) ]' \
+    _ "$rc" "${lost:-x}" "$tmp/o.err" "${rx:-0}" "${tx:-0}" "${held:-0}"
+
+phase tunnel "loopback UDP tunnels: inner frames, by destination port"
+# 300 datagrams to port 47001 (to a), 200 to 47002 (to b), 60-byte "frames" numbered; one runt
+ip -n "$P-a" link set lo up
+ip netns exec "$P-a" "$udpcap" -s 3 -o "$tmp/u.pcapng" "x-y:udp:47001:47002" 2> "$tmp/u.err" &
+cap=$!
+sleep 1
+ip netns exec "$P-a" python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(500):
+    s.sendto(bytes(56) + i.to_bytes(4, "big"), ("127.0.0.1", 47001 if i % 5 < 3 else 47002))
+s.sendto(b"runt", ("127.0.0.1", 47001))
+'
+wait $cap; rc=$?
+fin=$(frames "$tmp/u.pcapng" x-y 1) fout=$(frames "$tmp/u.pcapng" x-y 2)
+lens=$(tshark -r "$tmp/u.pcapng" -T fields -e frame.len 2>/dev/null | sort -u | tr '\n' ' ')
+check "tunnel: exit $rc, $fin frames in (to port A), $fout out, lengths '$lens': $(grep '^udpcap: x-y' "$tmp/u.err")" \
+    sh -c '[ "$1" = 0 ] && [ "$2" = 300 ] && [ "$3" = 200 ] && [ "$4" = "60 " ]' _ "$rc" "$fin" "$fout" "$lens"
+harness_end
