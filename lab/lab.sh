@@ -1556,8 +1556,11 @@ cmd_capture() {
         fi
         names+=("$a-$b")
     done
-    out=$top/results/captures/$(IFS=_; echo "${names[*]}")-$(date +%Y%m%d-%H%M%S).pcapng
-    mkdir -p "$(dirname "$out")"
+    # CAPTURE_DIR (default results/captures, as make lab-capture says; tests give their own)
+    local dir=${CAPTURE_DIR:-$top/results/captures}
+    [[ $dir =~ ^[A-Za-z0-9._/+-]+$ ]] || die "capture: CAPTURE_DIR must be a path of A-Z a-z 0-9 . _ / + -, not '$dir'"
+    out=$dir/$(IFS=_; echo "${names[*]}")-$(date +%Y%m%d-%H%M%S).pcapng
+    mkdir -p -- "$dir" || die "capture: cannot create '$dir'"
     log "capturing ${names[*]} for $secs s into $out"
     "$INCLAB_BUILD/udpcap" -s "$secs" -o "$out" "${specs[@]}" || rc=$?
     case $rc in

@@ -241,7 +241,9 @@ leaf0=$(field "$host0" 7)
 up0=$(field "$leaf0" 7)
 # two links at once: the host's edge (the RC slice's frames) and the leaf's uplink, if it has one
 caplinks="$leaf0-$host0"; [ "$up0" = - ] || caplinks+=" $up0-$leaf0"
-"$lab" capture "$caplinks" 45 > /tmp/inclab-capture.out 2>&1 &
+# into a directory of its own: make test stores nothing under results/
+capdir=$(mktemp -d)
+CAPTURE_DIR=$capdir "$lab" capture "$caplinks" 45 > /tmp/inclab-capture.out 2>&1 &
 cap_pid=$!
 sleep 2
 sub_test tests/system/rc-slice.sh
@@ -275,7 +277,7 @@ if [ -s "$pcap" ]; then
                 bash -c '[ -n "$1" ] && [ "$1" = "$3" ] && [ "$2" = "$4" ]' _ "$rx" "$tx" "$cin" "$cout"
         fi
     done
-    rm -f "$pcap"
+    rm -rf "$pcap" "$capdir"
 else
     ko "lab capture of edges $caplinks produced no pcapng (exit $cap_rc): $(cat /tmp/inclab-capture.out)"
 fi
