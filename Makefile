@@ -86,7 +86,7 @@ $(BUILD)/incctl: $(CONTROLLER_SRC) | $(DEPS_STAMP)
 $(BUILD)/tsckhz: lab/tsckhz.c | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ lab/tsckhz.c
-$(BUILD)/udpcap: lab/udpcap.c lab/pcapng.c lab/pcapng.h | $(DEPS_STAMP)
+$(BUILD)/udpcap: lab/udpcap.c lab/pcapng.c lab/pcapng.h switch/portstat.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ lab/udpcap.c lab/pcapng.c -lpcap
 # the pcapng writer read back by libpcap and tshark; udpcap's argument checks (it runs the udpcap beside it)
@@ -102,7 +102,7 @@ $(BUILD)/rcecho: switch/rcecho.c $(SWITCH_CORE) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ switch/rcecho.c switch/rc_conn.c switch/roce.c switch/crc32.c -lpcap $(CRC_LIBS)
 
-SWITCH_DAEMON := switch/incswitch.c switch/swconfig.c switch/swconfig.h switch/engine.c switch/engine.h switch/bundle.c switch/bundle.h \
+SWITCH_DAEMON := switch/incswitch.c switch/portstat.c switch/portstat.h switch/swconfig.c switch/swconfig.h switch/engine.c switch/engine.h switch/bundle.c switch/bundle.h \
                  switch/agg.c proto/inc_proto.h $(CTLMSG) $(SWITCH_CORE)
 $(BUILD)/incswitch: $(SWITCH_DAEMON) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
@@ -279,6 +279,11 @@ $(BUILD)/test_bundle: tests/unit/test_bundle.c switch/bundle.c switch/bundle.h s
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_bundle.c switch/bundle.c switch/roce.c switch/crc32.c -lpcap $(CRC_LIBS) -lcmocka
 
+# incswitch's counters per port and the capture filter they count by
+$(BUILD)/test_portstat: tests/unit/test_portstat.c switch/portstat.c switch/portstat.h switch/swconfig.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_portstat.c switch/portstat.c -lpcap -lcmocka
+
 $(BUILD)/test_rc_conn: tests/unit/test_rc_conn.c switch/rc_conn.c switch/rc_conn.h switch/roce.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_rc_conn.c switch/rc_conn.c -lcmocka
@@ -362,7 +367,8 @@ $(BUILD)/test_group: tests/unit/test_group.c tests/unit/fake_comm.c tests/unit/f
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_group.c tests/unit/fake_comm.c hostlib/error.c proto/ctlmsg.c proto/ctlauth.c -lyaml $(SODIUM) -lcmocka
 
 UNIT_TESTS := $(BUILD)/test_api $(BUILD)/test_group $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
-              $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results $(BUILD)/test_pcapng
+              $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results $(BUILD)/test_pcapng \
+              $(BUILD)/test_portstat
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 
 

@@ -11,7 +11,8 @@
 #   lab/lab.sh push NODE SRC DST   copy a file into NODE (guest agent), mode 0755
 #   lab/lab.sh console NODE        serial console (root shell; leave with Ctrl-])
 #   lab/lab.sh capture LINK [SEC]  pcapng of the frames on tree edges LINK ('sw1-pku1 sw0-sw1'),
-#                                  one interface each; the frames lost printed (exit 3 if any)
+#                                  one interface each; the frames lost printed (exit 3 if any), against
+#                                  the interfaces' and the switches' own counters
 #   lab/lab.sh fault SWITCH KIND   test labs only: arm fault KIND (corrupt, drop, early-barrier) on
 #                                  every communicator SWITCH serves from now on; KIND off disarms
 #   lab/lab.sh reboot NODE...      reboot the nodes at once (a VM through its guest agent, or with
@@ -1525,16 +1526,55 @@ cmd_console() {
     exec virsh -c "$URI" console "$prefix-$1"
 }
 
+# sw_ports SWITCH — signal SWITCH's incswitch (SIGUSR1) and print, from its
+# log, the first ports line it wrote after ("incswitch SWITCH ports: IFACE
+# rx=N tx=N open=0|1 opens=N, ...", switch/portstat.h), after a line "addrs
+# A,B,..." of the node's IPv4 addresses (not loopback). Non-zero when the
+# switch has not answered within 5 s.
+sw_ports() {
+    # shellcheck disable=SC2016 # expanded on the node
+    nexec "$1" 'log=/var/log/inclab/incswitch.log; n=$(wc -l < $log) || exit 1
+        if [ "${INCLAB_NETNS:-}" = 1 ]; then kill -USR1 "$(cat /run/inclab/service.pid)"
+        else kill -USR1 "$(systemctl show -p MainPID --value incswitch.service)"; fi || exit 1
+        l=""
+        for i in $(seq 50); do
+            l=$(tail -n +$((n + 1)) $log | grep -m 1 "^incswitch [a-z0-9-]* ports:") && break
+            sleep 0.1
+        done
+        [ -n "$l" ] || exit 1
+        echo "addrs $(ip -4 -o addr show | awk "{sub(\"/.*\", \"\", \$4); if (\$4 !~ /^127\\./) print \$4}" | paste -sd, -)"
+        echo "$l"' 30
+}
+
+# port_counts LINE IFACE — "rx tx open opens" of IFACE in sw_ports's ports
+# LINE; "0 0 0 0" for a port never opened (the switch counted nothing there).
+port_counts() {
+    tr ',' '\n' <<<"${1#*ports:}" | awk -v p="$2" '
+        $1 == p { f = 1; for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[2] ~ /^[0-9]+$/) v[kv[1]] = kv[2] } }
+        END { if (f) print v["rx"] + 0, v["tx"] + 0, v["open"] + 0, v["opens"] + 0; else print "0 0 0 0" }'
+}
+
 # cmd_capture "LINK..." [SECONDS] — capture the tree edges LINK (a-b, either
 # order; several separated by spaces) at once into one pcapng file, one
 # interface per link named after it (udpcap: "a-b", inbound = to a). A netns
 # link is captured on its namespace end, a VM's tunnel on loopback. Prints the
 # file's path last on stdout; udpcap prints per link the frames captured, the
 # capture's drops and the interface's own counters, and the number lost.
+# Where an end of a link is a switch, its incswitch's port counters
+# (switch/portstat.h) are read before udpcap starts and after it ends, and
+# compared with the captured frames of the same kind: rx with the frames to
+# it that pass its capture filter (SW_CAPTURE_FILTER), tx with those from it
+# that pass it and come from one of its addresses; any difference is lost
+# (frames in flight at the window's edges would count too: exact when the
+# link is idle at both, as in the lab's tests). A port closed the whole
+# window (no communicator on it) captured nothing and is not compared; one
+# opened or closed in the window counts, as lost, any such frame that crossed
+# it while closed.
 # Exit 0 when nothing was lost; 3 (the file kept) when frames were lost.
 cmd_capture() {
     need_lab
-    local links=${1:-} secs=${2:-10} link a b i l row port pb specs=() names=() out w rc=0
+    local links=${1:-} secs=${2:-10} link a b i l row port pb specs=() names=() out w rc=0 ia ib x sw
+    local swends=() sws=() margs=() mout j lost=0
     secs_ok "$secs"
     local all; all=$(grep -v '^#' "$gen/links.tsv" | awk '{printf "%s-%s ", $2, $5}')
     [ -n "${links//[[:space:]]/}" ] || die "capture: which link? LINK='a-b ...', of: $all"
@@ -1543,8 +1583,11 @@ cmd_capture() {
         a=${link%%-*} b=${link#*-}
         row=$(awk -F'\t' -v a="$a" -v b="$b" '!/^#/ && (($2 == a && $5 == b) || ($2 == b && $5 == a))' "$gen/links.tsv")
         [ -n "$row" ] || die "capture: no link '$link' in this lab's topology; the links: $all"
-        IFS=$'\t' read -r l a _ port b _ pb _ <<<"$row"
+        IFS=$'\t' read -r l a ia port b ib pb _ <<<"$row"
         [[ " ${names[*]} " != *" $a-$b "* ]] || die "capture: link $a-$b given twice"
+        # the switches at its ends: "LINK SWITCH IFACE RX_DIR TX_DIR" (inbound = to a)
+        [ "$(node_role "$a")" != switch ] || swends+=("$a-$b $a $ia in out")
+        [ "$(node_role "$b")" != switch ] || swends+=("$a-$b $b $ib out in")
         if [ "$port" = - ]; then
             # a veth or bridge link (netns): the namespace end's interface, both directions
             w=$(awk -F'\t' -v l="$l" '!/^#/ && $2 == l {print $3, $4, $5}' "$gen/wires.tsv")
@@ -1561,13 +1604,62 @@ cmd_capture() {
     [[ $dir =~ ^[A-Za-z0-9._/+-]+$ ]] || die "capture: CAPTURE_DIR must be a path of A-Z a-z 0-9 . _ / + -, not '$dir'"
     out=$dir/$(IFS=_; echo "${names[*]}")-$(date +%Y%m%d-%H%M%S).pcapng
     mkdir -p -- "$dir" || die "capture: cannot create '$dir'"
+    local -A before after addrs
+    for x in "${swends[@]}"; do
+        read -r _ sw _ <<<"$x"
+        [[ " ${sws[*]} " == *" $sw "* ]] && continue
+        sws+=("$sw")
+        if w=$(sw_ports "$sw" 2>/dev/null) && [[ $(head -n 1 <<<"$w") =~ ^addrs\ ([0-9.,]+)$ ]]; then
+            addrs[$sw]=${BASH_REMATCH[1]}
+            before[$sw]=$(tail -n 1 <<<"$w")
+        else
+            printf 'lab: capture: switch %s did not report its port counters (is incswitch running?): not compared\n' "$sw" >&2
+        fi
+    done
+    j=0
+    for x in "${swends[@]}"; do
+        read -r l sw i a b <<<"$x"
+        [ -n "${addrs[$sw]:-}" ] && margs+=(-m "s$j.rx:$l:$a" -m "s$j.tx:$l:$b:${addrs[$sw]}")
+        j=$((j + 1))
+    done
     log "capturing ${names[*]} for $secs s into $out"
-    "$INCLAB_BUILD/udpcap" -s "$secs" -o "$out" "${specs[@]}" || rc=$?
-    case $rc in
-    0) ;;
-    3) echo "$out"; printf 'lab: capture: frames were LOST (see above); %s is incomplete\n' "$out" >&2; exit 3 ;;
-    *) die "capture failed (udpcap exit $rc)" ;;
-    esac
+    mout=$("$INCLAB_BUILD/udpcap" -s "$secs" -o "$out" "${margs[@]}" "${specs[@]}") || rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 3 ] || die "capture failed (udpcap exit $rc)"
+    for sw in "${sws[@]}"; do
+        [ -z "${before[$sw]:-}" ] && continue
+        if w=$(sw_ports "$sw" 2>/dev/null); then after[$sw]=$(tail -n 1 <<<"$w"); else
+            printf 'lab: capture: switch %s did not report its port counters after the capture: not compared\n' "$sw" >&2
+        fi
+    done
+    j=0
+    for x in "${swends[@]}"; do
+        read -r l sw i _ <<<"$x"
+        local k=s$j r0 t0 o0 n0 r1 t1 o1 n1 crx ctx drx dtx miss extra note=""
+        j=$((j + 1))
+        [ -n "${after[$sw]:-}" ] || continue
+        read -r r0 t0 o0 n0 < <(port_counts "${before[$sw]}" "$i")
+        read -r r1 t1 o1 n1 < <(port_counts "${after[$sw]}" "$i")
+        crx=$(awk -v k="$k.rx" '$1 == k {print $2}' <<<"$mout") ctx=$(awk -v k="$k.tx" '$1 == k {print $2}' <<<"$mout")
+        if [ "$o0$o1" = 00 ] && [ "$n0" = "$n1" ]; then
+            printf 'lab: capture: %s: switch %s port %s was closed the whole window (no communicator on it): not compared (%s frames to it, %s from it captured)\n' \
+                "$l" "$sw" "$i" "${crx:-?}" "${ctx:-?}" >&2
+            continue
+        fi
+        drx=$((r1 - r0)) dtx=$((t1 - t0))
+        [ "$n0" = "$n1" ] && [ "$o0$o1" = 11 ] || note=" (opened or closed in the window: opened $((n1 - n0)) times)"
+        # the capture missed what the switch counted beyond it, the switch what the capture saw beyond its count
+        miss=$(( (drx > crx ? drx - crx : 0) + (dtx > ctx ? dtx - ctx : 0) ))
+        extra=$(( (crx > drx ? crx - drx : 0) + (ctx > dtx ? ctx - dtx : 0) ))
+        printf 'lab: capture: %s: switch %s port %s%s counted rx %s tx %s, captured to it %s, from it %s; lost %s (capture missed %s, switch missed %s)\n' \
+            "$l" "$sw" "$i" "$note" "$drx" "$dtx" "$crx" "$ctx" "$((miss + extra))" "$miss" "$extra" >&2
+        if [ $((miss + extra)) != 0 ]; then
+            printf 'lab: capture: LOST %s frames on link %s against switch %s'"'"'s counters\n' "$((miss + extra))" "$l" "$sw" >&2
+            lost=$((lost + miss + extra))
+        fi
+    done
+    if [ "$rc" = 3 ] || [ "$lost" != 0 ]; then
+        echo "$out"; printf 'lab: capture: frames were LOST (see above); %s is incomplete\n' "$out" >&2; exit 3
+    fi
     echo "$out"
 }
 

@@ -2,7 +2,7 @@
  * udpcap — capture links of the lab, all at once, into one pcapng file with
  * one interface per link, and say how many frames the capture lost.
  *
- *   udpcap -o FILE.pcapng [-s SECONDS] [-b BUFFER_MIB] LINK...
+ *   udpcap -o FILE.pcapng [-s SECONDS] [-b BUFFER_MIB] [-m KEY:LINK:in|out[:SRC,...]]... LINK...
  *
  * Each LINK is one of
  *   NAME:netns:NAMESPACE:IFACE  a real interface (a namespace node's veth,
@@ -33,6 +33,14 @@
  * The last block of the file is an interface statistics block per link with
  * these numbers (isb_ifrecv, isb_osdrop, isb_usrdeliv).
  *
+ * -m (a switch's counters, lab/lab.sh capture): count the frames of LINK in
+ * direction in or out that a switch's port takes (SW_CAPTURE_FILTER,
+ * switch/portstat.h: the same libpcap filter, run on each frame; a tunnel's
+ * without its outer headers), with SRC only those from these IPv4 sources;
+ * every frame captured counts, also those the window's edges drain. At the
+ * end stdout has a line "KEY N" per -m, in their order. The caller compares
+ * N with the switch's rx/tx over its own window, which holds ours.
+ *
  * Exit: 0 nothing lost; 3 frames lost (the file is written all the same, and
  * stderr says LOST); 2 usage; 1 the capture could not be made or written.
  *
@@ -43,12 +51,14 @@
  * overflowed it between two reads. It read no drop counter.
  */
 #include "pcapng.h"
+#include "../switch/portstat.h"
 
 #include <pcap/pcap.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <sched.h>
@@ -66,6 +76,8 @@
 #define INNER_ETH 14
 
 #define MAX_LINKS 64          /* more than any topology's links */
+#define MAX_MATCH (4 * MAX_LINKS) /* -m: a switch at each end, rx and tx */
+#define MAX_SRCS 16           /* -m: source addresses of one count (a switch's own) */
 #define SNAPLEN 65535         /* whole frames: a veth's MTU is far below, and a loopback datagram fits */
 #define BUFFER_MIB 32         /* per direction: ~30,000 full-size lab frames, ~0.3 s at the lab's rates */
 #define BLOCK_TIMEOUT_MS 20   /* a TPACKET_V3 block not full is handed over after this */
@@ -87,6 +99,16 @@ struct link {
 	int counted;               /* rx/tx known */
 };
 
+/* -m: frames of link @link, direction @dir, that pass @prog (a switch port's filter, and the sources) */
+struct match {
+	const char *key;
+	int link, dir;
+	struct bpf_program prog;
+	uint64_t n;
+};
+
+static struct match matches[MAX_MATCH];
+static int nmatch;
 static struct link links[MAX_LINKS];
 static int nlinks, selfns = -1;
 static struct pcapng out;
@@ -263,6 +285,15 @@ static void on_frame(unsigned char *user, const struct pcap_pkthdr *h, const uns
 	}
 	pcapng_epb(&out, c->l->ifid, ts, data + off, h->caplen - off, h->len - off, c->i ? PCAPNG_DIR_OUT : PCAPNG_DIR_IN);
 	d->captured++;
+	if (nmatch) {
+		struct pcap_pkthdr ih = *h;
+		ih.caplen -= off;
+		ih.len -= off;
+		for (int k = 0; k < nmatch; k++)
+			if (&links[matches[k].link] == c->l && matches[k].dir == c->i &&
+			    pcap_offline_filter(&matches[k].prog, &ih, data + off))
+				matches[k].n++;
+	}
 	if (ts >= t_start && (!t_end || ts <= t_end))
 		d->in_window++;
 }
@@ -340,22 +371,85 @@ static uint64_t report(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: udpcap -o FILE.pcapng [-s SECONDS] [-b BUFFER_MIB] LINK...\n"
+	fprintf(stderr, "usage: udpcap -o FILE.pcapng [-s SECONDS] [-b BUFFER_MIB] [-m KEY:LINK:in|out[:SRC,...]]... LINK...\n"
 			"  LINK: NAME:netns:NAMESPACE:IFACE or NAME:udp:PORT_A:PORT_B\n");
+}
+
+/*
+ * parse_match() - -m spec @s (modified in place), once the links are known,
+ * into the next of matches[]: KEY (letters, digits, . _ -), a LINK's name,
+ * in or out, and optionally IPv4 sources separated by commas. 0, or -1 with
+ * a message saying what is wrong.
+ */
+static int parse_match(char *s)
+{
+	char *f[4] = { s, NULL, NULL, NULL }, expr[sizeof(SW_CAPTURE_FILTER) + MAX_SRCS * 32 + 16], whole[512];
+	struct match *m = &matches[nmatch];
+	int n = 1, nsrc = 0;
+	size_t len;
+	pcap_t *dead;
+
+	snprintf(whole, sizeof(whole), "%s", s); /* for the message: s is cut in pieces */
+	for (char *p = s; n < 4 && (p = strchr(p, ':')); n++) {
+		*p++ = 0;
+		f[n] = p;
+	}
+	if (n < 3 || !*f[0] || strspn(f[0], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != strlen(f[0])) {
+		fprintf(stderr, "udpcap: -m '%s' is not KEY:LINK:in|out[:SRC,...] (KEY of letters, digits, . _ -)\n", whole);
+		return -1;
+	}
+	*m = (struct match){ .key = f[0], .link = -1, .dir = !strcmp(f[2], "out") ? 1 : !strcmp(f[2], "in") ? 0 : -1 };
+	for (int k = 0; k < nlinks; k++)
+		if (!strcmp(links[k].name, f[1]))
+			m->link = k;
+	if (m->link < 0 || m->dir < 0) {
+		fprintf(stderr, "udpcap: -m %s: %s\n", f[0], m->link < 0 ? "no such LINK among the links captured" : "the direction is in or out");
+		return -1;
+	}
+	len = (size_t)snprintf(expr, sizeof(expr), "%s", SW_CAPTURE_FILTER);
+	for (char *a = f[3], *next; a; a = next, nsrc++) {
+		struct in_addr ia;
+		if ((next = strchr(a, ',')))
+			*next++ = 0;
+		if (nsrc == MAX_SRCS || inet_pton(AF_INET, a, &ia) != 1) {
+			fprintf(stderr, "udpcap: -m %s: '%s' is not an IPv4 address (at most %d)\n", f[0], a, MAX_SRCS);
+			return -1;
+		}
+		len += (size_t)snprintf(expr + len, sizeof(expr) - len, "%s%s", nsrc ? " or src host " : " and (src host ", a);
+	}
+	if (nsrc)
+		snprintf(expr + len, sizeof(expr) - len, ")");
+	dead = pcap_open_dead(DLT_EN10MB, SNAPLEN);
+	if (!dead || pcap_compile(dead, &m->prog, expr, 1, PCAP_NETMASK_UNKNOWN) < 0) {
+		fprintf(stderr, "udpcap: -m %s: filter '%s': %s\n", f[0], expr, dead ? pcap_geterr(dead) : "no libpcap handle");
+		return -1;
+	}
+	pcap_close(dead);
+	nmatch++;
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	const char *outpath = NULL;
 	long seconds = 10, buffer_mib = BUFFER_MIB;
+	char *mspec[MAX_MATCH];
+	int nmspec = 0;
 	uint64_t end, lost;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "s:o:b:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:o:b:m:")) != -1) {
 		switch (opt) {
 		case 's': if ((seconds = parse_num(optarg, 1, 86400, "SECONDS")) < 0) return 2; break;
 		case 'b': if ((buffer_mib = parse_num(optarg, 1, 1024, "BUFFER_MIB")) < 0) return 2; break;
 		case 'o': outpath = optarg; break;
+		case 'm':
+			if (nmspec == MAX_MATCH) {
+				fprintf(stderr, "udpcap: at most %d -m\n", MAX_MATCH);
+				return 2;
+			}
+			mspec[nmspec++] = optarg;
+			break;
 		default: usage(); return 2;
 		}
 	}
@@ -376,6 +470,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 	}
+	for (int k = 0; k < nmspec; k++)
+		if (parse_match(mspec[k]) < 0)
+			return 2;
 
 	selfns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (selfns < 0) {
@@ -452,6 +549,9 @@ int main(int argc, char **argv)
 			pcap_close(links[k].d[i].pc);
 		}
 	lost = report();
+	for (int k = 0; k < nmatch; k++)
+		printf("%s %" PRIu64 "\n", matches[k].key, matches[k].n);
+	fflush(stdout);
 	if (pcapng_close(&out) < 0) {
 		fprintf(stderr, "udpcap: writing %s failed: %s\n", outpath, strerror(errno));
 		return 1;

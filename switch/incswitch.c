@@ -29,7 +29,11 @@
  * nothing is logged per packet. The counters of the ports themselves
  * (inject_errors, bundles, capture_drops) count from when the first
  * communicator opened them to when the last one closed them, and every
- * communicator's line shows them.
+ * communicator's line shows them. Per interface (portstat.h: the frames its
+ * capture delivered, rx, and those sent on it, tx), for the daemon's life:
+ * one "incswitch NAME ports: IFACE rx=N tx=N open=0|1 opens=N, ..." line on
+ * SIGUSR1, after the communicators' (lab/lab.sh capture compares it with
+ * the frames captured on the link).
  *
  * -F (test labs only: the lab gives it to a test lab's switches alone) allows
  * fault injection: each time rules arrive, FAULT_FILE is read, and a fault
@@ -76,6 +80,7 @@
 #include "bundle.h"
 #include "crc32.h"
 #include "engine.h"
+#include "portstat.h"
 #include "swconfig.h"
 
 #define CTL_TIMEOUT_MS 5000      /* to send one control message */
@@ -116,6 +121,7 @@ struct port {
 	pcap_t *pc;
 	int txfd;                  /* its transmit socket (tx_socket()), or -1 (none: sends through pc) */
 	size_t bundle_room;        /* bytes of frames a bundle may carry on it; 0: none (a host's port) */
+	struct sw_port_stat *st;   /* its counters (portstat.h), or NULL (too many interfaces counted) */
 };
 
 /* A UDP port held on one of the switch's addresses (hold_port()), shared the same way. */
@@ -154,6 +160,7 @@ struct daemon {
 	uint64_t inject_errors;
 	uint64_t bundles_tx, bundled_frames_tx;
 	struct bundle_rx_counters brx;
+	struct sw_port_stats pstats; /* per interface, for the daemon's life (portstat.h) */
 	struct {                 /* frames the engine emitted, not yet handed to the kernel */
 		int n;
 		int port[TXQ_FRAMES];
@@ -189,6 +196,8 @@ static void send_all(struct daemon *d, int port, uint8_t *const *buf, const uint
 		int r = sendmmsg(fd, m + done, (unsigned)(n - done), MSG_DONTWAIT);
 		if (r > 0) {
 			done += r;
+			if (d->port[port].st)
+				d->port[port].st->tx += (uint64_t)r;
 			waited = 0;
 			continue;
 		}
@@ -304,16 +313,26 @@ static struct sw_engine *engine_for(struct daemon *d, const uint8_t *f, size_t l
 	return first ? first->eng : NULL;
 }
 
-/* One captured frame to its engine, or a bundle's frames one by one (bundle_rx() counts bundles refused). */
+/* What pcap_dispatch() hands on_packet(): the daemon and the counters of the port read. */
+struct rx_ctx {
+	struct daemon *d;
+	struct sw_port_stat *st;
+};
+
+/* One captured frame to its engine, or a bundle's frames one by one (bundle_rx() counts bundles refused);
+ * the port's rx counts it once, as it was on the wire. */
 static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
 {
-	struct daemon *d = (struct daemon *)user;
+	const struct rx_ctx *c = (const struct rx_ctx *)user;
+	struct daemon *d = c->d;
 	uint64_t now = now_ns();
 	const uint8_t *inner[BUNDLE_MAX_FRAMES];
 	uint16_t ilen[BUNDLE_MAX_FRAMES];
 	int n = bundle_rx(bytes, h->caplen, h->len, inner, ilen, &d->brx);
 	struct sw_engine *e;
 
+	if (c->st)
+		c->st->rx++;
 	if (n < 0 && (e = engine_for(d, bytes, h->caplen)))
 		sw_engine_rx(e, bytes, h->caplen, now);
 	for (int i = 0; i < n; i++)
@@ -570,7 +589,7 @@ static int open_port(struct served *s, int i, char *err, size_t errlen)
 			pcap_close(pc);
 		return -1;
 	}
-	if (pcap_compile(pc, &prog, "ip and udp and (dst port 4791 or dst port 4792 or dst port 4793)", 1, PCAP_NETMASK_UNKNOWN) < 0 ||
+	if (pcap_compile(pc, &prog, SW_CAPTURE_FILTER, 1, PCAP_NETMASK_UNKNOWN) < 0 ||
 	    pcap_setfilter(pc, &prog) < 0 || pcap_setdirection(pc, PCAP_D_IN) < 0 || pcap_setnonblock(pc, 1, perr) < 0) {
 		snprintf(err, errlen, "port '%s': %s", name, pcap_geterr(pc));
 		pcap_close(pc);
@@ -582,7 +601,11 @@ static int open_port(struct served *s, int i, char *err, size_t errlen)
 	 * ring only for libpcap to skip it (PCAP_D_IN). */
 	int one = 1;
 	setsockopt(pcap_get_selectable_fd(pc), SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
-	*p = (struct port){ .refs = 1, .pc = pc, .bundle_room = mtu > 0 ? bundle_room(mtu) : 0 };
+	*p = (struct port){ .refs = 1, .pc = pc, .bundle_room = mtu > 0 ? bundle_room(mtu) : 0,
+			    .st = sw_port_stat_open(&d->pstats, name) };
+	if (!p->st)
+		fprintf(stderr, "incswitch: warning: port '%s' is not counted per port (%d interfaces counted already)\n",
+			name, SW_PORT_STATS_MAX);
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	if (p->bundle_room > BUNDLE_MAX - BUNDLE_OUTER_LEN)
 		p->bundle_room = BUNDLE_MAX - BUNDLE_OUTER_LEN;
@@ -613,6 +636,7 @@ static void teardown(struct served *s)
 		if (s->port[i] < 0 || --(p = &d->port[s->port[i]])->refs)
 			continue;
 		pcap_close(p->pc);
+		sw_port_stat_close(p->st);
 		if (p->txfd >= 0)
 			close(p->txfd);
 		*p = (struct port){ .txfd = -1 };
@@ -1075,8 +1099,10 @@ int main(int argc, char **argv)
 			break;
 		}
 		for (int i = 0; n > 0 && i < nports; i++)
-			if (pfd[i].revents & POLLIN)
-				pcap_dispatch(d.port[ix[i]].pc, -1, on_packet, (u_char *)&d);
+			if (pfd[i].revents & POLLIN) {
+				struct rx_ctx c = { &d, d.port[ix[i]].st };
+				pcap_dispatch(d.port[ix[i]].pc, -1, on_packet, (u_char *)&c);
+			}
 		if (d.nserved) {
 			uint64_t now = now_ns();
 			for (int i = 0; i < SW_MAX_COMMS; i++)
@@ -1091,6 +1117,7 @@ int main(int argc, char **argv)
 			for (int i = 0; i < SW_MAX_COMMS; i++)
 				if (d.comm[i].on)
 					print_counters(&d.comm[i], stdout);
+			sw_port_stats_print(&d.pstats, d.name, stdout);
 		}
 	}
 	for (int i = 0; i < SW_MAX_COMMS; i++)

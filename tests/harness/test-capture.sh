@@ -18,7 +18,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
-harness_begin test-capture "lab veth overflow tunnel"
+harness_begin test-capture "lab veth match overflow tunnel"
 udpcap=$PWD/${BUILD:-build}/udpcap
 P=${CAPTURE_TEST_PREFIX:-ilcp$$}
 P=${P:0:8}
@@ -99,6 +99,30 @@ for x in "a-b va $((arx1 - arx0)) $((atx1 - atx0))" "b-a vb $((brx1 - brx0)) $((
         _ "$rx" "$tx" "$fin" "$fout" "$line"
 done
 
+phase match "udpcap -m: a switch port's frames counted by its filter, by source"
+# from a: 30 datagrams to UDP 4791, 20 to 4792, 10 to 4793 (a switch port takes them), 25 to 4790 (not)
+"$udpcap" -s 3 -o "$tmp/m.pcapng" -m all:a-b:out -m mine:a-b:out:198.18.0.9,198.18.0.1 -m other:a-b:out:198.18.0.9 \
+    -m back:a-b:in -m there:b-a:in "a-b:netns:$P-a:va" "b-a:netns:$P-b:vb" > "$tmp/m.out" 2> "$tmp/m.err" &
+cap=$!
+sleep 1
+ip netns exec "$P-a" python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for port, n in ((4791, 30), (4792, 20), (4793, 10), (4790, 25)):
+    for i in range(n):
+        s.sendto(bytes(40), ("198.18.0.2", port))
+'
+wait $cap; rc=$?
+got=$(tr '\n' ' ' < "$tmp/m.out")
+check "udpcap -m: exit $rc, counts '$got' (want 60 from a, 60 from a's address, 0 from another, 0 to a, 60 arriving at b)" \
+    sh -c '[ "$1" = 0 ] && [ "$2" = "all 60 mine 60 other 0 back 0 there 60 " ]' _ "$rc" "$got"
+for x in "k:nosuch:in|no such LINK" "k:a-b:sideways|the direction is in or out" "k:a-b:out:198.18.0.300|is not an IPv4 address" \
+    "k y:a-b:in|is not KEY:LINK" "k:a-b|is not KEY:LINK" "k:a-b:in:|is not an IPv4 address"; do
+    IFS='|' read -r spec want <<<"$x"
+    out=$("$udpcap" -s 1 -o "$tmp/bad.pcapng" -m "$spec" "a-b:netns:$P-a:va" 2>&1); rc=$?
+    check "udpcap -m '$spec': exit $rc, '$out'" sh -c '[ "$1" = 2 ] && printf "%s\n" "$3" | grep -qF -- "$2"' _ "$rc" "$want" "$out"
+done
+
 phase overflow "a ring too small: LOST, exit 3"
 # udpcap stopped (SIGSTOP) while the flood fills its 1 MiB rings, then let go
 "$udpcap" -s 3 -b 1 -o "$tmp/o.pcapng" "a-b:netns:$P-a:va" 2> "$tmp/o.err" &
@@ -118,19 +142,23 @@ check "overflow: exit $rc, LOST said, lost $lost = counted $rx + $tx - $held in 
 phase tunnel "loopback UDP tunnels: inner frames, by destination port"
 # 300 datagrams to port 47001 (to a), 200 to 47002 (to b), 60-byte "frames" numbered; one runt
 ip -n "$P-a" link set lo up
-ip netns exec "$P-a" "$udpcap" -s 3 -o "$tmp/u.pcapng" "x-y:udp:47001:47002" 2> "$tmp/u.err" &
+# (three of those to A are IPv4/UDP 10.0.0.1 -> 4791 inside: -m counts them, inner headers)
+ip netns exec "$P-a" "$udpcap" -s 3 -o "$tmp/u.pcapng" -m t:x-y:in -m f:x-y:in:10.0.0.1 -m o:x-y:out \
+    "x-y:udp:47001:47002" > "$tmp/u.out" 2> "$tmp/u.err" &
 cap=$!
 sleep 1
 ip netns exec "$P-a" python3 -c '
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+roce = bytes(12) + b"\x08\x00" + bytes.fromhex("4500002e00000000401100000a0000010a000002") + bytes.fromhex("c00012b7001a0000") + bytes(18)
 for i in range(500):
-    s.sendto(bytes(56) + i.to_bytes(4, "big"), ("127.0.0.1", 47001 if i % 5 < 3 else 47002))
+    s.sendto(roce if i in (0, 5, 10) else bytes(56) + i.to_bytes(4, "big"), ("127.0.0.1", 47001 if i % 5 < 3 else 47002))
 s.sendto(b"runt", ("127.0.0.1", 47001))
 '
 wait $cap; rc=$?
 fin=$(frames "$tmp/u.pcapng" x-y 1) fout=$(frames "$tmp/u.pcapng" x-y 2)
 lens=$(tshark -r "$tmp/u.pcapng" -T fields -e frame.len 2>/dev/null | sort -u | tr '\n' ' ')
-check "tunnel: exit $rc, $fin frames in (to port A), $fout out, lengths '$lens': $(grep '^udpcap: x-y' "$tmp/u.err")" \
-    sh -c '[ "$1" = 0 ] && [ "$2" = 300 ] && [ "$3" = 200 ] && [ "$4" = "60 " ]' _ "$rc" "$fin" "$fout" "$lens"
+got=$(tr '\n' ' ' < "$tmp/u.out")
+check "tunnel: exit $rc, $fin frames in (to port A), $fout out, lengths '$lens', -m '$got': $(grep '^udpcap: x-y' "$tmp/u.err")" \
+    sh -c '[ "$1" = 0 ] && [ "$2" = 300 ] && [ "$3" = 200 ] && [ "$4" = "60 " ] && [ "$5" = "t 3 f 3 o 0 " ]' _ "$rc" "$fin" "$fout" "$lens" "$got"
 harness_end

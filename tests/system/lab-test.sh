@@ -13,7 +13,9 @@
 #      (experiments/ceiling.sh, spinning and sleeping on CQ events)
 #   4b. the riskiest link: real rdma_rxe on a host accepts the ACKs and SENDs
 #      built by the switch code (tests/system/rc-slice.sh), captured on the
-#      edge with `lab capture` and decoded by tshark
+#      edge with `lab capture` and decoded by tshark; then the edge and the
+#      leaf's uplink captured around a tree AllReduce, every switch end's port
+#      counters (rx, tx) equal to the captured frames of their kind
 #   4c. in-network AllReduce/Reduce/Broadcast/Barrier of the ranks under one
 #      leaf, bootstrapped through the controller and the switch daemons running
 #      as services, every result verified on every rank (tests/system/inc-collectives.sh)
@@ -277,10 +279,40 @@ if [ -s "$pcap" ]; then
                 bash -c '[ -n "$1" ] && [ "$1" = "$3" ] && [ "$2" = "$4" ]' _ "$rx" "$tx" "$cin" "$cout"
         fi
     done
+    # rcecho, not incswitch, answered on the leaf's port: incswitch had it closed (no communicator)
+    check "capture of $leaf0-$host0: the switch's port was closed, not compared: $(grep -o "switch $leaf0 port [^ ]* was closed.*" /tmp/inclab-capture.out)" \
+        grep -q "^lab: capture: $leaf0-$host0: switch $leaf0 port [^ ]* was closed the whole window" /tmp/inclab-capture.out
     rm -rf "$pcap" "$capdir"
 else
     ko "lab capture of edges $caplinks produced no pcapng (exit $cap_rc): $(cat /tmp/inclab-capture.out)"
 fi
+# The same links around an in-network AllReduce across the tree (one count,
+# ~10 s): each switch end's port counters (incswitch, switch/portstat.h) equal
+# the captured frames of their kind, to and from it. The window starts and
+# ends idle: the capture is stopped (SIGINT to its udpcap, as Ctrl-C) 2 s
+# after the run.
+capdir=$(mktemp -d)
+CAPTURE_DIR=$capdir "$lab" capture "$caplinks" 600 > /tmp/inclab-capture.out 2>&1 &
+cap_pid=$!
+for _ in $(seq 1 100); do pgrep -x -P "$cap_pid" udpcap >/dev/null && break; sleep 0.2; done
+sleep 1
+INC_SCOPE=tree INC_COUNTS=65539 sub_test tests/system/inc-collectives.sh
+sleep 2
+pkill -INT -x -P "$cap_pid" udpcap
+wait $cap_pid; cap_rc=$?
+# "lab: capture: LINK: switch SW port IF counted rx N tx N, captured to it N, from it N; lost N (...)"
+cmp=$(grep "^lab: capture: .*: switch .* counted rx " /tmp/inclab-capture.out)
+nends=$(for x in $caplinks; do for y in ${x%-*} ${x#*-}; do [ "$(field "$y" 2)" = switch ] && echo "$y"; done; done | wc -l)
+check "capture around a tree AllReduce: exit $cap_rc, $(wc -l <<<"$cmp") switch ports compared (want $nends)" \
+    bash -c '[ "$1" = 0 ] && [ "$(wc -l <<<"$2")" = "$3" ]' _ "$cap_rc" "$cmp" "$nends"
+while read -r line; do
+    [ -n "$line" ] || continue
+    read -r drx dtx crx ctx < <(sed -n 's/.* counted rx \([0-9]*\) tx \([0-9]*\), captured to it \([0-9]*\), from it \([0-9]*\);.*/\1 \2 \3 \4/p' <<<"$line")
+    check "${line#lab: capture: }" \
+        bash -c '[ "${1:-0}" -gt 0 ] && [ "${2:-0}" -gt 0 ] && [ "$1" = "$3" ] && [ "$2" = "$4" ] && grep -q "; lost 0 " <<<"$5"' \
+        _ "$drx" "$dtx" "$crx" "$ctx" "$line"
+done <<<"$cmp"
+rm -rf "$capdir"
 # bad input: a link not in the topology, invalid seconds: a precise error, non-zero exit
 out=$("$lab" capture "$host0-nosuchnode" 5 2>&1); rc=$?
 check "capture of a link not in the topology: exit $rc, '$out'" \
