@@ -1534,8 +1534,9 @@ cmd_console() {
 sw_ports() {
     # shellcheck disable=SC2016 # expanded on the node
     nexec "$1" 'log=/var/log/inclab/incswitch.log; n=$(wc -l < $log) || exit 1
-        if [ "${INCLAB_NETNS:-}" = 1 ]; then kill -USR1 "$(cat /run/inclab/service.pid)"
-        else kill -USR1 "$(systemctl show -p MainPID --value incswitch.service)"; fi || exit 1
+        if [ "${INCLAB_NETNS:-}" = 1 ]; then p=$(cat /run/inclab/service.pid)
+        else p=$(systemctl show -p MainPID --value incswitch.service); fi
+        [ "${p:-0}" -gt 0 ] 2>/dev/null && kill -USR1 "$p" || exit 1
         l=""
         for i in $(seq 50); do
             l=$(tail -n +$((n + 1)) $log | grep -m 1 "^incswitch [a-z0-9-]* ports:") && break
