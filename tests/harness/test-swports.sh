@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# test-swports.sh — incswitch's counters per port (switch/portstat.h) on a
+# real interface, without a lab: the real incswitch in a network namespace of
+# this test, a veth to a second one (the "host"; addresses of the
+# benchmarking range 198.18.0.0/15, inside the namespaces only), and a stand-in
+# controller (python, the control protocol of proto/ctlmsg.h: register, ok,
+# rules, release) on the switch namespace's loopback.
+#
+# From the host, known frames: UDP datagrams to the switch's 4791, 4792 and
+# 4793 (the port's capture takes them: rx), to 4790 (it does not), and one
+# valid RoCE SEND (ICRC right) ahead of the connection's PSN, which the engine
+# NAKs: one frame out (tx). The switch's "ports" line (SIGUSR1) must count
+# exactly those, and equal what udpcap -m counts on the host's end of the
+# veth (the comparison lab.sh capture makes); after a release the port is
+# closed (open=0) and frames sent then are not counted; rules again open it
+# once more (opens=2) with the counts kept. Needs root; about 10 s.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/lib/harness.sh
+harness_begin test-swports "setup count closed"
+build=${BUILD:-build}
+[[ $build = /* ]] || build=$PWD/$build
+P=${SWPORTS_TEST_PREFIX:-ilsp$$}
+P=${P:0:8}
+tmp=$(mktemp -d)
+nss=() pids=()
+gone() {
+    local x
+    for x in "${pids[@]}"; do kill "$x" 2>/dev/null; done
+    for x in "${nss[@]}"; do ip netns del "$x" 2>/dev/null; done
+    rm -rf "$tmp"
+}
+harness_on_exit gone
+phase setup "namespaces, incswitch serving one communicator on the veth"
+if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1; then
+    echo "skip: not root, no network namespaces"
+    harness_end
+fi
+S=$P-s H=$P-h
+nss=("$S" "$H")
+ip netns add "$S" && ip netns add "$H" &&
+    ip -n "$S" link add sp type veth peer name hp netns "$H" &&
+    ip -n "$S" addr add 198.18.0.1/24 dev sp && ip -n "$H" addr add 198.18.0.2/24 dev hp &&
+    ip -n "$S" link set sp up && ip -n "$H" link set hp up && ip -n "$S" link set lo up &&
+    for n in "$S" "$H"; do ip netns exec "$n" sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 || exit 1; done ||
+    { ko "cannot make the namespaces and veth"; harness_end; }
+ip netns exec "$H" ping -c 1 -W 2 198.18.0.1 >/dev/null # neighbours resolved before any count
+
+# The stand-in controller: registration answered, then for each line on its
+# stdin ("rules" or "release") that message sent and the switch's answer
+# printed ("answer: ..."). Rules: communicator 1, one host child on port sp,
+# our QPN 0x100100, its first PSN 100.
+cat > "$tmp/ctl.py" <<'EOF'
+import socket, sys
+RULES = ("msg: rules\ncomm: 1\nswitch: swt\nnslots: 64\nchildren:\n"
+         "  - {port: sp, local_ip: 198.18.0.1, peer_ip: 198.18.0.2, local_qpn: 0x100100, peer_qpn: 17,"
+         " rq_psn: 100, sq_psn: 200, first_rank: 0}\n")
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("127.0.0.1", int(sys.argv[1])))
+ls.listen(1)
+ls.settimeout(10)
+c, _ = ls.accept()
+c.settimeout(10)
+buf = b""
+def message():
+    global buf
+    while b"\n...\n" not in buf:
+        d = c.recv(4096)
+        if not d:
+            raise SystemExit("the switch closed the connection")
+        buf += d
+    m, buf = buf.split(b"\n...\n", 1)
+    return m.decode()
+def say(text):
+    c.sendall(text.encode() + b"...\n")
+reg = message()
+print("registered:", reg.replace("\n", " "), flush=True)
+say("msg: ok\n")
+for line in sys.stdin:
+    say(RULES if line.strip() == "rules" else "msg: release\ncomm: 1\n")
+    print("answer:", message().replace("\n", " "), flush=True)
+EOF
+port=$((52400 + $$ % 500))
+mkfifo "$tmp/ctl.in"
+ip netns exec "$S" python3 "$tmp/ctl.py" "$port" < "$tmp/ctl.in" > "$tmp/ctl.out" 2>&1 &
+pids+=($!)
+exec 7> "$tmp/ctl.in"
+ip netns exec "$S" "$build/incswitch" -c "127.0.0.1:$port" -n swt > "$tmp/sw.log" 2>&1 &
+swpid=$!
+pids+=("$swpid")
+# ctl SAY — send "rules" or "release", wait for the switch's answer (10 s)
+ctl() {
+    local n
+    n=$(grep -c '^answer:' "$tmp/ctl.out")
+    echo "$1" >&7
+    for _ in $(seq 1 100); do [ "$(grep -c '^answer:' "$tmp/ctl.out")" -gt "$n" ] && break; sleep 0.1; done
+    grep '^answer:' "$tmp/ctl.out" | tail -n 1
+}
+for _ in $(seq 1 100); do grep -q '^registered:' "$tmp/ctl.out" && break; sleep 0.1; done
+ans=$(ctl rules)
+check "incswitch registered and serves the rules: '$ans'" grep -q 'msg: ok comm: 1' <<<"$ans"
+# ports — the ports line incswitch logs on SIGUSR1 (5 s)
+ports() {
+    local n l=""
+    n=$(wc -l < "$tmp/sw.log")
+    kill -USR1 "$swpid"
+    for _ in $(seq 1 50); do
+        l=$(tail -n +$((n + 1)) "$tmp/sw.log" | grep -m 1 '^incswitch swt ports:') && break
+        sleep 0.1
+    done
+    echo "$l"
+}
+l0=$(ports)
+check "before any frame: '$l0'" [ "$l0" = "incswitch swt ports: sp rx=0 tx=0 open=1 opens=1" ]
+
+phase count "known frames from the host: rx and tx counted, as the capture saw them"
+"$build/udpcap" -s 30 -o "$tmp/c.pcapng" -m rx:h-s:out -m tx:h-s:in:198.18.0.1 "h-s:netns:$H:hp" > "$tmp/c.out" 2> "$tmp/c.err" &
+cap=$!
+pids+=("$cap")
+sleep 1
+smac=$(ip netns exec "$S" cat /sys/class/net/sp/address) hmac=$(ip netns exec "$H" cat /sys/class/net/hp/address)
+# send.py COUNT_4791 COUNT_4792 COUNT_4793 COUNT_4790 SEND — datagrams of 40 zero bytes to the
+# switch's ports; SEND 1: also one RoCE SEND ONLY to QPN 0x100100, PSN 105 (ahead of 100), ICRC right
+cat > "$tmp/send.py" <<'EOF'
+import socket, struct, sys, zlib
+n1, n2, n3, n0, send = map(int, sys.argv[1:6])
+smac, hmac = bytes.fromhex(sys.argv[6].replace(":", "")), bytes.fromhex(sys.argv[7].replace(":", ""))
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for port, n in ((4791, n1), (4792, n2), (4793, n3), (4790, n0)):
+    for _ in range(n):
+        u.sendto(bytes(40), ("198.18.0.1", port))
+if send:
+    bth = bytes([4, 0, 0xff, 0xff, 0]) + (0x100100).to_bytes(3, "big") + bytes([0x80]) + (105).to_bytes(3, "big")
+    payload = bytes(64)
+    udp = struct.pack("!HHHH", 49152, 4791, 8 + len(bth) + len(payload) + 4, 0)
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp) + len(bth) + len(payload) + 4, 0, 0x4000, 64, 17, 0,
+                               socket.inet_aton("198.18.0.2"), socket.inet_aton("198.18.0.1")))
+    s = sum(struct.unpack("!10H", ip))
+    s = (s & 0xffff) + (s >> 16)
+    ip[10:12] = struct.pack("!H", ~((s & 0xffff) + (s >> 16)) & 0xffff)
+    # ICRC (RoCEv2): CRC-32 over 8 bytes of ones, then IP, UDP and BTH with their variant fields as ones
+    m = bytearray(ip); m[1] = 0xff; m[8] = 0xff; m[10:12] = b"\xff\xff"
+    mu = bytearray(udp); mu[6:8] = b"\xff\xff"
+    mb = bytearray(bth); mb[4] = 0xff
+    icrc = struct.pack("<I", zlib.crc32(b"\xff" * 8 + bytes(m) + bytes(mu) + bytes(mb) + payload) & 0xffffffff)
+    r = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    r.bind(("hp", 0))
+    r.send(smac + hmac + b"\x08\x00" + bytes(ip) + udp + bth + payload + icrc)
+EOF
+ip netns exec "$H" python3 "$tmp/send.py" 20 10 5 7 1 "$smac" "$hmac"
+sleep 1
+kill -INT "$cap"
+wait "$cap"; rc=$?
+l1=$(ports)
+got=$(tr '\n' ' ' < "$tmp/c.out")
+# 20 + 10 + 5 datagrams and the SEND into the port's capture; its NAK out
+check "after 20+10+5 datagrams to 4791-4793, 7 to 4790 and one SEND: '$l1' (want rx=36 tx=1)" \
+    [ "$l1" = "incswitch swt ports: sp rx=36 tx=1 open=1 opens=1" ]
+check "the capture on the host's end counts the same: udpcap exit $rc, -m '$got' (want 'rx 36 tx 1')" \
+    sh -c '[ "$1" = 0 ] && [ "$2" = "rx 36 tx 1 " ]' _ "$rc" "$got"
+nak=$(tshark -r "$tmp/c.pcapng" -Y '!icmp && ip.src == 198.18.0.1 && infiniband.bth.opcode == 17 && infiniband.aeth.syndrome == 96' 2>/dev/null | wc -l)
+# (AETH syndrome 96 = 0x60: NAK, PSN sequence error; the host's ICMP port unreachable quoting it left out)
+check "the frame the switch sent is the engine's NAK of the PSN gap (tshark finds $nak)" [ "$nak" = 1 ]
+
+phase closed "a released port: closed, counts kept; opened again"
+ans=$(ctl release)
+ip netns exec "$H" python3 "$tmp/send.py" 5 0 0 0 0 "$smac" "$hmac"
+sleep 0.5
+l2=$(ports)
+check "released ('$ans'), then 5 datagrams to 4791: '$l2' (closed, nothing more counted)" \
+    [ "$l2" = "incswitch swt ports: sp rx=36 tx=1 open=0 opens=1" ]
+ans=$(ctl rules)
+l3=$(ports)
+check "rules again ('$ans'): '$l3' (open, opened twice, counts kept)" \
+    [ "$l3" = "incswitch swt ports: sp rx=36 tx=1 open=1 opens=2" ]
+harness_end
