@@ -251,7 +251,7 @@ test-lab-down:
 # udpcap on a veth between two namespaces of its own: pcapng per link, nothing lost, a loss said (no VM; ~15 s)
 test-capture: $(BUILD)/udpcap
 	@BUILD=$(BUILD) tests/run-phase.sh capture tests/harness/test-capture.sh
-# incswitch's counters per port on a veth, a stand-in controller, known frames (no VM; ~10 s)
+# incswitch's counters per port on a veth, a stand-in controller, known frames, lab.sh capture comparing them (no VM; ~10 s)
 test-swports: $(BUILD)/incswitch $(BUILD)/udpcap
 	@BUILD=$(BUILD) tests/run-phase.sh swports tests/harness/test-swports.sh
 # the lab test cut short at several points must fail, and leave no lab

@@ -1647,7 +1647,14 @@ cmd_capture() {
             continue
         fi
         drx=$((r1 - r0)) dtx=$((t1 - t0))
-        [ "$n0" = "$n1" ] && [ "$o0$o1" = 11 ] || note=" (opened or closed in the window: opened $((n1 - n0)) times)"
+        # a port open for part of the window only: what crossed it closed, the switch missed
+        case $o0$o1/$((n1 - n0)) in
+        11/0) ;;
+        10/0) note=" (closed in the window)" ;;
+        01/1) note=" (opened in the window)" ;;
+        00/1) note=" (opened and closed in the window)" ;;
+        *) note=" (opened $((n1 - n0)) times in the window, open $o1 at its end)" ;;
+        esac
         # the capture missed what the switch counted beyond it, the switch what the capture saw beyond its count
         miss=$(( (drx > crx ? drx - crx : 0) + (dtx > ctx ? dtx - ctx : 0) ))
         extra=$(( (crx > drx ? crx - drx : 0) + (ctx > dtx ? ctx - dtx : 0) ))

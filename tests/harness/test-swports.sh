@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # test-swports.sh — incswitch's counters per port (switch/portstat.h) on a
-# real interface, without a lab: the real incswitch in a network namespace of
-# this test, a veth to a second one (the "host"; addresses of the
-# benchmarking range 198.18.0.0/15, inside the namespaces only), and a stand-in
-# controller (python, the control protocol of proto/ctlmsg.h: register, ok,
-# rules, release) on the switch namespace's loopback.
+# real interface, and `lab.sh capture` comparing them with a capture, without
+# VMs: a lab of two namespace nodes made by hand (the tables lab.sh reads, the
+# nodes' own directories): switch swt runs the real incswitch, a veth to host
+# hst (addresses of the benchmarking range 198.18.0.0/15, inside the
+# namespaces only), and a stand-in controller (python, the control protocol of
+# proto/ctlmsg.h: register, ok, rules, release) on swt's loopback.
 #
 # From the host, known frames: UDP datagrams to the switch's 4791, 4792 and
 # 4793 (the port's capture takes them: rx), to 4790 (it does not), and one
 # valid RoCE SEND (ICRC right) ahead of the connection's PSN, which the engine
-# NAKs: one frame out (tx). The switch's "ports" line (SIGUSR1) must count
-# exactly those, and equal what udpcap -m counts on the host's end of the
-# veth (the comparison lab.sh capture makes); after a release the port is
-# closed (open=0) and frames sent then are not counted; rules again open it
-# once more (opens=2) with the counts kept. Needs root; about 10 s.
+# NAKs: one frame out (tx). Captured by `lab.sh capture swt-hst`, the switch's
+# "ports" line (SIGUSR1) must count exactly those, lab.sh must find the
+# capture equal (lost 0, exit 0). After a release the port is closed (open=0):
+# frames then are not counted and a capture says "not compared"; rules again
+# open it once more (opens=2), counts kept; a port closed in the middle of a
+# capture while frames still come: LOST, exit 3, the switch missed them.
+# Needs root; about 15 s.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
-harness_begin test-swports "setup count closed"
+harness_begin test-swports "setup count closed lost"
 build=${BUILD:-build}
 [[ $build = /* ]] || build=$PWD/$build
 P=${SWPORTS_TEST_PREFIX:-ilsp$$}
@@ -36,8 +39,16 @@ if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1; then
     echo "skip: not root, no network namespaces"
     harness_end
 fi
-S=$P-s H=$P-h
+S=$P-swt H=$P-hst
 nss=("$S" "$H")
+# the lab's tables, as topogen writes them, and the switch node's own directories (lab.sh ns_argv)
+lab=$tmp/lab root=$tmp/lab/nodes/swt/root
+mkdir -p "$lab/gen" "$tmp/caps" && for d in etc/inclab run/inclab var/log/inclab usr/local/bin usr/local/sbin; do mkdir -p "$root/$d"; done
+printf '# link\tnode_a\tif_a\tport_a\tnode_b\tif_b\tport_b\tsubnet\n0\tswt\tsp\t-\thst\thp\t-\t198.18.0.0/24\n' > "$lab/gen/links.tsv"
+printf '# kind\tlink\tnode_a\tif_a\tnode_b\tif_b\tmtu\tbridge\tveth\ttap\nveth\t0\tswt\tsp\thst\thp\t1500\t-\t-\t-\n' > "$lab/gen/wires.tsv"
+printf '# node\trole\trank\tmgmt\tdata_if\tdata_addr\tparent\tmemory_mib\tvcpus\tdomain\tkind\n%s\n%s\n' \
+    "swt	switch	-1	-	sp	198.18.0.1/24	-	0	0	-	netns" "hst	host	0	-	hp	198.18.0.2/24	swt	0	0	-	netns" > "$lab/gen/inventory.tsv"
+swlog=$root/var/log/inclab/incswitch.log
 ip netns add "$S" && ip netns add "$H" &&
     ip -n "$S" link add sp type veth peer name hp netns "$H" &&
     ip -n "$S" addr add 198.18.0.1/24 dev sp && ip -n "$H" addr add 198.18.0.2/24 dev hp &&
@@ -86,9 +97,10 @@ mkfifo "$tmp/ctl.in"
 ip netns exec "$S" python3 "$tmp/ctl.py" "$port" < "$tmp/ctl.in" > "$tmp/ctl.out" 2>&1 &
 pids+=($!)
 exec 7> "$tmp/ctl.in"
-ip netns exec "$S" "$build/incswitch" -c "127.0.0.1:$port" -n swt > "$tmp/sw.log" 2>&1 &
+ip netns exec "$S" "$build/incswitch" -c "127.0.0.1:$port" -n swt > "$swlog" 2>&1 &
 swpid=$!
 pids+=("$swpid")
+echo "$swpid" > "$root/run/inclab/service.pid" # as the lab's service loop writes it
 # ctl SAY — send "rules" or "release", wait for the switch's answer (10 s)
 ctl() {
     local n
@@ -103,10 +115,10 @@ check "incswitch registered and serves the rules: '$ans'" grep -q 'msg: ok comm:
 # ports — the ports line incswitch logs on SIGUSR1 (5 s)
 ports() {
     local n l=""
-    n=$(wc -l < "$tmp/sw.log")
+    n=$(wc -l < "$swlog")
     kill -USR1 "$swpid"
     for _ in $(seq 1 50); do
-        l=$(tail -n +$((n + 1)) "$tmp/sw.log" | grep -m 1 '^incswitch swt ports:') && break
+        l=$(tail -n +$((n + 1)) "$swlog" | grep -m 1 '^incswitch swt ports:') && break
         sleep 0.1
     done
     echo "$l"
@@ -114,11 +126,26 @@ ports() {
 l0=$(ports)
 check "before any frame: '$l0'" [ "$l0" = "incswitch swt ports: sp rx=0 tx=0 open=1 opens=1" ]
 
+# capture_start / capture_stop — lab.sh capture swt-hst (600 s, ended by SIGINT to its udpcap, as Ctrl-C);
+# capture_stop sets rc (its exit) and out (what it printed)
+capture_start() {
+    INCLAB_STATE=$lab INCLAB_PREFIX=$P INCLAB_BUILD=$build CAPTURE_DIR=$tmp/caps lab/lab.sh capture swt-hst 600 > "$tmp/lab.out" 2>&1 &
+    cap=$!
+    pids+=("$cap")
+    for _ in $(seq 1 100); do pgrep -x -P "$cap" udpcap >/dev/null && break; sleep 0.1; done
+    sleep 1
+}
+capture_stop() {
+    sleep 1
+    pkill -INT -x -P "$cap" udpcap
+    wait "$cap"; rc=$?
+    out=$(cat "$tmp/lab.out")
+}
+# compared — lab.sh capture's comparison line for the switch
+compared() { grep '^lab: capture: swt-hst: switch swt port sp' <<<"$out"; }
+
 phase count "known frames from the host: rx and tx counted, as the capture saw them"
-"$build/udpcap" -s 30 -o "$tmp/c.pcapng" -m rx:h-s:out -m tx:h-s:in:198.18.0.1 "h-s:netns:$H:hp" > "$tmp/c.out" 2> "$tmp/c.err" &
-cap=$!
-pids+=("$cap")
-sleep 1
+capture_start
 smac=$(ip netns exec "$S" cat /sys/class/net/sp/address) hmac=$(ip netns exec "$H" cat /sys/class/net/hp/address)
 # send.py COUNT_4791 COUNT_4792 COUNT_4793 COUNT_4790 SEND — datagrams of 40 zero bytes to the
 # switch's ports; SEND 1: also one RoCE SEND ONLY to QPN 0x100100, PSN 105 (ahead of 100), ICRC right
@@ -149,29 +176,43 @@ if send:
     r.send(smac + hmac + b"\x08\x00" + bytes(ip) + udp + bth + payload + icrc)
 EOF
 ip netns exec "$H" python3 "$tmp/send.py" 20 10 5 7 1 "$smac" "$hmac"
-sleep 1
-kill -INT "$cap"
-wait "$cap"; rc=$?
+capture_stop
 l1=$(ports)
-got=$(tr '\n' ' ' < "$tmp/c.out")
 # 20 + 10 + 5 datagrams and the SEND into the port's capture; its NAK out
 check "after 20+10+5 datagrams to 4791-4793, 7 to 4790 and one SEND: '$l1' (want rx=36 tx=1)" \
     [ "$l1" = "incswitch swt ports: sp rx=36 tx=1 open=1 opens=1" ]
-check "the capture on the host's end counts the same: udpcap exit $rc, -m '$got' (want 'rx 36 tx 1')" \
-    sh -c '[ "$1" = 0 ] && [ "$2" = "rx 36 tx 1 " ]' _ "$rc" "$got"
-nak=$(tshark -r "$tmp/c.pcapng" -Y '!icmp && ip.src == 198.18.0.1 && infiniband.bth.opcode == 17 && infiniband.aeth.syndrome == 96' 2>/dev/null | wc -l)
+check "lab capture: exit $rc, the switch's counts equal the capture's: $(compared)" \
+    bash -c '[ "$1" = 0 ] && grep -qx "lab: capture: swt-hst: switch swt port sp counted rx 36 tx 1, captured to it 36, from it 1; lost 0 (capture missed 0, switch missed 0)" <<<"$2"' \
+    _ "$rc" "$out"
+pcap=$(tail -n 1 <<<"$out")
+nak=$(tshark -r "$pcap" -Y '!icmp && ip.src == 198.18.0.1 && infiniband.bth.opcode == 17 && infiniband.aeth.syndrome == 96' 2>/dev/null | wc -l)
 # (AETH syndrome 96 = 0x60: NAK, PSN sequence error; the host's ICMP port unreachable quoting it left out)
 check "the frame the switch sent is the engine's NAK of the PSN gap (tshark finds $nak)" [ "$nak" = 1 ]
 
 phase closed "a released port: closed, counts kept; opened again"
 ans=$(ctl release)
+capture_start
 ip netns exec "$H" python3 "$tmp/send.py" 5 0 0 0 0 "$smac" "$hmac"
-sleep 0.5
+capture_stop
 l2=$(ports)
 check "released ('$ans'), then 5 datagrams to 4791: '$l2' (closed, nothing more counted)" \
     [ "$l2" = "incswitch swt ports: sp rx=36 tx=1 open=0 opens=1" ]
+check "lab capture of a port closed the whole window: exit $rc, not compared: $(grep -o 'switch swt port sp was closed.*' <<<"$out")" \
+    bash -c '[ "$1" = 0 ] && grep -q "switch swt port sp was closed the whole window (no communicator on it): not compared (5 frames to it, 0 from it captured)" <<<"$2"' \
+    _ "$rc" "$out"
 ans=$(ctl rules)
 l3=$(ports)
 check "rules again ('$ans'): '$l3' (open, opened twice, counts kept)" \
     [ "$l3" = "incswitch swt ports: sp rx=36 tx=1 open=1 opens=2" ]
+
+phase lost "the port closed in the middle of a capture while frames still come: LOST"
+capture_start
+ip netns exec "$H" python3 "$tmp/send.py" 4 0 0 0 0 "$smac" "$hmac"
+sleep 0.5
+ans=$(ctl release)
+ip netns exec "$H" python3 "$tmp/send.py" 3 0 0 0 0 "$smac" "$hmac"
+capture_stop
+check "lab capture: exit $rc (want 3), LOST: $(compared)" \
+    bash -c '[ "$1" = 3 ] && grep -q "switch swt port sp (closed in the window) counted rx 4 tx 0, captured to it 7, from it 0; lost 3 (capture missed 0, switch missed 3)" <<<"$2" &&
+        grep -q "LOST 3 frames on link swt-hst against switch swt" <<<"$2" && grep -q "frames were LOST" <<<"$2"' _ "$rc" "$out"
 harness_end
