@@ -1574,7 +1574,7 @@ port_counts() {
 # Exit 0 when nothing was lost; 3 (the file kept) when frames were lost.
 cmd_capture() {
     need_lab
-    local links=${1:-} secs=${2:-10} link a b i l row port pb specs=() names=() out w rc=0 ia ib x sw
+    local links=${1:-} secs=${2:-10} link a b i l row port pb specs=() names=() out w rc=0 ia ib la x sw
     local swends=() sws=() margs=() mout j lost=0
     secs_ok "$secs"
     local all; all=$(grep -v '^#' "$gen/links.tsv" | awk '{printf "%s-%s ", $2, $5}')
@@ -1585,10 +1585,8 @@ cmd_capture() {
         row=$(awk -F'\t' -v a="$a" -v b="$b" '!/^#/ && (($2 == a && $5 == b) || ($2 == b && $5 == a))' "$gen/links.tsv")
         [ -n "$row" ] || die "capture: no link '$link' in this lab's topology; the links: $all"
         IFS=$'\t' read -r l a ia port b ib pb _ <<<"$row"
+        la=$a
         [[ " ${names[*]} " != *" $a-$b "* ]] || die "capture: link $a-$b given twice"
-        # the switches at its ends: "LINK SWITCH IFACE RX_DIR TX_DIR" (inbound = to a)
-        [ "$(node_role "$a")" != switch ] || swends+=("$a-$b $a $ia in out")
-        [ "$(node_role "$b")" != switch ] || swends+=("$a-$b $b $ib out in")
         if [ "$port" = - ]; then
             # a veth or bridge link (netns): the namespace end's interface, both directions
             w=$(awk -F'\t' -v l="$l" '!/^#/ && $2 == l {print $3, $4, $5}' "$gen/wires.tsv")
@@ -1599,6 +1597,12 @@ cmd_capture() {
             specs+=("$a-$b:udp:$port:$pb")
         fi
         names+=("$a-$b")
+        # the switches at its ends: "LINK SWITCH IFACE RX_DIR TX_DIR" (inbound = to a)
+        for x in "$a" "$b"; do
+            [ "$(node_role "$x")" = switch ] || continue
+            if [ "$x" = "$la" ]; then i=$ia; else i=$ib; fi
+            if [ "$x" = "$a" ]; then swends+=("$a-$b $x $i in out"); else swends+=("$a-$b $x $i out in"); fi
+        done
     done
     # CAPTURE_DIR (default results/captures, as make lab-capture says; tests give their own)
     local dir=${CAPTURE_DIR:-$top/results/captures}
