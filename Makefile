@@ -40,7 +40,7 @@ help:
 	@echo "make lab-reboot NODE='sw2 pku4' [HARD=1]   reboot nodes (HARD: power cycle) and wait until ready again"
 	@echo "make lab-ssh NODE=pku1 [CMD='...']   run a command on a node (no CMD: serial console)"
 	@echo "make lab-console NODE=sw1  serial console of a node (leave with Ctrl-])"
-	@echo "make lab-capture LINK='sw1-pku1 sw0-sw1' [SECONDS=10]  pcapng of tree edges into results/captures/, frames lost counted"
+	@echo "make lab-capture LINK='sw1-pku1 sw0-sw1' [SECONDS=10]  pcapng of tree edges into results/captures/, frames lost counted (interfaces', switches' counters)"
 	@echo "make lab-sync              copy freshly built binaries into the running lab, restart its daemons"
 	@echo "make lab-down              remove every domain, network, disk and process of the lab"
 	@echo "make exp-allreduce SIZE=512M [DTYPE= OP= ITERS= BASELINES=]   AllReduce on the lab's hosts + baselines,"
