@@ -280,7 +280,7 @@ if [ -s "$pcap" ]; then
         fi
     done
     # rcecho, not incswitch, answered on the leaf's port: incswitch had it closed (no communicator)
-    check "capture of $leaf0-$host0: the switch's port was closed, not compared: $(grep -o "switch $leaf0 port [^ ]* was closed.*" /tmp/inclab-capture.out)" \
+    check "capture of $leaf0-$host0: the switch's port was closed, not compared: $(grep -o "$leaf0-$host0: switch $leaf0 port [^ ]* was closed.*" /tmp/inclab-capture.out)" \
         grep -q "^lab: capture: $leaf0-$host0: switch $leaf0 port [^ ]* was closed the whole window" /tmp/inclab-capture.out
     rm -rf "$pcap" "$capdir"
 else
