@@ -27,6 +27,31 @@ cd "$top" || exit 1
 export TOPOLOGY INCLAB_PREFIX RESULTS
 state=${INCLAB_STATE:-/var/lib/inclab/$INCLAB_PREFIX}
 t0=$SECONDS
+. "$top/experiments/lib.sh"
+
+# summary CSV — the medians of a run (exp_median, 2 decimals), MB/s: a row per
+# algorithm and a column per size of its AllReduce rows, then each ceiling.
+# results.csv: column 1 the algorithm, 2 the collective, 7 bytes, 11 algbw,
+# 13 wrong; rows with wrong elements are left out.
+summary() {
+    local csv=$1 a b m sizes line
+    # rows: what the awk programs below select; "-" where none
+    rows() { awk -F, -v sel="$1" 'NR > 1 && $13 == 0 && '"$2" "$csv"; }
+    med() { local v; v=$(rows "$1" "$2 {print \$11}"); [ -n "$v" ] && m=$(exp_median $v) && printf '%.2f' "$m" || printf -- -; }
+    sizes=$(rows "" '$2 == "allreduce" && !seen[$7]++ {print $7}')
+    line=$(printf '  %-10s' 'algbw MB/s')
+    for b in $sizes; do line+=$(printf ' %10s' "$(awk -v b="$b" 'BEGIN {print b / 1048576 " MiB"}')"); done
+    echo "$line"
+    for a in $(rows "" '$2 == "allreduce" && !seen[$1]++ {print $1}'); do
+        line=$(printf '  %-10s' "$a")
+        for b in $sizes; do line+=$(printf ' %10s' "$(med "$a,$b" '$2 == "allreduce" && $1 "," $7 == sel')"); done
+        echo "$line"
+    done
+    for a in $(rows "" '$2 == "p2p" && !seen[$1]++ {print $1}'); do
+        echo "  $a: $(med "$a" '$2 == "p2p" && $1 == sel') MB/s per host (median of the run)"
+    done
+}
+
 say() { printf '[run %s, %d s] %s\n' "$(date +%H:%M:%S)" $((SECONDS - t0)) "$*"; }
 err() { printf 'run: %s\n' "$*" >&2; }
 
@@ -55,17 +80,7 @@ INCLAB_BUILD=${INCLAB_BUILD:-$top/build} analysis/plots.sh "$RESULTS"; plots_rc=
 
 echo
 say "done: run $run ($(sed -n 's/^status: //p' "$run/meta.yaml" | tr -d "'\""))"
-# the medians of the run, per algorithm and size, and the ceilings, MB/s (results.csv: column 1
-# the algorithm, 7 bytes, 11 algbw, 13 wrong; rows with wrong elements left out)
-awk -F, 'NR > 1 && $13 == 0 && $2 == "p2p" { ceil[$1] = ceil[$1] " " $11 }
-    NR > 1 && $13 == 0 && $2 == "allreduce" { v[$1 "," $7] = v[$1 "," $7] " " $11; if (!($7 in s)) { s[$7] = 1; sizes[++ns] = $7 } if (!($1 in a)) { a[$1] = 1; algs[++na] = $1 } }
-    function median(list,   n, x, i, j, t) { n = split(list, x, " "); if (!n) return "-";
-        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (x[j] + 0 < x[i] + 0) { t = x[i]; x[i] = x[j]; x[j] = t }
-        return n % 2 ? x[(n + 1) / 2] : sprintf("%.2f", (x[n / 2] + x[n / 2 + 1]) / 2) }
-    END { printf "  %-10s", "algbw MB/s"; for (i = 1; i <= ns; i++) printf " %10s", sizes[i] / 1048576 " MiB"; print "";
-          for (k = 1; k <= na; k++) { printf "  %-10s", algs[k]; for (i = 1; i <= ns; i++) printf " %10s", median(v[algs[k] "," sizes[i]]); print "" }
-          for (c in ceil) printf "  %s: %s MB/s per host (median of the run)\n", c, median(ceil[c]) }' \
-    "$run/results.csv"
+summary "$run/results.csv"
 echo "  charts: $run/plots/ (PNG and SVG); report: $RESULTS/REPORT.md; log: $run/run.log"
 [ "$exp_rc" = 0 ] || { err "the experiment failed (exit $exp_rc): see $run/run.log"; exit 1; }
 [ "$plots_rc" = 0 ] || { err "a chart failed (exit $plots_rc)"; exit 1; }

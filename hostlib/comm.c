@@ -55,8 +55,9 @@ struct inccl_comm {
 	struct ibv_mr *smr, *rmr;
 	int broken;           /* a timeout or failed completion left the queue pair out of step */
 	char err[256];
-	void (*release)(void *ctx, unsigned comm_id); /* set by inccl_comm_init() (group.c): rank 0 tells the
-	                                               * controller the communicator is gone */
+	void (*release)(void *ctx, unsigned comm_id); /* set by inccl_comm_init() (group.c): a member tells
+	                                               * rank 0 it is done; rank 0 waits for every member,
+	                                               * then tells the controller the communicator is gone */
 	int (*watch)(void *ctx, unsigned comm_id, char *why, size_t len); /* set with release: a fault */
 	void *release_ctx;    /* the context of both */
 	unsigned comm_id;     /* the controller's id of it */
@@ -614,7 +615,7 @@ void inccl_comm_destroy(inccl_comm_t *c)
 {
 	if (!c)
 		return;
-	if (c->release && c->rank == 0)
+	if (c->release) /* a member says it is done; rank 0 waits for all, then drops the rules */
 		c->release(c->release_ctx, c->comm_id);
 	inccl__ring_destroy(c->ring);
 	if (c->qp)

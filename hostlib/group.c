@@ -11,6 +11,16 @@
  *   rank r -> rank 0   msg: ready                      (or msg: error)
  *   rank 0 -> rank r   msg: go                         (or msg: error)
  *
+ * and, when a rank destroys the communicator,
+ *
+ *   rank r -> rank 0   msg: done      comm
+ *
+ * Rank 0 drops the communicator's switch rules and may close the group only
+ * after every rank said "done" (or went away, or the group's timeout passed):
+ * a result still on its way to a slow rank (a VM the emulator runs late, a
+ * retransmission) reaches it before its switches forget the communicator
+ * and before rank 0's connection, which that rank watches, ends.
+ *
  * A ring communicator (INCCL_ALGO_RING) replaces qp/config with
  *
  *   rank r -> rank 0   msg: ring      rank, ip, qpn_left, qpn_right
@@ -57,6 +67,7 @@
 #define RELEASE_MS 5000                   /* the controller drops a communicator's rules */
 #define JOIN_PENDING 64                   /* connections at rank 0 that have not sent their join yet */
 #define JOIN_MS 5000                      /* ... and the time each has to send it */
+#define DONE_SEND_MS 1000                 /* a member's "done": one small message */
 
 struct peer {
 	int fd;
@@ -148,9 +159,13 @@ static void peer_close(struct peer *p)
 static int expect(struct peer *p, uint64_t deadline, const char *want, const char *who, struct ctl_doc *m)
 {
 	char *text, err[256];
-	int rc = ctl_arecv(&p->auth, p->fd, &p->in, left(deadline), &text);
+	int rc;
 
-	if (rc < 0) {
+	if (p->fd < 0) { /* closed when its end was seen (look_at()): nothing will come */
+		inccl__set_last_error("%s went away earlier", who);
+		return INCCL_ECONN;
+	}
+	if ((rc = ctl_arecv(&p->auth, p->fd, &p->in, left(deadline), &text)) < 0) {
 		inccl__set_last_error("%s: %s", who, rc == CTL_ETIMEDOUT ? "no answer in time"
 						    : rc == CTL_EAUTH ? p->auth.err : ctl_strerror(rc));
 		return rc == CTL_ETIMEDOUT ? INCCL_ETIMEDOUT : rc == CTL_EAUTH ? INCCL_EREFUSED : INCCL_ECONN;
@@ -169,6 +184,10 @@ static int expect(struct peer *p, uint64_t deadline, const char *want, const cha
 			snprintf(p->fault, sizeof(p->fault), "%s: %s", who, why ? why : "fault (no reason given)");
 			p->fault_comm = (unsigned)comm;
 		}
+		ctl_doc_free(m);
+		return expect(p, deadline, want, who, m);
+	}
+	if (!strcmp(m->kind, "done") && strcmp(want, "done")) { /* of a communicator rank 0 has not destroyed */
 		ctl_doc_free(m);
 		return expect(p, deadline, want, who, m);
 	}
@@ -199,12 +218,79 @@ static void group_release(inccl_group_t *g, unsigned comm_id)
 		ctl_doc_free(&m);
 }
 
-/* group_release() in the shape comm.c calls on destroy (inccl__comm_attach()). */
+/*
+ * Rank 0: wait until every member said "done" with communicator @comm_id,
+ * or its connection ended, or the group's timeout passed, so that no rank
+ * still waits for a result of it when its switch rules go. One member
+ * after another on one deadline: the whole wait is the slowest member's,
+ * a member gone costs nothing, and none is waited for once the group has
+ * failed (every rank returns that fault anyway). Leaves inccl_last_error()
+ * as it was.
+ */
+static void wait_done(inccl_group_t *g, unsigned comm_id)
+{
+	uint64_t deadline = ctl_now_ms() + (uint64_t)g->timeout_ms;
+	char saved[300], who[32], err[128];
+	struct ctl_doc m;
+
+	snprintf(saved, sizeof(saved), "%s", inccl_last_error());
+	for (int r = 1; r < g->nranks; r++) {
+		if (g->fault[0] && (!g->fault_comm || g->fault_comm == comm_id))
+			break;
+		snprintf(who, sizeof(who), "rank %d", r);
+		while (expect(&g->peer[r], deadline, "done", who, &m) == INCCL_OK) {
+			unsigned long c = 0;
+			int mine = ctl_uint(&m, NULL, "comm", 0x7fffffff, &c, err, sizeof(err)) == 0 && c == comm_id;
+			ctl_doc_free(&m);
+			if (mine)
+				break; /* else the "done" of an older communicator this rank 0 never destroyed */
+		}
+	}
+	inccl__set_last_error("%s", saved);
+}
+
+/*
+ * Rank 0: drain what member @p sent before its connection ended; 1 when a
+ * "done" of communicator @comm is among it (the member finished with @comm
+ * and left, which is no fault of a collective of @comm still running here),
+ * else 0. Only for a connection being closed: it takes every message.
+ */
+static int said_done(struct peer *p, unsigned comm)
+{
+	char *text, err[128];
+	int rc, done = 0;
+
+	while (comm && !done && (text = ctl_next(&p->in, &rc))) {
+		struct ctl_doc m;
+		unsigned long c = 0;
+		int ok = ctl_auth_open(&p->auth, text) == 0 && ctl_parse(text, &m, err, sizeof(err)) == 0;
+		free(text);
+		if (!ok)
+			break;
+		done = !strcmp(m.kind, "done") && ctl_uint(&m, NULL, "comm", 0x7fffffff, &c, err, sizeof(err)) == 0 &&
+		       c == comm;
+		ctl_doc_free(&m);
+	}
+	return done;
+}
+
+/*
+ * What comm.c calls when a rank destroys communicator @comm_id
+ * (inccl__comm_attach()): a member tells rank 0 it is done with it (one
+ * small message, never waits for an answer); rank 0 waits for every
+ * member's "done" (wait_done()), then has the controller drop its rules.
+ */
 static void release_hook(void *ctx, unsigned comm_id)
 {
 	inccl_group_t *g = ctx;
 
-	group_release(g, comm_id);
+	if (g->rank != 0) {
+		if (g->peer[0].fd >= 0)
+			ctl_asendf(&g->peer[0].auth, g->peer[0].fd, DONE_SEND_MS, "msg: done\ncomm: %u\n", comm_id);
+	} else {
+		wait_done(g, comm_id);
+		group_release(g, comm_id);
+	}
 	if (g->comm == comm_id)
 		g->comm = 0;
 }
@@ -247,7 +333,8 @@ static void look_at(inccl_group_t *g, struct peer *p, const char *who, const cha
 		p->fault[0] = 0;
 	}
 	if ((rc = ctl_feed(&p->in, p->fd)) < 0) {
-		if (gone)
+		/* a member that said "done" with the communicator in use and left is no fault of it */
+		if (gone && !(g->rank == 0 && p != &g->ctl && said_done(p, g->comm)))
 			note_fault(g, 0, gone);
 		peer_close(p);
 		return;

@@ -223,8 +223,11 @@ INCCL_API int inccl_barrier(inccl_comm_t *comm);
 /** inccl_errmsg() - what the last failing call on @comm said ("" if none). */
 INCCL_API const char *inccl_errmsg(const inccl_comm_t *comm);
 
-/** inccl_comm_destroy() - release everything (rank 0 also tells the controller,
- * which removes the switches' rules); NULL is allowed. */
+/** inccl_comm_destroy() - release everything; NULL is allowed. Collective for an
+ * in-network communicator: a rank tells rank 0 it is done with it, and rank 0
+ * waits until every rank did (or went away, or the group's timeout passed)
+ * before the controller removes the switches' rules, so no rank can lose a
+ * result still on its way to it. */
 INCCL_API void inccl_comm_destroy(inccl_comm_t *comm);
 
 #ifdef __cplusplus

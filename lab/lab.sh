@@ -92,19 +92,21 @@ secs_ok() { [[ $1 =~ ^[0-9]{1,5}$ ]] && [ "$1" -ge 1 ] && [ "$1" -le 86400 ] || 
 # "NAME -" before it starts (a crash right after still leaves a note: `down`
 # then reads the daemon's own pid file, /run/NAME.pid), "NAME PID" once it
 # runs. `down` stops exactly those processes, by pid (stop_daemons).
-# no_fds CMD... — run CMD with only stdin, stdout and stderr open. A daemon
-# inherits every descriptor of whoever started the lab (a make jobserver's
-# pipe, a `flock FILE make lab-up`'s lock) and would hold it for as long as it
-# runs: a lock that never frees, a make that never sees its pipe close.
+# no_fds CMD... — replace this (sub)shell by CMD with only stdin, stdout and
+# stderr open; callers run it in a subshell of its own: (no_fds CMD...). A
+# daemon inherits every descriptor of whoever started the lab (a make
+# jobserver's pipe, a `flock FILE make lab-up`'s lock) and would hold it for as
+# long as it runs: a lock that never frees, a make that never sees its pipe
+# close. It must be exec'd in that subshell, not run from it: the subshell
+# would stay, waiting, with every descriptor still open (seen: the lock held
+# by a namespace node's service, through its parent subshell).
 no_fds() {
-    (
-        local fd
-        for fd in /proc/$BASHPID/fd/*; do
-            fd=${fd##*/}
-            [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-"
-        done
-        exec "$@"
-    )
+    local fd
+    for fd in /proc/$BASHPID/fd/*; do
+        fd=${fd##*/}
+        [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-"
+    done
+    exec "$@"
 }
 
 ensure_daemons() {
@@ -114,7 +116,7 @@ ensure_daemons() {
         daemon_running "$d" && continue
         echo "$d -" >> "$run/started-daemons"
         log "starting $d"
-        no_fds "$d" --daemon || die "cannot start $d"
+        (no_fds "$d" --daemon) || die "cannot start $d"
         pid=$(daemon_pid "$d") && echo "$d $pid" >> "$run/started-daemons"
     done
     local i

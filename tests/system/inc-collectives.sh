@@ -26,6 +26,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
+. tests/lib/registered.sh
 harness_begin inc-collectives run
 phase run "inccl_check on the ranks"
 lab=lab/lab.sh
@@ -103,11 +104,7 @@ echo "inc-collectives ($scope): ranks ${hosts[*]}; rank 0 at $master; controller
 # The control plane is up: every switch registered with the controller.
 mapfile -t switches < <(awk -F'\t' '$2 == "switch" {print $1}' "$inv")
 nsw=${#switches[@]}
-for _ in $(seq 1 60); do
-    reg=$("$lab" exec "$ctl" "incctl -Q 127.0.0.1 2>/dev/null | grep -c '^  [a-z0-9-]*: {'" 2>/dev/null)
-    [ "${reg:-0}" -ge "$nsw" ] && break
-    sleep 1
-done
+switches_registered "$ctl" "$nsw"
 if [ "${reg:-0}" -ge "$nsw" ]; then ok "controller: all $nsw switches registered"
 else ko "controller: ${reg:-0} of $nsw switches registered: $("$lab" exec "$ctl" "tail -n 5 /var/log/inclab/incctl.log")"; done_; fi
 

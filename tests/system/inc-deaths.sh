@@ -24,6 +24,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
+. tests/lib/registered.sh
 lab=lab/lab.sh
 state=${INCLAB_STATE:-/var/lib/inclab/${INCLAB_PREFIX:-inclab}}
 inv=$state/gen/inventory.tsv
@@ -107,15 +108,7 @@ judge() {
 }
 
 # registered — every switch registered with the controller again (60 s at most).
-registered() {
-    local reg t0=$SECONDS
-    while [ $((SECONDS - t0)) -lt 60 ]; do
-        reg=$("$lab" exec "$ctl" "incctl -Q 127.0.0.1 2>/dev/null | grep -c '^  [a-z0-9-]*: {'" 2>/dev/null)
-        [ "${reg:-0}" -ge "$nsw" ] && return 0
-        sleep 1
-    done
-    return 1
-}
+registered() { switches_registered "$ctl" "$nsw" 60; }
 
 long="-C allreduce -d float32 -o sum -b 64M -e 64M -n 50 -w 0"
 

@@ -12,6 +12,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
+. tests/lib/registered.sh
 harness_begin inc-reboots run
 phase run "reboot the controller, a leaf switch and a host; then collectives"
 lab=lab/lab.sh
@@ -56,12 +57,8 @@ for n in "${!pid0[@]}"; do
 done
 
 # every switch registered again with the rebooted controller (they retry every 2 s)
-nsw=${#switches[@]} reg=0
-for _ in $(seq 1 60); do
-    reg=$("$lab" exec "$ctl" "incctl -Q 127.0.0.1 2>/dev/null | grep -c '^  [a-z0-9-]*: {'" 2>/dev/null)
-    [ "${reg:-0}" -ge "$nsw" ] && break
-    sleep 1
-done
+nsw=${#switches[@]}
+switches_registered "$ctl" "$nsw"
 check "all $nsw switches registered with the rebooted controller (${reg:-0})" [ "${reg:-0}" -ge "$nsw" ]
 
 INC_SCOPE=tree INC_COUNTS=1,257,65539 sub_test tests/system/inc-collectives.sh

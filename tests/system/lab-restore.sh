@@ -18,6 +18,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
+. tests/lib/registered.sh
 harness_begin lab-restore run
 phase run "lab-stop, then lab-up from the saved state; then collectives"
 lab=lab/lab.sh
@@ -96,12 +97,7 @@ for n in "${nodes[@]}"; do
 done
 
 # every switch registered with the controller (they retry every 2 s)
-reg=0
-for _ in $(seq 1 60); do
-    reg=$("$lab" exec "$ctl" "incctl -Q 127.0.0.1 2>/dev/null | grep -c '^  [a-z0-9-]*: {'" 2>/dev/null)
-    [ "${reg:-0}" -ge "${#switches[@]}" ] && break
-    sleep 1
-done
+switches_registered "$ctl" "${#switches[@]}"
 check "all ${#switches[@]} switches registered with the controller after the restore (${reg:-0})" [ "${reg:-0}" -ge "${#switches[@]}" ]
 
 INC_SCOPE=tree INC_COUNTS=1,257,65539 sub_test tests/system/inc-collectives.sh
