@@ -27,10 +27,18 @@ P=${SWPORTS_TEST_PREFIX:-ilsp$$}
 P=${P:0:8}
 tmp=$(mktemp -d)
 nss=() pids=()
+mps=() # mount points this test made (see setup)
 gone() {
     local x
     for x in "${pids[@]}"; do kill "$x" 2>/dev/null; done
     for x in "${nss[@]}"; do ip netns del "$x" 2>/dev/null; done
+    if [ ${#mps[@]} -gt 0 ]; then
+        if grep -qs '^LAB_SWITCHES=netns' /var/lib/inclab/*/lab.env; then # a namespace lab came up meanwhile: its lab-down removes them
+            printf '%s\n' "${mps[@]}" >> /run/inclab/made-mountpoints
+        else
+            for ((x = ${#mps[@]} - 1; x >= 0; x--)); do rmdir "${mps[x]}" 2>/dev/null; done
+        fi
+    fi
     rm -rf "$tmp"
 }
 harness_on_exit gone
@@ -49,6 +57,16 @@ printf '# kind\tlink\tnode_a\tif_a\tnode_b\tif_b\tmtu\tbridge\tveth\ttap\nveth\t
 printf '# node\trole\trank\tmgmt\tdata_if\tdata_addr\tparent\tmemory_mib\tvcpus\tdomain\tkind\n%s\n%s\n' \
     "swt	switch	-1	-	sp	198.18.0.1/24	-	0	0	-	netns" "hst	host	0	-	hp	198.18.0.2/24	swt	0	0	-	netns" > "$lab/gen/inventory.tsv"
 swlog=$root/var/log/inclab/incswitch.log
+# lab.sh runs a command on a namespace node with the node's own directories
+# bind-mounted on the machine's (ns_argv); the mount points must exist, as
+# lab-up makes them (ns_mountpoints): those missing are made here, removed at
+# the end (if empty), or left to the lab-down of a namespace lab that came up
+# meanwhile, recorded as lab-up records them
+for d in etc/inclab run/inclab var/log/inclab usr/local/bin usr/local/sbin; do
+    [ -d "/$d" ] && continue
+    mkdir -p "/$d" || { ko "cannot make the mount point /$d"; harness_end; }
+    mps+=("/$d")
+done
 ip netns add "$S" && ip netns add "$H" &&
     ip -n "$S" link add sp type veth peer name hp netns "$H" &&
     ip -n "$S" addr add 198.18.0.1/24 dev sp && ip -n "$H" addr add 198.18.0.2/24 dev hp &&
