@@ -169,12 +169,17 @@ static struct {
 
 static volatile sig_atomic_t stop;
 
+/* SIGINT/SIGTERM: ask the event loop to end after its current turn (only a flag: async-signal-safe). */
 static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
 }
 
+/*
+ * One line "incctl: ..." on stdout, flushed at once (the lab reads the log
+ * while incctl runs). For events, never per packet.
+ */
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static void logf_(const char *fmt, ...)
@@ -189,6 +194,7 @@ static void logf_(const char *fmt, ...)
 	fflush(stdout);
 }
 
+/* The topology's name of node index @node (a valid index: the caller found it in the topology). */
 static const char *node_name(int node)
 {
 	return ctl.topo->nodes[node].name;
@@ -396,6 +402,7 @@ static struct comm *find_comm(long id)
 	return NULL;
 }
 
+/* The live group with id @id, or NULL (id 0 is never a group's). */
 static struct group *find_group(int id)
 {
 	for (int i = 0; i < MAX_GROUPS; i++)
@@ -907,6 +914,7 @@ static int counter_name_ok(const char *s)
 	return n > 0;
 }
 
+/* Is @s 1..20 decimal digits and nothing else (a counter's value as a switch may report it)? */
 static int number_ok(const char *s)
 {
 	size_t n = 0;
@@ -1223,6 +1231,7 @@ static int run_timers(uint64_t now)
 	return next > now ? (int)(next - now) : 0;
 }
 
+/* The usage message on stderr; returns 2, the exit code for bad arguments. */
 static int usage(void)
 {
 	fprintf(stderr, "usage: incctl -t TOPOLOGY.yaml [-s SWITCH_PORT] [-g GROUP_PORT] [-S NSLOTS] [-R RETRANSMIT_US]\n"

@@ -47,6 +47,7 @@ static const struct topo_port *port_to(const struct topology *t, int n, int peer
 	return NULL;
 }
 
+/* Is node @a above node @n in the tree (on @n's path of parents to the root, @n itself excluded)? */
 static int is_ancestor(const struct topology *t, int a, int n)
 {
 	for (n = t->nodes[n].parent; n >= 0; n = t->nodes[n].parent)

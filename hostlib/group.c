@@ -135,12 +135,14 @@ static int locate(const char *opt, const char *env, const char *key, const char 
 	return INCCL_OK;
 }
 
+/* Milliseconds from now to @deadline (ctl_now_ms()'s clock), 0 once it has passed. */
 static int left(uint64_t deadline)
 {
 	uint64_t now = ctl_now_ms();
 	return now >= deadline ? 0 : (int)(deadline - now);
 }
 
+/* Close @p's connection (if open) and forget its buffer and keys; @p reads as gone (fd -1) after. */
 static void peer_close(struct peer *p)
 {
 	if (p->fd >= 0)
@@ -623,6 +625,13 @@ static int controller_auth(inccl_group_t *g, uint64_t deadline)
 	return INCCL_OK;
 }
 
+/*
+ * Rank 0's part of inccl_group_create(): listen on TCP @port, take every
+ * rank's join (gather_joins()), register the group with the controller
+ * (authenticated with the node's key) and send each rank the group's id.
+ * Any failure is told to every rank that joined (fail_all()) and returned;
+ * the listening socket is closed either way.
+ */
 static int create_rank0(inccl_group_t *g, int port, uint64_t deadline)
 {
 	int lfd = ctl_listen(port), joined, rc;
@@ -681,6 +690,12 @@ static int create_rank0(inccl_group_t *g, int port, uint64_t deadline)
 	return INCCL_OK;
 }
 
+/*
+ * A member's part of inccl_group_create(): reach rank 0 at @master (retried
+ * every RETRY_MS while it is not listening yet, until @deadline; a @master
+ * that is no address fails at once with INCCL_EINVAL), answer its challenge
+ * with the job key if there is one, join, and take the group's id.
+ */
 static int create_member(inccl_group_t *g, const char *master, uint64_t deadline)
 {
 	struct ctl_doc m;

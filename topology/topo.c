@@ -27,6 +27,10 @@ struct ctx {
 	int def_mem[3];
 };
 
+/*
+ * Report one error of the topology file: "FILE:LINE: message" on c->err, and
+ * count it (c->nerr); parsing goes on, so one run names every error.
+ */
 static void errf(struct ctx *c, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -108,11 +112,13 @@ int topo_find(const struct topology *t, const char *name)
 
 /* ---- YAML access helpers ------------------------------------------------ */
 
+/* The 1-based line of the file where node @n starts (libyaml counts from 0). */
 static int line_of(const yaml_node_t *n)
 {
 	return (int)n->start_mark.line + 1;
 }
 
+/* Node @idx of the document being parsed (libyaml's index in a pair or sequence). */
 static yaml_node_t *yget(struct ctx *c, int idx)
 {
 	return yaml_document_get_node(c->doc, idx);
@@ -128,6 +134,10 @@ static const char *scalar(struct ctx *c, yaml_node_t *n, const char *what)
 	return (const char *)n->data.scalar.value;
 }
 
+/*
+ * The whole decimal integer of scalar @n, in @lo..@hi, into *@out: 0, or -1
+ * (an error naming @what and what was written; *@out unchanged).
+ */
 static int parse_int(struct ctx *c, yaml_node_t *n, const char *what, int lo, int hi, int *out)
 {
 	const char *s = scalar(c, n, what);
@@ -175,6 +185,7 @@ static int parse_cidr_text(const char *s, int want_prefix, struct topo_cidr *out
 	return 0;
 }
 
+/* parse_cidr_text() of scalar @n into *@out: 0, or -1 with an error naming @what and an example. */
 static int parse_cidr(struct ctx *c, yaml_node_t *n, const char *what, int want_prefix,
 		      struct topo_cidr *out)
 {
@@ -200,12 +211,14 @@ static int host_address_ok(struct topo_cidr a)
 	return hostpart != 0 && hostpart != ~topo_mask(a.prefix);
 }
 
+/* Do subnets @a and @b share an address (one holds the other, at the shorter prefix)? */
 static int overlaps(struct topo_cidr a, struct topo_cidr b)
 {
 	int p = a.prefix < b.prefix ? a.prefix : b.prefix;
 	return (a.addr & topo_mask(p)) == (b.addr & topo_mask(p));
 }
 
+/* "a.b.c.d/p" of @a in @buf (24 bytes hold the longest); returns @buf. */
 static const char *cidr_str(struct topo_cidr a, char buf[24])
 {
 	char ip[16];
@@ -215,6 +228,7 @@ static const char *cidr_str(struct topo_cidr a, char buf[24])
 
 /* ---- sections --------------------------------------------------------- */
 
+/* The role named @s (controller, switch, host) into *@r: 0, or -1 for any other word. */
 static int role_from(const char *s, enum topo_role *r)
 {
 	for (int i = TOPO_CONTROLLER; i <= TOPO_HOST; i++)
@@ -225,6 +239,11 @@ static int role_from(const char *s, enum topo_role *r)
 	return -1;
 }
 
+/*
+ * The "defaults:" mapping @m: vcpus and memory per role, into @c for nodes
+ * that name neither; an unknown key or role, or a value out of range, is an
+ * error (the built-in default stays).
+ */
 static void parse_defaults(struct ctx *c, yaml_node_t *m)
 {
 	if (m->type != YAML_MAPPING_NODE) {
@@ -263,6 +282,12 @@ static void parse_defaults(struct ctx *c, yaml_node_t *m)
 	}
 }
 
+/*
+ * One item @m of "nodes:" appended to the topology (at most TOPO_MAX_NODES):
+ * name, role, rank, mgmt, vcpus, memory, each checked on its own; what a
+ * node must have (a name, a role, a mgmt address, a rank for a host and only
+ * for a host) is checked here, what depends on other nodes in check_nodes().
+ */
 static void parse_node(struct ctx *c, yaml_node_t *m)
 {
 	struct topology *t = c->t;
@@ -335,6 +360,11 @@ static void parse_node(struct ctx *c, yaml_node_t *m)
 		errf(c, n->line, "%s '%s' cannot have a rank (only hosts have ranks)", topo_role_name(n->role), n->name);
 }
 
+/*
+ * One item @m of "links:", {NODE_A: ADDR/P, NODE_B: ADDR/P}, appended to the
+ * topology (at most TOPO_MAX_LINKS) when both ends name known nodes and both
+ * addresses parse; the link's own consistency is check_links()'.
+ */
 static void parse_link(struct ctx *c, yaml_node_t *m)
 {
 	struct topology *t = c->t;
@@ -419,6 +449,7 @@ static void check_nodes(struct ctx *c)
 	}
 }
 
+/* Union-find: the representative of @i's set in @parent, halving the path as it goes. */
 static int seg_find(int *parent, int i)
 {
 	while (parent[i] != i)
@@ -652,6 +683,11 @@ static void derive_l3(struct topology *t)
 	}
 }
 
+/*
+ * The whole of file @path, NUL-terminated (free()), or NULL after a message
+ * on @err: it cannot be opened or read, or it is 16 MiB or more (no
+ * topology is; a bound on what a hostile path could make us allocate).
+ */
 static char *read_file(const char *path, FILE *err)
 {
 	FILE *f = fopen(path, "rb");
@@ -675,6 +711,11 @@ static char *read_file(const char *path, FILE *err)
 	return buf;
 }
 
+/*
+ * The document's top mapping @top: name, management, defaults, nodes, links
+ * and root, each to its parser (nodes before links, which name them); an
+ * unknown or missing key, and a root that is not a switch, is an error.
+ */
 static void parse_top(struct ctx *c, yaml_node_t *top)
 {
 	struct topology *t = c->t;
