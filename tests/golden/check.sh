@@ -14,7 +14,7 @@
 # Each tests/topology/hypervisors/NAME.yaml (a lab over several hypervisors)
 # must give tests/golden/hv-NAME/ (and hv-NAME-netns/), whose tunnels are
 # also checked against the tables' own facts (each crossing link two ends,
-# keys that pair up, addresses of the right hypervisors).
+# ports that pair up, addresses of the right hypervisors).
 # --update rewrites the golden files (review the diff before committing).
 # Runs in tests/lib/harness.sh: "N passed, M failed" only at its end.
 set -uo pipefail
@@ -55,9 +55,10 @@ done
 phase hypervisors "labs over several hypervisors: generated files equal tests/golden/hv-*, tunnels pair up"
 # hv_tunnels DIR — the complaints about DIR's tunnels, empty when none: every
 # link whose ends are on two hypervisors (links.tsv) has exactly one tunnel
-# end on each (tunnels.tsv) and no line in wires.tsv; a gretap end receives
-# with its peer's sending key; each end's addresses are its own and its peer's
-# hypervisor's (hypervisors.tsv); a VM's UDP end is its domain's <source>/<local>;
+# end on each (tunnels.tsv) and no line in wires.tsv; each end's addresses are its own and its peer's
+# hypervisor's (hypervisors.tsv); the ports pair up, no two ends on one
+# address share a port or a device; a VM's UDP end is its domain's <source>/<local>,
+# a VM's VXLAN end's bridge the one its domain names;
 # every other hypervisor has one management tunnel to the first; every node's
 # hypervisor in lab.json is inventory.tsv's
 hv_tunnels() {
@@ -89,22 +90,33 @@ for l in rows("links.tsv"):
             bad.append("link %s: end on %s has addresses %s -> %s" % (l["link"], e["hypervisor"], e["local"], e["remote"]))
         if e["node"] != p["peer"] or inv[e["node"]]["hypervisor"] != e["hypervisor"]:
             bad.append("link %s: end of %s on %s" % (l["link"], e["node"], e["hypervisor"]))
+        if (e["lport"], e["rport"]) != (p["rport"], p["lport"]) or e["lport"] == e["rport"]:
+            bad.append("link %s: ports of %s (listens %s, sends to %s) do not pair" % (l["link"], e["node"], e["lport"], e["rport"]))
         if e["kind"] == "udp":
-            if (e["lport"], e["rport"]) != (p["rport"], p["lport"]): bad.append("link %s: UDP ports do not pair" % l["link"])
             x = open(os.path.join(d, "domains", e["node"] + ".xml")).read()
             want = "<source address='%s' port='%s'>\n        <local address='%s' port='%s'/>" % (e["remote"], e["rport"], e["local"], e["lport"])
             if want not in x: bad.append("link %s: %s's domain has no %r" % (l["link"], e["node"], want))
-        elif e["ikey"] != p["okey"] or e["okey"] == e["ikey"]:
-            bad.append("link %s: GRE keys of %s (in %s, out %s) do not pair" % (l["link"], e["node"], e["ikey"], e["okey"]))
+        elif e["vni"] != p["vni"] or e["device"] == p["device"] or e["bridge"] == p["bridge"]:
+            bad.append("link %s: VXLAN ends of %s and %s: VNI %s/%s, devices %s/%s, bridges %s/%s" % (l["link"], e["node"],
+                       p["node"], e["vni"], p["vni"], e["device"], p["device"], e["bridge"], p["bridge"]))
+        elif e["kind"] == "vm" and "<source bridge='%s'/>" % e["bridge"] not in open(os.path.join(d, "domains", e["node"] + ".xml")).read():
+            bad.append("link %s: %s's domain is not on bridge %s" % (l["link"], e["node"], e["bridge"]))
 names = list(hyp)
 mg = [t for t in tun if t["kind"] == "mgmt"]
 for h in names[1:]:
     pair = [t for t in mg if {t["hypervisor"], t["peer_hypervisor"]} == {names[0], h}]
-    if len(pair) != 2 or pair[0]["ikey"] != pair[1]["okey"] or pair[1]["ikey"] != pair[0]["okey"]:
-        bad.append("management tunnel %s-%s: %d ends, keys do not pair" % (names[0], h, len(pair)))
+    if len(pair) != 2 or pair[0]["lport"] != pair[1]["rport"] or pair[1]["lport"] != pair[0]["rport"] or pair[0]["vni"] != pair[1]["vni"]:
+        bad.append("management tunnel %s-%s: %d ends, ports or VNIs do not pair" % (names[0], h, len(pair)))
     if not [t for t in pair if t["hypervisor"] == h and t["bridge"] == hyp[h]["bridge"]]:
         bad.append("management tunnel of %s not on its bridge %s" % (h, hyp[h]["bridge"]))
 if len(mg) != 2 * (len(names) - 1): bad.append("%d management tunnel ends for %d hypervisors" % (len(mg), len(names)))
+# on one machine (one address), no two ends listen on one port, no two make one device
+for key in ("lport", "device"):
+    seen = {}
+    for t in tun:
+        k = (hyp[t["hypervisor"]]["address"], t[key])
+        if t[key] != "-" and k in seen: bad.append("two tunnel ends with %s %s on %s" % (key, t[key], k[0]))
+        seen[k] = 1
 j = json.load(open(os.path.join(d, "lab.json")))
 for n in j["nodes"]:
     if n["hypervisor"] != inv[n["name"]]["hypervisor"]: bad.append("lab.json: %s on %s" % (n["name"], n["hypervisor"]))
@@ -136,11 +148,11 @@ for topo in tests/topology/hypervisors/*.yaml; do
         check "$name: domain and per-hypervisor network XML valid, URIs with '&' escaped (virt-xml-validate)" [ $bad = 0 ]
     done
 done
-# the check itself catches a wrong tunnel: a key that does not pair, a VM's UDP end to its own hypervisor
+# the check itself catches a wrong tunnel: ports that do not pair, a VM's UDP end to its own hypervisor
 w=$tmp/hv-wrong; cp -r tests/golden/hv-placed-netns "$w"
-awk -F'\t' -v OFS='\t' '$2 == "netns" && $3 == "3" && $4 == "sw1" {$12 = 1} 1' tests/golden/hv-placed-netns/tunnels.tsv > "$w/tunnels.tsv"
+awk -F'\t' -v OFS='\t' '$2 == "netns" && $3 == "3" && $4 == "sw1" {$11 = 47001} 1' tests/golden/hv-placed-netns/tunnels.tsv > "$w/tunnels.tsv"
 out=$(hv_tunnels "$w")
-check "the tunnel check catches a GRE key that does not pair ($out)" grep -q "link 3: GRE keys of sw1" <<<"$out"
+check "the tunnel check catches ports that do not pair ($out)" grep -q "link 3: ports of sw1" <<<"$out"
 w=$tmp/hv-wrong2; cp -r tests/golden/hv-placed "$w"
 sed -i "s/<source address='203.0.113.11' port='47001'>/<source address='203.0.113.10' port='47001'>/" "$w/domains/sw0.xml"
 out=$(hv_tunnels "$w")
