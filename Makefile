@@ -322,6 +322,12 @@ bench-switch: $(BUILD)/bench_engine
 	    awk -v d=$$d -v k=$$k '/Collected/ {printf "callgrind %s, kernel %s: %s instructions to replay 4 x 4096 data frames, %.0f per data frame (replay only: loading the file excluded)\n", d, k, $$4, $$4 / 16384}'; \
 	done; done
 
+# a float SUM in child order whatever the arrival order (every permutation, loss, duplicates), against check_ref.c
+$(BUILD)/test_order: tests/unit/test_order.c $(SWITCH_ENGINE) $(CHECK_REF) hostlib/inccl.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Iswitch -Ihostlib -Ihostlib/tools -o $@ tests/unit/test_order.c switch/engine.c switch/rc_conn.c \
+	  switch/roce.c switch/crc32.c switch/agg.c hostlib/tools/check_ref.c -lcmocka $(CRC_LIBS) -lm
+
 # the engine fed the frames of pcap fixtures (bench_engine -w), its output checked and written to replay-out.pcap
 $(BUILD)/test_replay: tests/unit/test_replay.c $(SWITCH_ENGINE) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
@@ -370,7 +376,7 @@ $(BUILD)/test_group: tests/unit/test_group.c tests/unit/fake_comm.c tests/unit/f
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_group.c tests/unit/fake_comm.c hostlib/error.c proto/ctlmsg.c proto/ctlauth.c -lyaml $(SODIUM) -lcmocka
 
 UNIT_TESTS := $(BUILD)/test_api $(BUILD)/test_group $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
-              $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results $(BUILD)/test_pcapng \
+              $(BUILD)/test_order $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results $(BUILD)/test_pcapng \
               $(BUILD)/test_portstat
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 
