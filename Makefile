@@ -340,10 +340,10 @@ $(BUILD)/test_swconfig: tests/unit/test_swconfig.c switch/swconfig.c switch/swco
 
 # whole trees: topology files through the controller's plan and the switch's rules parser into engines
 $(BUILD)/test_tree: tests/unit/test_tree.c $(SWITCH_ENGINE) switch/swconfig.c switch/swconfig.h controller/plan.c controller/plan.h \
-                    $(TOPO_SRC) | $(DEPS_STAMP)
+                    $(TOPO_SRC) $(CHECK_REF) hostlib/inccl.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -Iswitch -Icontroller -Itopology -DTOPOLOGY_DIR='"topology"' -o $@ tests/unit/test_tree.c switch/engine.c \
-	  switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c switch/swconfig.c controller/plan.c topology/topo.c \
+	$(CC) $(CFLAGS) -Iswitch -Icontroller -Itopology -Ihostlib -Ihostlib/tools -DTOPOLOGY_DIR='"topology"' -o $@ tests/unit/test_tree.c switch/engine.c \
+	  switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c switch/swconfig.c controller/plan.c topology/topo.c hostlib/tools/check_ref.c \
 	  -lcmocka -lyaml $(CRC_LIBS) -lm
 
 $(BUILD)/test_perf_opts: tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h hostlib/inccl.h | $(DEPS_STAMP)
