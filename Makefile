@@ -15,7 +15,7 @@ export TOPOLOGY
 DEPS_STAMP     := $(BUILD)/.deps-build-$(shell cat lab/packages.build | sha256sum | cut -c1-12)
 LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages.host | sha256sum | cut -c1-12)
 
-.PHONY: all help run deps payload install uninstall test-install images bench-switch lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
+.PHONY: all help run deps payload install uninstall test-install images bench-switch bench-order lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-deps test-lab-down test-lab-stop test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis test-capture test-swports \
         fuzz fuzz-build test-fuzz
@@ -327,6 +327,18 @@ $(BUILD)/test_order: tests/unit/test_order.c $(SWITCH_ENGINE) $(CHECK_REF) hostl
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -Ihostlib -Ihostlib/tools -o $@ tests/unit/test_order.c switch/engine.c switch/rc_conn.c \
 	  switch/roce.c switch/crc32.c switch/agg.c hostlib/tools/check_ref.c -lcmocka $(CRC_LIBS) -lm
+
+# The cost of folding a float SUM in child order (switch/README.md, "Order of a float SUM"): float32
+# AllReduce frames of 4 and 16 hosts fed in child order (nothing waits) and in reverse (every child but
+# child 0 waits in a hold buffer), replayed (frames/s, 20 passes) and counted (callgrind, one replay).
+bench-order: $(BUILD)/bench_engine
+	@for c in 4 16; do for o in in reverse; do f=$(BUILD)/bench-order-$$c-$$o.pcap; \
+	  $(BUILD)/bench_engine -p 4096 -c $$c -d float32 -o $$o -w $$f > /dev/null && \
+	  $(BUILD)/bench_engine -r $$f -n 20 && \
+	  valgrind --tool=callgrind --toggle-collect=bench_replay --callgrind-out-file=$(BUILD)/callgrind.order.$$c.$$o \
+	    $(BUILD)/bench_engine -k simd -r $$f 2>&1 | awk -v c=$$c -v o=$$o -v n=$$((c * 4096)) \
+	    '/Collected/ {printf "callgrind float32, fan-in %s, children %s: %.0f instructions per data frame\n", c, o, $$4 / n}'; \
+	done; done
 
 # the engine fed the frames of pcap fixtures (bench_engine -w), its output checked and written to replay-out.pcap
 $(BUILD)/test_replay: tests/unit/test_replay.c $(SWITCH_ENGINE) | $(DEPS_STAMP)
