@@ -71,10 +71,11 @@
  * about 20 MiB; rules asking for more than this are refused, not allocated (and touched later). */
 #define SW_MEM_MAX (256u << 20)
 /* Hold buffers of one communicator at most (cfg.holds), each a float SUM contribution of up to an MTU
- * that came before its turn (switch/README.md, "Order of a float SUM"): 32,768 of 1,032 bytes, 33 MiB.
- * The default, slots x (children - 1), reaches it at 8,192 slots and fan-in 5; past it a child that
- * runs further ahead is refused with an RNR NAK until the children before it came (holds_full). */
-#define SW_HOLDS_MAX 32768u
+ * that came before its turn (switch/README.md, "Order of a float SUM"): 16,384 of 1,032 bytes, 16 MiB,
+ * so a switch VM of 512 MiB keeps room for 8 communicators' pools full at once (129 MiB). The default,
+ * slots x (children - 1), reaches it at 8,192 slots and fan-in 3; past it a child that runs further
+ * ahead is refused with an RNR NAK until the children before it came (holds_full). */
+#define SW_HOLDS_MAX 16384u
 
 /** One connection of the switch, as the controller configures it. */
 struct sw_conn_cfg {
