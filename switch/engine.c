@@ -864,6 +864,14 @@ static void early_barrier(struct sw_engine *e, uint32_t s, uint64_t now)
 	slot_complete(e, s, now);
 }
 
+/* elem_size() - the bytes of one element of @sl's collective (a decoded dtype: 2, 4 or 8). */
+static size_t elem_size(const struct slot *sl)
+{
+	size_t w = inc_dtype_size(sl->m.dtype);
+
+	return w ? w : 4;
+}
+
 static void slot_complete(struct sw_engine *e, uint32_t s, uint64_t now)
 {
 	struct slot *sl = &e->slots[s];
@@ -872,12 +880,12 @@ static void slot_complete(struct sw_engine *e, uint32_t s, uint64_t now)
 	e->next_psn = (sl->psn + 1) & ROCE_PSN_MASK;
 	tx_forget(e); /* the slot's data is stored (and may be corrupted) below */
 	if (sl->host_order) { /* the sum is complete: wire format from here on */
-		inc_store(sl->data, sl->len);
+		inc_store(sl->data, sl->len, sl->m.dtype);
 		sl->host_order = 0;
 	}
-	if (e->fault == SW_FAULT_CORRUPT && sl->have_data && sl->len >= INC_ELEM_SIZE) {
-		/* bit 23 of the middle element: byte 1 of its big-endian word, top bit */
-		sl->data[(sl->len / INC_ELEM_SIZE / 2) * INC_ELEM_SIZE + 1] ^= 0x80;
+	if (e->fault == SW_FAULT_CORRUPT && sl->have_data && sl->len >= elem_size(sl)) {
+		/* the top bit of byte 1 of the middle element (big-endian): bit 23 of a 4-byte one */
+		sl->data[(sl->len / elem_size(sl) / 2) * elem_size(sl) + 1] ^= 0x80;
 		e->fault = SW_FAULT_NONE;
 		e->c.faults_injected++;
 	}
@@ -997,27 +1005,21 @@ static void take_from_parent(struct sw_engine *e, const struct roce_pkt *p, cons
 	deliver_down(e, (uint32_t)(sl - e->slots), now);
 }
 
-/* elem_size() - the bytes of one element of @m's dtype: a payload is a whole number of them. */
-static inline size_t elem_size(const struct inc_imm *m)
-{
-	(void)m;
-	return INC_ELEM_SIZE;
-}
-
 /* order_matters() - is @m a reduction whose result depends on the order of its combines: a float SUM? */
 static inline int order_matters(const struct inc_imm *m)
 {
-	return m->op == INC_OP_SUM && (m->prim == INC_ALLREDUCE || m->prim == INC_REDUCE) && m->dtype == INC_FLOAT32;
+	return m->op == INC_OP_SUM && (m->prim == INC_ALLREDUCE || m->prim == INC_REDUCE) &&
+	       (m->dtype == INC_FLOAT16 || m->dtype == INC_BFLOAT16 || m->dtype == INC_FLOAT32 || m->dtype == INC_FLOAT64);
 }
 
 /* fold_next() - fold the contribution of child sl->nfolded (wire format, the slot's length) into @sl. */
 static inline void fold_next(struct sw_engine *e, struct slot *sl, const uint8_t *payload)
 {
 	if (sl->nfolded++ == 0) {
-		inc_load(sl->data, payload, sl->len);
+		inc_load(sl->data, payload, sl->len, sl->m.dtype);
 		sl->host_order = 1;
 	} else {
-		inc_combine_host(sl->data, payload, sl->len / elem_size(&sl->m), sl->m.op, sl->m.dtype);
+		inc_combine_host(sl->data, payload, sl->len / elem_size(sl), sl->m.op, sl->m.dtype);
 		e->c.aggregations++;
 	}
 }
@@ -1036,7 +1038,7 @@ static int fold_in_order(struct sw_engine *e, struct slot *sl, int child, const 
 	struct hold *h;
 
 	if (sl->have_data &&
-	    (p->payload_len != sl->len || p->payload_len % elem_size(&sl->m) || p->opcode != sl->opcode))
+	    (p->payload_len != sl->len || p->payload_len % elem_size(sl) || p->opcode != sl->opcode))
 		return -1;
 	if (child != sl->nfolded && !e->holds_free && e->holds_fresh == e->nholds) {
 		e->c.holds_full++;
@@ -1120,15 +1122,15 @@ static int fold(struct sw_engine *e, struct slot *sl, int child, uint32_t imm, c
 		if (r < 0)
 			return r;
 	} else if (!sl->have_data) {
-		inc_load(sl->data, payload, p->payload_len);
+		inc_load(sl->data, payload, p->payload_len, sl->m.dtype);
 		sl->len = (uint16_t)p->payload_len;
 		sl->have_data = 1;
 		sl->host_order = 1;
 		sl->opcode = p->opcode;
 	} else {
-		if (p->payload_len != sl->len || p->payload_len % elem_size(&sl->m) || p->opcode != sl->opcode)
+		if (p->payload_len != sl->len || p->payload_len % elem_size(sl) || p->opcode != sl->opcode)
 			return -1;
-		inc_combine_host(sl->data, payload, p->payload_len / elem_size(&sl->m), sl->m.op, sl->m.dtype);
+		inc_combine_host(sl->data, payload, p->payload_len / elem_size(sl), sl->m.op, sl->m.dtype);
 		e->c.aggregations++;
 	}
 	sl->arrived |= 1ull << child;
