@@ -16,7 +16,7 @@ DEPS_STAMP     := $(BUILD)/.deps-build-$(shell cat lab/packages.build | sha256su
 LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages.host | sha256sum | cut -c1-12)
 
 .PHONY: all help run deps payload install uninstall test-install images bench-switch bench-order lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
-        test check test-harness test-deps test-lab-down test-lab-stop test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
+        test check test-harness test-deps test-lab-down test-lab-stop test-unit test-golden test-lab test-lab-aborts test-lab-mixed test-lab-hypervisors scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis test-capture test-swports test-tunnels \
         fuzz fuzz-build test-fuzz
 
@@ -51,6 +51,7 @@ help:
 	@echo "make test                  unit, golden, a short fuzzing pass and lab system tests (what CI runs)"
 	@echo "make test-lab [SWITCHES=vm|netns] [LAB_TEST_DEPTH=full|core]   the lab system test alone"
 	@echo "make test-lab-mixed        the 1-2-2-2 tree (switches with host and switch children), every collective"
+	@echo "make test-lab-hypervisors  1-2-4 over two hypervisors (qemu:///system, qemu+ssh:// on loopback), every collective"
 	@echo "make check                 unit and golden tests only (no VMs)"
 	@echo "make install [DESTDIR=] [PREFIX=/usr/local]   libinccl (+ inccl.pc, inccl.h), the tools, the man pages"
 	@echo "make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS='roce engine']   libFuzzer on every parser of outside input"
@@ -415,6 +416,9 @@ test-lab: $(LAB_DEPS_STAMP) payload
 # any tree (issue 15): the 1-2-2-2 tree, switches with host and switch children, every collective verified
 test-lab-mixed: $(LAB_DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh lab-mixed tests/system/mixed-tree.sh
+# a lab over two hypervisors (issue 18): the local connection and qemu+ssh:// through an sshd on loopback
+test-lab-hypervisors: $(LAB_DEPS_STAMP) payload
+	@BUILD=$(BUILD) tests/run-phase.sh lab-hypervisors tests/system/lab-hypervisors.sh
 # the 16-rank check (issue 14): 1-4-16 with namespace switches, by hand (about an hour on 2 cores)
 scale-check: $(LAB_DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh scale tests/system/scale-check.sh

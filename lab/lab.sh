@@ -43,6 +43,9 @@
 # sends to a lab address: nodes are reached through the guest agent
 # (virtio-serial) and the serial console; tree edges are UDP tunnels on
 # 127.0.0.1; the management network is a bridge with no host-side address.
+# A topology that declares hypervisors places nodes on several libvirt
+# connections (README: "Labs over several hypervisors"): each node is reached
+# through its own, the edges between them are tunnels (lab/tunnels.sh).
 # Every verb is idempotent and works on a half-built lab.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -77,6 +80,28 @@ run=${INCLAB_RUN_DIR:-/run/inclab}
 log() { printf '[lab %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'lab: %s\n' "$*" >&2; exit 1; }
 vsh() { virsh -q -c "$URI" "$@"; }
+# A lab whose topology declares hypervisors (README: "Labs over several
+# hypervisors") has $gen/hypervisors.tsv: each node's domain and each
+# machine's management network are reached through its hypervisor's libvirt
+# connection. Without it every one is reached through $URI, as always.
+# hyp_uri HYPERVISOR, node_uri NODE, net_uri NETWORK — the connection's URI
+hyp_uri() { awk -F'\t' -v h="$1" '!/^#/ && $1 == h {print $2; exit}' "$gen/hypervisors.tsv" 2>/dev/null; }
+node_uri() {
+    local h u=""
+    h=$(awk -F'\t' -v n="$1" '!/^#/ && $1 == n {print $12}' "$gen/inventory.tsv" 2>/dev/null)
+    [ -z "$h" ] || u=$(hyp_uri "$h")
+    echo "${u:-$URI}"
+}
+net_uri() {
+    local u
+    u=$(awk -F'\t' -v d="$1" '!/^#/ && $4 == d {print $2; exit}' "$gen/hypervisors.tsv" 2>/dev/null)
+    echo "${u:-$URI}"
+}
+# dvsh NODE ARGS... — virsh on NODE's hypervisor; dvsh_dom DOMAIN ARGS... — the same for a domain of the lab
+dvsh() { local n=$1; shift; virsh -q -c "$(node_uri "$n")" "$@"; }
+dvsh_dom() { local d=$1; shift; dvsh "${d#"$prefix-"}" "$@"; }
+# nvsh NETWORK ARGS... — virsh on the hypervisor of the lab's management network NETWORK
+nvsh() { local d=$1; shift; virsh -q -c "$(net_uri "$d")" "$@"; }
 # shq TEXT — TEXT as one single-quoted word of sh (dash too: no $'...'), for the
 # commands this script hands to a node's /bin/sh -c
 shq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
@@ -245,7 +270,7 @@ kvm_access() {
 
 # An agent that is connected but not yet running makes a call wait its whole
 # timeout: readiness polls use a short one (QGA_TIMEOUT=3).
-qga() { vsh qemu-agent-command --timeout "${2:-${QGA_TIMEOUT:-10}}" "$dom" "$1" 2>&1; }
+qga() { dvsh_dom "$dom" qemu-agent-command --timeout "${2:-${QGA_TIMEOUT:-10}}" "$dom" "$1" 2>&1; }
 
 # gspawn NODE CMD — start CMD on NODE and return at once; prints the guest pid
 # (collect the output later with gwait NODE PID).
@@ -501,14 +526,14 @@ quiet_dev() { sysctl -q -w "net.ipv6.conf.$1.disable_ipv6=1" >/dev/null 2>&1 || 
 
 # ns_wire — make every namespace and device of wires.tsv that is missing.
 ns_wire() {
-    local n kind l na ia nb ib mtu br veth tap
+    local n kind l na ia nb ib mtu br veth tap _hyp
     for n in $(ns_nodes); do
         ns_exists "$prefix-$n" && continue
         made netns "$prefix-$n"
         ip netns add "$prefix-$n" || die "cannot make network namespace $prefix-$n"
         ip netns exec "$prefix-$n" sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 >/dev/null
     done
-    while IFS=$'\t' read -r kind l na ia nb ib mtu br veth tap; do
+    while IFS=$'\t' read -r kind l na ia nb ib mtu br veth tap _hyp; do
         case $kind in
         mgmt)
             ip -n "$prefix-$na" link show dev "$ia" >/dev/null 2>&1 && continue
@@ -672,7 +697,7 @@ need_node() {
     [ -n "${1:-}" ] || die "which node? NODE=<name>, one of: $(nodes | tr '\n' ' ')"
     grep -qxF -- "$1" <<<"$(nodes)" || die "no node '$1' in this lab; nodes: $(nodes | tr '\n' ' ')"
 }
-dom_state() { vsh domstate "$prefix-$1" 2>/dev/null | head -n 1 || echo absent; }
+dom_state() { dvsh "$1" domstate "$prefix-$1" 2>/dev/null | head -n 1 || echo absent; }
 
 # ---- up ---------------------------------------------------------------------
 
@@ -685,12 +710,14 @@ cmd_up() {
     state_foreign &&
         die "$state exists and is not the state of lab '$prefix' (no marker $MARKER naming it): remove it by hand, or choose another INCLAB_STATE / INCLAB_PREFIX"
     [ -r "$TOPOLOGY" ] || die "topology file '$TOPOLOGY' not found"
-    local checked
-    checked=$("$INCLAB_BUILD/topogen" --check "$TOPOLOGY") || die "invalid topology '$TOPOLOGY' (see above)"
-    # a lab over several hypervisors (README: "Labs over several hypervisors"): topogen
-    # makes its files, this lab-up does not run one yet: refused before anything is made
-    ! grep -q '^  hypervisor ' <<<"$checked" ||
-        die "topology '$TOPOLOGY' places nodes on hypervisors: lab-up runs a lab on this machine only, for now (see README, \"Labs over several hypervisors\"); remove its hypervisors: section and hypervisor: keys to run it here"
+    "$INCLAB_BUILD/topogen" --check "$TOPOLOGY" >/dev/null || die "invalid topology '$TOPOLOGY' (see above)"
+    # a lab over several hypervisors: every connection answers and may hold the
+    # lab (hyp_check: the remote ones now, before images are built; the local
+    # ones once libvirtd runs), before anything of the lab is made
+    local hyps
+    hyps=$("$INCLAB_BUILD/topogen" --json "$TOPOLOGY" | jq -r '(.hypervisors // [])[] | [.name, .uri] | @tsv') ||
+        die "topogen --json failed on '$TOPOLOGY'"
+    [ -z "$hyps" ] || hyp_check remote "$hyps"
     topo_hash=$(sha256sum < "$TOPOLOGY" | cut -c1-16)
     if [ -e "$state/lab.env" ]; then
         # shellcheck disable=SC1091
@@ -747,6 +774,7 @@ cmd_up() {
         LAB_TSC_KHZ=""
     fi
     ensure_daemons
+    [ -z "$hyps" ] || hyp_check local "$hyps"
     state_init
     made path disks; made path seeds; made path console; made path gen.new; made path gen; made path lab.env
     mkdir -p "$state"/{disks,seeds,console}
@@ -771,46 +799,50 @@ cmd_up() {
     } > "$state/lab.env"
 
     # libvirt names of this lab that something else holds: refused, never taken
-    vsh net-info "$prefix-mgmt" >/dev/null 2>&1 && ! is_made network "$prefix-mgmt" &&
+    nvsh "$prefix-mgmt" net-info "$prefix-mgmt" >/dev/null 2>&1 && ! is_made network "$prefix-mgmt" &&
         die "libvirt network '$prefix-mgmt' exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
     link_exists "$(mgmt_bridge)" && ! is_made link "$(mgmt_bridge)" &&
         die "network device '$(mgmt_bridge)' exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
     local n
     for n in $(nodes); do
         [ "$(node_kind "$n")" = vm ] || continue
-        vsh dominfo "$prefix-$n" >/dev/null 2>&1 && ! is_made domain "$prefix-$n" &&
+        dvsh "$n" dominfo "$prefix-$n" >/dev/null 2>&1 && ! is_made domain "$prefix-$n" &&
             die "libvirt domain '$prefix-$n' exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
     done
     made network "$prefix-mgmt"
     made link "$(mgmt_bridge)"   # the network's bridge: libvirt makes it, lab-down removes one that outlives it
-    if ! vsh net-info "$prefix-mgmt" >/dev/null 2>&1; then
-        vsh net-define "$gen/network-mgmt.xml" >/dev/null
+    if ! nvsh "$prefix-mgmt" net-info "$prefix-mgmt" >/dev/null 2>&1; then
+        nvsh "$prefix-mgmt" net-define "$gen/network-mgmt.xml" >/dev/null
     fi
     # (no `| grep -q` under pipefail: grep's early exit would fail the pipeline)
-    local netinfo; netinfo=$(vsh net-info "$prefix-mgmt" 2>/dev/null || true)
+    local netinfo; netinfo=$(nvsh "$prefix-mgmt" net-info "$prefix-mgmt" 2>/dev/null || true)
     if ! grep -q '^Active:.*yes' <<<"$netinfo"; then
-        vsh net-start "$prefix-mgmt" >/dev/null
+        nvsh "$prefix-mgmt" net-start "$prefix-mgmt" >/dev/null
         log "management network $prefix-mgmt started (bridge without host address)"
     fi
     # No IPv6 on the host side of the bridge either: the machine stays silent on the lab.
     sysctl -q -w "net.ipv6.conf.$(mgmt_bridge).disable_ipv6=1" 2>/dev/null || true
+    # with hypervisors: every other one's management network, through its connection
+    [ ! -e "$gen/hypervisors.tsv" ] || hyp_networks
 
     tune_host
     [ "$switches" = netns ] && ns_up
+    # with hypervisors: the tunnels between them, before the VMs whose taps join their bridges
+    [ ! -e "$gen/tunnels.tsv" ] || hyp_tunnels
     local t role image started=0 restore=""
     for n in $(nodes); do
         [ "$(node_kind "$n")" = vm ] || continue
         [ "$(dom_state "$n")" = running ] && continue
         # paused (a lab-stop that failed half-way): it runs on from there
-        if [ "$(dom_state "$n")" = paused ]; then vsh resume "$prefix-$n" >/dev/null || die "cannot resume $n"; continue; fi
+        if [ "$(dom_state "$n")" = paused ]; then dvsh "$n" resume "$prefix-$n" >/dev/null || die "cannot resume $n"; continue; fi
         role=$(awk -v n="$n" '$1 == n {print $2}' "$gen/inventory.tsv")
         image=$(awk -v r="$role" '$1 == r {print $2}' <<<"$roles")
         # A domain of this lab whose disk or seed is gone (a lab-up killed
         # between the two) is defined anew.
         if ! [ -e "$state/seeds/$n.iso" ] || ! [ -e "$state/disks/$n.qcow2" ]; then
-            vsh undefine "$prefix-$n" >/dev/null 2>&1 || true
+            dvsh "$n" undefine "$prefix-$n" >/dev/null 2>&1 || true
         fi
-        if ! vsh dominfo "$prefix-$n" >/dev/null 2>&1; then
+        if ! dvsh "$n" dominfo "$prefix-$n" >/dev/null 2>&1; then
             check_ports "$n"
             rm -f "$state/disks/$n.qcow2"
             qemu-img create -q -f qcow2 -F qcow2 -b "$image/disk.qcow2" "$state/disks/$n.qcow2"
@@ -818,7 +850,7 @@ cmd_up() {
             (umask 077; cloud-localds -N "$gen/seeds/$n/network-config" "$state/seeds/$n.iso" \
                 "$gen/seeds/$n/user-data" "$gen/seeds/$n/meta-data")
             made domain "$prefix-$n"
-            vsh define "$gen/domains/$n.xml" >/dev/null
+            dvsh "$n" define "$gen/domains/$n.xml" >/dev/null
         fi
         # its taps on the lab's bridges (netns mode): libvirt makes them, lab-down
         # removes any that outlive their VM
@@ -827,13 +859,14 @@ cmd_up() {
         done
         # saved by lab-stop: restored below, all at once
         if has_msave "$n"; then restore+=" $n"; continue; fi
-        vsh start "$prefix-$n" >/dev/null || die "cannot start $n (console log: $state/console/$n.log)"
+        dvsh "$n" start "$prefix-$n" >/dev/null || die "cannot start $n (console log: $state/console/$n.log)"
         started=$((started + 1))
     done
     # shellcheck disable=SC2086
     [ -z "$restore" ] || restore_vms $restore
     # The VMs' taps on the lab's bridges (netns mode): no IPv6 on them either.
     [ "$switches" = netns ] && for n in $(awk -F'\t' '$1 == "bridge" {print $10}' "$gen/wires.tsv"); do quiet_dev "$n"; done
+    [ ! -e "$gen/tunnels.tsv" ] || for n in $(awk -F'\t' '!/^#/ && $2 == "vm" {print $16}' "$gen/tunnels.tsv"); do quiet_dev "$n"; done
     local t_vms=$SECONDS
     if [ $started -eq 0 ] && [ -z "$restore" ]; then log "every VM already running"
     else log "started $started VM(s)${restore:+, restored$restore from saved state}"; fi
@@ -845,6 +878,80 @@ cmd_up() {
     if [ -n "$restore" ]; then log "lab '$TOPOLOGY' restored from saved state and ready in $((SECONDS - t0)) s"
     else log "lab '$TOPOLOGY' ready in $((SECONDS - t0)) s"; fi
     cmd_status
+}
+
+# ---- labs over several hypervisors (README: "Labs over several hypervisors") ----
+
+# hyp_check remote|local LINES — (lab-up) the hypervisors of LINES ("NAME<TAB>URI").
+# remote (before images are built): each whose connection names a host
+# answers through it within HYP_TIMEOUT s (30) and runs x86_64 QEMU guests.
+# local (once libvirtd runs): each local one does too, and every one is this
+# machine (the host UUID its libvirt gives is the local connection's): the
+# disks, seeds and namespace nodes are this machine's, and shipping images by
+# hash and making tunnels on another machine (through ssh) are not done yet.
+# A precise error before anything of the lab is made.
+hyp_check() {
+    local which=$1 name uri caps uuid here_uuid="" remote
+    [ "$which" = remote ] || here_uuid=$(vsh capabilities 2>/dev/null | sed -n 's:^ *<uuid>\(.*\)</uuid>.*:\1:p' | head -n 1)
+    while IFS=$'\t' read -r name uri; do
+        case $uri in *:///*) remote=0 ;; *) remote=1 ;; esac
+        [ "$which" = local ] || [ $remote = 1 ] || continue
+        caps=$(timeout "${HYP_TIMEOUT:-30}" virsh -q -c "$uri" capabilities 2>&1 </dev/null) ||
+            die "hypervisor $name: its connection $uri does not answer: $(tail -n 3 <<<"$caps" | tr '\n' ' ')"
+        if [ "$which" = remote ] || [ $remote = 0 ]; then
+            grep -q "<arch name='x86_64'>" <<<"$caps" && grep -q "<domain type='qemu'" <<<"$caps" ||
+                die "hypervisor $name ($uri) runs no x86_64 QEMU guests (qemu-system-x86 and libvirt-daemon-system installed there?)"
+        fi
+        [ "$which" = local ] || continue
+        uuid=$(sed -n 's:^ *<uuid>\(.*\)</uuid>.*:\1:p' <<<"$caps" | head -n 1)
+        [ -n "$uuid" ] && [ "$uuid" = "$here_uuid" ] ||
+            die "hypervisor $name ($uri) is another machine (host ${uuid:-unknown}, this one ${here_uuid:-unknown}): lab-up places nodes on this machine's connections only, for now (README: \"Labs over several hypervisors\")"
+        log "hypervisor $name: $uri answers (this machine)"
+    done <<<"$2"
+}
+
+# hyp_networks — (lab-up) the management network of every hypervisor but the
+# first (whose is the lab's usual one), defined and started through its
+# connection; one of those names that is not this lab's is refused.
+hyp_networks() {
+    local h uri net br info
+    while IFS=$'\t' read -r h uri _ net br _; do
+        [ "$net" = "$prefix-mgmt" ] && continue
+        virsh -q -c "$uri" net-info "$net" >/dev/null 2>&1 && ! is_made network "$net" &&
+            die "libvirt network '$net' on hypervisor $h exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
+        link_exists "$br" && ! is_made link "$br" &&
+            die "network device '$br' exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
+        made network "$net"
+        made link "$br"
+        virsh -q -c "$uri" net-info "$net" >/dev/null 2>&1 || virsh -q -c "$uri" net-define "$gen/hv/$h/network-mgmt.xml" >/dev/null ||
+            die "hypervisor $h: cannot define network $net"
+        info=$(virsh -q -c "$uri" net-info "$net" 2>/dev/null || true)
+        if ! grep -q '^Active:.*yes' <<<"$info"; then
+            virsh -q -c "$uri" net-start "$net" >/dev/null || die "hypervisor $h: cannot start network $net"
+            log "management network $net started on hypervisor $h"
+        fi
+        sysctl -q -w "net.ipv6.conf.$br.disable_ipv6=1" 2>/dev/null || true
+    done < <(grep -v '^#' "$gen/hypervisors.tsv")
+}
+
+# hyp_tunnels — (lab-up) every hypervisor's ends of the tunnels between them
+# (tunnels.tsv), made by lab/tunnels.sh here (hyp_check: each hypervisor is
+# this machine), each device recorded in made as tunnels.sh names it, before
+# it makes it; a device of those names that is not this lab's is refused first.
+hyp_tunnels() {
+    local name h out
+    for name in $(awk -F'\t' '!/^#/ && $2 != "udp" { print $13; if ($2 != "mgmt") print $14; if ($15 != "-") print $15 }' "$gen/tunnels.tsv"); do
+        link_exists "$name" && ! is_made link "$name" &&
+            die "network device '$name' exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
+    done
+    for h in $(awk -F'\t' '!/^#/ {print $1}' "$gen/hypervisors.tsv"); do
+        out=$({ "$here/tunnels.sh" up "$gen/tunnels.tsv" "$h" "$prefix" || echo "exit $?"; } |
+            while read -r k v; do if [ "$k" = link ]; then made link "$v"; else echo "$k $v"; fi; done)
+        [ -z "$out" ] || die "hypervisor $h: its tunnels could not be made (tunnels.sh: $out)"
+    done
+    # the VMs' taps on those bridges: libvirt makes them, lab-down removes any that outlive their VM
+    for name in $(awk -F'\t' '!/^#/ && $2 == "vm" {print $16}' "$gen/tunnels.tsv"); do made link "$name"; done
+    log "tunnels between hypervisors: $(awk -F'\t' '!/^#/ && $2 != "udp"' "$gen/tunnels.tsv" | wc -l) VXLAN end(s), $(awk -F'\t' '!/^#/ && $2 == "udp"' "$gen/tunnels.tsv" | wc -l) QEMU UDP end(s)"
 }
 
 # check_memory — refuse to start VMs this machine cannot hold: each VM not
@@ -1106,7 +1213,7 @@ status_verb() {
     if [ ! -e "$gen/inventory.tsv" ]; then
         local left="" d
         if daemons_up; then
-            for d in $(made_names domain); do vsh dominfo "$d" >/dev/null 2>&1 && left+=" $d"; done
+            for d in $(made_names domain); do dvsh_dom "$d" dominfo "$d" >/dev/null 2>&1 && left+=" $d"; done
         fi
         [ -z "$left" ] || echo "lab: but libvirt still has the lab's domains:$left (make lab-down removes them)" >&2
         die "no lab '$prefix': nothing in its state directory $state (make lab-up; INCLAB_PREFIX names the lab)"
@@ -1119,7 +1226,7 @@ cmd_status() {
         echo "no lab (state directory $state is empty)"
         local left="" d
         if daemons_up; then
-            for d in $(made_names domain); do vsh dominfo "$d" >/dev/null 2>&1 && left+=" $d"; done
+            for d in $(made_names domain); do dvsh_dom "$d" dominfo "$d" >/dev/null 2>&1 && left+=" $d"; done
         fi
         [ -z "$left" ] || echo "but libvirt still has the lab's domains:$left (make lab-down removes them)"
         return 0
@@ -1129,10 +1236,13 @@ cmd_status() {
     echo "lab: $LAB_TOPOLOGY, accelerator $LAB_ACCEL, switches ${LAB_SWITCHES:-vm}, state in $state"
     [ ! -e "$state/stopped" ] ||
         echo "stopped since $(head -c 40 "$state/stopped") (lab-stop): 'make lab-up' brings it back from its saved state, 'make lab-down' removes it"
-    printf '%-11s %-10s %-4s %-8s %-15s %-16s %s\n' NODE ROLE RANK STATE MGMT DATA READY
+    # with hypervisors a column more: where each node runs
+    local hfmt="" hcol=()
+    [ ! -e "$gen/hypervisors.tsv" ] || { hfmt="%-12s "; hcol=(HYPERVISOR); }
+    printf "%-11s %-10s %-4s %-8s %-15s %-16s $hfmt%s\n" NODE ROLE RANK STATE MGMT DATA "${hcol[@]}" READY
     local n role rank mgmt dif daddr st r
-    local kind
-    while IFS=$'\t' read -r n role rank mgmt dif daddr _ _ _ _ kind; do
+    local kind hyp
+    while IFS=$'\t' read -r n role rank mgmt dif daddr _ _ _ _ kind hyp; do
         if [ "${kind:-vm}" = netns ]; then
             st=$(ns_exists "$prefix-$n" && echo netns || echo absent)
             # its processes ended by lab-stop (the restart loop gone too)
@@ -1145,7 +1255,8 @@ cmd_status() {
         r="-"
         if [ "$st" = running ] || [ "$st" = netns ]; then r=$(nexec "$n" /usr/local/sbin/inclab-ready 20 2>/dev/null || true); fi
         [ "$rank" = -1 ] && rank=-
-        printf '%-11s %-10s %-4s %-8s %-15s %-16s %s\n' "$n" "$role" "$rank" "$st" "$mgmt" "$daddr" "${r:--}"
+        [ -z "$hfmt" ] || hcol=("$hyp")
+        printf "%-11s %-10s %-4s %-8s %-15s %-16s $hfmt%s\n" "$n" "$role" "$rank" "$st" "$mgmt" "$daddr" "${hcol[@]}" "${r:--}"
     done < <(grep -v '^#' "$gen/inventory.tsv")
 }
 
@@ -1236,7 +1347,7 @@ SAVE_DIR=${INCLAB_LIBVIRT_SAVE:-/var/lib/libvirt/qemu/save}   # where libvirtd k
 # has_msave NODE — does NODE's domain have a managed save image?
 has_msave() {
     local info
-    info=$(vsh dominfo "$prefix-$1" 2>/dev/null) || return 1
+    info=$(dvsh "$1" dominfo "$prefix-$1" 2>/dev/null) || return 1
     grep -q '^Managed save: *yes' <<<"$info"
 }
 
@@ -1277,12 +1388,12 @@ cmd_stop() {
         esac
     done
     for n in $vms; do
-        [ "$(dom_state "$n")" = paused ] || vsh suspend "$prefix-$n" >/dev/null || log "  $n: could not pause it (saved running)"
+        [ "$(dom_state "$n")" = paused ] || dvsh "$n" suspend "$prefix-$n" >/dev/null || log "  $n: could not pause it (saved running)"
     done
     [ -z "$vms" ] || log "paused$vms; saving their memory (managed save into $SAVE_DIR)"
     tmp=$(mktemp -d)
     for n in $vms; do
-        bg_time "$tmp/$n" vsh managedsave --running "$prefix-$n" &
+        bg_time "$tmp/$n" dvsh "$n" managedsave --running "$prefix-$n" &
         pids+=($!)
     done
     [ ${#pids[@]} = 0 ] || wait "${pids[@]}"
@@ -1320,7 +1431,7 @@ restore_vms() {
     tmp=$(mktemp -d)
     for n in "$@"; do
         check_ports "$n"
-        bg_time "$tmp/$n" vsh start --paused "$prefix-$n" &
+        bg_time "$tmp/$n" dvsh "$n" start --paused "$prefix-$n" &
         pids+=($!)
     done
     wait "${pids[@]}"
@@ -1331,7 +1442,7 @@ restore_vms() {
         log "  $n restored in $secs s"
     done
     rm -rf "$tmp"
-    for n in "$@"; do vsh resume "$prefix-$n" >/dev/null || die "cannot resume $n after its restore"; done
+    for n in "$@"; do dvsh "$n" resume "$prefix-$n" >/dev/null || die "cannot resume $n after its restore"; done
     log "resumed $* ($((SECONDS - t0)) s after the first restore began)"
     pids=()
     for n in "$@"; do clock_set "$n" & pids+=($!); done
@@ -1390,21 +1501,21 @@ cmd_down() {
     [ "$need" = 0 ] || daemons_up || ensure_daemons
     if daemons_up; then
         for d in $(made_names domain); do
-            vsh dominfo "$d" >/dev/null 2>&1 || continue
-            vsh destroy "$d" >/dev/null 2>&1 || true
+            dvsh_dom "$d" dominfo "$d" >/dev/null 2>&1 || continue
+            dvsh_dom "$d" destroy "$d" >/dev/null 2>&1 || true
             # --managed-save: with the memory lab-stop saved (else undefine refuses)
-            vsh undefine --managed-save "$d" >/dev/null 2>&1 || true
-            if vsh dominfo "$d" >/dev/null 2>&1; then
+            dvsh_dom "$d" undefine --managed-save "$d" >/dev/null 2>&1 || true
+            if dvsh_dom "$d" dominfo "$d" >/dev/null 2>&1; then
                 log "could not remove domain $d"; failed=$((failed + 1))
             else
                 removed=$((removed + 1))
             fi
         done
         for d in $(made_names network); do
-            vsh net-info "$d" >/dev/null 2>&1 || continue
-            vsh net-destroy "$d" >/dev/null 2>&1 || true
-            vsh net-undefine "$d" >/dev/null 2>&1 || true
-            if vsh net-info "$d" >/dev/null 2>&1; then log "could not remove network $d"; failed=$((failed + 1)); else log "removed network $d"; fi
+            nvsh "$d" net-info "$d" >/dev/null 2>&1 || continue
+            nvsh "$d" net-destroy "$d" >/dev/null 2>&1 || true
+            nvsh "$d" net-undefine "$d" >/dev/null 2>&1 || true
+            if nvsh "$d" net-info "$d" >/dev/null 2>&1; then log "could not remove network $d"; failed=$((failed + 1)); else log "removed network $d"; fi
         done
     fi
     # QEMU processes of the lab's domains that outlived their libvirtd (crash, kill -9)
@@ -1490,10 +1601,10 @@ cmd_reboot() {
             [ -n "${old[$n]}" ] || die "$n: its guest agent does not answer: is it running? (make lab-status)"
             if [ "${HARD:-0}" = 1 ]; then
                 log "power-cycling $n (virsh reset)"
-                vsh reset "$prefix-$n" >/dev/null || die "$n: virsh reset failed"
+                dvsh "$n" reset "$prefix-$n" >/dev/null || die "$n: virsh reset failed"
             else
                 log "rebooting $n (guest agent)"
-                vsh reboot --mode agent "$prefix-$n" >/dev/null || die "$n: virsh reboot through the guest agent failed"
+                dvsh "$n" reboot --mode agent "$prefix-$n" >/dev/null || die "$n: virsh reboot through the guest agent failed"
             fi
             vms+=" $n"
         fi
@@ -1530,7 +1641,7 @@ cmd_console() {
         die "$1 is a network namespace (SWITCHES=netns): it has no console; 'make lab-ssh NODE=$1' opens a shell in it"
     [ -t 0 ] || die "the console needs a terminal; use 'make lab-ssh NODE=$1 CMD=...' from scripts"
     echo "console of $1 (root shell; leave with Ctrl-])" >&2
-    exec virsh -c "$URI" console "$prefix-$1"
+    exec virsh -c "$(node_uri "$1")" console "$prefix-$1"
 }
 
 # sw_ports SWITCH — signal SWITCH's incswitch (SIGUSR1) and print, from its

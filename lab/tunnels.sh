@@ -67,13 +67,16 @@ bridge_up() {
 }
 
 n=0 lines=()
-while IFS=$'\t' read -r h kind link node ifname peer phyp local lport remote rport vni dev br veth tap mtu rest; do
+# (the link, peer, peer's hypervisor and tap are for the lab's other tools)
+while IFS=$'\t' read -r h kind _ node ifname _ _ local lport remote rport vni dev br veth _ mtu rest; do
     n=$((n + 1))
     [[ $h = \#* ]] && continue
     [ "$h" = "$hyp" ] || continue
     where="$file:$n"
     [ -z "${rest:-}" ] && [ -n "${mtu:-}" ] || die "$where: not 17 tab-separated fields"
     case $kind in mgmt | udp | netns | vm) ;; *) die "$where: unknown kind '$kind'" ;; esac
+    { [[ $node =~ $word ]] && [[ $ifname =~ ^to-[a-z0-9-]{1,12}$ ]]; } || { [ "$kind" = mgmt ] && [ "$node$ifname" = -- ]; } ||
+        die "$where: NODE and IF must be a node name and to-PEER (- and - for the management network)"
     ip_ok "$local" && ip_ok "$remote" || die "$where: LOCAL and REMOTE must be IPv4 addresses"
     num_ok "$lport" 1024 65535 && num_ok "$rport" 1024 65535 || die "$where: LPORT and RPORT must be ports in 1024..65535"
     num_ok "$mtu" 68 9000 || die "$where: MTU must be in 68..9000"
@@ -81,8 +84,7 @@ while IFS=$'\t' read -r h kind link node ifname peer phyp local lport remote rpo
         num_ok "$vni" 1 16777215 && dev_ok "$dev" && dev_ok "$br" || die "$where: VNI, DEVICE and BRIDGE must be a VNI and device names"
     fi
     if [ "$kind" = netns ]; then
-        dev_ok "$veth" && [[ $node =~ $word ]] && [[ $ifname =~ ^to-[a-z0-9-]{1,12}$ ]] ||
-            die "$where: VETH, NODE and IF must be a device name, a node name and to-PEER"
+        dev_ok "$veth" || die "$where: VETH must be a device name"
     fi
     # a VM's UDP tunnel: QEMU binds the port when the VM starts; held now by anything else, that
     # start would fail later: refused here, before anything is made

@@ -165,11 +165,13 @@ out=$("$topogen" --check tests/topology/hypervisors/placed.yaml)
 check "topogen --check prints where each node runs, placed by the file or by the balance (*), and the crossing links" \
     bash -c 'grep -qx "  hypervisor a (qemu+tls://server-a.example.org/system, tunnels to 203.0.113.10): 3 nodes, 2560 MiB: controller\* sw0\* pku4\*" <<<"$1" &&
              grep -qx "  hypervisor b (.*): 3 nodes, 3584 MiB: sw1 pku1\* pku3" <<<"$1" && grep -qx "  links between hypervisors: sw0-sw1, sw1-sw2, sw2-pku3" <<<"$1"' _ "$out"
-# lab-up does not run a lab over several hypervisors yet: refused before it makes anything
+# lab-up of a lab over hypervisors one of which does not answer: refused at once (before images are
+# built), naming the hypervisor and its connection, nothing made (port 1: no sshd listens there)
+sed "s|127.0.0.1:2222|127.0.0.1:1|" tests/topology/hypervisors/two.yaml > "$tmp/dead.yaml"
 out=$(INCLAB_PREFIX=inclab-hv-test INCLAB_STATE_ROOT="$tmp/hvroot" INCLAB_STATE="$tmp/hvroot/lab" INCLAB_BUILD="$(dirname "$topogen")" \
-    TOPOLOGY=tests/topology/hypervisors/two.yaml lab/lab.sh up 2>&1); rc=$?
-check "lab.sh up of a topology with hypervisors: exit 1, refused before anything is made (got $rc: $out)" \
-    bash -c '[ "$1" = 1 ] && grep -q "places nodes on hypervisors: lab-up runs a lab on this machine only" <<<"$2" && [ ! -e "$3" ]' \
+    HYP_TIMEOUT=20 TOPOLOGY="$tmp/dead.yaml" lab/lab.sh up 2>&1); rc=$?
+check "lab.sh up with hypervisor 'there' not answering: exit 1, refused before anything is made (got $rc: $(tail -n 1 <<<"$out"))" \
+    bash -c '[ "$1" = 1 ] && grep -q "^lab: hypervisor there: its connection qemu+ssh://root@127.0.0.1:1/system?.* does not answer" <<<"$2" && [ ! -e "$3" ]' \
     _ "$rc" "$out" "$tmp/hvroot"
 
 phase invalid "invalid topology files are refused with exact messages"

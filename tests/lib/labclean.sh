@@ -3,7 +3,8 @@
 # lab_is_clean — nothing of the lab $INCLAB_PREFIX (state in $state) is left:
 # no domain or network in libvirt, no QEMU process, no management bridge, no
 # state directory, no managed save image (lab-stop's), no network namespace or device of its namespace nodes
-# (SWITCHES=netns: "$INCLAB_PREFIX-NODE", and devices "TAG-[bvtm]N"). The
+# (SWITCHES=netns: "$INCLAB_PREFIX-NODE", and devices "TAG-[bvtm]N"; over
+# hypervisors also the tunnels' and management bridges' "TAG-[cwxyhgj]N"). The
 # lab's names are exact: "$INCLAB_PREFIX-NODE" for the nodes of $TOPOLOGY (as
 # topogen lists them) and "$INCLAB_PREFIX-mgmt", so a neighbour whose prefix
 # extends this one (inclab-sc next to inclab) is not taken for a leftover;
@@ -19,7 +20,9 @@ lab_is_clean() {
     t=$(mktemp -d)
     if [ -x "$topogen" ] && "$topogen" -o "$t/gen" --prefix "$INCLAB_PREFIX" --state-dir /nonexistent \
         --image controller=/i --image switch=/i --image host=/i "${TOPOLOGY:-topology/1-2-4.yaml}" >/dev/null 2>&1; then
-        names=$(awk -F'\t' -v p="$INCLAB_PREFIX" '!/^#/ && NF > 1 {print p "-" $1} END {print p "-mgmt"}' "$t/gen/inventory.tsv")
+        names=$(awk -F'\t' -v p="$INCLAB_PREFIX" '!/^#/ && NF > 1 {print p "-" $1} END {print p "-mgmt"}' "$t/gen/inventory.tsv"
+                # a lab over hypervisors: every hypervisor's management network
+                [ ! -e "$t/gen/hypervisors.tsv" ] || awk -F'\t' '!/^#/ {print $4}' "$t/gen/hypervisors.tsv")
     fi
     rm -rf "$t"
     # is_lab NAME — a name of the lab (exact, or by prefix without topogen)
@@ -50,7 +53,7 @@ lab_is_clean() {
     ip link show "$INCLAB_PREFIX-mgmt" >/dev/null 2>&1 && left+=" bridge $INCLAB_PREFIX-mgmt"
     for n in $(ip netns list 2>/dev/null | awk '{print $1}'); do is_lab "$n" && left+=" netns $n"; done
     left+=$(ip -o link show 2>/dev/null | awk -F': ' -v p="$INCLAB_PREFIX-" '{sub(/@.*/, "", $2)}
-        index($2, p) == 1 && substr($2, length(p) + 1) ~ /^[bvtm][0-9]+$/ {printf " device %s", $2}')
+        index($2, p) == 1 && substr($2, length(p) + 1) ~ /^[bvtmcwxyhgj][0-9]+$/ {printf " device %s", $2}')
     [ -e "$state" ] && left+=" $state"
     [ -z "$left" ] || echo "  left behind: $left"
     [ -z "$left" ]

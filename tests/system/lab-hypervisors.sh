@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# lab-hypervisors.sh — a lab over two hypervisors (issue 18), on one machine:
+# tests/topology/hypervisors/two.yaml (1-2-4: sw1, pku1, pku2, sw0 and the
+# controller on "here", sw2, pku3, pku4 on "there") with namespace switches.
+# "here" is the local libvirt connection (qemu:///system); "there" is the same
+# libvirtd reached through qemu+ssh:// and an sshd that this test starts on
+# 127.0.0.1 with a host key and a client key it makes (stopped by its pid at
+# the end). So every node of "there" is defined, started, asked and removed
+# through the ssh connection, and the tree edge sw0-sw2 and the management
+# network cross "machines" through the VXLAN tunnels of tunnels.tsv.
+#
+# Checked: a hypervisor that does not answer (a port where no sshd listens) is
+# refused before anything is made; each node runs where topogen placed it
+# (lab-status JSON) and the VMs of "there" are defined on its connection with
+# their management NIC on its network; every collective x dtype x op verified
+# on all 4 ranks over the tree (inc-collectives.sh, INC_SCOPE=tree), and the
+# crossing edge's VXLAN ends carried at least the AllReduce's data each way
+# (their own counters), the management tunnel the control traffic; lab-down
+# leaves nothing of the lab on either connection or in the machine.
+#
+#   tests/system/lab-hypervisors.sh     (make test-lab-hypervisors)
+#
+# Its own lab: prefix inclab-hv (INCLAB_PREFIX overrides it), UDP base 48500,
+# sshd on TCP HV_SSH_PORT (default 48499); host VMs of 3072 MiB (12 GiB for
+# the four). HV_COUNTS overrides the element counts. Needs openssh-server
+# (lab/packages.host). "N passed, M failed" only at its end.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/lib/harness.sh
+. tests/lib/labclean.sh
+export SWITCHES=netns INCLAB_PREFIX=${INCLAB_PREFIX:-inclab-hv}
+export INCLAB_STATE=/var/lib/inclab/$INCLAB_PREFIX INCLAB_UDP_BASE=${INCLAB_UDP_BASE:-48500}
+INCLAB_BUILD=$(cd "${INCLAB_BUILD:-${BUILD:-build}}" 2>/dev/null && pwd) || { echo "lab-hypervisors: no build directory (make payload)"; exit 2; }
+export INCLAB_BUILD
+state=$INCLAB_STATE
+counts=${HV_COUNTS:-1,257,65539}
+port=${HV_SSH_PORT:-48499}
+tmp=$(mktemp -d)
+sshd_pid=""
+down() {
+    lab/lab.sh down > /dev/null 2>&1
+    [ -z "$sshd_pid" ] || kill "$sshd_pid" 2>/dev/null
+    rm -rf "$tmp"
+}
+harness_begin lab-hypervisors "sshd refused up placement collectives down"
+harness_on_exit down
+
+phase sshd "an sshd on 127.0.0.1:$port with keys made here: libvirt answers through qemu+ssh://"
+command -v /usr/sbin/sshd >/dev/null || { ko "no /usr/sbin/sshd (make lab-deps installs openssh-server)"; harness_stop "no sshd"; }
+ssh-keygen -q -t ed25519 -N '' -f "$tmp/hostkey" && ssh-keygen -q -t ed25519 -N '' -f "$tmp/key" &&
+    cp "$tmp/key.pub" "$tmp/authorized_keys" || { ko "ssh-keygen"; harness_stop "no keys"; }
+mkdir -p /run/sshd
+cat > "$tmp/sshd_config" <<CONF
+Port $port
+ListenAddress 127.0.0.1
+HostKey $tmp/hostkey
+AuthorizedKeysFile $tmp/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PidFile $tmp/sshd.pid
+CONF
+if ! /usr/sbin/sshd -f "$tmp/sshd_config" -E "$tmp/sshd.log"; then ko "sshd did not start: $(tail -n 3 "$tmp/sshd.log")"; harness_stop "no sshd"; fi
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$tmp/sshd.pid" ] && break; sleep 0.3; done
+sshd_pid=$(cat "$tmp/sshd.pid" 2>/dev/null)
+uri="qemu+ssh://root@127.0.0.1:$port/system?keyfile=$tmp/key&no_verify=1"
+check "virsh -c '$uri' version answers (sshd pid $sshd_pid)" virsh -c "$uri" version
+topo=$tmp/two.yaml
+sed "s|uri: 'qemu+ssh://[^']*'|uri: '$uri'|" tests/topology/hypervisors/two.yaml > "$topo"
+export TOPOLOGY=$topo
+"$INCLAB_BUILD/topogen" --check "$TOPOLOGY" | sed 's/^/  /'
+
+phase refused "a hypervisor that does not answer: refused before anything is made"
+sed "s|127.0.0.1:$port|127.0.0.1:$((port - 2))|" "$topo" > "$tmp/dead.yaml"
+out=$(TOPOLOGY=$tmp/dead.yaml HYP_TIMEOUT=20 lab/lab.sh up 2>&1); rc=$?
+check "lab-up with 'there' on a port where no sshd listens: exit $rc, 'does not answer', no state made ($(tail -n 1 <<<"$out" | head -c 300))" \
+    bash -c '[ "$1" = 1 ] && grep -q "hypervisor there: its connection .* does not answer" <<<"$2" && [ ! -e "$3" ]' _ "$rc" "$out" "$state"
+
+phase up "lab-up over the two connections"
+t0=$(date +%s)
+if ! lab/lab.sh up; then ko "lab-up of $TOPOLOGY"; harness_stop "no lab"; fi
+ok "lab-up: $(grep -v '^#' "$state/gen/inventory.tsv" | wc -l) nodes ready in $(($(date +%s) - t0)) s"
+
+phase placement "each node where topogen placed it, the VMs of 'there' on its connection"
+want=$("$INCLAB_BUILD/topogen" --json "$TOPOLOGY" | jq -c '[.nodes[] | {name, hypervisor}]')
+got=$(lab/lab.sh status --format json | jq -c '[.nodes[] | {name, hypervisor}]')
+check "lab-status JSON: every node's hypervisor as placed ($got)" [ "$want" = "$got" ]
+for n in $(awk -F'\t' '!/^#/ && $11 == "vm" && $12 == "there" {print $1}' "$state/gen/inventory.tsv"); do
+    check "$n: running on 'there' (virsh through ssh: domstate), its management NIC on $INCLAB_PREFIX-mgmt-there" \
+        bash -c '[ "$(virsh -q -c "$1" domstate "$2" | head -n 1)" = running ] &&
+                 virsh -q -c "$1" domiflist "$2" | grep -q " $3 "' _ "$uri" "$INCLAB_PREFIX-$n" "$INCLAB_PREFIX-mgmt-there"
+done
+tag=$(jq -r '.management.bridge | sub("-mgmt$"; "")' "$state/gen/lab.json")
+tun=$(awk -F'\t' '!/^#/ && $2 == "netns" && $4 == "sw0" {print $13}' "$state/gen/tunnels.tsv")
+peer=$(awk -F'\t' '!/^#/ && $2 == "netns" && $4 == "sw2" {print $13}' "$state/gen/tunnels.tsv")
+check "the crossing edge sw0-sw2 is a VXLAN pair ($tun, $peer) on the lab's bridges, the management networks joined by $tag-g1/$tag-j1" \
+    bash -c 'for d in "$@"; do ip -d link show "$d" | grep -q "vxlan id" || exit 1; done' _ "$tun" "$peer" "$tag-g1" "$tag-j1"
+bytes() { ip -s -j link show dev "$1" | jq ".[0].stats64.$2.bytes"; }
+tx0=$(bytes "$tun" tx) rx0=$(bytes "$tun" rx) m0=$(bytes "$tag-g1" rx)
+
+phase collectives "every collective x dtype x op on the 4 ranks, across the two hypervisors"
+INC_SCOPE=tree INC_COUNTS=$counts INC_PATTERN=ieee sub_test tests/system/inc-collectives.sh
+# the largest AllReduce alone sends sw2's partial sums up to sw0 and the results down: count x 4 bytes each way
+min=$(($(tr ',' '\n' <<<"$counts" | sort -n | tail -n 1) * 4))
+tx=$(($(bytes "$tun" tx) - tx0)) rx=$(($(bytes "$tun" rx) - rx0)) m=$(($(bytes "$tag-g1" rx) - m0))
+check "sw0's VXLAN end carried $tx bytes down and $rx up during the collectives, each at least $min" [ "$tx" -ge "$min" -a "$rx" -ge "$min" ]
+check "the management tunnel carried $m bytes from 'there'" [ "$m" -gt 0 ]
+
+phase down "lab-down leaves nothing on either connection"
+check "lab-down" lab/lab.sh down
+check "nothing left on this machine" lab_is_clean
+left=$( (virsh -q -c "$uri" list --all --name; virsh -q -c "$uri" net-list --all --name) 2>&1 | grep "^$INCLAB_PREFIX-" || true)
+check "nothing of the lab through the ssh connection${left:+: $left}" [ -z "$left" ]
+harness_end
