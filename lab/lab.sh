@@ -638,6 +638,7 @@ ns_up() {
     ns_mountpoints
     ns_check_names
     ns_wire
+    [ ! -e "$gen/tunnels.tsv" ] || hyp_tunnels
     for n in $(awk -F'\t' '!/^#/ && $11 == "netns" {print ($2 == "controller" ? 0 : 1), $1}' "$gen/inventory.tsv" | sort -s -k1,1 | cut -d' ' -f2); do
         ns_files "$n"
         ns_setup "$n"
@@ -826,9 +827,9 @@ cmd_up() {
     [ ! -e "$gen/hypervisors.tsv" ] || hyp_networks
 
     tune_host
-    [ "$switches" = netns ] && ns_up
-    # with hypervisors: the tunnels between them, before the VMs whose taps join their bridges
-    [ ! -e "$gen/tunnels.tsv" ] || hyp_tunnels
+    # with hypervisors the tunnels between them (hyp_tunnels) come before the VMs, whose
+    # taps join their bridges; in netns mode inside ns_up, before the nodes' net.sh use them
+    if [ "$switches" = netns ]; then ns_up; elif [ -e "$gen/tunnels.tsv" ]; then hyp_tunnels; fi
     local t role image started=0 restore=""
     for n in $(nodes); do
         [ "$(node_kind "$n")" = vm ] || continue
