@@ -18,7 +18,7 @@ LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages
 .PHONY: all help run deps payload install uninstall test-install images bench-switch lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-deps test-lab-down test-lab-stop test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis test-capture test-swports \
-        fuzz fuzz-build test-fuzz
+        fuzz fuzz-build test-fuzz sim-allreduce test-sim
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/tsckhz $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
      $(BUILD)/libinccl.a $(BUILD)/libinccl.so $(BUILD)/inccl_check $(BUILD)/inccl_perf $(BUILD)/mpi_perf \
@@ -47,6 +47,8 @@ help:
 	@echo "                           stored in results/ (also exp-reduce / exp-broadcast ROOT=, exp-barrier,"
 	@echo "                           exp-sweep MIN=1M MAX=1G FACTOR=2 or SIZES='16M 512M' [COLLECTIVES='allreduce broadcast'],"
 	@echo "                           exp-paper: the seed's table)"
+	@echo "make sim-allreduce TOPOLOGY=1-32-1024 SIZE=64M RUN=results/sweep-... SWITCH_FRAME=US   AllReduce in the"
+	@echo "                           ns-3 simulator (INC and ring), stored in results/ like a lab run (sim/README.md)"
 	@echo "make plots [RESULTS=results]  gnuplot charts (PNG, SVG) of every stored run and RESULTS/REPORT.md"
 	@echo "make test                  unit, golden, a short fuzzing pass and lab system tests (what CI runs)"
 	@echo "make test-lab [SWITCHES=vm|netns] [LAB_TEST_DEPTH=full|core]   the lab system test alone"
@@ -228,6 +230,27 @@ $(BUILD)/increport: $(ANALYSIS_SRC) | $(DEPS_STAMP)
 plots: $(BUILD)/increport
 	INCLAB_BUILD=$(abspath $(BUILD)) analysis/plots.sh "$${RESULTS:-results}"
 
+# ---- simulation: the trees and AllReduce in ns-3 (sim/README.md) ---------------
+# incsim is C++ because ns-3 is; it links the lab's own C readers of topologies and runs.
+SIM_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter
+SIM_LIBS     := -lns3-point-to-point -lns3-network -lns3-core -lyaml -lm
+SIM_SRC      := sim/model.cc sim/model.h sim/tree.cc sim/params.cc sim/params.h
+SIM_COBJ     := $(BUILD)/sim/topo.o $(BUILD)/sim/results.o $(BUILD)/sim/loggp.o
+$(BUILD)/sim/topo.o: topology/topo.c topology/topo.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+$(BUILD)/sim/results.o $(BUILD)/sim/loggp.o: $(BUILD)/sim/%.o: analysis/%.c $(ANALYSIS_SRC) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+$(BUILD)/incsim: sim/incsim.cc $(SIM_SRC) $(SIM_COBJ) | $(DEPS_STAMP)
+	$(CXX) $(SIM_CXXFLAGS) -o $@ sim/incsim.cc $(filter %.cc,$(SIM_SRC)) $(SIM_COBJ) $(SIM_LIBS)
+$(BUILD)/test_sim: sim/test_sim.cc $(SIM_SRC) $(SIM_COBJ) | $(DEPS_STAMP)
+	$(CXX) $(SIM_CXXFLAGS) -o $@ sim/test_sim.cc $(filter %.cc,$(SIM_SRC)) $(SIM_COBJ) $(SIM_LIBS)
+# sim/sim.sh reads TOPOLOGY SIZE SIZES RUN LINK_BW LINK_LATENCY HOST_O HOST_G SWITCH_FRAME ALGORITHMS LOSS
+# WINDOW MESSAGE SLOTS SEED RESULTS from the environment, as exp.sh does
+sim-allreduce: $(BUILD)/incsim
+	@INCLAB_BUILD=$(abspath $(BUILD)) sim/sim.sh $(@:sim-%=%)
+
 # ---- tests -------------------------------------------------------------
 # the lab tests share the lab's names: one after the other, also under make -j.
 # The lab test runs in full with namespace switches and through its core phases
@@ -238,7 +261,7 @@ test: check
 	@$(MAKE) --no-print-directory test-lab SWITCHES=netns LAB_TEST_DEPTH=full
 	@$(MAKE) --no-print-directory test-lab-mixed
 	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
-check: test-harness test-deps test-lab-down test-lab-stop test-capture test-swports test-unit test-golden test-experiments test-baselines test-analysis test-install
+check: test-harness test-deps test-lab-down test-lab-stop test-capture test-swports test-unit test-golden test-experiments test-baselines test-analysis test-install test-sim
 # the test harness (tests/lib/harness.sh): no run that was cut short can pass
 test-harness:
 	@tests/run-phase.sh harness tests/harness/test-harness.sh
@@ -265,6 +288,9 @@ test-experiments: $(BUILD)/topogen $(BUILD)/inccl_perf
 	@INCLAB_BUILD=$(abspath $(BUILD)) tests/run-phase.sh experiments tests/experiments/test-exp-args.sh
 test-analysis: $(BUILD)/increport
 	@BUILD=$(BUILD) tests/run-phase.sh analysis tests/analysis/test-plots.sh
+# the simulator: its model against hand-computed values, sim-allreduce on small trees read back by increport and plots
+test-sim: $(BUILD)/incsim $(BUILD)/test_sim $(BUILD)/increport
+	@INCLAB_BUILD=$(abspath $(BUILD)) tests/run-phase.sh sim tests/sim/test-sim.sh
 # make install into a temporary DESTDIR: SONAME, links, exported symbols, man pages (one per call of
 # inccl.h, each lint-clean), the examples built through pkg-config against the installed copy
 test-install: $(BUILD)/libinccl.so $(BUILD)/libinccl.a $(INSTALL_TOOLS)
