@@ -145,7 +145,8 @@ static bool one_of(const char *s, const char *const *choices)
 /* Check and store the 13 fields @v of one results.csv row. */
 static int parse_row(char **v, struct res_row *r, const char *name, int line, char *err, size_t len)
 {
-	static const char *const dtypes[] = { "int32", "float32", "-", NULL };
+	static const char *const dtypes[] = { "int32",    "float32", "uint32",  "int64", "uint64",
+					      "float16", "bfloat16", "float64", "-",     NULL };
 	static const char *const ops[] = { "sum", "max", "min", "-", NULL };
 	uint64_t u;
 	int c;
@@ -160,7 +161,8 @@ static int parse_row(char **v, struct res_row *r, const char *name, int line, ch
 		return fail(err, len, name, line, "collective '%s' is not allreduce, reduce, broadcast, barrier or p2p", v[1]);
 	r->coll = (enum res_coll)c;
 	if (!one_of(v[2], dtypes))
-		return fail(err, len, name, line, "dtype '%s' is not int32, float32 or -", v[2]);
+		return fail(err, len, name, line,
+			    "dtype '%s' is not int32, uint32, int64, uint64, float16, bfloat16, float32, float64 or -", v[2]);
 	strcpy(r->dtype, v[2]);
 	if (!one_of(v[3], ops))
 		return fail(err, len, name, line, "op '%s' is not sum, max, min or -", v[3]);
