@@ -142,6 +142,16 @@ static bool one_of(const char *s, const char *const *choices)
 	return false;
 }
 
+/* elem_width() - the bytes of an element of dtype @d (a name parse_row() accepted; "-": 4). */
+static unsigned elem_width(const char *d)
+{
+	if (!strcmp(d, "float16") || !strcmp(d, "bfloat16"))
+		return 2;
+	if (!strcmp(d, "int64") || !strcmp(d, "uint64") || !strcmp(d, "float64"))
+		return 8;
+	return 4;
+}
+
 /* Check and store the 13 fields @v of one results.csv row. */
 static int parse_row(char **v, struct res_row *r, const char *name, int line, char *err, size_t len)
 {
@@ -184,8 +194,10 @@ static int parse_row(char **v, struct res_row *r, const char *name, int line, ch
 	if (!is_dash(v[7])) {
 		if (!parse_uint(v[7], UINT64_MAX / 8, &u))
 			return fail(err, len, name, line, "elements '%s' is not a whole number or -", v[7]);
-		if (u * 4 != r->bytes)
-			return fail(err, len, name, line, "elements %s does not match bytes %s (4-byte elements)", v[7], v[6]);
+		unsigned w = elem_width(v[2]);
+		if (u * w != r->bytes)
+			return fail(err, len, name, line, "elements %s does not match bytes %s (%u-byte elements)", v[7],
+				    v[6], w);
 		r->elements = (int64_t)u;
 	}
 	if (!parse_uint(v[8], INT32_MAX, &u) || u < 1)
