@@ -273,25 +273,6 @@ const char *cref_pattern_name(enum cref_pattern p)
 	return p == CREF_EXACT ? "exact" : p == CREF_IEEE ? "ieee" : "?";
 }
 
-int cref_pattern_check(const struct cref_tree *t, enum cref_pattern p, char *err, size_t errlen)
-{
-	if (p != CREF_IEEE || t->max_fanin <= 2)
-		return 0;
-	if (t->max_fanin_col)
-		snprintf(err, errlen,
-			 "-p ieee cannot be checked on this tree: the switch at column %d has %d children, and a "
-			 "float32 SUM over 3 or more depends on the order their contributions arrive, which the "
-			 "switches do not fix yet (use -p exact, or a tree whose switches have at most 2 children)",
-			 t->max_fanin_col, t->max_fanin);
-	else
-		snprintf(err, errlen,
-			 "-p ieee cannot be checked on one switch of %d ranks: a float32 SUM over 3 or more "
-			 "children depends on the order their contributions arrive, which the switches do not fix "
-			 "yet (use -p exact, or give the tree with -t, every switch with at most 2 children)",
-			 t->max_fanin);
-	return -1;
-}
-
 /* ---- dtypes ------------------------------------------------------------------------ */
 
 /* The layout of a float dtype: bytes, mantissa bits (after the point), exponent bits. */
