@@ -1,7 +1,8 @@
 /*
  * bench_engine — the switch engine's packet rate on one core, no capture I/O.
  *
- *   bench_engine [-k auto|simd|scalar] [-p PACKETS_PER_CHILD] [-c CHILDREN] [-d int32|float32] [-w FILE.pcap]
+ *   bench_engine [-k auto|simd|scalar] [-p PACKETS_PER_CHILD] [-c CHILDREN] [-d DTYPE] [-o in|reverse]
+ *                [-w FILE.pcap]
  *   bench_engine [-k auto|simd|scalar] -r FILE.pcap [-n PASSES]
  *
  * CHILDREN hosts do an AllReduce SUM of PACKETS_PER_CHILD 1 KiB packets
@@ -9,6 +10,10 @@
  * check, connection state, aggregation, and for every completed slot result
  * frames built with a fresh ICRC. The hosts acknowledge every result they
  * get (ACKs prebuilt, fed back right after the frame that produced it).
+ * -o: the order each packet's frames arrive in, by child: in (0, 1, 2, ...,
+ * the order a float SUM is folded in: nothing waits for its turn) or
+ * reverse (..., 2, 1, 0: every child but child 0 waits in a hold buffer
+ * until child 0 came, the worst case of the fixed order; switch/README.md).
  *
  * Where the data frames come from:
  *   default  prebuilt in memory, 4096 packets per child at a time;
@@ -36,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../proto/inc_elem.h"
 #include "crc32.h"
 #include "engine.h"
 #include "roce.h"
@@ -97,18 +103,30 @@ static double now_s(void)
 }
 
 /**
- * elem() - element @j of child @i's packet @k in wire order: distinct per
- * child and packet, so a wrong pairing shows in the sums; float32 values are
- * ordinary numbers (no NaN, no denormal) whose sums round.
+ * payload_fill() - child @i's packet @k: 1024 bytes of elements of @t in
+ * wire order, distinct per child and packet, so a wrong pairing shows in the
+ * sums; float values are ordinary numbers (no NaN, no denormal) whose sums
+ * round, within float16's range.
  */
-static uint32_t elem(enum inc_dtype t, int i, long k, int j)
+static void payload_fill(uint8_t *p, enum inc_dtype t, int i, long k)
 {
-	if (t == INC_INT32)
-		return htonl((uint32_t)(i + 1) * 0x01000193u * (uint32_t)(j + 1) + (uint32_t)k * 7919u);
-	float f = (float)(i + 1) * 0.1f * (float)(j + 1) - (float)(k % 4096) * 0.3f;
-	uint32_t b;
-	memcpy(&b, &f, 4);
-	return htonl(b);
+	size_t w = inc_dtype_size(t);
+
+	for (int j = 0; j < (int)(1024 / w); j++) {
+		uint64_t v = (uint64_t)(i + 1) * 0x0100000001b3ull * (uint64_t)(j + 1) + (uint64_t)k * 7919u;
+		float f = (float)(i + 1) * 0.1f * (float)(j + 1) - (float)(k % 4096) * 0.03f;
+
+		if (t == INC_FLOAT32)
+			v = inc_f32_bits(f);
+		else if (t == INC_FLOAT64)
+			v = inc_f64_bits((double)f * 1.000001);
+		else if (t == INC_FLOAT16)
+			v = inc_f32_to_f16(f);
+		else if (t == INC_BFLOAT16)
+			v = inc_f32_to_bf16(f);
+		for (size_t b = 0; b < w; b++) /* big-endian */
+			p[(size_t)j * w + b] = (uint8_t)(v >> (8 * (w - 1 - b)));
+	}
 }
 
 /** bench_cfg() - the switch of @children hosts, expecting child i's first PSN @rq_psn[i] (NULL: 0). */
@@ -171,18 +189,18 @@ static void acks_build(struct acks *ak, long base)
 /**
  * frames_build() - the data frames of PSNs @base..@base+n-1 of @children
  * hosts into @fs (which has room), in the order they are fed: packet by
- * packet, child by child.
+ * packet, child by child (from the last child down if @reverse).
  */
-static void frames_build(struct frames *fs, int children, enum inc_dtype dtype, long base, long n)
+static void frames_build(struct frames *fs, int children, enum inc_dtype dtype, int reverse, long base, long n)
 {
 	struct inc_imm m = { INC_RANK_ALL, INC_ALLREDUCE, INC_OP_SUM, dtype };
-	uint32_t payload[256];
+	uint8_t payload[1024];
 
 	fs->n = 0;
 	for (long k = base; k < base + n; k++)
-		for (int i = 0; i < children; i++) {
-			for (int j = 0; j < 256; j++)
-				payload[j] = elem(dtype, i, k, j);
+		for (int o = 0; o < children; o++) {
+			int i = reverse ? children - 1 - o : o;
+			payload_fill(payload, dtype, i, k);
 			struct roce_build b = { .src_mac = mac, .dst_mac = mac, .src_ip = HOST_IP0 + (uint32_t)i,
 						.dst_ip = SW_IP, .src_port = 50000, .dst_port = ROCE_PORT_HOST,
 						.opcode = RC_SEND_ONLY_WITH_IMM, .ack_req = 1, .dest_qp = SW_QPN,
@@ -276,7 +294,7 @@ static int dump_frames(pcap_dumper_t *d, const struct frames *fs, uint64_t *ts_u
  * run_prebuilt() - the default run (or -w @wfile): frames built in memory a
  * window at a time, outside the timed replay.
  */
-static int run_prebuilt(int children, long packets, enum inc_dtype dtype, const char *wfile)
+static int run_prebuilt(int children, long packets, enum inc_dtype dtype, int reverse, const char *wfile)
 {
 	long window = packets < WINDOW ? packets : WINDOW;
 	struct frames fs = { 0 };
@@ -304,7 +322,7 @@ static int run_prebuilt(int children, long packets, enum inc_dtype dtype, const 
 	for (long base = 0; base < packets; base += window) {
 		long n = packets - base < window ? packets - base : window;
 
-		frames_build(&fs, children, dtype, base, n);
+		frames_build(&fs, children, dtype, reverse, base, n);
 		if (dump) {
 			if (dump_frames(dump, &fs, &ts_us)) {
 				fprintf(stderr, "bench_engine: %s: write failed\n", wfile);
@@ -452,24 +470,37 @@ static int run_file(const char *path, int passes)
 
 int main(int argc, char **argv)
 {
-	int children = 4, passes = 1, opt;
+	int children = 4, passes = 1, reverse = 0, opt;
 	long packets = 20000;
 	enum inc_dtype dtype = INC_INT32;
 	const char *wfile = NULL, *rfile = NULL, *kopt = getenv("INCSWITCH_KERNEL"), *kwhy = "INCSWITCH_KERNEL";
 	enum inc_kernel kernel = INC_KERNEL_AUTO;
 
-	while ((opt = getopt(argc, argv, "k:p:c:d:w:r:n:")) != -1) {
+	while ((opt = getopt(argc, argv, "k:p:c:d:o:w:r:n:")) != -1) {
 		switch (opt) {
 		case 'p': packets = atol(optarg); break;
 		case 'c': children = atoi(optarg); break;
-		case 'd': dtype = strcmp(optarg, "float32") == 0 ? INC_FLOAT32 : INC_INT32; break;
+		case 'd':
+			if (inc_dtype_parse(optarg, &dtype)) {
+				fprintf(stderr, "bench_engine: -d %s: not a dtype (int32, uint32, int64, uint64, "
+						"float16, bfloat16, float32, float64)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'o':
+			if (strcmp(optarg, "in") && strcmp(optarg, "reverse")) {
+				fprintf(stderr, "bench_engine: -o %s: the order is 'in' or 'reverse'\n", optarg);
+				return 2;
+			}
+			reverse = !strcmp(optarg, "reverse");
+			break;
 		case 'w': wfile = optarg; break;
 		case 'r': rfile = optarg; break;
 		case 'n': passes = atoi(optarg); break;
 		case 'k': kopt = optarg; kwhy = "-k"; break;
 		default:
 			fprintf(stderr, "usage: bench_engine [-k auto|simd|scalar] [-p PACKETS_PER_CHILD] [-c CHILDREN] "
-					"[-d int32|float32] [-w FILE.pcap]\n"
+					"[-d DTYPE] [-o in|reverse] [-w FILE.pcap]\n"
 					"       bench_engine [-k auto|simd|scalar] -r FILE.pcap [-n PASSES]\n"
 					"  -k (or INCSWITCH_KERNEL): combine kernels; auto = scalar under QEMU TCG, else simd\n");
 			return 2;
@@ -486,5 +517,5 @@ int main(int argc, char **argv)
 	inc_kernel_use(kernel, kwhy);
 	crc32_use(kernel == INC_KERNEL_SCALAR ? CRC32_LIBDEFLATE : kernel == INC_KERNEL_SIMD ? CRC32_ISAL : CRC32_AUTO,
 		  kwhy);
-	return rfile ? run_file(rfile, passes) : run_prebuilt(children, packets, dtype, wfile);
+	return rfile ? run_file(rfile, passes) : run_prebuilt(children, packets, dtype, reverse, wfile);
 }
