@@ -247,7 +247,7 @@ $(BUILD)/incsim: sim/incsim.cc $(SIM_SRC) $(SIM_COBJ) | $(DEPS_STAMP)
 $(BUILD)/test_sim: sim/test_sim.cc $(SIM_SRC) $(SIM_COBJ) | $(DEPS_STAMP)
 	$(CXX) $(SIM_CXXFLAGS) -o $@ sim/test_sim.cc $(filter %.cc,$(SIM_SRC)) $(SIM_COBJ) $(SIM_LIBS)
 # sim/sim.sh reads TOPOLOGY SIZE SIZES RUN LINK_BW LINK_LATENCY HOST_O HOST_G SWITCH_FRAME ALGORITHMS LOSS
-# WINDOW MESSAGE SLOTS SEED RESULTS from the environment, as exp.sh does
+# WINDOW MESSAGE SLOTS SEED QUEUE RTO UNIT RESULTS from the environment, as exp.sh does
 sim-allreduce: $(BUILD)/incsim
 	@INCLAB_BUILD=$(abspath $(BUILD)) sim/sim.sh $(@:sim-%=%)
 

@@ -124,13 +124,13 @@ struct Param {
 int main(int argc, char **argv)
 {
 	enum { O_TOPO = 256, O_TREE, O_SIZE, O_ALGOS, O_RUN, O_BW, O_LAT, O_O, O_G, O_SW, O_LOSS, O_SEED, O_WIN, O_MSG, O_SLOTS,
-	       O_RTO, O_RESULTS, O_COMMIT, O_HELP };
+	       O_RTO, O_QUEUE, O_UNIT, O_RESULTS, O_COMMIT, O_HELP };
 	static const struct option opts[] = {
 		{"topology", 1, 0, O_TOPO}, {"tree", 1, 0, O_TREE}, {"size", 1, 0, O_SIZE}, {"algorithms", 1, 0, O_ALGOS},
 		{"run", 1, 0, O_RUN}, {"link-bw-MBps", 1, 0, O_BW}, {"link-latency-us", 1, 0, O_LAT}, {"host-o-us", 1, 0, O_O},
 		{"host-G-us-per-byte", 1, 0, O_G}, {"switch-frame-us", 1, 0, O_SW}, {"loss", 1, 0, O_LOSS},
 		{"seed", 1, 0, O_SEED}, {"window", 1, 0, O_WIN}, {"message", 1, 0, O_MSG}, {"slots", 1, 0, O_SLOTS},
-		{"rto-us", 1, 0, O_RTO}, {"results", 1, 0, O_RESULTS}, {"commit", 1, 0, O_COMMIT}, {"help", 0, 0, O_HELP},
+		{"rto-us", 1, 0, O_RTO}, {"queue", 1, 0, O_QUEUE}, {"unit", 1, 0, O_UNIT}, {"results", 1, 0, O_RESULTS}, {"commit", 1, 0, O_COMMIT}, {"help", 0, 0, O_HELP},
 		{0, 0, 0, 0}};
 	std::string topo_file, shape, sizes, algos = "inc,ring", run, results, commit = "unknown";
 	Params p;
@@ -159,13 +159,16 @@ int main(int argc, char **argv)
 		case O_MSG: p.message = uint32_t(Num("--message", optarg, 1, 64)); break;
 		case O_SLOTS: p.slots = uint32_t(Num("--slots", optarg, 1, 4194304)); break;
 		case O_RTO: p.rto = Num("--rto-us", optarg, 1, 1e8) * 1e-6; break;
+		case O_QUEUE: p.queue = uint32_t(Num("--queue", optarg, 1, 16777216)); break;
+		case O_UNIT: p.unit = uint32_t(Num("--unit", optarg, 1, 32)); break;
 		case O_RESULTS: results = optarg; break;
 		case O_COMMIT: commit = optarg; break;
 		case O_HELP:
 			printf("usage: incsim (--topology FILE | --tree 1-32-1024) --size 1M[,16M,...] [--algorithms inc,ring]\n"
 			       "  parameters: --run RUNDIR and/or --link-bw-MBps --link-latency-us --host-o-us\n"
 			       "  --host-G-us-per-byte --switch-frame-us (the command line wins over the run)\n"
-			       "  model: --loss P --seed N --window FRAMES --message FRAMES --slots N --rto-us US\n"
+			       "  model: --loss P --seed N --window FRAMES --message FRAMES --slots N --rto-us US --queue FRAMES\n"
+			       "  --unit PACKETS (a model frame stands for this many of the lab's: fewer events)\n"
 			       "  output: --results DIR (a run directory sim-allreduce-DATE-TIME in it) --commit HASH\n");
 			return 0;
 		default: Fail("unknown option (incsim --help)");
@@ -286,7 +289,7 @@ int main(int argc, char **argv)
 			Result r = RunAllReduce(tree, p, bytes, a == 0 ? Algo::Inc : Algo::Ring);
 			double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 			uint64_t elements = bytes / 4;
-			uint64_t wrong = r.wrong_pkts * (kMtu / 4);
+			uint64_t wrong = r.wrong_pkts * p.unit * (kMtu / 4);
 			bool finished = std::isfinite(r.time_s);
 			printf("%s allreduce %s ranks %d bytes %llu: %s s simulated; wall %.2f s, %llu events (%.3g events/s); "
 			       "frames %llu, lost %llu, retransmits %llu, naks %llu, rnr %llu, timeouts %llu, wrong packets %llu\n",
@@ -354,7 +357,7 @@ int main(int argc, char **argv)
 	}
 	m << "  loss: " << p.loss << "\n  seed: " << p.seed << "\n  window_switch: " << p.window_switch
 	  << "\n  slots: " << p.slots << "\n  rto_us: " << p.rto * 1e6 << "\n  rnr_us: " << p.rnr * 1e6
-	  << "\n  queue_frames: " << p.queue << "\n"
+	  << "\n  queue_frames: " << p.queue << "\n  unit_packets: " << p.unit << "\n"
 	  << "simulation:\n" << stats.str()
 	  << "status: " << (status == "verified" ? status : Quote(status)) << "\n";
 	std::ofstream(rundir + "/meta.yaml") << m.str();

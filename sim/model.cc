@@ -24,6 +24,7 @@
 #include <ns3/string.h>
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <memory>
 
@@ -124,6 +125,12 @@ uint32_t F(uint32_t r, uint32_t k)
 	return uint32_t(x >> 32);
 }
 
+/* LabFrames() - the lab's frames a model frame with header @h stands for (Params.unit per full one; an ACK: 1). */
+uint32_t LabFrames(const SimHeader &h)
+{
+	return h.type == T_DATA && h.bytes > kMtu ? (h.bytes + kMtu - 1) / kMtu : 1;
+}
+
 /* CountLost() - a frame a link dropped (its loss, or the tests' DropOnce). */
 void CountLost(uint64_t *lost, Ptr<const Packet>)
 {
@@ -161,7 +168,7 @@ struct Slot {
 
 struct NodeState {
 	bool host = false;
-	Time cpu_free;                       /* the CPU's work ends then */
+	std::deque<std::pair<Time, std::function<void()>>> cpu; /* work waiting for the CPU, the head running */
 	uint32_t backlog = 0;                /* switch: frames waiting for the CPU */
 	std::vector<Ptr<NetDevice>> port_dev; /* per tree neighbour */
 	std::vector<int> port_peer;
@@ -199,7 +206,8 @@ class Sim {
 
       private:
 	const Tree &t_;
-	const Params &p_;
+	Params p_;      /* the caller's, with windows, message, slots and queue in model frames (Params.unit) */
+	uint32_t unit_; /* payload bytes of a model frame: Params.unit packets of kMtu */
 	uint64_t bytes_;
 	uint32_t npkts_, nmsgs_;
 	std::vector<NodeState> n_;
@@ -213,6 +221,7 @@ class Sim {
 	int NewConn(int src, int dst);
 	int Route(int u, int dst) const;
 	void Cpu(int u, double cost, std::function<void()> fn);
+	void CpuDone(int u);
 	void SendPacket(int u, int port, Ptr<Packet> p);
 	void SendFrame(int u, const SimHeader &h, uint32_t wire_bytes);
 	void Receive(Ptr<NetDevice> dev, Ptr<const Packet> p, uint16_t proto, const Address &from, const Address &to,
@@ -243,8 +252,15 @@ class Sim {
 
 Sim::Sim(const Tree &t, const Params &p, uint64_t bytes) : t_(t), p_(p), bytes_(bytes)
 {
-	npkts_ = uint32_t((bytes + kMtu - 1) / kMtu);
-	nmsgs_ = (npkts_ + p.message - 1) / p.message;
+	uint32_t k = p.unit;
+	unit_ = kMtu * k;
+	p_.message = p.message / k;
+	p_.slots = std::max(1u, p.slots / k);
+	p_.window_host = std::max(1u, p.window_host / k);
+	p_.window_switch = std::max(1u, p.window_switch / k);
+	p_.queue = std::max(1u, p.queue / k);
+	npkts_ = uint32_t((bytes + unit_ - 1) / unit_);
+	nmsgs_ = (npkts_ + p_.message - 1) / p_.message;
 	r_.host_done.assign(t.host_of_rank.size(), 0);
 	Build();
 }
@@ -323,13 +339,29 @@ int Sim::Route(int u, int dst) const
 	return -1;
 }
 
-/* Cpu() - node @u's CPU does @cost seconds of work after what it has queued, then @fn. */
+/*
+ * Cpu() - node @u's CPU does @cost seconds of work after what it has queued,
+ * then @fn. One event per node is pending at a time (CpuDone()), not one per
+ * task: a switch with thousands of frames waiting would otherwise fill ns-3's
+ * event set, whose cost grows with its size.
+ */
 void Sim::Cpu(int u, double cost, std::function<void()> fn)
 {
-	Time now = Simulator::Now();
-	Time start = std::max(now, n_[size_t(u)].cpu_free);
-	n_[size_t(u)].cpu_free = start + Seconds(cost);
-	Simulator::Schedule(n_[size_t(u)].cpu_free - now, std::move(fn));
+	auto &q = n_[size_t(u)].cpu;
+	q.emplace_back(Seconds(cost), std::move(fn));
+	if (q.size() == 1)
+		Simulator::Schedule(q.front().first, &Sim::CpuDone, this, u);
+}
+
+/* CpuDone() - the head of node @u's CPU queue is done: run it, start the next. */
+void Sim::CpuDone(int u)
+{
+	auto &q = n_[size_t(u)].cpu;
+	std::function<void()> fn = std::move(q.front().second);
+	fn();
+	q.pop_front();
+	if (!q.empty())
+		Simulator::Schedule(q.front().first, &Sim::CpuDone, this, u);
 }
 
 /* SendPacket() - @p out of port @port of node @u; a full queue loses it. */
@@ -350,7 +382,7 @@ void Sim::SendFrame(int u, const SimHeader &h, uint32_t wire_bytes)
 	if (n_[size_t(u)].host)
 		SendPacket(u, port, p);
 	else
-		Cpu(u, p_.sw_frame, [this, u, port, p]() { SendPacket(u, port, p); });
+		Cpu(u, p_.sw_frame * LabFrames(h), [this, u, port, p]() { SendPacket(u, port, p); });
 }
 
 /* Receive() - a frame off a device: forwarded when it is for another node, handled when for this one. */
@@ -375,7 +407,7 @@ void Sim::Receive(Ptr<NetDevice> dev, Ptr<const Packet> p, uint16_t, const Addre
 		return;
 	}
 	s.backlog++;
-	Cpu(u, p_.sw_frame, [this, u, h]() {
+	Cpu(u, p_.sw_frame * LabFrames(h), [this, u, h]() {
 		n_[size_t(u)].backlog--;
 		Handle(u, h);
 	});
@@ -473,7 +505,8 @@ void Sim::SendData(int ci, uint32_t psn, const Frame &f)
 	h.msg_bytes = f.msg_bytes;
 	h.dst = uint32_t(c.dst);
 	h.value = f.value;
-	SendFrame(c.src, h, f.bytes + kFrameOverhead);
+	uint32_t frames = (f.bytes + kMtu - 1) / kMtu; /* the lab's frames this model frame stands for */
+	SendFrame(c.src, h, f.bytes + frames * kFrameOverhead);
 }
 
 /* SendCtl() - an ACK, NAK or RNR NAK of @psn from connection @ci's receiver to its sender. */
@@ -500,7 +533,8 @@ uint32_t Sim::AckLimit(int ci) const
 	const NodeState &s = n_[size_t(c.dst)];
 	if (s.host || s.slots.empty() || t_.nodes[size_t(c.src)].parent != c.dst)
 		return kNone - 1;
-	uint32_t room = p_.slots > kAckReserve ? p_.slots - kAckReserve : 1;
+	uint32_t reserve = kAckReserve / (unit_ / kMtu);
+	uint32_t room = p_.slots > reserve ? p_.slots - reserve : 1;
 	return s.free_next + room - 1;
 }
 
@@ -546,15 +580,15 @@ void Sim::Timeout(int ci)
 /* PktBytes() - payload bytes of packet @k of a rank's buffer (the last one may be short). */
 uint32_t Sim::PktBytes(uint64_t k) const
 {
-	uint64_t end = std::min<uint64_t>((k + 1) * kMtu, bytes_);
-	return uint32_t(end - k * kMtu);
+	uint64_t end = std::min<uint64_t>((k + 1) * unit_, bytes_);
+	return uint32_t(end - k * unit_);
 }
 
 /* SrcFrame() - packet @k of rank @rank's own data, in messages of p.message packets. */
 Frame Sim::SrcFrame(int rank, uint32_t k) const
 {
 	uint32_t m = k / p_.message, first = m * p_.message, end = std::min(first + p_.message, npkts_);
-	uint64_t mb = std::min<uint64_t>(uint64_t(end) * kMtu, bytes_) - uint64_t(first) * kMtu;
+	uint64_t mb = std::min<uint64_t>(uint64_t(end) * unit_, bytes_) - uint64_t(first) * unit_;
 	return Frame{PktBytes(k), uint32_t(mb), rank >= 0 ? F(uint32_t(rank), k) : 0, k + 1 == end};
 }
 
@@ -936,6 +970,8 @@ bool ValidateParams(const Params &p, std::string *err)
 		return bad("windows must be 1..16384 frames");
 	if (p.message < 1 || p.message > 64)
 		return bad("message must be 1..64 frames");
+	if (p.unit < 1 || p.unit > 32 || p.unit > p.message || p.message % p.unit)
+		return bad("a model frame must be 1..32 packets, at most a message, and divide the message");
 	if (p.slots < 1 || p.slots > (1u << 22))
 		return bad("slots must be 1..4194304");
 	if (p.queue < 1 || p.queue > (1u << 24))

@@ -85,12 +85,13 @@ struct Params {
 	uint32_t slots = 8192;       /* aggregation slots per switch (the controller's) */
 	uint32_t queue = 1000;       /* frames a device queue holds (Linux's txqueuelen) */
 	uint32_t seed = 1;           /* of the loss draws */
+	uint32_t unit = 1;           /* packets per model frame (coarsening, README.md): 1 is the lab's frame */
 	int64_t drop_psn = -1;       /* tests: the first copy of data frame PSN drop_psn on connection 0 is lost */
 };
 
 struct Result {
 	double time_s = 0;           /* the last host's completion */
-	uint64_t wrong_pkts = 0;     /* result packets unlike the expected sums, every host */
+	uint64_t wrong_pkts = 0;     /* result model frames unlike the expected sums, every host */
 	uint64_t events = 0;         /* ns-3 events executed */
 	uint64_t frames = 0;         /* frames put on links */
 	uint64_t lost = 0;           /* frames dropped by a link's loss or a full queue */

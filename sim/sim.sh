@@ -11,6 +11,8 @@
 #              the parameters by hand (they win over RUN's); the switch's per-frame
 #              cost is not stored by lab runs yet, so SWITCH_FRAME is needed
 #   ALGORITHMS inc,ring (default both)   LOSS  WINDOW  MESSAGE  SLOTS  SEED
+#   QUEUE (frames of a device queue and a switch's receive ring)  RTO (us)
+#   UNIT       packets per model frame (1: the lab's frames; 16: a message each, ~7x fewer events)
 #   RESULTS    default results
 # Exit: incsim's (0 verified, 1 a wrong result, 2 bad settings).
 set -euo pipefail
@@ -48,6 +50,9 @@ opt WINDOW --window
 opt MESSAGE --message
 opt SLOTS --slots
 opt SEED --seed
+opt QUEUE --queue
+opt RTO --rto-us
+opt UNIT --unit
 results=${RESULTS:-results}
 if [ -e "$results" ] && [ ! -d "$results" ]; then
     echo "sim: RESULTS '$results' is not a directory" >&2; exit 2

@@ -87,6 +87,26 @@ int main()
 		Near("window 2: sender has its ACK (us)", r.host_done[0] * 1e6, last + 2 * (A + lat), tol);
 	}
 
+	/* 1c. Coarsening: the same four packets as one model frame (unit 4) carry their four
+	 * frames' headers, 4 · 1082 + 2 bytes, over each link in one piece. */
+	{
+		Params p = Params0();
+		p.unit = 4;
+		Result r = RunTransfer(t12, p, 0, 1, 4096);
+		Near("unit 4: receiver done (us)", r.host_done[1] * 1e6, 14.096 + 2 * (4 * 1082 + 2 + lat) + 14.096, tol);
+		/* a lossless AllReduce of 1 MiB on 1-2-4 in frames of 16 packets is within 2 % of the lab's frames */
+		p.link_bw = 30e6;
+		p.sw_frame = 5e-6;
+		p.host_G = 0.0375e-6;
+		p.unit = 1;
+		Tree t124 = Shape("1-2-4");
+		double fine = RunAllReduce(t124, p, 1 << 20, Algo::Inc).time_s;
+		p.unit = 16;
+		Result cr = RunAllReduce(t124, p, 1 << 20, Algo::Inc);
+		Near("unit 16: 1 MiB INC on 1-2-4 against unit 1 (ratio)", cr.time_s / fine, 1, 0.02);
+		Near("unit 16: wrong", double(cr.wrong_pkts), 0, 0);
+	}
+
 	/* 2. One switch's aggregation: AllReduce of one 1 KiB packet on 1-2, c_sw = 50 us.
 	 * Both frames reach sw0 at ta = 11.024 + F + lat. Its CPU, one frame after the
 	 * other: rx A, rx B, ACK to A (queued while handling A), result to rank 0, result to

@@ -28,7 +28,7 @@ else
     ko "test_sim: $(tail -n 1 "$tmp/unit.log")"
 fi
 
-phase run "sim-allreduce on 1-2-4 and 1-4-16 with a stored run's parameters"
+phase run "sim-allreduce on 1-2-4 with a stored run's parameters, 1-4-16 with given ones"
 # sim ENV... — sim/sim.sh with these settings (and nothing of the caller's), output in $tmp/out
 sim() { env -i PATH="$PATH" INCLAB_BUILD="$build" "$@" sim/sim.sh allreduce > "$tmp/out" 2>&1; }
 mkdir -p "$tmp/res"
@@ -56,9 +56,9 @@ check "make plots draws it (analysis/plots.sh)" analysis/plots.sh "$tmp/res"
 check "REPORT.md names the run" grep -qF "$(basename "$run")" "$tmp/res/REPORT.md"
 check "summary chart drawn" [ -s "$run/plots/summary.svg" ]
 mkdir -p "$tmp/res16"
-sim TOPOLOGY=1-4-16 SIZE=32K LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1 LOSS=0.01 RESULTS="$tmp/res16"
+sim TOPOLOGY=1-4-16 SIZE=32K UNIT=4 LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1 LOSS=0.01 RESULTS="$tmp/res16"
 rc=$?
-check "a generated 1-4-16 tree with 1% loss, every parameter by hand: exit 0 (got $rc)" [ "$rc" = 0 ]
+check "a generated 1-4-16 tree with 1% loss, frames of 4 packets, every parameter by hand: exit 0 (got $rc)" [ "$rc" = 0 ]
 got=$(awk -F, 'NR > 1 { print $1, $6, $13 }' "$tmp"/res16/*/results.csv 2>/dev/null | sort | tr '\n' ' ')
 check "1-4-16: inc and ring on 16 ranks, no wrong element ($got)" [ "$got" = "inc 16 0 ring 16 0 " ]
 
@@ -84,5 +84,6 @@ refused "no size" "give SIZE" RUN=$sample LINK_BW=100 SWITCH_FRAME=1
 refused "a negative parameter" "--host-o-us: '-1' is not a number" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 HOST_O=-1
 refused "an unknown algorithm" "'mpi' is not inc or ring" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 ALGORITHMS=mpi
 refused "loss of 1" "--loss" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 LOSS=1
+refused "a model frame that does not divide the message" "divide the message" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 UNIT=3
 refused "results that are not a directory" "is not a directory" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 RESULTS=/dev/null
 harness_end
