@@ -250,6 +250,12 @@ int main(int argc, char **argv)
 	if (!ValidateParams(p, &err))
 		Fail(err);
 	int nranks = int(tree.host_of_rank.size());
+	if (do_ring && p.unit > 1)
+		for (uint64_t b : size_list)
+			if (b / uint64_t(nranks) < uint64_t(p.unit) * kMtu)
+				Fail("--unit " + std::to_string(p.unit) + " with the ring on " + std::to_string(nranks) + " ranks needs a size of at least " +
+				     std::to_string(nranks * p.unit) + " KiB (a ring chunk, size / ranks, of at least one model frame); " +
+				     std::to_string(b) + " B gives chunks of " + std::to_string(b / uint64_t(nranks)) + " B");
 	if (do_ring)
 		for (uint64_t b : size_list)
 			if (b > kMaxBytes)

@@ -36,6 +36,7 @@ namespace {
 
 constexpr uint16_t kProto = 0x0800; /* ns-3's point-to-point device carries IPv4 and IPv6 only; no IP stack is installed, so the simulator owns 0x0800 */
 constexpr uint32_t kNone = UINT32_MAX;
+constexpr uint32_t kRxeUnacked = 129; /* rxe sends at most this many PSNs past the last ACK (RXE_MAX_UNACKED_PSNS) */
 constexpr uint32_t kAckReserve = 256; /* the switch's ACK_AHEAD_RESERVE: slots kept from a child that runs ahead */
 
 enum : uint8_t { T_DATA = 1, T_ACK = 2, T_NAK = 3, T_RNR = 4 };
@@ -208,6 +209,7 @@ class Sim {
 	const Tree &t_;
 	Params p_;      /* the caller's, with windows, message, slots and queue in model frames (Params.unit) */
 	uint32_t unit_; /* payload bytes of a model frame: Params.unit packets of kMtu */
+	uint32_t host_tx_window_; /* a host's frames in flight: libinccl's window, at most rxe's */
 	uint64_t bytes_;
 	uint32_t npkts_, nmsgs_;
 	std::vector<NodeState> n_;
@@ -257,6 +259,7 @@ Sim::Sim(const Tree &t, const Params &p, uint64_t bytes) : t_(t), p_(p), bytes_(
 	p_.message = p.message / k;
 	p_.slots = std::max(1u, p.slots / k);
 	p_.window_host = std::max(1u, p.window_host / k);
+	host_tx_window_ = std::max(1u, std::min(p.window_host, kRxeUnacked) / k);
 	p_.window_switch = std::max(1u, p.window_switch / k);
 	p_.queue = std::max(1u, p.queue / k);
 	npkts_ = uint32_t((bytes + unit_ - 1) / unit_);
@@ -318,7 +321,7 @@ int Sim::NewConn(int src, int dst)
 	Conn c;
 	c.src = src;
 	c.dst = dst;
-	c.window = (n_[src].host || n_[dst].host) ? p_.window_host : p_.window_switch;
+	c.window = n_[src].host ? host_tx_window_ : n_[dst].host ? p_.window_host : p_.window_switch;
 	c_.push_back(std::move(c));
 	return int(c_.size()) - 1;
 }

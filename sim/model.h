@@ -79,7 +79,7 @@ struct Params {
 	double loss = 0;             /* probability that a link drops a frame */
 	double rto = 0.050;          /* s: retransmission timeout (the switch daemon's min_rto of 50 ms) */
 	double rnr = 0.001;          /* s: a sender's wait after an RNR NAK */
-	uint32_t window_host = 512;  /* frames in flight from a host (libinccl's WINDOW default) */
+	uint32_t window_host = 512;  /* frames in flight to a host, and from one up to rxe's 129 (libinccl's WINDOW default) */
 	uint32_t window_switch = 256;/* frames in flight on a switch's connection (SW_WINDOW) */
 	uint32_t message = 16;       /* frames per message (libinccl's MESSAGE default) */
 	uint32_t slots = 8192;       /* aggregation slots per switch (the controller's) */

@@ -56,7 +56,7 @@ check "make plots draws it (analysis/plots.sh)" analysis/plots.sh "$tmp/res"
 check "REPORT.md names the run" grep -qF "$(basename "$run")" "$tmp/res/REPORT.md"
 check "summary chart drawn" [ -s "$run/plots/summary.svg" ]
 mkdir -p "$tmp/res16"
-sim TOPOLOGY=1-4-16 SIZE=32K UNIT=4 LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1 LOSS=0.01 RESULTS="$tmp/res16"
+sim TOPOLOGY=1-4-16 SIZE=64K UNIT=4 LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1 LOSS=0.01 RESULTS="$tmp/res16"
 rc=$?
 check "a generated 1-4-16 tree with 1% loss, frames of 4 packets, every parameter by hand: exit 0 (got $rc)" [ "$rc" = 0 ]
 got=$(awk -F, 'NR > 1 { print $1, $6, $13 }' "$tmp"/res16/*/results.csv 2>/dev/null | sort | tr '\n' ' ')
@@ -85,5 +85,6 @@ refused "a negative parameter" "--host-o-us: '-1' is not a number" SIZE=1M RUN=$
 refused "an unknown algorithm" "'mpi' is not inc or ring" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 ALGORITHMS=mpi
 refused "loss of 1" "--loss" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 LOSS=1
 refused "a model frame that does not divide the message" "divide the message" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 UNIT=3
+refused "ring chunks smaller than a model frame" "needs a size of at least 64 KiB" TOPOLOGY=1-4-16 SIZE=32K UNIT=4 RUN=$sample LINK_BW=100 SWITCH_FRAME=1
 refused "results that are not a directory" "is not a directory" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 RESULTS=/dev/null
 harness_end
