@@ -1455,11 +1455,29 @@ static void report_speedups(FILE *f, struct run *runs, size_t n)
 }
 
 /* The median of the run's measured host and switch CPU per collective (cpu.csv) of @algo / @coll / @bytes: 0 when none. */
-static int cpu_per_call(const struct run *r, const char *algo, const char *coll, double bytes, double *host_max,
-			double *all)
+static double median_of(double *v, int k)
 {
-	double hm[RES_MAX_ROUNDS + 1], al[RES_MAX_ROUNDS + 1];
-	int k = 0;
+	for (int i = 0; i < k; i++) /* insertion sort of a handful */
+		for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
+/*
+ * cpu_per_call() - the medians over the run's rounds of @algo / @coll / @bytes
+ * (cpu.csv): the busiest host's CPU per collective, every node's, and the
+ * cores the rest of the machine used meanwhile (*@others: its busy time less
+ * the lab's over the wall time; -1 when not recorded). Returns the rounds
+ * found, 0 when none.
+ */
+static int cpu_per_call(const struct run *r, const char *algo, const char *coll, double bytes, double *host_max,
+			double *all, double *others)
+{
+	double hm[RES_MAX_ROUNDS + 1], al[RES_MAX_ROUNDS + 1], ot[RES_MAX_ROUNDS + 1];
+	int k = 0, ko = 0;
 
 	for (size_t i = 0; i < r->cpu.n && k <= RES_MAX_ROUNDS; i++) {
 		const struct loggp_cpu_row *c = &r->cpu.r[i];
@@ -1467,19 +1485,14 @@ static int cpu_per_call(const struct run *r, const char *algo, const char *coll,
 			continue;
 		hm[k] = c->host_max / c->calls;
 		al[k++] = (c->host_sum + c->sw_sum) / c->calls;
+		if (c->machine >= 0 && c->wall > 0)
+			ot[ko++] = (c->machine - c->host_sum - c->sw_sum) / c->wall;
 	}
 	if (!k)
 		return 0;
-	for (int i = 0; i < k; i++) /* a median: insertion sort of a handful */
-		for (int j = i; j > 0 && hm[j] < hm[j - 1]; j--) {
-			double t = hm[j]; hm[j] = hm[j - 1]; hm[j - 1] = t;
-		}
-	for (int i = 0; i < k; i++)
-		for (int j = i; j > 0 && al[j] < al[j - 1]; j--) {
-			double t = al[j]; al[j] = al[j - 1]; al[j - 1] = t;
-		}
-	*host_max = k % 2 ? hm[k / 2] : (hm[k / 2 - 1] + hm[k / 2]) / 2;
-	*all = k % 2 ? al[k / 2] : (al[k / 2 - 1] + al[k / 2]) / 2;
+	*host_max = median_of(hm, k);
+	*all = median_of(al, k);
+	*others = ko ? median_of(ot, ko) : -1;
 	return k;
 }
 
@@ -1501,6 +1514,15 @@ static void report_params(FILE *f, const struct run *r)
 	fprintf(f, "| G_s | %.5f us/B | sending host's CPU per byte: (CPU per %.0f B message - o_s) / the bytes |\n", m->G_s,
 		m->large);
 	fprintf(f, "| G_r | %.5f us/B | receiving host's CPU per byte, the same |\n", m->G_r);
+	if (m->hostwork)
+		fprintf(f, "| G_swap | %.5f us/B | libinccl's byte-order swap (comm.c to_wire) per byte: the sending host's "
+			   "CPU over passes of hostwork (experiments/hostwork.c) |\n"
+			   "| G_copy | %.5f us/B | the ring's copy into and out of its messages, per byte, the same way |\n"
+			   "| G_sum | %.5f us/B | the ring's float32 sum (ring.c combine) per byte, the same way |\n",
+			m->G_swap, m->G_copy, m->G_sum);
+	else
+		fprintf(f, "| G_swap, G_copy, G_sum | - | not measured (loggp.csv without cpu_swap, cpu_copy, cpu_sum): "
+			   "the hosts' own loops are left out |\n");
 	fprintf(f, "| L | %.1f us | half a ping-pong of %.0f B (ib_send_lat, %.1f us) - 2o |\n", m->L, m->small, m->half_rtt);
 	fprintf(f, "| g | %.1f us | wall time per message of a stream of small messages (ib_send_bw -e) |\n", m->g);
 	fprintf(f, "| G | %.5f us/B (%.2f MB/s) | wall time per byte of a stream: slope of the gap over the sizes |\n", m->G,
@@ -1525,11 +1547,13 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		   "analysis/loggp.h), none fitted to the collectives. The time of a collective is "
 		   "T = max(W_max, W / C) + steps·(L + 2o): W_max the busiest host's CPU work, W every host's and "
 		   "switch's, C the cores they share; a host's work is o per message (o_sb per libinccl send, posted "
-		   "%d at a time; messages of 16 packets, the ring's of 16 KiB) and G_s, G_r per byte; the switches' "
+		   "%d at a time; messages of 16 packets, the ring's of 16 KiB) and G_s, G_r per byte (plus its own loops: "
+		   "G_swap for INC, G_copy or G_sum for the ring); the switches' "
 		   "frames · f_sw · c_sw. INC takes one step (up and down the tree, the ping-pong's path), the ring "
 		   "2(P-1) (AllReduce) or P-1. Measured: the median over the run's rounds (min – max and their number "
-		   "when several); error = predicted / measured - 1. Host CPU per collective: the hosts' measured CPU "
-		   "(cpu.csv, start-up included) against the model's W_max and W.\n\n",
+		   "when several); error = predicted / measured - 1. CPU per collective: the lab's measured CPU "
+		   "(cpu.csv, start-up included) against the model's W_max and W / C; the cores the rest of the machine "
+		   "used meanwhile (its busy time less the lab's, over the wall time): what the lab could not have.\n\n",
 		LOGGP_INC_POST);
 	for (size_t i = n; i-- > 0;) {
 		struct run *r = &runs[i];
@@ -1547,7 +1571,8 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		fprintf(f, "### %s\n\n", nm);
 		report_params(f, r);
 		fprintf(f, "| collective | algorithm | size | measured | predicted | error | bound | W_max | W / C | steps·(L + 2o) "
-			   "| measured host CPU: busiest, all / C |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+			   "| measured CPU per collective: busiest host, all / C | cores others used |\n"
+			   "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 		for (int c = 0; c < RES_NCOLL; c++)
 			for (size_t k = 0; k < r->t.n; k++) { /* one line per algorithm and size: its first row stands for its rounds */
 				const struct res_row *x = &r->t.rows[k];
@@ -1556,7 +1581,7 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				int algo = !strcmp(x->algo, "inc") ? LOGGP_INC : !strcmp(x->algo, "ring") ? LOGGP_RING : -1;
 				struct loggp_pred pr;
 				struct agg g;
-				double hm, al;
+				double hm, al, ot;
 
 				if ((int)x->coll != c || x->wrong || lc < 0 || algo < 0 ||
 				    find_row(r, x->algo, x->coll, (int64_t)x->bytes) != x)
@@ -1577,12 +1602,16 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				fmt_time(w3, sizeof(w3), pr.steps * (r->fit.L + 2 * r->fit.o));
 				fprintf(f, " %s | %+.0f %%%s | %s | %s | %s | %s |", t2, 100 * e, fabs(e) <= 0.25 ? "" : " **miss**",
 					pr.cpu_bound ? "W / C" : "W_max", w1, w2, w3);
-				if (cpu_per_call(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &hm, &al)) {
+				if (cpu_per_call(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &hm, &al, &ot)) {
 					fmt_time(w1, sizeof(w1), hm);
 					fmt_time(w2, sizeof(w2), al / r->fit.C);
-					fprintf(f, " %s, %s |\n", w1, w2);
+					fprintf(f, " %s, %s |", w1, w2);
+					if (ot >= 0)
+						fprintf(f, " %.2f |\n", ot);
+					else
+						fprintf(f, " - |\n");
 				} else {
-					fprintf(f, " - |\n");
+					fprintf(f, " - | - |\n");
 				}
 			}
 		fprintf(f, "\n%d of %d predictions within ±25 %% of the measured median.\n\n", within, total);
@@ -1865,9 +1894,10 @@ static int cmd_show(const char *dir)
 	if (load_ceiling_of(&r) > 0)
 		printf("ceiling-load %.2f MB/s\n", load_ceiling_of(&r));
 	if (r.fitted)
-		printf("loggp L=%.3f o=%.3f o_s=%.3f o_r=%.3f o_sb=%.3f G_s=%.6f G_r=%.6f g=%.3f G=%.6f c_sw=%.3f f_sw=%.3f C=%d\n",
-		       r.fit.L, r.fit.o, r.fit.o_s, r.fit.o_r, r.fit.o_sb, r.fit.G_s, r.fit.G_r, r.fit.g, r.fit.G, r.fit.c_sw,
-		       r.fit.f_sw, r.fit.C);
+		printf("loggp L=%.3f o=%.3f o_s=%.3f o_r=%.3f o_sb=%.3f G_s=%.6f G_r=%.6f G_swap=%.6f G_copy=%.6f G_sum=%.6f "
+		       "g=%.3f G=%.6f c_sw=%.3f f_sw=%.3f C=%d\n",
+		       r.fit.L, r.fit.o, r.fit.o_s, r.fit.o_r, r.fit.o_sb, r.fit.G_s, r.fit.G_r, r.fit.G_swap, r.fit.G_copy,
+		       r.fit.G_sum, r.fit.g, r.fit.G, r.fit.c_sw, r.fit.f_sw, r.fit.C);
 	else if (r.has_loggp)
 		printf("loggp: no model: %s\n", r.fit_err);
 	free_run(&r);

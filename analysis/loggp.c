@@ -163,6 +163,20 @@ int loggp_params(const struct res_point *p, size_t n, int cores, double sw_cpu_u
 		snprintf(err, errlen, "the lab machine's cores (meta.yaml host_cores) unknown");
 		return -1;
 	}
+	double sw = median_at(p, n, RES_CPU_SWAP, size_of(p, n, RES_CPU_SWAP, true), &c1);
+	double cp = median_at(p, n, RES_CPU_COPY, size_of(p, n, RES_CPU_COPY, true), &c2);
+	double sm = median_at(p, n, RES_CPU_SUM, size_of(p, n, RES_CPU_SUM, true), &c3);
+	m->hostwork = c1 && c2 && c3;
+	if (m->hostwork) {
+		m->G_swap = sw / size_of(p, n, RES_CPU_SWAP, true);
+		m->G_copy = cp / size_of(p, n, RES_CPU_COPY, true);
+		m->G_sum = sm / size_of(p, n, RES_CPU_SUM, true);
+		if (!(m->G_swap > 0) || !(m->G_copy > 0) || !(m->G_sum > 0)) {
+			snprintf(err, errlen, "host work per byte not above 0 (swap %.3g, copy %.3g, sum %.3g us/B): the "
+					      "hostwork measures are noise, not a parameter", m->G_swap, m->G_copy, m->G_sum);
+			return -1;
+		}
+	}
 	m->C = cores;
 	m->message = LOGGP_INC_MESSAGE;
 	if (sw_cpu_us > 0 && sw_frames > 0 && model_frames > 0) {
@@ -258,26 +272,34 @@ static double inc_msgs(const struct loggp *m, double bytes)
 	return 1 + ceil((packets(bytes) - 1) / (m->message > 0 ? m->message : LOGGP_INC_MESSAGE));
 }
 
-/* CPU of sending @bytes through libinccl: its posts carry LOGGP_INC_POST work requests (o_sb each). */
+/* CPU of sending @bytes through libinccl: its posts carry LOGGP_INC_POST work requests (o_sb each), every byte swapped. */
 static double inc_send(const struct loggp *m, double bytes)
 {
-	return inc_msgs(m, bytes) * m->o_sb + bytes * m->G_s;
+	return inc_msgs(m, bytes) * m->o_sb + bytes * (m->G_s + m->G_swap);
 }
 
-/* CPU of receiving @bytes of results through libinccl: a completion and a repost per message. */
+/* CPU of receiving @bytes of results through libinccl: a completion and a repost per message, every byte swapped. */
 static double inc_recv(const struct loggp *m, double bytes)
 {
-	return inc_msgs(m, bytes) * m->o_r + bytes * m->G_r;
+	return inc_msgs(m, bytes) * m->o_r + bytes * (m->G_r + m->G_swap);
 }
 
-/* CPU of @k messages of @each bytes sent (@send) or received by the ring: one post per message. */
-static double ring_xfer(const struct loggp *m, double k, double each, bool send)
+enum ring_way { RING_SEND, RING_COPY, RING_SUM };
+
+/*
+ * CPU of @k messages of @each bytes the ring sends (each byte copied into its
+ * message) or receives (each byte copied out, or summed in a reduce step):
+ * one post, one completion per message of at most 16 KiB.
+ */
+static double ring_xfer(const struct loggp *m, double k, double each, enum ring_way way)
 {
-	double msgs = k * ceil(each / LOGGP_RING_PIECE);
+	double msgs = k * ceil(each / LOGGP_RING_PIECE), b = k * each;
 
 	if (msgs < k)
 		msgs = k;
-	return send ? msgs * m->o_s + k * each * m->G_s : msgs * m->o_r + k * each * m->G_r;
+	if (way == RING_SEND)
+		return msgs * m->o_s + b * (m->G_s + m->G_copy);
+	return msgs * m->o_r + b * (m->G_r + (way == RING_SUM ? m->G_sum : m->G_copy));
 }
 
 /*
@@ -302,7 +324,7 @@ static double ring_xfer(const struct loggp *m, double k, double each, bool send)
  *   ring AllGather,    P-1 steps, each host sends and receives P-1 pieces of N/P
  *   ReduceScatter
  *   pairwise AllToAll  P-1 steps, each host sends and receives P-1 blocks of N/P
- * The host reduction's own arithmetic (ring, Reduce) is not a term: it is not measured.
+ * Every byte a host handles also costs its own loops (G_swap, G_copy, G_sum: see loggp.h).
  */
 double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum loggp_coll c, enum loggp_algo a,
 		     double bytes, int root, struct loggp_pred *out)
@@ -329,23 +351,26 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 		} else {
 			int last = (root + p - 1) % p; /* the chain's end */
 			switch (c) {
-			case LOGGP_ALLREDUCE:
-				w[h] = ring_xfer(m, 2.0 * (p - 1), b, true) + ring_xfer(m, 2.0 * (p - 1), b, false);
+			case LOGGP_ALLREDUCE: /* P-1 pieces summed, P-1 copied */
+				w[h] = ring_xfer(m, 2.0 * (p - 1), b, RING_SEND) + ring_xfer(m, p - 1.0, b, RING_SUM) +
+				       ring_xfer(m, p - 1.0, b, RING_COPY);
 				steps = 2.0 * (p - 1);
 				break;
 			case LOGGP_BROADCAST:
-				w[h] = (h != last ? ring_xfer(m, 1, bytes, true) : 0) + (h != root ? ring_xfer(m, 1, bytes, false) : 0);
+				w[h] = (h != last ? ring_xfer(m, 1, bytes, RING_SEND) : 0) +
+				       (h != root ? ring_xfer(m, 1, bytes, RING_COPY) : 0);
 				steps = p - 1;
 				break;
 			case LOGGP_REDUCE: /* the chain ends at the root: the rank after it starts */
-				w[h] = (h != root ? ring_xfer(m, 1, bytes, true) : 0) +
-				       (h != (root + 1) % p ? ring_xfer(m, 1, bytes, false) : 0);
+				w[h] = (h != root ? ring_xfer(m, 1, bytes, RING_SEND) : 0) +
+				       (h != (root + 1) % p ? ring_xfer(m, 1, bytes, RING_SUM) : 0);
 				steps = p - 1;
 				break;
 			case LOGGP_ALLGATHER:
-			case LOGGP_REDUCESCATTER:
 			case LOGGP_ALLTOALL:
-				w[h] = ring_xfer(m, p - 1.0, b, true) + ring_xfer(m, p - 1.0, b, false);
+			case LOGGP_REDUCESCATTER:
+				w[h] = ring_xfer(m, p - 1.0, b, RING_SEND) +
+				       ring_xfer(m, p - 1.0, b, c == LOGGP_REDUCESCATTER ? RING_SUM : RING_COPY);
 				steps = p - 1;
 				break;
 			default: return -1;
@@ -411,8 +436,9 @@ int loggp_load_cpu(const char *path, struct loggp_cpu *c, char *err, size_t errl
 		(void)e6;
 		if (nf != 9 || *e1 || *e2 || *e3 || *e4 || *e5 || !v[2][0] || !v[7][0] || !v[8][0] || bytes < 0 ||
 		    round < 1 || calls < 1 || cpu < 0 || wall < 0 || strlen(v[0]) >= 16 || strlen(v[1]) >= 16 ||
-		    (strcmp(v[6], "host") && strcmp(v[6], "switch"))) {
-			snprintf(err, errlen, "%s:%d: not 'algorithm,collective,bytes,round,calls,node,host|switch,cpu_us,wall_us'",
+		    (strcmp(v[6], "host") && strcmp(v[6], "switch") && strcmp(v[6], "machine"))) {
+			snprintf(err, errlen,
+				 "%s:%d: not 'algorithm,collective,bytes,round,calls,node,host|switch|machine,cpu_us,wall_us'",
 				 path, line);
 			goto bad;
 		}
@@ -437,8 +463,11 @@ int loggp_load_cpu(const char *path, struct loggp_cpu *c, char *err, size_t errl
 			r->round = (int)round;
 			r->calls = (int)calls;
 			r->wall = wall;
+			r->machine = -1;
 		}
-		if (!strcmp(v[6], "host")) {
+		if (!strcmp(v[6], "machine")) {
+			r->machine = cpu;
+		} else if (!strcmp(v[6], "host")) {
 			r->hosts++;
 			r->host_sum += cpu;
 			if (cpu > r->host_max)

@@ -16,6 +16,12 @@
  *              the largest size - o) / its bytes
  *   L          half a ping-pong at the smallest size (half_rtt) - 2o: the
  *              time on the wire and in the switches
+ *   G_swap,    the host's own CPU per byte in libinccl's loops (hostwork.c in
+ *   G_copy,    the sending host, per pass over `bytes`): INC swaps the byte
+ *   G_sum      order of every byte it sends and receives; the ring copies each
+ *              byte it sends into a message and each it receives in a copy
+ *              step, and sums each it receives in a reduce step (float32);
+ *              0 when not measured (a run from before them), said in REPORT
  *   g, G       the stream's wall time per small message (gap at the smallest
  *              size) and per byte (slope of gap over the sizes): shown, the
  *              lab's hosts are CPU-bound, so the work terms use G_s, G_r
@@ -53,6 +59,8 @@
 /* The measured parameters; times in microseconds, per byte in us/B. */
 struct loggp {
 	double L, o, o_s, o_r, o_sb, G_s, G_r;
+	double G_swap, G_copy, G_sum; /* host CPU per byte of libinccl's own loops; 0: not measured */
+	bool hostwork;       /* G_swap, G_copy, G_sum measured */
 	double g, G;         /* the stream's wall time per small message and per byte */
 	double half_rtt;     /* the ping-pong at the smallest size */
 	double small, large; /* the sizes o and G were measured at */
@@ -143,6 +151,7 @@ struct loggp_cpu_row {
 	double bytes;
 	int round, calls, hosts, switches;
 	double host_max, host_sum, sw_sum; /* us of CPU during the whole measurement (calls collectives) */
+	double machine;                    /* the whole machine's busy time meanwhile (us); -1: not recorded */
 	double wall;                       /* us */
 };
 struct loggp_cpu {
@@ -152,7 +161,8 @@ struct loggp_cpu {
 
 /**
  * loggp_load_cpu() - read cpu.csv (LOGGP_CPU_HEADER; each line one node of
- * one measurement, role host or switch, cpu_us and wall_us whole numbers;
+ * one measurement, role host, switch or machine (the whole machine's busy
+ * time), cpu_us and wall_us numbers;
  * consecutive lines of one measurement joined) into @c. Returns 0, or -1 with
  * "path:LINE: reason" in @err. A missing file is an error (the caller asks
  * first).

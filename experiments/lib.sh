@@ -11,7 +11,8 @@ EXP_CSV_HEADER=algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,ti
 # results.csv's header: the tools' 13 columns and the round (exp.sh ROUNDS) each row was measured in
 EXP_RESULTS_HEADER=$EXP_CSV_HEADER,round
 # cpu.csv: per libinccl measurement (calls = timed + untimed collectives) and node, the CPU
-# time of the node's process on this machine and the measurement's wall time, both in us
+# time of the node's process on this machine and the measurement's wall time, both in us;
+# node "machine" (role machine): the whole machine's busy time in the same interval
 EXP_CPU_HEADER=algorithm,collective,bytes,round,calls,node,role,cpu_us,wall_us
 
 exp_err() { echo "exp: $*" >&2; }
@@ -549,9 +550,10 @@ exp_bidir_figures() {
 # (/proc/PID/stat, every thread) the LogGP model counts: a namespace node's
 # service (its run/inclab/service.pid: incswitch), else the node's QEMU
 # (command qemu-system-*, an argument guest=DOMAIN, DOMAIN the inventory's
-# 10th column). A node whose process is not found is left out (said on stderr).
+# 10th column). A node whose process is not found is left out (said on
+# stderr, and the status is 1).
 exp_cpu_pids() {
-    local n role dom pid p comm arg
+    local n role dom pid p comm arg missing=0
     while IFS=$'\t' read -r n role _ _ _ _ _ _ _ dom _; do
         case $role in host | switch) ;; *) continue ;; esac
         [[ $n =~ ^[A-Za-z0-9_.-]{1,64}$ ]] || continue
@@ -567,8 +569,9 @@ exp_cpu_pids() {
                 done 2>/dev/null < "$p/cmdline"
             done
         fi
-        if [ -n "$pid" ] && [ -r "/proc/$pid/stat" ]; then echo "$n $role $pid"; else exp_err "cpu: no process found for $n ($role)"; fi
+        if [ -n "$pid" ] && [ -r "/proc/$pid/stat" ]; then echo "$n $role $pid"; else exp_err "cpu: no process found for $n ($role)"; missing=1; fi
     done < <(exp_inv)
+    return $missing
 }
 
 # exp_cpu_snap PIDS — "NODE ROLE TICKS" for each "NODE ROLE PID" line of
@@ -588,6 +591,16 @@ exp_cpu_snap() {
             echo "$n $role -1"
         fi
     done <<<"$1"
+}
+
+# exp_cpu_busy [FILE] — "machine machine TICKS": the busy time of the whole
+# machine (/proc/stat's cpu line: user, nice, system, irq, softirq, steal) in
+# clock ticks, as exp_cpu_snap prints a node's; nothing when unreadable. The
+# lab's processes and everything else (the kernel moving the lab's frames,
+# other work on the machine) are in it.
+exp_cpu_busy() {
+    awk '$1 == "cpu" && NF >= 9 { for (i = 2; i <= 9; i++) if ($i !~ /^[0-9]+$/) exit
+        print "machine machine", $2 + $3 + $4 + $7 + $8 + $9; exit }' "${1:-/proc/stat}" 2>/dev/null
 }
 
 # exp_cpu_delta BEFORE AFTER — "NODE ROLE CPU_US" for each node in both

@@ -18,6 +18,10 @@
 #   cpu_send_batch  cpu_send with the work requests posted LOGGP_BATCH (32, as
 #                   libinccl posts them) per ibv_post_send() (ib_send_bw -l)
 #
+#   cpu_swap        CPU per pass of hostwork (experiments/hostwork.c) over `bytes`
+#   cpu_copy        in the sending host: libinccl's byte-order swap, the ring's
+#   cpu_sum         copies of 16 KiB and its float32 sums (4 passes minus 1)
+#
 #   experiments/loggp.sh > loggp.csv   (LOGGP_SIZES, LOGGP_ITERS, LOGGP_CPU_SIZES,
 #                                       LOGGP_CPU_REPEAT, LOGGP_BATCH to change)
 #
@@ -91,5 +95,33 @@ for s in $cpu_sizes; do
                 echo "loggp: $s B: CPU per message: send $cs us, receive $cr us" >&2
             fi
         done
+    done
+done
+
+# The host's own work per byte of a collective (experiments/hostwork.c: libinccl's byte-order
+# swap, the ring's copies and float sums), run in the sending host: its VM's CPU over passes
+# of 4 MiB, 4 passes minus 1, per pass (value_us: CPU per `bytes`). Left out, and said, when
+# hostwork is not built or cannot be put on the host: the model then has no such terms.
+hw=${INCLAB_BUILD:-$top/build}/hostwork hw_bytes=4194304
+spid=$(awk -v a="$src" '$1 == a' <<<"$pids")
+if [ ! -x "$hw" ] || ! "$top/lab/lab.sh" push "$src" "$hw" /tmp/hostwork >/dev/null 2>&1; then
+    exp_err "loggp: $hw not built or not copied to $src: no host work per byte measured"
+    exit 0
+fi
+# hw_cpu KIND PASSES — the CPU time (us) of src's process while hostwork KIND runs PASSES passes
+hw_cpu() {
+    local a b
+    a=$(exp_cpu_snap "$spid")
+    "$top/lab/lab.sh" exec "$src" "/tmp/hostwork $1 $hw_bytes $2" >/dev/null 2>&1 || return 1
+    b=$(exp_cpu_snap "$spid")
+    exp_cpu_delta "$a" "$b" | awk '{print $3}'
+}
+for k in swap copy sum; do
+    for r in $(seq 1 "$repeat"); do
+        c1=$(hw_cpu $k 1) c4=$(hw_cpu $k 4)
+        [ -n "$c1" ] && [ -n "$c4" ] || { exp_err "loggp: hostwork $k failed on $src"; exit 1; }
+        v=$(awk -v a="$c1" -v b="$c4" 'BEGIN { printf "%.3f", (b - a) / 3 }')
+        echo "cpu_$k,$hw_bytes,3,$v"
+        echo "loggp: $k of $hw_bytes B on $src: $v us of CPU" >&2
     done
 done

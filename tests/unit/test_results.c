@@ -285,7 +285,9 @@ static void test_loggp_params(void **state)
 					   "gap,1032,400,455.2\ncpu_send,8,5120,29\ncpu_send,8,5120,31.5\ncpu_send,8,5120,30\n"
 					   "cpu_recv,8,5120,52.5\ncpu_recv,8,5120,48\ncpu_recv,8,5120,50\n"
 					   "cpu_send_batch,8,5120,-3\ncpu_send_batch,8,5120,20\ncpu_send_batch,8,5120,21\n"
-					   "cpu_send,65544,400,13137.2\ncpu_recv,65544,400,19710.8\n";
+					   "cpu_send,65544,400,13137.2\ncpu_recv,65544,400,19710.8\n"
+					   "cpu_swap,4194304,3,4194.304\ncpu_copy,4194304,3,8388.608\ncpu_sum,4194304,3,16777.216\n"
+					   "cpu_sum,4194304,3,1\ncpu_sum,4194304,3,20000\n";
 	struct res_points p;
 	struct loggp m;
 	char err[RES_ERR_LEN];
@@ -305,6 +307,10 @@ static void test_loggp_params(void **state)
 	NEAR(m.L, 103.6);
 	NEAR(m.g, 43.2);
 	NEAR(m.G, (455.2 - 43.2) / 1024); /* the stream's slope: 0.40234375 */
+	assert_true(m.hostwork); /* per pass over 4 MiB: 0.001, 0.002 and (the median of 1, 16777.216, 20000) 0.004 us/B */
+	NEAR(m.G_swap, 0.001);
+	NEAR(m.G_copy, 0.002);
+	NEAR(m.G_sum, 0.004);
 	NEAR(m.c_sw, 2);
 	NEAR(m.f_sw, 2.5);
 	assert_int_equal(m.C, 2);
@@ -425,6 +431,20 @@ static void test_loggp_predict(void **state)
 	m.C = 2;
 	m.message = 64;
 	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), (4 * (2 * 5 + 655.36 + 2 * 20 + 1310.72) + 2048) / 2 + 130);
+	/* the host's own loops: INC swaps every byte it sends and receives (0.001 us/B); the ring copies every
+	 * byte it sends (0.002) and sums (0.004) or copies each it receives. INC AllReduce: a host sends
+	 * 25 + 65536 x 0.011 = 745.896, receives 100 + 65536 x 0.021 = 1476.256; (4 x 2222.152 + 2048) / 2 + 130 */
+	m.message = 16;
+	m.G_swap = 0.001, m.G_copy = 0.002, m.G_sum = 0.004;
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 5598.304);
+	/* ring AllReduce: sends 6 pieces 60 + 98304 x 0.012, sums 3 (60 + 49152 x 0.024), copies 3 (60 +
+	 * 49152 x 0.022): 3620.64 a host, 4 over 2 cores + 780 */
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 8021.28);
+	/* ring Reduce to 0: rank 1 only sends (40 + 65536 x 0.012 = 826.432), 2 and 3 sum what they receive
+	 * (80 + 65536 x 0.024 = 1652.864) and send, the root only sums: 3 x 826.432 + 3 x 1652.864 over 2,
+	 * + 3 steps */
+	NEAR(loggp_predict(&m, &t, LOGGP_REDUCE, LOGGP_RING, n, 0, &r), (3 * 826.432 + 3 * 1652.864) / 2 + 390);
+	NEAR(r.w_max, 826.432 + 1652.864);
 	/* a root that is not a rank */
 	assert_true(loggp_predict(&m, &t, LOGGP_REDUCE, LOGGP_INC, n, 4, &r) < 0);
 }
@@ -451,6 +471,7 @@ static void test_loggp_cpu_and_frames(void **state)
 	temp_file(path, LOGGP_CPU_HEADER "\ninc,allreduce,1048576,1,4,pku1,host,300000,900000\n"
 					 "inc,allreduce,1048576,1,4,pku2,host,500000,900000\ninc,allreduce,1048576,1,4,sw0,switch,"
 					 "40000,900000\ninc,allreduce,1048576,1,4,sw1,switch,60000,900000\n"
+					 "inc,allreduce,1048576,1,4,machine,machine,1700000,900000\n"
 					 "ring,allreduce,1048576,1,4,pku1,host,700000,1200000\n");
 	assert_int_equal(loggp_load_cpu(path, &c, err, sizeof(err)), 0);
 	unlink(path);
@@ -461,7 +482,9 @@ static void test_loggp_cpu_and_frames(void **state)
 	NEAR(c.r[0].host_max, 500000);
 	NEAR(c.r[0].host_sum, 800000);
 	NEAR(c.r[0].sw_sum, 100000);
+	NEAR(c.r[0].machine, 1700000);
 	NEAR(c.r[1].host_sum, 700000);
+	NEAR(c.r[1].machine, -1); /* not recorded */
 	loggp_cpu_free(&c);
 	temp_file(path, LOGGP_CPU_HEADER "\ninc,allreduce,1048576,1,4,pku1,vm,300000,900000\n");
 	assert_int_equal(loggp_load_cpu(path, &c, err, sizeof(err)), -1);
