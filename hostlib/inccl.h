@@ -72,7 +72,7 @@
  * are added, PATCH for fixes. Each is 0..99.
  */
 #define INCCL_VERSION_MAJOR 1
-#define INCCL_VERSION_MINOR 0
+#define INCCL_VERSION_MINOR 1
 #define INCCL_VERSION_PATCH 0
 /** INCCL_VERSION_CODE() - one number of a version, comparable with < and >. */
 #define INCCL_VERSION_CODE(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
@@ -91,7 +91,24 @@ extern "C" {
 
 typedef struct inccl_comm inccl_comm_t;
 
-enum inccl_dtype { INCCL_INT32 = 0, INCCL_FLOAT32 = 1 };
+/*
+ * Element types (1.1 added all but the first two). Integer SUM wraps modulo
+ * 2^width (two's complement); MAX/MIN compare signed for INT*, unsigned for
+ * UINT*. FLOAT16 (IEEE binary16) and BFLOAT16 (top 16 bits of a binary32)
+ * SUM: each combine adds in float32 and rounds back to the type, to
+ * nearest-even; FLOAT32/FLOAT64 add natively. Float MAX/MIN: a NaN loses to
+ * a number, -0 < +0. Buffers must be aligned to the element's size.
+ */
+enum inccl_dtype {
+	INCCL_INT32 = 0,
+	INCCL_FLOAT32 = 1,
+	INCCL_UINT32 = 2,
+	INCCL_INT64 = 3,
+	INCCL_UINT64 = 4,
+	INCCL_FLOAT16 = 5,
+	INCCL_BFLOAT16 = 6,
+	INCCL_FLOAT64 = 7,
+};
 enum inccl_op { INCCL_SUM = 1, INCCL_MAX = 2, INCCL_MIN = 3 };
 
 enum inccl_status {
@@ -206,7 +223,8 @@ INCCL_API int inccl_comm_create(const struct inccl_comm_opts *opts, int rank, in
 INCCL_API int inccl_comm_connect(inccl_comm_t *comm, const char *switch_ip, uint32_t switch_qpn, uint32_t psn);
 
 /** inccl_allreduce() - @recv = op over all ranks of @send (@count elements). @send may equal @recv;
- * a NULL buffer is INCCL_EINVAL (as are a zero count, an unknown dtype or operator). */
+ * a NULL buffer is INCCL_EINVAL (as are a zero count, a count whose bytes overflow size_t, an unknown
+ * dtype or operator, a buffer not aligned to the dtype's size), before anything is sent. */
 INCCL_API int inccl_allreduce(inccl_comm_t *comm, const void *send, void *recv, size_t count, enum inccl_dtype dtype,
 		    enum inccl_op op);
 
