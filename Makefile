@@ -90,7 +90,7 @@ $(BUILD)/udpcap: lab/udpcap.c lab/pcapng.c lab/pcapng.h switch/portstat.h | $(DE
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ lab/udpcap.c lab/pcapng.c -lpcap
 # the host's own work per byte (byte swap, copy, float sum) that loggp.sh measures in a host VM for the model
-$(BUILD)/hostwork: experiments/hostwork.c | $(DEPS_STAMP)
+$(BUILD)/hostwork: experiments/hostwork.c proto/inc_elem.h proto/inc_proto.h | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -o $@ experiments/hostwork.c
 all: $(BUILD)/hostwork
 # the pcapng writer read back by libpcap and tshark; udpcap's argument checks (it runs the udpcap beside it)

@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../proto/inc_elem.h"
+
 #define PIECE 16384 /* ring.c RING_PIECE: bytes per message */
 
 /* swap() - comm.c to_wire(): @n elements of @src to @dst in the other byte order. */
@@ -36,31 +38,17 @@ static void swap(uint8_t *dst, const uint8_t *src, size_t n)
 	}
 }
 
-enum { INT32, FLOAT32 };  /* inccl.h's dtypes, as combine() tests them */
-enum { SUM, MAX, MIN };   /* and its operators */
-
 /*
- * combine() - ring.c combine() as it is (acc[i] = op(acc[i], in[i]) for @n
- * elements, the type and operator tested per element), so that the compiler
- * makes of it what it makes of libinccl's; called with FLOAT32, SUM.
+ * combine() - ring.c combine() as it is: acc[i] = op(acc[i], in[i]) for @n
+ * elements through proto/inc_elem.h, the type and operator known only at
+ * run time; called with float32 SUM.
  */
-static void combine(uint8_t *acc, const uint8_t *in, size_t n, int dtype, int op)
+static void combine(uint8_t *acc, const uint8_t *in, size_t n, enum inc_dtype t, enum inc_op op)
 {
-	for (size_t i = 0; i < n; i++, acc += 4, in += 4) {
-		if (dtype == INT32) {
-			int32_t a, b;
-			memcpy(&a, acc, 4);
-			memcpy(&b, in, 4);
-			a = op == SUM ? (int32_t)((uint32_t)a + (uint32_t)b) : op == MAX ? (b > a ? b : a) : (b < a ? b : a);
-			memcpy(acc, &a, 4);
-		} else {
-			float a, b;
-			memcpy(&a, acc, 4);
-			memcpy(&b, in, 4);
-			a = op == SUM ? a + b : op == MAX ? (a != a || b > a ? b : a) : (a != a || b < a ? b : a);
-			memcpy(acc, &a, 4);
-		}
-	}
+	size_t w = inc_dtype_size(t);
+
+	for (size_t i = 0; i < n; i++, acc += w, in += w)
+		inc_elem_put(acc, inc_elem_combine(inc_elem_get(acc, w), inc_elem_get(in, w), op, t), w);
 }
 
 /* number() - @s as a whole number lo..hi, or -1. */
@@ -77,7 +65,7 @@ int main(int argc, char **argv)
 	long long bytes, rounds;
 	uint8_t *a, *b;
 	double check = 0;
-	volatile int kind_dtype = FLOAT32, kind_op = SUM; /* known only at run time, as in libinccl */
+	volatile int kind_dtype = INC_FLOAT32, kind_op = INC_OP_SUM; /* known only at run time, as in libinccl */
 
 	if (argc != 4 || (strcmp(argv[1], "swap") && strcmp(argv[1], "copy") && strcmp(argv[1], "sum"))) {
 		fprintf(stderr, "usage: hostwork swap|copy|sum BYTES ROUNDS\n");
@@ -107,7 +95,7 @@ int main(int argc, char **argv)
 			for (long long off = 0; off < bytes; off += PIECE)
 				memcpy(b + off, a + off, (size_t)(bytes - off < PIECE ? bytes - off : PIECE));
 		} else {
-			combine(a, b, (size_t)bytes / 4, kind_dtype, kind_op);
+			combine(a, b, (size_t)bytes / 4, (enum inc_dtype)kind_dtype, (enum inc_op)kind_op);
 		}
 		check += b[r % bytes] + a[(r * 7) % bytes];
 	}
