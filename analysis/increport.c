@@ -1533,13 +1533,24 @@ static void report_params(FILE *f, const struct run *r)
 	fprintf(f, "| G_s | %.5f us/B | sending host's CPU per byte: (CPU per %.0f B message - o_s) / the bytes |\n", m->G_s,
 		m->large);
 	fprintf(f, "| G_r | %.5f us/B | receiving host's CPU per byte, the same |\n", m->G_r);
-	if (m->hostwork)
-		fprintf(f, "| G_swap | %.5f us/B | libinccl's byte-order swap (comm.c to_wire) per byte: the sending host's "
-			   "CPU over passes of hostwork (experiments/hostwork.c) |\n"
-			   "| G_copy | %.5f us/B | the ring's copy into and out of its messages, per byte, the same way |\n"
-			   "| G_sum | %.5f us/B | the ring's float32 sum (ring.c combine) per byte, the same way |\n",
-			m->G_swap, m->G_copy, m->G_sum);
-	else
+	if (m->hostwork) {
+		static const char *const what[3] = {
+			"G_swap | %s | libinccl's byte-order swap (comm.c to_wire) per byte: the sending host's CPU over passes "
+			"of hostwork (experiments/hostwork.c)",
+			"G_copy | %s | the ring's copy into and out of its messages, per byte, the same way",
+			"G_sum | %s | the ring's float32 sum (ring.c combine) per byte, the same way" };
+		const double g[3] = { m->G_swap, m->G_copy, m->G_sum };
+		for (int i = 0; i < 3; i++) {
+			char v[96];
+			if (g[i] > 0)
+				snprintf(v, sizeof(v), "%.5f us/B", g[i]);
+			else
+				snprintf(v, sizeof(v), "0 (below the clock's tick: under %.5f us/B)", m->hostwork_bound[i]);
+			fprintf(f, "| ");
+			fprintf(f, what[i], v);
+			fprintf(f, " |\n");
+		}
+	} else
 		fprintf(f, "| G_swap, G_copy, G_sum | - | not measured (loggp.csv without cpu_swap, cpu_copy, cpu_sum): "
 			   "the hosts' own loops are left out |\n");
 	fprintf(f, "| L | %.1f us | half a ping-pong of %.0f B (ib_send_lat, %.1f us) - 2o |\n", m->L, m->small, m->half_rtt);
@@ -1554,7 +1565,9 @@ static void report_params(FILE *f, const struct run *r)
 	else
 		fprintf(f, "| c_sw | - | not measured (no cpu.csv with INC measurements and switch-counters.txt): the "
 			   "switches' work is left out |\n");
-	fprintf(f, "| C | %d | cores of the lab machine (meta.yaml host_cores), shared by every VM and switch |\n\n", m->C);
+	fprintf(f, "| C | %g | cores of the lab machine (meta.yaml host_cores), shared by every VM and switch; per "
+		   "measurement less the cores the rest of the machine used meanwhile (cpu.csv's machine row: its busy "
+		   "time less the lab's, over the wall time), when recorded |\n\n", m->C);
 }
 
 static void report_loggp(FILE *f, struct run *runs, size_t n)
@@ -1570,9 +1583,11 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		   "G_swap for INC, G_copy or G_sum for the ring); the switches' "
 		   "frames · f_sw · c_sw. INC takes one step (up and down the tree, the ping-pong's path), the ring "
 		   "2(P-1) (AllReduce) or P-1. Measured: the median over the run's rounds (min – max and their number "
-		   "when several); error = predicted / measured - 1. CPU per collective: the lab's measured CPU "
-		   "(cpu.csv, start-up included) against the model's W_max and W / C; the cores the rest of the machine "
-		   "used meanwhile (its busy time less the lab's, over the wall time): what the lab could not have.\n\n",
+		   "when several); error = predicted / measured - 1. C: the machine's cores less "
+		   "those the rest of the machine used during the measurement (cpu.csv; median of the rounds), when "
+		   "recorded: other work on the machine takes them from the lab; the prediction on all the machine's "
+		   "cores is shown beside. CPU per collective: the lab's measured CPU (cpu.csv, start-up and the "
+		   "tool's checks of the result included) against the model's W_max and W / C.\n\n",
 		LOGGP_INC_POST);
 	for (size_t i = n; i-- > 0;) {
 		struct run *r = &runs[i];
@@ -1589,24 +1604,35 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		}
 		fprintf(f, "### %s\n\n", nm);
 		report_params(f, r);
-		fprintf(f, "| collective | algorithm | size | measured | predicted | error | bound | W_max | W / C | steps·(L + 2o) "
-			   "| measured CPU per collective: busiest host, all / C | cores others used |\n"
-			   "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+		fprintf(f, "| collective | algorithm | size | measured | predicted | error | C | bound | W_max | W / C | "
+			   "steps·(L + 2o) | on all %g cores (error) | measured CPU per collective: busiest host, all / C |\n"
+			   "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", r->fit.C);
 		for (int c = 0; c < RES_NCOLL; c++)
 			for (size_t k = 0; k < r->t.n; k++) { /* one line per algorithm and size: its first row stands for its rounds */
 				const struct res_row *x = &r->t.rows[k];
-				char t2[32], size[32], w1[32], w2[32], w3[32];
+				char t2[32], size[32], w1[32], w2[32], w3[32], cc[64];
 				int lc = loggp_coll_parse(res_coll_name(x->coll));
 				int algo = !strcmp(x->algo, "inc") ? LOGGP_INC : !strcmp(x->algo, "ring") ? LOGGP_RING : -1;
-				struct loggp_pred pr;
+				struct loggp_pred pr, all;
+				struct loggp mc = r->fit;
 				struct agg g;
-				double hm, al, ot;
+				double hm = 0, al = 0, ot = -1;
+				int nc;
 
 				if ((int)x->coll != c || x->wrong || lc < 0 || algo < 0 ||
 				    find_row(r, x->algo, x->coll, (int64_t)x->bytes) != x)
 					continue;
-				if (loggp_predict(&r->fit, &r->tree, (enum loggp_coll)lc, (enum loggp_algo)algo, (double)x->bytes,
+				nc = cpu_per_call(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &hm, &al, &ot);
+				/* the cores the lab had: the machine's less what the rest of it used meanwhile (measured) */
+				snprintf(cc, sizeof(cc), "%g", r->fit.C);
+				if (nc && ot > 0 && r->fit.C - ot > 0) {
+					mc.C = r->fit.C - ot;
+					snprintf(cc, sizeof(cc), "%.2f (%g - %.2f others)", mc.C, r->fit.C, ot);
+				}
+				if (loggp_predict(&mc, &r->tree, (enum loggp_coll)lc, (enum loggp_algo)algo, (double)x->bytes,
 						  x->root > 0 ? x->root : 0, &pr) <= 0 ||
+				    loggp_predict(&r->fit, &r->tree, (enum loggp_coll)lc, (enum loggp_algo)algo, (double)x->bytes,
+						  x->root > 0 ? x->root : 0, &all) <= 0 ||
 				    !aggregate(r, x->algo, x->coll, (int64_t)x->bytes, &g))
 					continue;
 				double e = pr.t / g.t_med - 1;
@@ -1617,20 +1643,18 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				fprintf(f, "| %s | %s | %s |", coll_titles[x->coll], x->algo, size);
 				time_cell(f, &g);
 				fmt_time(w1, sizeof(w1), pr.w_max);
-				fmt_time(w2, sizeof(w2), (pr.w_hosts + pr.w_sw) / r->fit.C);
+				fmt_time(w2, sizeof(w2), (pr.w_hosts + pr.w_sw) / mc.C);
 				fmt_time(w3, sizeof(w3), pr.steps * (r->fit.L + 2 * r->fit.o));
-				fprintf(f, " %s | %+.0f %%%s | %s | %s | %s | %s |", t2, 100 * e, fabs(e) <= 0.25 ? "" : " **miss**",
+				fprintf(f, " %s | %+.0f %%%s | %s | %s | %s | %s | %s |", t2, 100 * e, fabs(e) <= 0.25 ? "" : " **miss**", cc,
 					pr.cpu_bound ? "W / C" : "W_max", w1, w2, w3);
-				if (cpu_per_call(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &hm, &al, &ot)) {
+				fmt_time(w1, sizeof(w1), all.t);
+				fprintf(f, " %s (%+.0f %%) |", w1, 100 * (all.t / g.t_med - 1));
+				if (nc) {
 					fmt_time(w1, sizeof(w1), hm);
-					fmt_time(w2, sizeof(w2), al / r->fit.C);
-					fprintf(f, " %s, %s |", w1, w2);
-					if (ot >= 0)
-						fprintf(f, " %.2f |\n", ot);
-					else
-						fprintf(f, " - |\n");
+					fmt_time(w2, sizeof(w2), al / mc.C);
+					fprintf(f, " %s, %s |\n", w1, w2);
 				} else {
-					fprintf(f, " - | - |\n");
+					fprintf(f, " - |\n");
 				}
 			}
 		fprintf(f, "\n%d of %d predictions within ±25 %% of the measured median.\n\n", within, total);
@@ -1916,7 +1940,7 @@ static int cmd_show(const char *dir)
 		printf("loggp L=%.3f o=%.3f o_s=%.3f o_r=%.3f o_sb=%.3f G_s=%.6f G_r=%.6f G_swap=%.6f G_copy=%.6f G_sum=%.6f "
 		       "g=%.3f G=%.6f c_sw=%.3f f_sw=%.3f C=%d\n",
 		       r.fit.L, r.fit.o, r.fit.o_s, r.fit.o_r, r.fit.o_sb, r.fit.G_s, r.fit.G_r, r.fit.G_swap, r.fit.G_copy,
-		       r.fit.G_sum, r.fit.g, r.fit.G, r.fit.c_sw, r.fit.f_sw, r.fit.C);
+		       r.fit.G_sum, r.fit.g, r.fit.G, r.fit.c_sw, r.fit.f_sw, (int)r.fit.C);
 	else if (r.has_loggp)
 		printf("loggp: no model: %s\n", r.fit_err);
 	free_run(&r);

@@ -163,20 +163,31 @@ int loggp_params(const struct res_point *p, size_t n, int cores, double sw_cpu_u
 		snprintf(err, errlen, "the lab machine's cores (meta.yaml host_cores) unknown");
 		return -1;
 	}
-	double sw = median_at(p, n, RES_CPU_SWAP, size_of(p, n, RES_CPU_SWAP, true), &c1);
-	double cp = median_at(p, n, RES_CPU_COPY, size_of(p, n, RES_CPU_COPY, true), &c2);
-	double sm = median_at(p, n, RES_CPU_SUM, size_of(p, n, RES_CPU_SUM, true), &c3);
-	m->hostwork = c1 && c2 && c3;
-	if (m->hostwork) {
-		m->G_swap = sw / size_of(p, n, RES_CPU_SWAP, true);
-		m->G_copy = cp / size_of(p, n, RES_CPU_COPY, true);
-		m->G_sum = sm / size_of(p, n, RES_CPU_SUM, true);
-		if (!(m->G_swap > 0) || !(m->G_copy > 0) || !(m->G_sum > 0)) {
-			snprintf(err, errlen, "host work per byte not above 0 (swap %.3g, copy %.3g, sum %.3g us/B): the "
-					      "hostwork measures are noise, not a parameter", m->G_swap, m->G_copy, m->G_sum);
+	static const enum res_measure hw[3] = { RES_CPU_SWAP, RES_CPU_COPY, RES_CPU_SUM };
+	double *hg[3] = { &m->G_swap, &m->G_copy, &m->G_sum };
+	int hk = 0;
+	for (int i = 0; i < 3; i++) {
+		double bytes = size_of(p, n, hw[i], true), v = median_at(p, n, hw[i], bytes, &c1), tick = 0;
+		if (!c1)
+			continue;
+		hk++;
+		for (size_t j = 0; j < n; j++) /* one clock tick per pass of the difference: its resolution */
+			if (p[j].measure == hw[i] && p[j].bytes == bytes)
+				tick = LOGGP_TICK_US / p[j].iters;
+		if (v > 0) {
+			*hg[i] = v / bytes;
+		} else if (v >= -tick) { /* within a tick of 0: smaller than the clock can show */
+			*hg[i] = 0;
+			m->hostwork_bound[i] = tick / bytes;
+		} else {
+			snprintf(err, errlen, "host work per pass of %.0f B is %.3g us, below 0 by more than a clock tick "
+					      "(%.3g us): the hostwork measures are noise, not a parameter", bytes, v, tick);
 			return -1;
 		}
 	}
+	m->hostwork = hk == 3;
+	if (!m->hostwork)
+		m->G_swap = m->G_copy = m->G_sum = 0;
 	m->C = cores;
 	m->message = LOGGP_INC_MESSAGE;
 	if (sw_cpu_us > 0 && sw_frames > 0 && model_frames > 0) {

@@ -21,7 +21,9 @@
  *   G_sum      order of every byte it sends and receives; the ring copies each
  *              byte it sends into a message and each it receives in a copy
  *              step, and sums each it receives in a reduce step (float32);
- *              0 when not measured (a run from before them), said in REPORT
+ *              0 when not measured (a run from before them), said in REPORT;
+ *              a median within one clock tick (per pass) of 0 is 0, with that
+ *              tick as its bound: smaller than /proc's clock can show
  *   g, G       the stream's wall time per small message (gap at the smallest
  *              size) and per byte (slope of gap over the sizes): shown, the
  *              lab's hosts are CPU-bound, so the work terms use G_s, G_r
@@ -55,17 +57,19 @@
 #define LOGGP_INC_POST 32      /* libinccl's work requests per ibv_post_send() (POST_BATCH) */
 #define LOGGP_RING_PIECE 16384 /* libinccl ring's bytes per message (ring.c RING_PIECE) */
 #define LOGGP_MAX_LEVELS 8
+#define LOGGP_TICK_US 10000.0  /* /proc/PID/stat counts CPU time in ticks of 1/USER_HZ = 1/100 s */
 
 /* The measured parameters; times in microseconds, per byte in us/B. */
 struct loggp {
 	double L, o, o_s, o_r, o_sb, G_s, G_r;
 	double G_swap, G_copy, G_sum; /* host CPU per byte of libinccl's own loops; 0: not measured */
 	bool hostwork;       /* G_swap, G_copy, G_sum measured */
+	double hostwork_bound[3]; /* swap, copy, sum: when measured as 0 (within a clock tick), the most it can be (us/B) */
 	double g, G;         /* the stream's wall time per small message and per byte */
 	double half_rtt;     /* the ping-pong at the smallest size */
 	double small, large; /* the sizes o and G were measured at */
 	double c_sw, f_sw;   /* us per switch frame, frames per modelled data frame; 0: not measured */
-	int C;               /* cores */
+	double C;            /* cores: the machine's, or those the lab had (the machine's less the rest's use) */
 	int message;         /* libinccl's packets per message (meta.yaml; LOGGP_INC_MESSAGE by default) */
 	bool batch;          /* o_sb measured */
 	int n_cpu;           /* repetitions of each CPU measure used */

@@ -20,7 +20,7 @@
 #
 #   cpu_swap        CPU per pass of hostwork (experiments/hostwork.c) over `bytes`
 #   cpu_copy        in the sending host: libinccl's byte-order swap, the ring's
-#   cpu_sum         copies of 16 KiB and its float32 sums (4 passes minus 1)
+#   cpu_sum         copies of 16 KiB and its float32 sums (9 passes minus 1)
 #
 #   experiments/loggp.sh > loggp.csv   (LOGGP_SIZES, LOGGP_ITERS, LOGGP_CPU_SIZES,
 #                                       LOGGP_CPU_REPEAT, LOGGP_BATCH to change)
@@ -100,9 +100,10 @@ done
 
 # The host's own work per byte of a collective (experiments/hostwork.c: libinccl's byte-order
 # swap, the ring's copies and float sums), run in the sending host: its VM's CPU over passes
-# of 4 MiB, 4 passes minus 1, per pass (value_us: CPU per `bytes`). Left out, and said, when
-# hostwork is not built or cannot be put on the host: the model then has no such terms.
-hw=${INCLAB_BUILD:-$top/build}/hostwork hw_bytes=4194304
+# of 16 MiB, 9 passes minus 1, per pass (value_us: CPU per `bytes`; /proc counts 10 ms ticks,
+# so 8 passes resolve 1.25 ms each, 0.07 ns per byte). Left out, and said, when hostwork is
+# not built or cannot be put on the host: the model then has no such terms.
+hw=${INCLAB_BUILD:-$top/build}/hostwork hw_bytes=16777216
 spid=$(awk -v a="$src" '$1 == a' <<<"$pids")
 if [ ! -x "$hw" ] || ! "$top/lab/lab.sh" push "$src" "$hw" /tmp/hostwork >/dev/null 2>&1; then
     exp_err "loggp: $hw not built or not copied to $src: no host work per byte measured"
@@ -118,10 +119,10 @@ hw_cpu() {
 }
 for k in swap copy sum; do
     for r in $(seq 1 "$repeat"); do
-        c1=$(hw_cpu $k 1) c4=$(hw_cpu $k 4)
-        [ -n "$c1" ] && [ -n "$c4" ] || { exp_err "loggp: hostwork $k failed on $src"; exit 1; }
-        v=$(awk -v a="$c1" -v b="$c4" 'BEGIN { printf "%.3f", (b - a) / 3 }')
-        echo "cpu_$k,$hw_bytes,3,$v"
+        c1=$(hw_cpu $k 1) c9=$(hw_cpu $k 9)
+        [ -n "$c1" ] && [ -n "$c9" ] || { exp_err "loggp: hostwork $k failed on $src"; exit 1; }
+        v=$(awk -v a="$c1" -v b="$c9" 'BEGIN { printf "%.3f", (b - a) / 8 }')
+        echo "cpu_$k,$hw_bytes,8,$v"
         echo "loggp: $k of $hw_bytes B on $src: $v us of CPU" >&2
     done
 done

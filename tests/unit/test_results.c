@@ -313,7 +313,24 @@ static void test_loggp_params(void **state)
 	NEAR(m.G_sum, 0.004);
 	NEAR(m.c_sw, 2);
 	NEAR(m.f_sw, 2.5);
-	assert_int_equal(m.C, 2);
+	/* a copy too quick for /proc's 10 ms tick: passes of 3 differ by whole ticks (3333.333 us each); a median
+	 * within one tick of 0 is 0, its bound a tick per pass; below by more is refused */
+	for (size_t i = 0; i < p.n; i++)
+		if (p.p[i].measure == RES_CPU_COPY)
+			p.p[i].value_us = -3333.333;
+	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
+	assert_true(m.hostwork && m.G_copy == 0);
+	NEAR(m.hostwork_bound[1], 10000.0 / 3 / 4194304);
+	for (size_t i = 0; i < p.n; i++)
+		if (p.p[i].measure == RES_CPU_COPY)
+			p.p[i].value_us = -6666.667;
+	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "below 0 by more than a clock tick"));
+	for (size_t i = 0; i < p.n; i++)
+		if (p.p[i].measure == RES_CPU_COPY)
+			p.p[i].value_us = 8388.608;
+	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
+	NEAR(m.C, 2);
 	assert_int_equal(m.message, LOGGP_INC_MESSAGE);
 	/* no switch figures: no switch term */
 	assert_int_equal(loggp_params(p.p, p.n, 2, 0, 0, 0, &m, err, sizeof(err)), 0);
@@ -445,6 +462,10 @@ static void test_loggp_predict(void **state)
 	 * + 3 steps */
 	NEAR(loggp_predict(&m, &t, LOGGP_REDUCE, LOGGP_RING, n, 0, &r), (3 * 826.432 + 3 * 1652.864) / 2 + 390);
 	NEAR(r.w_max, 826.432 + 1652.864);
+	/* 1.25 cores left to the lab: (4 x 2222.152 + 2048) / 1.25 + 130 */
+	m.C = 1.25;
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 10936.608 / 1.25 + 130);
+	m.C = 2;
 	/* a root that is not a rank */
 	assert_true(loggp_predict(&m, &t, LOGGP_REDUCE, LOGGP_INC, n, 4, &r) < 0);
 }
