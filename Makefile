@@ -17,7 +17,7 @@ LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages
 
 .PHONY: all help run deps payload install uninstall test-install images bench-switch bench-order lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-deps test-lab-down test-lab-stop test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
-        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis test-capture test-swports \
+        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis test-capture test-swports test-tunnels \
         fuzz fuzz-build test-fuzz
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/tsckhz $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
@@ -156,7 +156,7 @@ CHECK_REF := hostlib/tools/check_ref.c hostlib/tools/check_ref.h
 $(BUILD)/inccl_check: hostlib/tools/inccl_check.c $(CHECK_REF) $(BUILD)/libinccl.a
 	$(CC) $(CFLAGS) -Ihostlib -o $@ hostlib/tools/inccl_check.c hostlib/tools/check_ref.c $(BUILD)/libinccl.a \
 	  -libverbs -lyaml $(SODIUM) -lm
-PERF_SRC := hostlib/tools/inccl_perf.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h $(CHECK_REF)
+PERF_SRC := hostlib/tools/inccl_perf.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h proto/inc_elem.h $(CHECK_REF)
 $(BUILD)/inccl_perf: $(PERF_SRC) $(BUILD)/libinccl.a
 	$(CC) $(CFLAGS) -Ihostlib -o $@ $(filter %.c,$(PERF_SRC)) $(BUILD)/libinccl.a -libverbs -lyaml $(SODIUM) -lm
 
@@ -238,7 +238,7 @@ test: check
 	@$(MAKE) --no-print-directory test-lab SWITCHES=netns LAB_TEST_DEPTH=full
 	@$(MAKE) --no-print-directory test-lab-mixed
 	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
-check: test-harness test-deps test-lab-down test-lab-stop test-capture test-swports test-unit test-golden test-experiments test-baselines test-analysis test-install
+check: test-harness test-deps test-lab-down test-lab-stop test-capture test-swports test-tunnels test-unit test-golden test-experiments test-baselines test-analysis test-install
 # the test harness (tests/lib/harness.sh): no run that was cut short can pass
 test-harness:
 	@tests/run-phase.sh harness tests/harness/test-harness.sh
@@ -254,6 +254,10 @@ test-capture: $(BUILD)/udpcap
 # incswitch's counters per port on a veth, a stand-in controller, known frames, lab.sh capture comparing them (no VM; ~10 s)
 test-swports: $(BUILD)/incswitch $(BUILD)/udpcap
 	@BUILD=$(BUILD) tests/run-phase.sh swports tests/harness/test-swports.sh
+
+# lab/tunnels.sh: the VXLAN tunnels of a lab over two hypervisors, made in namespaces, traffic through them (~20 s)
+test-tunnels: $(BUILD)/topogen
+	@BUILD=$(BUILD) tests/run-phase.sh tunnels tests/harness/test-tunnels.sh
 # the lab test cut short at several points must fail, and leave no lab
 # lab-stop's refusals: a lab that does not exist, a state not its own (no VM; under a second)
 test-lab-stop:
@@ -365,7 +369,7 @@ $(BUILD)/test_tree: tests/unit/test_tree.c $(SWITCH_ENGINE) switch/swconfig.c sw
 	  switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c switch/swconfig.c controller/plan.c topology/topo.c hostlib/tools/check_ref.c \
 	  -lcmocka -lyaml $(CRC_LIBS) -lm
 
-$(BUILD)/test_perf_opts: tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h hostlib/inccl.h | $(DEPS_STAMP)
+$(BUILD)/test_perf_opts: tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h hostlib/inccl.h proto/inc_elem.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Ihostlib -Ihostlib/tools -o $@ tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c -lcmocka -lm
 
