@@ -199,11 +199,11 @@ static int iterate(struct bench *b, size_t bytes, double *elapsed_us)
 {
 	int rc;
 
-	refill(b, bytes / PERF_ELEM_SIZE);
+	refill(b, bytes / perf_dtype_size(b->o->dtype));
 	if ((rc = inccl_barrier(b->comm)))
 		return call_failed(b, "the barrier before an iteration", rc, inccl_errmsg(b->comm));
 	double t0 = now_us();
-	rc = collective(b, bytes / PERF_ELEM_SIZE);
+	rc = collective(b, bytes / perf_dtype_size(b->o->dtype));
 	*elapsed_us += now_us() - t0;
 	return rc ? collective_failed(b, bytes, rc) : 0;
 }
@@ -253,7 +253,7 @@ static int tally(struct bench *b, size_t local, uint64_t *total)
 static int checked_iteration(struct bench *b, size_t bytes, const char *phase, int k, int n, double *elapsed_us,
 			     size_t *wrong)
 {
-	size_t count = bytes / PERF_ELEM_SIZE, w;
+	size_t count = bytes / perf_dtype_size(b->o->dtype), w;
 
 	progress(b, bytes, phase, k, n);
 	if (iterate(b, bytes, elapsed_us))
@@ -309,7 +309,7 @@ static int run_size(struct bench *b, size_t bytes, struct perf_row *row)
 {
 	const struct perf_opts *o = b->o;
 	double elapsed_us = 0, warmup_us = 0;
-	size_t count = bytes / PERF_ELEM_SIZE, local = 0, early;
+	size_t count = bytes / perf_dtype_size(b->o->dtype), local = 0, early;
 	uint64_t total;
 
 	for (int k = 1; k <= o->warmup; k++)

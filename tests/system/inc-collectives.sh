@@ -13,9 +13,16 @@
 # INC_COUNTS: element counts (default 1,255,256,257,1031,65539).
 # INC_PATTERN: inccl_check's inputs, ieee (default: float sums that round,
 #   NaN, ±Inf, ±0, int32 overflow, checked bit for bit against the tree's
-#   order, given to inccl_check as -t from the inventory; INC_TREE=SPEC
+#   order, given to inccl_check as -t from the inventory: the order in which
+#   the switches fold a float SUM at any fan-in; INC_TREE=SPEC
 #   gives another, to show that a reference in the wrong order is caught)
 #   or exact.
+# INC_DTYPES: inccl_check -d, the dtypes each collective runs in: a comma list
+#   of int32 uint32 int64 uint64 float16 bfloat16 float32 float64, or all
+#   (default int32,float32: each further dtype adds about as much time again
+#   as one of these two).
+# INC_DTYPES_LAST: the last rank's -d instead (a test of ranks that disagree:
+#   with INC_EXPECT_FAIL='the switch refused' every rank must fail, clearly).
 # INC_EXPECT_FAIL=REGEX: a switch was told to be wrong (lab.sh fault): every
 #   rank must exit 1, its first FAIL line the fault's (REGEX) or a timeout
 #   after a peer gave up, and at least one rank must show REGEX.
@@ -35,6 +42,8 @@ counts=${INC_COUNTS:-1,255,256,257,1031,65539}
 scope=${INC_SCOPE:-leaf}
 limit=${INC_LIMIT:-1500}   # seconds for all ranks to finish
 pattern=${INC_PATTERN:-ieee}
+dtypes=${INC_DTYPES:-int32,float32}
+dtypes_last=${INC_DTYPES_LAST:-$dtypes}
 expect_fail=${INC_EXPECT_FAIL:-}
 . tests/lib/caught.sh
 inv=$state/gen/inventory.tsv
@@ -64,6 +73,9 @@ tree_spec() {
 
 [ -r "$inv" ] || { ko "inc-collectives: no lab in $state (make lab-up)"; done_; }
 [[ $counts =~ ^[0-9]+(,[0-9]+)*$ ]] || { ko "INC_COUNTS must be element counts separated by commas, not '$counts'"; done_; }
+for d in "$dtypes" "$dtypes_last"; do # inccl_check refuses unknown names itself; this keeps the shell line safe
+    [[ $d =~ ^[a-z0-9]+(,[a-z0-9]+)*$ ]] || { ko "INC_DTYPES and INC_DTYPES_LAST must be dtype names separated by commas, not '$d'"; done_; }
+done
 ctl=$(awk -F'\t' '$2 == "controller" {print $1}' "$inv")
 ctl_addr=$(col "$ctl" 4)
 leaf0=$(awk -F'\t' '$2 == "host" && $3 == 0 {print $7}' "$inv")
@@ -80,26 +92,12 @@ top=$(awk -F'\t' '!/^#/ && $2 == "switch" && $7 == "-" {print $1}' "$inv")
 spec=${INC_TREE:-$(tree_spec "$top")}
 case $spec in "("*) ;; *) spec="($spec)" ;; esac
 [[ $spec =~ ^[0-9(),]+$ ]] || { ko "the tree of this run from $inv is not a tree spec: '$spec'"; done_; }
-# fan_in SPEC — the largest number of children of one switch in SPEC.
-fan_in() {
-    awk -v s="$1" 'BEGIN { d = 0; m = 0
-        for (i = 1; i <= length(s); i++) { c = substr(s, i, 1)
-            if (c == "(") n[++d] = 1; else if (c == ",") n[d]++
-            else if (c == ")") { if (n[d] > m) m = n[d]; d-- } }
-        print m }'
-}
-if [ "$pattern" = ieee ] && [ -z "${INC_PATTERN:-}" ] && [ "$(fan_in "$spec")" -gt 2 ]; then
-    # a switch of fan-in 3 or more adds floats in arrival order (proto/inc_proto.h):
-    # inccl_check refuses ieee there; exact inputs sum the same in any order
-    echo "inc-collectives: tree $spec has a switch of fan-in $(fan_in "$spec"): exact inputs (ieee needs fan-in <= 2)"
-    pattern=exact
-fi
 case $pattern in
 ieee) topt="-p ieee -t '$spec'" ;;   # a tree spec holds only ( ) , and digits
 exact) topt="-p exact" ;;
 *) ko "INC_PATTERN must be ieee or exact, not '$pattern'"; done_ ;;
 esac
-echo "inc-collectives ($scope): ranks ${hosts[*]}; rank 0 at $master; controller $ctl_addr; counts $counts; inputs $pattern, tree $spec${expect_fail:+; expecting failures matching '$expect_fail'}"
+echo "inc-collectives ($scope): ranks ${hosts[*]}; rank 0 at $master; controller $ctl_addr; counts $counts; dtypes $dtypes${INC_DTYPES_LAST:+ (the last rank: $dtypes_last)}; inputs $pattern, tree $spec${expect_fail:+; expecting failures matching '$expect_fail'}"
 
 # The control plane is up: every switch registered with the controller.
 mapfile -t switches < <(awk -F'\t' '$2 == "switch" {print $1}' "$inv")
@@ -116,7 +114,9 @@ done
 # the job's key (libinccl: INCCL_JOB_KEY): rank 0 takes only ranks that hold it
 job=$("${INCLAB_BUILD:-build}/incctl" -G -) || { ko "cannot make a job key (incctl -G -)"; done_; }
 for i in "${!hosts[@]}"; do
-    out=$("$lab" exec "${hosts[$i]}" "pkill -x inccl_check; rm -f /tmp/inccl.*; (INCCL_JOB_KEY=$job inccl_check -r $i -n $n -m $master -c $counts $topt \
+    d=$dtypes
+    [ "$i" != $((n - 1)) ] || d=$dtypes_last
+    out=$("$lab" exec "${hosts[$i]}" "pkill -x inccl_check; rm -f /tmp/inccl.*; (INCCL_JOB_KEY=$job inccl_check -r $i -n $n -m $master -c $counts -d $d $topt \
         > /tmp/inccl.out 2>&1; echo \$? > /tmp/inccl.rc) < /dev/null > /dev/null 2>&1 &" 2>&1) ||
         { ko "cannot start inccl_check on ${hosts[$i]}: $out"; done_; }
 done
@@ -134,7 +134,7 @@ secs=$(($(date +%s) - t0))
 # The communicator is gone by now: each switch logged its counters when its
 # rules ended ("incswitch NAME comm N: name=value ...", after where its log
 # stood before the run).
-if [ "$scope" = tree ]; then
+if [ "$scope" = tree ] && [ -z "${INC_DTYPES_LAST:-}" ]; then # ranks that disagree may bundle nothing
     q=$(for sw in "${switches[@]}"; do
         "$lab" exec "$sw" "tail -n +$((${logged[$sw]:-0} + 1)) /var/log/inclab/incswitch.log |
             grep '^incswitch .* comm [0-9]*:.* bundles_tx=' | tail -n 1" 2>/dev/null
