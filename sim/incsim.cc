@@ -218,14 +218,17 @@ int main(int argc, char **argv)
 		par[HO].run = rf.o_us;
 		par[HG].run = rf.G_us;
 		par[HO].run_src = par[HG].run_src = "the gap fit of " + run + "/loggp.csv";
+		par[SW].run = rf.c_sw_us;
+		par[SW].run_src = "the switches' CPU (cpu.csv) over their frames (switch-counters.txt) of " + run;
 	}
 	for (int i = 0; i < NP; i++) {
 		if (i == LAT)
 			continue;
 		if (par[i].cli < 0 && par[i].run < 0)
 			Fail(std::string("no ") + par[i].name + ": give " + par[i].opt + " (" + par[i].unit + ")" +
-			     (i == SW ? "; the lab's runs do not store it yet"
-				      : run.empty() ? " or --run RUNDIR" : ": " + run + " does not give it"));
+			     (run.empty() ? " or --run RUNDIR"
+				      : i == SW ? ": " + run + " has no cpu.csv and switch-counters.txt of INC measurements"
+						: ": " + run + " does not give it"));
 	}
 	auto val = [&](int i) { return par[i].cli >= 0 ? par[i].cli : par[i].run; };
 	p.link_bw = val(BW) * 1e6;

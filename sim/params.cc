@@ -9,6 +9,8 @@ extern "C" {
 #include "../analysis/results.h"
 }
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -87,6 +89,25 @@ bool ReadRun(const std::string &dir, RunFigures *f, std::string *err)
 		return false;
 	}
 	std::sort(ceil.begin(), ceil.end());
+	/* c_sw as analysis/loggp.c's loggp_params() has it: the switches' CPU in the INC
+	 * measurements (cpu.csv) over the frames they received and sent (switch-counters.txt) */
+	std::string cp = dir + "/cpu.csv", sp = dir + "/switch-counters.txt";
+	struct stat st;
+	if (stat(cp.c_str(), &st) == 0 && stat(sp.c_str(), &st) == 0) {
+		struct loggp_cpu cpu = {};
+		double frames = 0, sw = 0;
+		if (loggp_load_cpu(cp.c_str(), &cpu, e, sizeof e) < 0 || loggp_load_frames(sp.c_str(), &frames, e, sizeof e) < 0) {
+			*err = e;
+			loggp_cpu_free(&cpu);
+			return false;
+		}
+		for (size_t i = 0; i < cpu.n; i++)
+			if (!strcmp(cpu.r[i].algo, "inc"))
+				sw += cpu.r[i].sw_sum;
+		loggp_cpu_free(&cpu);
+		if (sw > 0 && frames > 0)
+			f->c_sw_us = sw / frames;
+	}
 	size_t n = ceil.size();
 	f->ceiling_MBps = n % 2 ? ceil[n / 2] : (ceil[n / 2 - 1] + ceil[n / 2]) / 2;
 	return true;

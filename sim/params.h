@@ -15,7 +15,9 @@
  *               message take L on the wire: (L - switch frames' cost -
  *               serialisation) / links of the measured path (2 · tree_levels
  *               of RUN/meta.yaml: rank 0 to a rank under another leaf)
- *   c_sw        not stored by the lab's runs yet: --switch-frame-us
+ *   c_sw        the switches' CPU in the run's INC measurements (RUN/cpu.csv)
+ *               over the frames they received and sent (RUN/switch-counters.txt),
+ *               as analysis/loggp.c has it; runs without both: --switch-frame-us
  */
 #ifndef INCSIM_PARAMS_H
 #define INCSIM_PARAMS_H
@@ -32,6 +34,7 @@ struct RunFigures {
 	double L_us = -1;              /* latency of the measured path */
 	double half_rtt_us = -1, smallest = -1;
 	double ceiling_MBps = -1;      /* the median `ceiling` row */
+	double c_sw_us = -1;           /* switch CPU per frame */
 	int tree_levels = 0, nranks = 0;
 	std::string topology;
 };

@@ -55,6 +55,15 @@ check "increport check reads results.csv" "$build/increport" check "$csv"
 check "make plots draws it (analysis/plots.sh)" analysis/plots.sh "$tmp/res"
 check "REPORT.md names the run" grep -qF "$(basename "$run")" "$tmp/res/REPORT.md"
 check "summary chart drawn" [ -s "$run/plots/summary.svg" ]
+# c_sw from a run that stores the switches' CPU (cpu.csv: 3 switches x 100000 us in INC) and
+# their frames (switch-counters.txt: 3 x (10000 rx + 10000 tx)): 300000 / 60000 = 5 us a frame
+cp -r "$sample" "$tmp/run2"
+for s in sw0 sw1 sw2; do echo "2026-11-02T09:00:00Z $s comm 1: rx_frames=10000 tx_frames=10000"; done > "$tmp/run2/switch-counters.txt"
+mkdir -p "$tmp/res2"
+sim TOPOLOGY=topology/1-2-4.yaml SIZE=64K RUN="$tmp/run2" LINK_BW=100 RESULTS="$tmp/res2"
+rc=$?
+check "c_sw from the run's cpu.csv and switch-counters.txt: exit 0 (got $rc: $(head -c 200 "$tmp/out"))" [ "$rc" = 0 ]
+check "meta.yaml: c_sw = 300000 us / 60000 frames = 5 us" grep -q "switch_frame_us: {value: 5, from: 'the switches'' CPU" "$tmp"/res2/*/meta.yaml
 mkdir -p "$tmp/res16"
 sim TOPOLOGY=1-4-16 SIZE=64K UNIT=4 LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1 LOSS=0.01 RESULTS="$tmp/res16"
 rc=$?
@@ -70,7 +79,7 @@ refused() {
     local rc=$?
     if [ "$rc" = 2 ] && grep -qF -- "$text" "$tmp/out"; then ok "$what"; else ko "$what (exit $rc: $(head -c 300 "$tmp/out"))"; fi
 }
-refused "no switch cost" "no switch per-frame cost c_sw: give --switch-frame-us" SIZE=64K RUN=$sample LINK_BW=100
+refused "no switch cost" "no switch per-frame cost c_sw: give --switch-frame-us (us): $sample has no cpu.csv and switch-counters.txt" SIZE=64K RUN=$sample LINK_BW=100
 refused "no parameters at all" "no link bandwidth: give --link-bw-MBps (MB/s) or --run RUNDIR" SIZE=64K
 refused "a run without loggp.csv" "loggp.csv" SIZE=64K RUN=tests/analysis/samples/paper-20261101-120000 SWITCH_FRAME=1
 refused "a run whose L is shorter than the model's path" "is shorter than the model's switches and serialisation" \
