@@ -124,7 +124,7 @@ INCCL_SONAME := libinccl.so.$(INCCL_MAJOR)
 INCCL_SO := libinccl.so.$(INCCL_VERSION)
 # what hostlib/install.sh and tests/harness/test-install.sh are told of it
 INCCL_NAMES = INCCL_VERSION=$(INCCL_VERSION) INCCL_SONAME=$(INCCL_SONAME) INCCL_SO=$(INCCL_SO)
-INCCL_OBJ := $(BUILD)/inccl/error.o $(BUILD)/inccl/cq.o $(BUILD)/inccl/ring.o $(BUILD)/inccl/comm.o $(BUILD)/inccl/group.o \
+INCCL_OBJ := $(BUILD)/inccl/error.o $(BUILD)/inccl/cq.o $(BUILD)/inccl/ring.o $(BUILD)/inccl/comm.o $(BUILD)/inccl/coll.o $(BUILD)/inccl/group.o \
              $(BUILD)/inccl/version.o $(BUILD)/inccl/ctlmsg.o $(BUILD)/inccl/ctlauth.o
 $(BUILD)/inccl/%.o: hostlib/%.c hostlib/inccl.h hostlib/internal.h proto/inc_proto.h proto/ctlmsg.h proto/ctlauth.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)/inccl
@@ -360,6 +360,10 @@ $(BUILD)/test_ctl: tests/unit/test_ctl.c $(BUILD)/incctl $(BUILD)/libinccl.a swi
 	  -libverbs -lyaml $(SODIUM) -lcmocka -lpthread
 
 # libinccl's argument checks and the quoting of control-message text (no RDMA device, no controller)
+# the ring baseline's block plans on a simulated ring (no RDMA): ring.c is included whole
+$(BUILD)/test_ring_plan: tests/unit/test_ring_plan.c hostlib/ring.c hostlib/cq.c hostlib/error.c hostlib/inccl.h hostlib/internal.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Ihostlib -o $@ tests/unit/test_ring_plan.c hostlib/cq.c hostlib/error.c -libverbs -lcmocka
 $(BUILD)/test_api: tests/unit/test_api.c $(BUILD)/libinccl.a hostlib/internal.h | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_api.c $(BUILD)/libinccl.a -libverbs -lyaml $(SODIUM) -lcmocka
 
@@ -369,7 +373,7 @@ $(BUILD)/test_group: tests/unit/test_group.c tests/unit/fake_comm.c tests/unit/f
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_group.c tests/unit/fake_comm.c hostlib/error.c proto/ctlmsg.c proto/ctlauth.c -lyaml $(SODIUM) -lcmocka
 
-UNIT_TESTS := $(BUILD)/test_api $(BUILD)/test_group $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
+UNIT_TESTS := $(BUILD)/test_api $(BUILD)/test_ring_plan $(BUILD)/test_group $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
               $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results $(BUILD)/test_pcapng \
               $(BUILD)/test_portstat
 test-unit: $(UNIT_TESTS)
