@@ -3,6 +3,18 @@
  *
  *   inccl_check -r RANK -n NRANKS [-m MASTER] [-C CONTROLLER] [-T TIMEOUT_MS]
  *               [-c COUNT,COUNT,...] [-t TREE] [-p exact|ieee] [-D MS]
+ *               [-A inc|ring] [-k COLL,COLL,...]
+ *
+ * -A: the communicator's algorithm (inc: the switches; ring: the host
+ *   baseline, which has no Reduce and adds floats in its own order: exact
+ *   inputs only). -k: the collectives to run (allreduce, reduce, broadcast,
+ *   barrier, allgather, reducescatter, alltoall; default all the algorithm
+ *   has). AllGather, ReduceScatter (each op) and AllToAll run for both
+ *   dtypes out of place and in place (nccl's conventions); every element of
+ *   every rank's result is compared with the expectation computed here:
+ *   AllGather's block b is rank b's input, ReduceScatter's element i is the
+ *   tree-ordered op over every rank's input at rank * count + i, AllToAll's
+ *   block b is rank b's input at rank * count.
  *
  * All ranks run the same sequence: AllReduce and Reduce for int32/float32 ×
  * SUM/MAX/MIN, Broadcast for both dtypes, Barrier; for each COUNT, with user
@@ -63,6 +75,121 @@
 static const char *opn(int op) { return op == INCCL_SUM ? "sum" : op == INCCL_MAX ? "max" : "min"; }
 
 static int pass, failed;
+
+/* The collectives -k chooses from, in the order they run. */
+enum { K_ALLREDUCE, K_REDUCE, K_BROADCAST, K_BARRIER, K_ALLGATHER, K_REDUCESCATTER, K_ALLTOALL, K_N };
+static const char *const coll_names[K_N] = { "allreduce", "reduce", "broadcast", "barrier",
+					     "allgather", "reducescatter", "alltoall" };
+
+/* parse_colls() - the -k list into @on[]. Return 0, or -1 for an unknown name (said on stderr). */
+static int parse_colls(const char *list, int on[K_N])
+{
+	char buf[256], *save = NULL;
+
+	if (strlen(list) >= sizeof(buf))
+		return -1;
+	snprintf(buf, sizeof(buf), "%s", list);
+	memset(on, 0, K_N * sizeof(on[0]));
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int k = 0;
+		while (k < K_N && strcmp(t, coll_names[k]))
+			k++;
+		if (k == K_N) {
+			fprintf(stderr, "inccl_check: -k: unknown collective '%s' (allreduce, reduce, broadcast, barrier, "
+					"allgather, reducescatter, alltoall)\n", t);
+			return -1;
+		}
+		on[k] = 1;
+	}
+	return 0;
+}
+
+static void report(const char *what, size_t count, int rc, inccl_comm_t *c, size_t wrong, size_t first, double secs);
+
+/* The 0xa5 bytes a buffer holds before a call: what a rank not due a result must still find. */
+#define POISON 0xa5
+
+/*
+ * check_blocks() - AllGather, ReduceScatter (every op) and AllToAll of @count
+ * elements per block on @c, for @dtype, out of place and in place, the
+ * buffers @misalign bytes off alignment; each result checked element by
+ * element against what this rank computes from every rank's input.
+ */
+static void check_blocks(inccl_comm_t *c, const int on[K_N], const struct cref_tree *tree, enum cref_pattern pattern,
+			 int dtype, int rank, int nranks, size_t count, size_t misalign)
+{
+	size_t total = count * (size_t)nranks, first = 0, wrong;
+	uint8_t *sraw = malloc(total * 4 + 8), *rraw = malloc(total * 4 + 8);
+	uint32_t *want = malloc(total * 4);
+	uint8_t *send = sraw + misalign, *recv = rraw + (3 - misalign);
+	const char *dn = dtype == INCCL_INT32 ? "int32" : "float32";
+	char what[64];
+	int rc;
+
+	if (!sraw || !rraw || !want) {
+		failed++;
+		printf("FAIL allgather/reducescatter/alltoall: no memory for %zu elements\n", total);
+		goto out;
+	}
+	for (int inplace = 0; inplace <= 1; inplace++) {
+		const char *ip = inplace ? " in-place" : "";
+		if (on[K_ALLGATHER]) { /* block b of the result: rank b's input */
+			uint8_t *mine = recv + (size_t)rank * count * 4;
+			memset(recv, POISON, total * 4);
+			cref_fill(pattern, dtype, rank, nranks, inplace ? mine : send, count);
+			for (int b = 0; b < nranks; b++)
+				for (size_t i = 0; i < count; i++)
+					want[(size_t)b * count + i] = cref_input(pattern, dtype, b, nranks, i);
+			double t0 = cref_now_ms();
+			rc = inccl_allgather(c, inplace ? mine : send, recv, count, dtype);
+			double t = (cref_now_ms() - t0) / 1e3;
+			wrong = 0;
+			for (size_t i = 0; rc == INCCL_OK && i < total; i++) /* copied: bit for bit */
+				if (memcmp(recv + 4 * i, want + i, 4) && !wrong++)
+					first = i;
+			snprintf(what, sizeof(what), "allgather %s%s", dn, ip);
+			report(what, count, rc, c, wrong, first, t);
+		}
+		for (int op = INCCL_SUM; on[K_REDUCESCATTER] && op <= INCCL_MIN; op++) {
+			/* element i: op over every rank's input at rank * count + i, in the tree's order */
+			uint8_t *out = inplace ? send + (size_t)rank * count * 4 : recv;
+			cref_fill(pattern, dtype, rank, nranks, send, total);
+			if (!inplace)
+				memset(recv, POISON, count * 4);
+			for (size_t i = 0; i < count; i++)
+				want[i] = cref_expect(tree, pattern, dtype, op, (size_t)rank * count + i);
+			double t0 = cref_now_ms();
+			rc = inccl_reducescatter(c, send, out, count, dtype, op);
+			double t = (cref_now_ms() - t0) / 1e3;
+			wrong = rc == INCCL_OK ? cref_count_wrong(dtype, out, want, count, &first) : 0;
+			snprintf(what, sizeof(what), "reducescatter %s %s%s", dn, opn(op), ip);
+			report(what, count, rc, c, wrong, first, t);
+		}
+		if (on[K_ALLTOALL]) { /* block b of the result: rank b's input at rank * count */
+			cref_fill(pattern, dtype, rank, nranks, send, total);
+			if (!inplace)
+				memset(recv, POISON, total * 4);
+			for (int b = 0; b < nranks; b++)
+				for (size_t i = 0; i < count; i++)
+					want[(size_t)b * count + i] =
+						cref_input(pattern, dtype, b, nranks, (size_t)rank * count + i);
+			uint8_t *out = inplace ? send : recv;
+			double t0 = cref_now_ms();
+			rc = inccl_alltoall(c, send, out, count, dtype);
+			double t = (cref_now_ms() - t0) / 1e3;
+			wrong = 0;
+			for (size_t i = 0; rc == INCCL_OK && i < total; i++)
+				if (memcmp(out + 4 * i, want + i, 4) && !wrong++)
+					first = i;
+			snprintf(what, sizeof(what), "alltoall %s%s", dn, ip);
+			report(what, count, rc, c, wrong, first, t);
+		}
+	}
+out:
+	free(sraw);
+	free(rraw);
+	free(want);
+}
 
 /** Count and print the outcome of one collective: its return code @rc, else @wrong elements (first at @first). */
 static void report(const char *what, size_t count, int rc, inccl_comm_t *c, size_t wrong, size_t first, double secs)
@@ -157,7 +284,9 @@ static int parse_int(const char *s, long min, long max, int *out)
 int main(int argc, char **argv)
 {
 	int rank = -1, nranks = 0, opt, delay_ms = CREF_BARRIER_DELAY_MS, have_pattern = 0;
-	const char *counts = "1,255,256,257,1031,65539", *spec = NULL, *hold = NULL;
+	const char *counts = "1,255,256,257,1031,65539", *spec = NULL, *hold = NULL, *colls = NULL;
+	int on[K_N] = { 1, 1, 1, 1, 1, 1, 1 };
+	struct inccl_comm_opts co = { 0 };
 	enum cref_pattern pattern = CREF_EXACT;
 	static struct cref_tree tree; /* ~16 KiB */
 	struct inccl_group_opts go = { 0 };
@@ -165,7 +294,7 @@ int main(int argc, char **argv)
 	inccl_comm_t *c;
 	char err[512], treebuf[CREF_MAX_SPEC + 1];
 
-	while ((opt = getopt(argc, argv, "r:n:m:C:T:c:t:p:D:H:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:m:C:T:c:t:p:D:H:A:k:")) != -1) {
 		switch (opt) {
 		case 'r': rank = atoi(optarg); break;
 		case 'n': nranks = atoi(optarg); break;
@@ -174,6 +303,14 @@ int main(int argc, char **argv)
 		case 'T': go.timeout_ms = atoi(optarg); break;
 		case 'c': counts = optarg; break;
 		case 'H': hold = optarg; break;
+		case 'k': colls = optarg; break;
+		case 'A':
+			if (!strcmp(optarg, "inc") || !strcmp(optarg, "ring")) {
+				co.algorithm = optarg[0] == 'r' ? INCCL_ALGO_RING : INCCL_ALGO_INC;
+				break;
+			}
+			fprintf(stderr, "inccl_check: -A: unknown algorithm '%s' (inc or ring)\n", optarg);
+			goto usage;
 		case 't': spec = optarg; break;
 		case 'p':
 			if (cref_pattern_parse(optarg, &pattern)) {
@@ -208,6 +345,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "inccl_check: -n %d: at most %d ranks\n", nranks, CREF_MAX_RANKS);
 		return 2;
 	}
+	if (colls && parse_colls(colls, on))
+		return 2;
+	if (co.algorithm == INCCL_ALGO_RING) {
+		if (colls && on[K_REDUCE]) {
+			fprintf(stderr, "inccl_check: -k reduce: the ring baseline has no reduce\n");
+			return 2;
+		}
+		on[K_REDUCE] = 0;
+		if (have_pattern && pattern == CREF_IEEE) {
+			fprintf(stderr, "inccl_check: -p ieee: the ring adds floats in its own order, not the tree's: "
+					"exact inputs only with -A ring\n");
+			return 2;
+		}
+		pattern = CREF_EXACT;
+	}
 	if (cref_pattern_check(&tree, pattern, err, sizeof(err))) {
 		fprintf(stderr, "inccl_check: %s\n", err);
 		return 2;
@@ -219,7 +371,7 @@ int main(int argc, char **argv)
 	}
 	double tb = cref_now_ms();
 	int rc = inccl_group_create(&go, rank, nranks, &g);
-	if (rc == INCCL_OK && (rc = inccl_comm_init(g, NULL, &c)) != INCCL_OK)
+	if (rc == INCCL_OK && (rc = inccl_comm_init(g, &co, &c)) != INCCL_OK)
 		inccl_group_destroy(g);
 	if (rc) {
 		fprintf(stderr, "inccl_check: rank %d: bootstrap failed (error %d): %s\n", rank, rc, inccl_last_error());
@@ -228,9 +380,9 @@ int main(int argc, char **argv)
 	}
 	printf("rank %d of %d: group %d, communicator ready in %.1f s\n", rank, nranks, inccl_group_id(g),
 	       (cref_now_ms() - tb) / 1e3);
-	printf("rank %d: inputs %s, expected in the order of tree %s%s, barrier delay %d ms\n", rank,
-	       cref_pattern_name(pattern), cref_tree_format(&tree, treebuf, sizeof(treebuf)),
-	       spec ? "" : " (no -t: one switch)", delay_ms);
+	printf("rank %d: %s, inputs %s, expected in the order of tree %s%s, barrier delay %d ms\n", rank,
+	       co.algorithm == INCCL_ALGO_RING ? "ring" : "inc", cref_pattern_name(pattern),
+	       cref_tree_format(&tree, treebuf, sizeof(treebuf)), spec ? "" : " (no -t: one switch)", delay_ms);
 	fflush(stdout); /* a script waiting for "communicator ready" sees it now */
 	char list[256];
 	snprintf(list, sizeof(list), "%s", counts);
@@ -253,10 +405,12 @@ int main(int argc, char **argv)
 		}
 		for (int dtype = INCCL_INT32; dtype <= INCCL_FLOAT32; dtype++) {
 			const char *dn = dtype == INCCL_INT32 ? "int32" : "float32";
-			for (int op = INCCL_SUM; op <= INCCL_MIN; op++) {
+			for (int op = INCCL_SUM; (on[K_ALLREDUCE] || on[K_REDUCE]) && op <= INCCL_MIN; op++) {
 				for (size_t i = 0; i < count; i++)
 					want[i] = cref_expect(&tree, pattern, dtype, op, i);
 				for (int reduce = 0; reduce <= 1; reduce++) {
+					if (!on[reduce ? K_REDUCE : K_ALLREDUCE])
+						continue;
 					int root = reduce ? (k + op) % nranks : 0;
 					cref_fill(pattern, dtype, rank, nranks, send, count);
 					memset(recv, 0xa5, count * 4);
@@ -278,6 +432,9 @@ int main(int argc, char **argv)
 					report(what, count, rc, c, wrong, first, t);
 				}
 			}
+			check_blocks(c, on, &tree, pattern, dtype, rank, nranks, count, misalign);
+			if (!on[K_BROADCAST])
+				continue;
 			int root = k % nranks;
 			/* non-roots hold other data: the input of a rank that does not exist */
 			cref_fill(pattern, dtype, rank == root ? root : nranks + 7, nranks, send, count);
@@ -293,7 +450,8 @@ int main(int argc, char **argv)
 			snprintf(what, sizeof(what), "broadcast@%d %s", root, dn);
 			report(what, count, rc, c, wrong, first, t);
 		}
-		barrier_check(c, rank, nranks, k, delay_ms);
+		if (on[K_BARRIER])
+			barrier_check(c, rank, nranks, k, delay_ms);
 		free(sraw);
 		free(rraw);
 		free(want);
@@ -326,6 +484,25 @@ int main(int argc, char **argv)
 			printf("FAIL %s: returned %d (%s), not EINVAL\n", what[i], rc, inccl_errmsg(c));
 		}
 	}
+	/* the block collectives: a NULL buffer and overlapping buffers refused before anything is sent */
+	int32_t two[8];
+	for (int i = 0; i < 3; i++) {
+		static const char *what[] = { "allgather, send NULL", "reducescatter, receive NULL",
+					      "alltoall, overlapping buffers" };
+		static const char *words[] = { "send buffer is NULL", "receive buffer is NULL", "overlap" };
+		rc = i == 0 ? inccl_allgather(c, NULL, two, 1, INCCL_INT32)
+		   : i == 1 ? inccl_reducescatter(c, two, NULL, 1, INCCL_INT32, INCCL_SUM)
+			    : inccl_alltoall(c, two + 1, two, 1, INCCL_INT32);
+		if (nranks == 1 && i == 2)
+			continue; /* one rank: one element each, they do not overlap */
+		if (rc == INCCL_EINVAL && strstr(inccl_errmsg(c), words[i])) {
+			pass++;
+			printf("ok   %s refused: %s\n", what[i], inccl_errmsg(c));
+		} else {
+			failed++;
+			printf("FAIL %s: returned %d (%s), not EINVAL\n", what[i], rc, inccl_errmsg(c));
+		}
+	}
 	printf("rank %d: %d passed, %d failed\n", rank, pass, failed);
 	if (hold) {
 		printf("rank %d: holding the communicator until %s exists (at most %d s)\n", rank, hold, HOLD_MAX_S);
@@ -340,6 +517,11 @@ usage:
 	fprintf(stderr,
 		"usage: inccl_check -r RANK -n NRANKS [-m MASTER[:PORT]] [-C CONTROLLER[:PORT]] [-T TIMEOUT_MS]\n"
 		"                   [-c COUNT,...] [-t TREE] [-p exact|ieee] [-D MS] [-H FILE]\n"
+		"                   [-A inc|ring] [-k COLL,...]\n"
+		"  -A ALGO   inc (default): through the switches; ring: the host baseline (no reduce,\n"
+		"            exact inputs only)\n"
+		"  -k COLLS  the collectives to check: allreduce, reduce, broadcast, barrier, allgather,\n"
+		"            reducescatter, alltoall, separated by commas (default: all the algorithm has)\n"
 		"  -t TREE   the switches' aggregation tree, e.g. '(0,1)' or '((0,1),(2,3))': nested\n"
 		"            parentheses are switches, numbers ranks, 0..NRANKS-1 each once (default: one\n"
 		"            switch over all ranks)\n"
