@@ -17,7 +17,7 @@ LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages
 
 .PHONY: all help run deps payload install uninstall test-install images bench-switch lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-deps test-lab-down test-lab-stop test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
-        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis test-capture test-swports \
+        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatter exp-alltoall exp-sweep exp-paper plots test-analysis test-capture test-swports \
         fuzz fuzz-build test-fuzz
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/tsckhz $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
@@ -45,6 +45,7 @@ help:
 	@echo "make lab-down              remove every domain, network, disk and process of the lab"
 	@echo "make exp-allreduce SIZE=512M [DTYPE= OP= ITERS= BASELINES=]   AllReduce on the lab's hosts + baselines,"
 	@echo "                           stored in results/ (also exp-reduce / exp-broadcast ROOT=, exp-barrier,"
+	@echo "                           exp-allgather, exp-reducescatter OP=, exp-alltoall (SIZE: the whole buffer),"
 	@echo "                           exp-sweep MIN=1M MAX=1G FACTOR=2 or SIZES='16M 512M' [COLLECTIVES='allreduce broadcast'],"
 	@echo "                           exp-paper: the seed's table)"
 	@echo "make plots [RESULTS=results]  gnuplot charts (PNG, SVG) of every stored run and RESULTS/REPORT.md"
@@ -216,7 +217,7 @@ lab-capture: $(LAB_DEPS_STAMP) $(BUILD)/udpcap
 # the quick start's main job: lab up if needed, a verified AllReduce sweep with its baselines, charts, REPORT
 run: $(LAB_DEPS_STAMP) payload $(BUILD)/increport
 	experiments/run.sh
-exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper: $(LAB_DEPS_STAMP) payload
+exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatter exp-alltoall exp-sweep exp-paper: $(LAB_DEPS_STAMP) payload
 	experiments/exp.sh $(@:exp-%=%)
 include experiments/baselines/baselines.mk
 

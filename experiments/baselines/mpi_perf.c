@@ -78,7 +78,8 @@
 enum { EXIT_WRONG = 1, EXIT_USAGE = 2, EXIT_NOT_STARTED = 3, EXIT_FAILED = 4 };
 
 static const char usage[] =
-	"usage: mpirun [MPIRUN OPTIONS] mpi_perf [-C allreduce|reduce|broadcast|barrier] [-b MIN] [-e MAX]\n"
+	"usage: mpirun [MPIRUN OPTIONS] mpi_perf [-C allreduce|reduce|broadcast|barrier|allgather|reducescatter|alltoall]\n"
+	"       [-b MIN] [-e MAX]\n"
 	"                  [-f FACTOR] [-d int32|float32] [-o sum|max|min] [-R ROOT] [-n ITERS]\n"
 	"                  [-w WARMUP] [-a LABEL] [-S max|rank0] [-F text|csv|json] [-O FILE] [-h]\n";
 
@@ -86,7 +87,9 @@ static const char help[] =
 	"Times an OpenMPI collective over a range of sizes on every rank and checks every result;\n"
 	"the baseline of inccl_perf, with the same options, report and checks.\n"
 	"\n"
-	"  -C COLL     allreduce (default), reduce, broadcast or barrier (one row, sizes ignored)\n"
+	"  -C COLL     allreduce (default), reduce, broadcast, barrier (one row, sizes ignored),\n"
+	"              allgather, reducescatter or alltoall (MPI_Allgather, MPI_Reduce_scatter_block,\n"
+	"              MPI_Alltoall, in place; sizes: the whole buffer, as inccl_perf)\n"
 	"  -b MIN      smallest size in bytes, K/M/G = 2^10/2^20/2^30 (default 1K)\n"
 	"  -e MAX      largest size (default 16M); sizes are rounded down to whole\n"
 	"              4-byte elements, at least one\n"
@@ -204,8 +207,10 @@ static int set_option(struct mpi_opts *o, char flag, const char *val, char *err,
 
 	switch (flag) {
 	case 'C':
-		if ((i = find_name(val, coll_name, 4)) < 0)
-			return fail(err, errlen, "unknown collective '%s' (allreduce, reduce, broadcast, barrier)", val);
+		if ((i = find_name(val, coll_name, PERF_NCOLLS)) < 0)
+			return fail(err, errlen,
+				    "unknown collective '%s' (allreduce, reduce, broadcast, barrier, allgather, "
+				    "reducescatter, alltoall)", val);
 		o->p.coll = (enum perf_coll)i;
 		return 0;
 	case 'd':
@@ -392,6 +397,18 @@ static void collective(struct bench *b, size_t count)
 		check_mpi(b, MPI_Barrier(w), "MPI_Barrier", 0);
 		return;
 	}
+	if (perf_coll_blocks(p->coll)) { /* one call: a block of at most 2G / 4 ranks elements fits an int */
+		int n = (int)(count / (size_t)p->nranks);
+		size_t bytes = count * PERF_ELEM_SIZE;
+		if (p->coll == PERF_ALLGATHER)
+			check_mpi(b, MPI_Allgather(MPI_IN_PLACE, 0, dt, b->buf, n, dt, w), "MPI_Allgather", bytes);
+		else if (p->coll == PERF_ALLTOALL)
+			check_mpi(b, MPI_Alltoall(MPI_IN_PLACE, 0, dt, b->buf, n, dt, w), "MPI_Alltoall", bytes);
+		else /* in place: the input from the buffer, the result to its start */
+			check_mpi(b, MPI_Reduce_scatter_block(MPI_IN_PLACE, b->buf, n, dt, op, w), "MPI_Reduce_scatter_block",
+				  bytes);
+		return;
+	}
 	for (size_t off = 0; off < count; off += b->chunk_elems) {
 		size_t left = count - off;
 		int n = (int)(left < b->chunk_elems ? left : b->chunk_elems);
@@ -420,7 +437,9 @@ static void iterate(struct bench *b, size_t bytes, double *elapsed_us)
 	const struct perf_opts *p = &b->o->p;
 	size_t count = bytes / PERF_ELEM_SIZE;
 
-	if (p->coll != PERF_BARRIER)
+	if (perf_coll_blocks(p->coll))
+		perf_fill_blocks(p, b->buf, count);
+	else if (p->coll != PERF_BARRIER)
 		perf_fill(b->buf, count, p->dtype, p->coll == PERF_BROADCAST && p->rank != p->root ? NOT_A_RANK : p->rank);
 	check_mpi(b, MPI_Barrier(MPI_COMM_WORLD), "the MPI_Barrier before an iteration", bytes);
 	double t0 = now_us();
@@ -441,6 +460,10 @@ static size_t count_wrong(const struct bench *b, size_t count)
 					  : perf_count_wrong_input(b->buf, count, p->dtype, p->rank);
 	case PERF_BROADCAST:
 		return perf_count_wrong_input(b->buf, count, p->dtype, p->root);
+	case PERF_ALLGATHER:
+	case PERF_REDUCESCATTER: /* MPI_IN_PLACE: its block of the result at the buffer's start */
+	case PERF_ALLTOALL:
+		return perf_count_wrong_blocks(p, b->buf, count);
 	default:
 		return 0;
 	}

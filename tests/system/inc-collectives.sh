@@ -16,6 +16,10 @@
 #   order, given to inccl_check as -t from the inventory; INC_TREE=SPEC
 #   gives another, to show that a reference in the wrong order is caught)
 #   or exact.
+# INC_COLLS: inccl_check -k, the collectives to check (allreduce, reduce,
+#   broadcast, barrier, allgather, reducescatter, alltoall, separated by
+#   commas; default: every one the algorithm has).
+# INC_ALGO: inc (default) or ring (the host baseline: no reduce, exact inputs).
 # INC_EXPECT_FAIL=REGEX: a switch was told to be wrong (lab.sh fault): every
 #   rank must exit 1, its first FAIL line the fault's (REGEX) or a timeout
 #   after a peer gave up, and at least one rank must show REGEX.
@@ -36,6 +40,8 @@ scope=${INC_SCOPE:-leaf}
 limit=${INC_LIMIT:-1500}   # seconds for all ranks to finish
 pattern=${INC_PATTERN:-ieee}
 expect_fail=${INC_EXPECT_FAIL:-}
+colls=${INC_COLLS:-}
+algo=${INC_ALGO:-inc}
 . tests/lib/caught.sh
 inv=$state/gen/inventory.tsv
 done_() { harness_end; }
@@ -64,6 +70,8 @@ tree_spec() {
 
 [ -r "$inv" ] || { ko "inc-collectives: no lab in $state (make lab-up)"; done_; }
 [[ $counts =~ ^[0-9]+(,[0-9]+)*$ ]] || { ko "INC_COUNTS must be element counts separated by commas, not '$counts'"; done_; }
+[ -z "$colls" ] || [[ $colls =~ ^[a-z]+(,[a-z]+)*$ ]] || { ko "INC_COLLS must be collective names separated by commas, not '$colls'"; done_; }
+case $algo in inc|ring) ;; *) ko "INC_ALGO must be inc or ring, not '$algo'"; done_ ;; esac
 ctl=$(awk -F'\t' '$2 == "controller" {print $1}' "$inv")
 ctl_addr=$(col "$ctl" 4)
 leaf0=$(awk -F'\t' '$2 == "host" && $3 == 0 {print $7}' "$inv")
@@ -94,12 +102,18 @@ if [ "$pattern" = ieee ] && [ -z "${INC_PATTERN:-}" ] && [ "$(fan_in "$spec")" -
     echo "inc-collectives: tree $spec has a switch of fan-in $(fan_in "$spec"): exact inputs (ieee needs fan-in <= 2)"
     pattern=exact
 fi
+if [ "$algo" = ring ] && [ "$pattern" = ieee ]; then
+    # the ring adds floats in its own order, not the tree's: inccl_check refuses ieee with it
+    [ -z "${INC_PATTERN:-}" ] || { ko "INC_PATTERN=ieee: the ring baseline takes exact inputs only"; done_; }
+    pattern=exact
+fi
 case $pattern in
 ieee) topt="-p ieee -t '$spec'" ;;   # a tree spec holds only ( ) , and digits
 exact) topt="-p exact" ;;
 *) ko "INC_PATTERN must be ieee or exact, not '$pattern'"; done_ ;;
 esac
-echo "inc-collectives ($scope): ranks ${hosts[*]}; rank 0 at $master; controller $ctl_addr; counts $counts; inputs $pattern, tree $spec${expect_fail:+; expecting failures matching '$expect_fail'}"
+topt="$topt -A $algo${colls:+ -k $colls}"
+echo "inc-collectives ($scope, $algo): ranks ${hosts[*]}; rank 0 at $master; controller $ctl_addr; counts $counts; inputs $pattern, tree $spec; collectives ${colls:-all}${expect_fail:+; expecting failures matching '$expect_fail'}"
 
 # The control plane is up: every switch registered with the controller.
 mapfile -t switches < <(awk -F'\t' '$2 == "switch" {print $1}' "$inv")
