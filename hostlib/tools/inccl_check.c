@@ -8,8 +8,10 @@
  * -A: the communicator's algorithm (inc: the switches; ring: the host
  *   baseline, which has no Reduce and adds floats in its own order: exact
  *   inputs only). -k: the collectives to run (allreduce, reduce, broadcast,
- *   barrier, allgather, reducescatter, alltoall; default all the algorithm
- *   has). AllGather, ReduceScatter (each op) and AllToAll run for both
+ *   barrier, allgather, reducescatter, alltoall, or all; default allreduce,
+ *   reduce, broadcast, barrier, without reduce on the ring: the block
+ *   collectives cost a round trip per block, and the callers that check
+ *   large counts ask for them by name). AllGather, ReduceScatter (each op) and AllToAll run for both
  *   dtypes out of place and in place (nccl's conventions); every element of
  *   every rank's result is compared with the expectation computed here:
  *   AllGather's block b is rank b's input, ReduceScatter's element i is the
@@ -92,11 +94,16 @@ static int parse_colls(const char *list, int on[K_N])
 	memset(on, 0, K_N * sizeof(on[0]));
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		int k = 0;
+		if (!strcmp(t, "all")) {
+			for (k = 0; k < K_N; k++)
+				on[k] = 1;
+			continue;
+		}
 		while (k < K_N && strcmp(t, coll_names[k]))
 			k++;
 		if (k == K_N) {
 			fprintf(stderr, "inccl_check: -k: unknown collective '%s' (allreduce, reduce, broadcast, barrier, "
-					"allgather, reducescatter, alltoall)\n", t);
+					"allgather, reducescatter, alltoall, all)\n", t);
 			return -1;
 		}
 		on[k] = 1;
@@ -285,7 +292,7 @@ int main(int argc, char **argv)
 {
 	int rank = -1, nranks = 0, opt, delay_ms = CREF_BARRIER_DELAY_MS, have_pattern = 0;
 	const char *counts = "1,255,256,257,1031,65539", *spec = NULL, *hold = NULL, *colls = NULL;
-	int on[K_N] = { 1, 1, 1, 1, 1, 1, 1 };
+	int on[K_N] = { 1, 1, 1, 1, 0, 0, 0 }; /* the block collectives by name or "all" (-k) */
 	struct inccl_comm_opts co = { 0 };
 	enum cref_pattern pattern = CREF_EXACT;
 	static struct cref_tree tree; /* ~16 KiB */
@@ -521,7 +528,8 @@ usage:
 		"  -A ALGO   inc (default): through the switches; ring: the host baseline (no reduce,\n"
 		"            exact inputs only)\n"
 		"  -k COLLS  the collectives to check: allreduce, reduce, broadcast, barrier, allgather,\n"
-		"            reducescatter, alltoall, separated by commas (default: all the algorithm has)\n"
+		"            reducescatter, alltoall or all, separated by commas (default: allreduce,\n"
+		"            reduce, broadcast, barrier; the ring has no reduce)\n"
 		"  -t TREE   the switches' aggregation tree, e.g. '(0,1)' or '((0,1),(2,3))': nested\n"
 		"            parentheses are switches, numbers ranks, 0..NRANKS-1 each once (default: one\n"
 		"            switch over all ranks)\n"

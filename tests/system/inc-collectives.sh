@@ -18,7 +18,9 @@
 #   or exact.
 # INC_COLLS: inccl_check -k, the collectives to check (allreduce, reduce,
 #   broadcast, barrier, allgather, reducescatter, alltoall, separated by
-#   commas; default: every one the algorithm has).
+#   commas, or all; default: inccl_check's, allreduce,reduce,broadcast,barrier
+#   (the ring: without reduce): the block collectives cost a round trip per
+#   block, and the callers that check large counts ask for them by name).
 # INC_ALGO: inc (default) or ring (the host baseline: no reduce, exact inputs).
 # INC_EXPECT_FAIL=REGEX: a switch was told to be wrong (lab.sh fault): every
 #   rank must exit 1, its first FAIL line the fault's (REGEX) or a timeout
@@ -40,8 +42,8 @@ scope=${INC_SCOPE:-leaf}
 limit=${INC_LIMIT:-1500}   # seconds for all ranks to finish
 pattern=${INC_PATTERN:-ieee}
 expect_fail=${INC_EXPECT_FAIL:-}
-colls=${INC_COLLS:-}
 algo=${INC_ALGO:-inc}
+colls=${INC_COLLS:-}
 . tests/lib/caught.sh
 inv=$state/gen/inventory.tsv
 done_() { harness_end; }
@@ -113,7 +115,7 @@ exact) topt="-p exact" ;;
 *) ko "INC_PATTERN must be ieee or exact, not '$pattern'"; done_ ;;
 esac
 topt="$topt -A $algo${colls:+ -k $colls}"
-echo "inc-collectives ($scope, $algo): ranks ${hosts[*]}; rank 0 at $master; controller $ctl_addr; counts $counts; inputs $pattern, tree $spec; collectives ${colls:-all}${expect_fail:+; expecting failures matching '$expect_fail'}"
+echo "inc-collectives ($scope, $algo): ranks ${hosts[*]}; rank 0 at $master; controller $ctl_addr; counts $counts; inputs $pattern, tree $spec; collectives ${colls:-inccl_check'\''s default}${expect_fail:+; expecting failures matching '$expect_fail'}"
 
 # The control plane is up: every switch registered with the controller.
 mapfile -t switches < <(awk -F'\t' '$2 == "switch" {print $1}' "$inv")
