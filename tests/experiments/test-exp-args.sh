@@ -252,7 +252,7 @@ grep -q "baselines 'ring mpi-ucx'" <<<"$out" && ! grep -q 'skipped by default' <
     ok "BASELINES naming mpi-ucx: measured, no skip line" || ko "BASELINES=ring mpi-ucx: $out"
 out=$(EXP=allreduce dry env ROUNDS=020 2>&1)
 grep -q " rounds 20$" <<<"$out" && ok "ROUNDS=020 is 20 rounds" || ko "ROUNDS=020: $out"
-refused "unknown experiment 'alltoall'" env EXP_DRY_RUN=1 experiments/exp.sh alltoall
+refused "unknown experiment 'alltogether'" env EXP_DRY_RUN=1 experiments/exp.sh alltogether
 # make run: its settings are checked before any lab-up (a lab that cannot exist: lab.sh would refuse its state)
 refused "SWITCHES must be vm or netns, not 'kvm'" env SWITCHES=kvm INCLAB_STATE=/nonexistent/lab experiments/run.sh
 refused "size '1.5G' is not a number of bytes" env SIZES="1M 1.5G" INCLAB_STATE=/nonexistent/lab experiments/run.sh
