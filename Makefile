@@ -104,7 +104,7 @@ $(BUILD)/rcecho: switch/rcecho.c $(SWITCH_CORE) | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -Iswitch -o $@ switch/rcecho.c switch/rc_conn.c switch/roce.c switch/crc32.c -lpcap $(CRC_LIBS)
 
 SWITCH_DAEMON := switch/incswitch.c switch/portstat.c switch/portstat.h switch/swconfig.c switch/swconfig.h switch/engine.c switch/engine.h switch/bundle.c switch/bundle.h \
-                 switch/agg.c proto/inc_proto.h $(CTLMSG) $(SWITCH_CORE)
+                 switch/agg.c proto/inc_proto.h proto/inc_elem.h $(CTLMSG) $(SWITCH_CORE)
 $(BUILD)/incswitch: $(SWITCH_DAEMON) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ $(filter %.c,$(SWITCH_DAEMON)) -lpcap -lyaml $(CRC_LIBS) $(SODIUM) -lm
@@ -127,7 +127,7 @@ INCCL_SO := libinccl.so.$(INCCL_VERSION)
 INCCL_NAMES = INCCL_VERSION=$(INCCL_VERSION) INCCL_SONAME=$(INCCL_SONAME) INCCL_SO=$(INCCL_SO)
 INCCL_OBJ := $(BUILD)/inccl/error.o $(BUILD)/inccl/cq.o $(BUILD)/inccl/ring.o $(BUILD)/inccl/comm.o $(BUILD)/inccl/coll.o $(BUILD)/inccl/group.o \
              $(BUILD)/inccl/version.o $(BUILD)/inccl/ctlmsg.o $(BUILD)/inccl/ctlauth.o
-$(BUILD)/inccl/%.o: hostlib/%.c hostlib/inccl.h hostlib/internal.h proto/inc_proto.h proto/ctlmsg.h proto/ctlauth.h | $(DEPS_STAMP)
+$(BUILD)/inccl/%.o: hostlib/%.c hostlib/inccl.h hostlib/internal.h proto/inc_proto.h proto/inc_elem.h proto/ctlmsg.h proto/ctlauth.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)/inccl
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -DINCCL_BUILD -Ihostlib -c -o $@ $<
 $(BUILD)/inccl/ctlmsg.o: proto/ctlmsg.c proto/ctlmsg.h | $(DEPS_STAMP)
@@ -292,11 +292,18 @@ $(BUILD)/test_rc_conn: tests/unit/test_rc_conn.c switch/rc_conn.c switch/rc_conn
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_rc_conn.c switch/rc_conn.c -lcmocka
 
-$(BUILD)/test_agg: tests/unit/test_agg.c switch/agg.c proto/inc_proto.h switch/cpu.h | $(DEPS_STAMP)
+$(BUILD)/test_agg: tests/unit/test_agg.c switch/agg.c proto/inc_proto.h proto/inc_elem.h switch/cpu.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_agg.c switch/agg.c -lcmocka -lm
+# the same test built by gcc and clang at -O0 and -O2 (issue 16: it once compared struct padding,
+# which only some of these keep zeroed): test_agg-COMPILER-OPT
+TEST_AGG_BUILDS := $(BUILD)/test_agg-gcc-O0 $(BUILD)/test_agg-gcc-O2 $(BUILD)/test_agg-clang-O0 $(BUILD)/test_agg-clang-O2
+$(TEST_AGG_BUILDS): $(BUILD)/test_agg-%: tests/unit/test_agg.c switch/agg.c proto/inc_proto.h proto/inc_elem.h switch/cpu.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(word 1,$(subst -, ,$*)) -$(word 2,$(subst -, ,$*)) -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
+	  -Iswitch -o $@ tests/unit/test_agg.c switch/agg.c -lcmocka -lm
 
-SWITCH_ENGINE := switch/engine.c switch/engine.h switch/agg.c proto/inc_proto.h $(SWITCH_CORE)
+SWITCH_ENGINE := switch/engine.c switch/engine.h switch/agg.c proto/inc_proto.h proto/inc_elem.h $(SWITCH_CORE)
 $(BUILD)/test_engine: tests/unit/test_engine.c $(SWITCH_ENGINE) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Iswitch -o $@ tests/unit/test_engine.c switch/engine.c switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c -lcmocka $(CRC_LIBS) -lm
@@ -346,7 +353,7 @@ $(BUILD)/test_perf_opts: tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c h
 	$(CC) $(CFLAGS) -Ihostlib -Ihostlib/tools -o $@ tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c -lcmocka -lm
 
 # the reference of inccl_check/inccl_perf, and the switches' inc_combine() simulated against it
-$(BUILD)/test_check_ref: tests/unit/test_check_ref.c $(CHECK_REF) hostlib/inccl.h switch/agg.c proto/inc_proto.h | $(DEPS_STAMP)
+$(BUILD)/test_check_ref: tests/unit/test_check_ref.c $(CHECK_REF) hostlib/inccl.h switch/agg.c proto/inc_proto.h proto/inc_elem.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Ihostlib -Ihostlib/tools -Iswitch -o $@ tests/unit/test_check_ref.c hostlib/tools/check_ref.c \
 	  switch/agg.c -lcmocka -lm
@@ -376,7 +383,7 @@ $(BUILD)/test_group: tests/unit/test_group.c tests/unit/fake_comm.c tests/unit/f
 
 UNIT_TESTS := $(BUILD)/test_api $(BUILD)/test_ring_plan $(BUILD)/test_group $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
               $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results $(BUILD)/test_pcapng \
-              $(BUILD)/test_portstat
+              $(BUILD)/test_portstat $(TEST_AGG_BUILDS)
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 
 

@@ -479,7 +479,7 @@ static const char *md_url(char *buf, size_t len, const char *s)
 #define CHART_H 560
 #define KEY_ROW_PX 18
 #define KEY_MARGIN_LINES 4
-/* Headroom above the highest value or ceiling, so a ceiling's label above its line stays in the plot. */
+/* Headroom above the highest value or ceiling, so the top of an error bar or a ceiling is not on the frame. */
 #define Y_HEADROOM 1.18
 
 static void fmt_size(char *buf, size_t len, uint64_t bytes);
@@ -501,11 +501,11 @@ static int ceilings(const struct run *r, struct ceil_line c[3])
 	static const struct {
 		const char *algo, *what, *label, *style;
 	} kinds[] = {
-		{ "ceiling", "RDMA ceiling: ib_send_bw -e across the tree, unloaded pair", "RDMA ceiling",
+		{ "ceiling", "RDMA ceiling: ib_send_bw -e across the tree, unloaded pair", "RDMA",
 		  "lw 3 dt 2 lc rgb '#d62728'" },
-		{ "ceiling-load", "same-load ceiling per host: every host ib_send_bw -b -e at once", "same-load ceiling",
+		{ "ceiling-load", "same-load ceiling per host: every host ib_send_bw -b -e at once", "same load",
 		  "lw 3 dt 4 lc rgb '#e7298a'" },
-		{ NULL, "RDMA ceiling with busy polling (perftest default), unloaded pair", "busy-polling ceiling",
+		{ NULL, "RDMA ceiling with busy polling (perftest default), unloaded pair", "busy poll",
 		  "lw 3 dt 5 lc rgb '#8c564b'" },
 	};
 	int n = 0;
@@ -538,17 +538,25 @@ static int ceilings(const struct run *r, struct ceil_line c[3])
 }
 
 /*
- * gnuplot: the ceilings @c[@n] as labels above their lines, from the lowest
- * at the left, the right and the middle of the plot: however close their
- * values, no two labels share a place (a label is shorter than a third of
- * the plot's width).
+ * Ceiling labels sit in the right margin, outside the plot, level with their
+ * lines: nothing in the plot is covered (an opaque label inside it hid a bar
+ * where a ceiling crossed one). Two labels closer than LABEL_GAP of the
+ * plot's height are moved apart (the plot is about 420 px high whatever the
+ * key: gp_outputs() grows the canvas per entry; a line of sans 10 pt is
+ * about 17 px, so 0.05 is 21 px), keeping the order of their values.
  */
-static void gp_ceiling_labels(FILE *f, const struct ceil_line *c, int n)
+#define LABEL_GAP 0.05
+
+/*
+ * gnuplot: the ceilings @c[@n] as labels in the right margin at their lines'
+ * heights on a y axis from 0 to @ytop (see LABEL_GAP), never on each other,
+ * and the right margin that holds the longest.
+ */
+static void gp_ceiling_labels(FILE *f, const struct ceil_line *c, int n, double ytop)
 {
-	static const struct {
-		const char *x, *align;
-	} place[3] = { { "0.01", "left" }, { "0.99", "right" }, { "0.5", "center" } };
 	int order[3] = { 0, 1, 2 };
+	double y[3];
+	size_t width = 0;
 
 	for (int i = 0; i < n; i++) /* by value, ascending */
 		for (int j = i + 1; j < n; j++)
@@ -557,14 +565,25 @@ static void gp_ceiling_labels(FILE *f, const struct ceil_line *c, int n)
 				order[i] = order[j];
 				order[j] = t;
 			}
+	for (int i = 0; i < n; i++) { /* upwards: each at least LABEL_GAP over the one below */
+		y[i] = ytop > 0 ? c[order[i]].mbps / ytop : 0;
+		if (i && y[i] < y[i - 1] + LABEL_GAP)
+			y[i] = y[i - 1] + LABEL_GAP;
+	}
+	for (int i = n - 1; i >= 0; i--) /* downwards: none above the top */
+		if (y[i] > (i == n - 1 ? 1.0 : y[i + 1] - LABEL_GAP))
+			y[i] = i == n - 1 ? 1.0 : y[i + 1] - LABEL_GAP;
 	for (int i = 0; i < n; i++) {
 		const struct ceil_line *x = &c[order[i]];
 		const char *colour = strstr(x->style, "rgb ");
-		if (!i) /* on an opaque box: readable also where a bar crosses it */
-			fprintf(f, "set style textbox opaque noborder margins 1,1\n");
-		fprintf(f, "set label %d '%s' at graph %s, first %.6g offset 0,0.8 %s front boxed tc %s\n", i + 1, x->label,
-			place[i].x, x->mbps, place[i].align, colour ? colour : "rgb 'black'");
+
+		fprintf(f, "set label %d '%s' at graph 1, graph %.4f offset 1,0 left front tc %s\n", i + 1, x->label, y[i],
+			colour ? colour : "rgb 'black'");
+		if (strlen(x->label) > width)
+			width = strlen(x->label);
 	}
+	if (n)
+		fprintf(f, "set rmargin %zu\n", width + 2);
 }
 
 /*
@@ -819,7 +838,7 @@ static int write_coll_script(const struct run *r, const char *pdir, enum res_col
 		ymax = fmax(ymax, c[i].mbps);
 	gp_title(f, r, coll_titles[coll]);
 	fprintf(f, "set ylabel 'algorithm bandwidth (MB/s = 10^6 B/s)'\nset yrange [0:%.6g]\n", ymax * Y_HEADROOM);
-	gp_ceiling_labels(f, c, nc);
+	gp_ceiling_labels(f, c, nc, ymax * Y_HEADROOM);
 	n = gp_ceiling_plots(plot, sizeof(plot), c, nc, false, true);
 	nk = gp_algo_lines(plot, sizeof(plot), &n, r, coll, have, 3, 5, 6);
 	n += gp_ceiling_plots(plot + n, sizeof(plot) - n, c, nc, true, false);
@@ -828,7 +847,7 @@ static int write_coll_script(const struct run *r, const char *pdir, enum res_col
 	gp_outputs(f, name, plot, nk + nc);
 
 	/* time */
-	fprintf(f, "unset label\nset logscale y 10\nset yrange [*:*]\nset ylabel 'time per collective (s)'\n");
+	fprintf(f, "unset label\nset rmargin -1\nset logscale y 10\nset yrange [*:*]\nset ylabel 'time per collective (s)'\n");
 	snprintf(name, sizeof(name), "%s time", coll_titles[coll]);
 	gp_title(f, r, name);
 	n = (size_t)snprintf(plot, sizeof(plot), "plot");
@@ -927,7 +946,7 @@ static int write_summary(const struct run *r, const char *pdir, FILE *list)
 		   "set yrange [0:%.6g]\nset xlabel 'collective and message size per rank (MiB)'\n"
 		   "set ylabel 'algorithm bandwidth (MB/s = 10^6 B/s)'\n",
 		groups - 0.4, ymax * Y_HEADROOM);
-	gp_ceiling_labels(f, c, nc);
+	gp_ceiling_labels(f, c, nc, ymax * Y_HEADROOM);
 	n = (size_t)snprintf(plot, sizeof(plot), "plot");
 	col = 3;
 	for (size_t a = 0; a < NALGOS; a++) {

@@ -33,7 +33,8 @@ static int overlap(const void *a, size_t alen, const void *b, size_t blen)
 
 /*
  * check_blocks() - the checks every block collective shares: @c, @count,
- * @dtype, @op as every collective's, both buffers non-NULL, and
+ * @dtype, @op as every collective's, both buffers non-NULL and aligned to
+ * an element, and
  * nranks * @count elements addressable (no size_t overflow). Sets *@blk to
  * a block's bytes. INCCL_OK or INCCL_EINVAL naming the argument.
  */
@@ -50,6 +51,9 @@ static int check_blocks(inccl_comm_t *c, const char *what, const void *send, con
 	if (!recv)
 		return inccl__fail(c, INCCL_EINVAL, "%s: the receive buffer is NULL", what);
 	esz = inccl__dtype_size(dtype);
+	if ((uintptr_t)send % esz || (uintptr_t)recv % esz)
+		return inccl__fail(c, INCCL_EINVAL, "%s: the %s buffer %p is not aligned to the %zu bytes of an element", what,
+				   (uintptr_t)send % esz ? "send" : "receive", (uintptr_t)send % esz ? send : recv, esz);
 	n = (size_t)inccl_comm_size(c);
 	if (count > SIZE_MAX / esz / n)
 		return inccl__fail(c, INCCL_EINVAL, "%s: count %zu elements of %zu bytes times %zu ranks overflows size_t",

@@ -264,20 +264,39 @@ int inccl_comm_connect(inccl_comm_t *c, const char *switch_ip, uint32_t switch_q
 	return INCCL_OK;
 }
 
-/* Copy @n elements to wire order (big-endian); the buffers may be unaligned. */
-static void to_wire(uint8_t *dst, const uint8_t *src, size_t n)
+/* Copy @len bytes of @w-byte elements (2, 4 or 8) to wire order (big-endian); the buffers may be unaligned. */
+static void to_wire(uint8_t *dst, const uint8_t *src, size_t len, size_t w)
 {
-	for (size_t i = 0; i < n; i++) {
-		uint32_t v;
-		memcpy(&v, src + 4 * i, 4);
-		v = htonl(v);
-		memcpy(dst + 4 * i, &v, 4);
+	size_t n = len / w;
+
+	if (w == 2) {
+		for (size_t i = 0; i < n; i++) {
+			uint16_t v;
+			memcpy(&v, src + 2 * i, 2);
+			v = htons(v);
+			memcpy(dst + 2 * i, &v, 2);
+		}
+	} else if (w == 4) {
+		for (size_t i = 0; i < n; i++) {
+			uint32_t v;
+			memcpy(&v, src + 4 * i, 4);
+			v = htonl(v);
+			memcpy(dst + 4 * i, &v, 4);
+		}
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			uint64_t v;
+			memcpy(&v, src + 8 * i, 8);
+			v = be64toh(v); /* the same swap as htobe64() */
+			memcpy(dst + 8 * i, &v, 8);
+		}
 	}
 }
 
-static void from_wire(uint8_t *dst, const uint8_t *src, size_t n)
+/* from_wire() - to_wire() the other way: the swap is its own inverse. */
+static void from_wire(uint8_t *dst, const uint8_t *src, size_t len, size_t w)
 {
-	to_wire(dst, src, n); /* the swap is its own inverse */
+	to_wire(dst, src, len, w);
 }
 
 /*
@@ -299,7 +318,7 @@ static int run_ring(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 	if (prim == INC_REDUCE)
 		return fail(c, INCCL_EINVAL, "the ring baseline has no Reduce (the MPI baseline measures it)");
 	if (prim == INC_BROADCAST)
-		rc = inccl__ring_broadcast(c->ring, recv, count, root, c->timeout_ms, c->err, sizeof(c->err));
+		rc = inccl__ring_broadcast(c->ring, recv, count, dtype, root, c->timeout_ms, c->err, sizeof(c->err));
 	else if (op == INC_OP_BARRIER)
 		rc = inccl__ring_allreduce(c->ring, &token, &token, 1, INCCL_INT32, INCCL_SUM, c->timeout_ms, c->err,
 					   sizeof(c->err));
@@ -377,14 +396,15 @@ static size_t msg_bytes(size_t first, size_t end, size_t bytes)
  * post_sends() - post this rank's sends of a collective of @npk packets
  * while packets up to @limit (exclusive) may fly, in chains of up to
  * POST_BATCH per ibv_post_send(). With @data (the collective's @bytes),
- * message by message from *@msg, each converted to wire order into its
+ * message by message from *@msg, each converted to wire order (elements of
+ * @w bytes) into its
  * buffer; without, every packet an empty send, from *@msg as a packet
  * index. A send asks for a completion when it holds a packet whose number
  * + 1 is a multiple of signal_every, and the last one; its wr_id is the
  * last packet it holds. Advances *@msg; returns INCCL_OK or INCCL_EIO.
  */
 static int post_sends(inccl_comm_t *c, size_t *msg, size_t limit, size_t npk, const uint8_t *data, size_t bytes,
-		      uint32_t imm)
+		      uint32_t imm, size_t w)
 {
 	/* a completion at least once per half window, or a full window could wait for one forever;
 	 * otherwise once per SIGNAL_EVERY packets but not more often than once per 4 messages */
@@ -411,7 +431,7 @@ static int post_sends(inccl_comm_t *c, size_t *msg, size_t limit, size_t npk, co
 			if (nwr)
 				wr[nwr - 1].next = &wr[nwr];
 			if (len)
-				to_wire(buf, data + off, len / INC_ELEM_SIZE);
+				to_wire(buf, data + off, len, w);
 			(*msg)++;
 		}
 		if (!nwr)
@@ -447,7 +467,7 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, uint16_t dest,
 		    int has_data, int expects, const uint8_t *send, uint8_t *recv, size_t count)
 {
-	size_t bytes = count * INC_ELEM_SIZE, npk = bytes ? (bytes + PKT - 1) / PKT : 1;
+	size_t w = inc_dtype_size((enum inc_dtype)dtype), bytes = count * w, npk = bytes ? (bytes + PKT - 1) / PKT : 1;
 	struct inc_imm m = { dest, prim, op, (enum inc_dtype)dtype };
 	uint32_t imm = htonl(inc_imm_encode(&m));
 	size_t smsg = 0, sdone = 0, rmsg = 0, rdone = 0;
@@ -463,7 +483,7 @@ static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 	while (sdone < npk || (expects && rdone < npk)) {
 		/* at most a window unacknowledged, and unanswered where results are due */
 		size_t limit = (expects && rdone < sdone ? rdone : sdone) + (size_t)c->window;
-		int rc = post_sends(c, &smsg, limit < npk ? limit : npk, npk, has_data ? send : NULL, bytes, imm);
+		int rc = post_sends(c, &smsg, limit < npk ? limit : npk, npk, has_data ? send : NULL, bytes, imm, w);
 		if (rc)
 			return rc;
 		int n = inccl__cq_poll(&c->cq, 32, wc, WAIT_MS);
@@ -492,7 +512,7 @@ static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 				return fail(c, INCCL_EIO, "unexpected result %zu: %u bytes (want %zu), immediate 0x%08x (want 0x%08x)",
 					    rmsg, wc[i].byte_len, want, ntohl(wc[i].imm_data), ntohl(imm));
 			if (want)
-				from_wire(recv + off, c->rbuf + (size_t)slot * c->message * PKT, want / INC_ELEM_SIZE);
+				from_wire(recv + off, c->rbuf + (size_t)slot * c->message * PKT, want, w);
 			if (post_recv(c, slot))
 				return fail(c, INCCL_EIO, "repost receive: %s", strerror(errno));
 			rmsg++;
@@ -524,16 +544,19 @@ static int check(inccl_comm_t *c, const char *what, size_t count, int dtype, int
 
 int inccl__check(inccl_comm_t *c, const char *what, size_t count, int dtype, int op, int root)
 {
+	size_t w;
+
 	if (!c) {
 		inccl__set_last_error("%s: comm is NULL", what);
 		return INCCL_EINVAL;
 	}
 	if (count == 0)
 		return fail(c, INCCL_EINVAL, "%s: count must be at least 1", what);
-	if (count > SIZE_MAX / INC_ELEM_SIZE)
-		return fail(c, INCCL_EINVAL, "%s: count %zu elements of %d bytes overflows size_t", what, count, INC_ELEM_SIZE);
-	if (dtype != INCCL_INT32 && dtype != INCCL_FLOAT32)
-		return fail(c, INCCL_EINVAL, "%s: unknown dtype %d (INCCL_INT32 or INCCL_FLOAT32)", what, dtype);
+	if (dtype < 0 || dtype >= INC_NDTYPES || !(w = inc_dtype_size((enum inc_dtype)dtype)))
+		return fail(c, INCCL_EINVAL, "%s: unknown dtype %d (INCCL_INT32 .. INCCL_FLOAT64, 0..%d)", what, dtype,
+			    INC_NDTYPES - 1);
+	if (count > SIZE_MAX / w)
+		return fail(c, INCCL_EINVAL, "%s: count %zu elements of %zu bytes overflows size_t", what, count, w);
 	if (op < INCCL_SUM || op > INCCL_MIN)
 		return fail(c, INCCL_EINVAL, "%s: unknown op %d (INCCL_SUM, INCCL_MAX or INCCL_MIN)", what, op);
 	if (root < 0 || root >= c->nranks)
@@ -541,18 +564,25 @@ int inccl__check(inccl_comm_t *c, const char *what, size_t count, int dtype, int
 	return INCCL_OK;
 }
 
-/* EINVAL with a message naming @what when @p is NULL (a buffer this rank needs), else INCCL_OK. */
-static int need_buf(inccl_comm_t *c, const void *p, const char *what)
+/* EINVAL with a message naming @what when @p is NULL (a buffer this rank needs) or not aligned
+ * to the size of an element of @dtype (a valid one, check() passed), else INCCL_OK. */
+static int need_buf(inccl_comm_t *c, const void *p, const char *what, int dtype)
 {
-	return p ? INCCL_OK : fail(c, INCCL_EINVAL, "%s buffer is NULL", what);
+	size_t w = inc_dtype_size((enum inc_dtype)dtype);
+
+	if (!p)
+		return fail(c, INCCL_EINVAL, "%s buffer is NULL", what);
+	if ((uintptr_t)p % w)
+		return fail(c, INCCL_EINVAL, "%s buffer %p is not aligned to the %zu bytes of an element", what, p, w);
+	return INCCL_OK;
 }
 
 int inccl_allreduce(inccl_comm_t *c, const void *send, void *recv, size_t count, enum inccl_dtype dtype,
 		    enum inccl_op op)
 {
 	int rc = check(c, "inccl_allreduce", count, dtype, op, 0);
-	if (!rc && !(rc = need_buf(c, send, "the send")))
-		rc = need_buf(c, recv, "the receive");
+	if (!rc && !(rc = need_buf(c, send, "the send", dtype)))
+		rc = need_buf(c, recv, "the receive", dtype);
 	return rc ? rc : run(c, INC_ALLREDUCE, (enum inc_op)op, dtype, 0, send, recv, count);
 }
 
@@ -560,8 +590,8 @@ int inccl_reduce(inccl_comm_t *c, const void *send, void *recv, size_t count, en
 		 enum inccl_op op, int root)
 {
 	int rc = check(c, "inccl_reduce", count, dtype, op, root);
-	if (!rc && !(rc = need_buf(c, send, "the send")) && c->rank == root)
-		rc = need_buf(c, recv, "the root's receive");
+	if (!rc && !(rc = need_buf(c, send, "the send", dtype)) && c->rank == root)
+		rc = need_buf(c, recv, "the root's receive", dtype);
 	return rc ? rc : run(c, INC_REDUCE, (enum inc_op)op, dtype, root, send, recv, count);
 }
 
@@ -569,7 +599,7 @@ int inccl_broadcast(inccl_comm_t *c, void *buf, size_t count, enum inccl_dtype d
 {
 	int rc = check(c, "inccl_broadcast", count, dtype, INCCL_SUM, root);
 	if (!rc)
-		rc = need_buf(c, buf, "the");
+		rc = need_buf(c, buf, "the", dtype);
 	return rc ? rc : run(c, INC_BROADCAST, INC_OP_SUM, dtype, root, buf, buf, count);
 }
 
@@ -584,8 +614,7 @@ int inccl_barrier(inccl_comm_t *c)
 
 size_t inccl__dtype_size(enum inccl_dtype dtype)
 {
-	(void)dtype;
-	return INC_ELEM_SIZE; /* int32 and float32 */
+	return inc_dtype_size((enum inc_dtype)dtype);
 }
 
 int inccl__fail(inccl_comm_t *c, int status, const char *fmt, ...)

@@ -91,7 +91,24 @@ extern "C" {
 
 typedef struct inccl_comm inccl_comm_t;
 
-enum inccl_dtype { INCCL_INT32 = 0, INCCL_FLOAT32 = 1 };
+/*
+ * Element types (1.1 added all but the first two). Integer SUM wraps modulo
+ * 2^width (two's complement); MAX/MIN compare signed for INT*, unsigned for
+ * UINT*. FLOAT16 (IEEE binary16) and BFLOAT16 (top 16 bits of a binary32)
+ * SUM: each combine adds in float32 and rounds back to the type, to
+ * nearest-even; FLOAT32/FLOAT64 add natively. Float MAX/MIN: a NaN loses to
+ * a number, -0 < +0. Buffers must be aligned to the element's size.
+ */
+enum inccl_dtype {
+	INCCL_INT32 = 0,
+	INCCL_FLOAT32 = 1,
+	INCCL_UINT32 = 2,
+	INCCL_INT64 = 3,
+	INCCL_UINT64 = 4,
+	INCCL_FLOAT16 = 5,
+	INCCL_BFLOAT16 = 6,
+	INCCL_FLOAT64 = 7,
+};
 enum inccl_op { INCCL_SUM = 1, INCCL_MAX = 2, INCCL_MIN = 3 };
 
 enum inccl_status {
@@ -208,7 +225,8 @@ INCCL_API int inccl_comm_create(const struct inccl_comm_opts *opts, int rank, in
 INCCL_API int inccl_comm_connect(inccl_comm_t *comm, const char *switch_ip, uint32_t switch_qpn, uint32_t psn);
 
 /** inccl_allreduce() - @recv = op over all ranks of @send (@count elements). @send may equal @recv;
- * a NULL buffer is INCCL_EINVAL (as are a zero count, an unknown dtype or operator). */
+ * a NULL buffer is INCCL_EINVAL (as are a zero count, a count whose bytes overflow size_t, an unknown
+ * dtype or operator, a buffer not aligned to the dtype's size), before anything is sent. */
 INCCL_API int inccl_allreduce(inccl_comm_t *comm, const void *send, void *recv, size_t count, enum inccl_dtype dtype,
 		    enum inccl_op op);
 
@@ -223,9 +241,10 @@ INCCL_API int inccl_broadcast(inccl_comm_t *comm, void *buf, size_t count, enum 
  * The collectives that move blocks, with nccl's argument convention (counts
  * are elements per block; the buffers of different ranks' blocks are laid
  * end to end in rank order). Each refuses bad arguments with INCCL_EINVAL
- * before anything is sent: a NULL communicator or buffer, a zero count, one
- * whose bytes times the number of ranks overflow size_t, an unknown dtype or
- * operator, and buffers that overlap other than in the in-place way shown.
+ * before anything is sent: a NULL communicator or buffer, one not aligned
+ * to an element, a zero count, one whose bytes times the number of ranks
+ * overflow size_t, an unknown dtype or operator, and buffers that overlap
+ * other than in the in-place way shown.
  * Every rank must pass the same count, dtype (and op).
  *
  * Through the switches (INCCL_ALGO_INC) each is a sequence of the switches'

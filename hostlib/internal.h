@@ -82,8 +82,8 @@ int inccl__ring_connect(struct inccl_ring *r, uint32_t left_ip, uint32_t left_qp
 /** inccl__ring_allreduce(), inccl__ring_broadcast() - the collectives; INCCL_OK or an error with @err set. */
 int inccl__ring_allreduce(struct inccl_ring *r, const void *send, void *recv, size_t count,
 			  enum inccl_dtype dtype, enum inccl_op op, int timeout_ms, char *err, size_t errlen);
-int inccl__ring_broadcast(struct inccl_ring *r, void *buf, size_t count, int root, int timeout_ms, char *err,
-			  size_t errlen);
+int inccl__ring_broadcast(struct inccl_ring *r, void *buf, size_t count, enum inccl_dtype dtype, int root,
+			  int timeout_ms, char *err, size_t errlen);
 
 void inccl__ring_destroy(struct inccl_ring *r);
 

@@ -28,13 +28,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "../proto/inc_elem.h"
 #include "inccl.h"
 #include "internal.h"
 
 #define RING_PIECE (16 * 1024) /* bytes per message: 16 packets of the lab's 1 KiB MTU */
 #define RING_WINDOW 64         /* messages in flight to the right (1 MiB) */
 #define RING_RECVS (2 * RING_WINDOW) /* posted receives: the left may run ahead of our polling */
-#define ELEM 4
 
 enum { TO_LEFT = 0, TO_RIGHT = 1 };
 
@@ -236,26 +236,19 @@ static size_t a2a_recv_need(const struct ring_plan *pl, size_t i)
 
 /* ---- arithmetic (host order) ------------------------------------------------ */
 
-/** combine() - acc[i] = op(acc[i], in[i]) for @n elements of @dtype in host order; unaligned ok. */
+/**
+ * combine() - acc[i] = op(acc[i], in[i]) for @n elements of @dtype in host
+ * order; unaligned ok. The switch's arithmetic (inc_elem_combine(), as
+ * inc_proto.h documents it): integer SUM wraps, float16/bfloat16 round to
+ * the type at each combine, float MAX/MIN let a number beat a NaN.
+ */
 static void combine(uint8_t *acc, const uint8_t *in, size_t n, enum inccl_dtype dtype, enum inccl_op op)
 {
-	for (size_t i = 0; i < n; i++, acc += ELEM, in += ELEM) {
-		if (dtype == INCCL_INT32) {
-			int32_t a, b;
-			memcpy(&a, acc, ELEM);
-			memcpy(&b, in, ELEM);
-			a = op == INCCL_SUM ? (int32_t)((uint32_t)a + (uint32_t)b) : op == INCCL_MAX ? (b > a ? b : a)
-											   : (b < a ? b : a);
-			memcpy(acc, &a, ELEM);
-		} else {
-			float a, b;
-			memcpy(&a, acc, ELEM);
-			memcpy(&b, in, ELEM);
-			/* MAX/MIN as fmaxf/fminf (a NaN loses to a number) without libm */
-			a = op == INCCL_SUM ? a + b : op == INCCL_MAX ? (isnan(a) || b > a ? b : a) : (isnan(a) || b < a ? b : a);
-			memcpy(acc, &a, ELEM);
-		}
-	}
+	enum inc_dtype t = (enum inc_dtype)dtype;
+	size_t w = inc_dtype_size(t);
+
+	for (size_t i = 0; i < n; i++, acc += w, in += w)
+		inc_elem_put(acc, inc_elem_combine(inc_elem_get(acc, w), inc_elem_get(in, w), (enum inc_op)op, t), w);
 }
 
 /* ---- verbs ---------------------------------------------------------------- */
@@ -383,18 +376,18 @@ static uint64_t now_ms(void)
 static int take(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *buf, enum inccl_dtype dtype,
 		enum inccl_op op, size_t k, uint32_t slot, uint32_t len, char *err, size_t errlen)
 {
-	size_t off, n;
+	size_t off, n, w = inc_dtype_size((enum inc_dtype)dtype);
 	int reduce;
 
 	pl->recv_at(pl, k, &off, &n, &reduce);
-	if (len != n * ELEM) {
-		snprintf(err, errlen, "ring: message %zu from the left has %u bytes, not %zu", k, len, n * ELEM);
+	if (len != n * w) {
+		snprintf(err, errlen, "ring: message %zu from the left has %u bytes, not %zu", k, len, n * w);
 		return -1;
 	}
 	if (reduce)
-		combine(buf + off * ELEM, r->rbuf + (size_t)slot * RING_PIECE, n, dtype, op);
+		combine(buf + off * w, r->rbuf + (size_t)slot * RING_PIECE, n, dtype, op);
 	else
-		memcpy(buf + off * ELEM, r->rbuf + (size_t)slot * RING_PIECE, n * ELEM);
+		memcpy(buf + off * w, r->rbuf + (size_t)slot * RING_PIECE, n * w);
 	if (post_recv(r, slot)) {
 		snprintf(err, errlen, "ring: repost receive: %s", strerror(errno));
 		return -1;
@@ -411,7 +404,7 @@ static int take(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *buf, 
 static int run_plan(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *buf, enum inccl_dtype dtype,
 		    enum inccl_op op, int timeout_ms, char *err, size_t errlen)
 {
-	size_t sent = 0, sdone = 0, rdone = 0;
+	size_t sent = 0, sdone = 0, rdone = 0, w = inc_dtype_size((enum inc_dtype)dtype);
 	uint64_t last = now_ms();
 	struct ibv_wc wc[32];
 
@@ -422,10 +415,10 @@ static int run_plan(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *b
 			if (rdone < need)
 				break;
 			uint8_t *slot = r->sbuf + (sent % RING_WINDOW) * RING_PIECE;
-			struct ibv_sge sge = { (uintptr_t)slot, (uint32_t)(len * ELEM), r->smr->lkey };
+			struct ibv_sge sge = { (uintptr_t)slot, (uint32_t)(len * w), r->smr->lkey };
 			struct ibv_send_wr wr = { .wr_id = sent, .sg_list = &sge, .num_sge = len ? 1 : 0,
 						  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
-			memcpy(slot, buf + off * ELEM, len * ELEM);
+			memcpy(slot, buf + off * w, len * w);
 			if (ibv_post_send(r->qp[TO_RIGHT], &wr, &bad)) {
 				snprintf(err, errlen, "ring: post send %zu: %s", sent, strerror(errno));
 				return INCCL_EIO;
@@ -493,21 +486,23 @@ static int run_plan(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *b
 int inccl__ring_allreduce(struct inccl_ring *r, const void *send, void *recv, size_t count,
 			  enum inccl_dtype dtype, enum inccl_op op, int timeout_ms, char *err, size_t errlen)
 {
-	struct ring_plan pl = { r->rank, r->nranks, 0, count, RING_PIECE / ELEM, 0, 0, ar_send, ar_recv, NULL };
+	size_t w = inc_dtype_size((enum inc_dtype)dtype);
+	struct ring_plan pl = { r->rank, r->nranks, 0, count, RING_PIECE / w, 0, 0, ar_send, ar_recv, NULL };
 	size_t rounds = (count + (size_t)r->nranks * pl.piece - 1) / ((size_t)r->nranks * pl.piece);
 
 	if (send != recv)
-		memmove(recv, send, count * ELEM);
+		memmove(recv, send, count * w);
 	if (r->nranks == 1)
 		return INCCL_OK;
 	pl.nsend = pl.nrecv = rounds * 2 * (size_t)(r->nranks - 1);
 	return run_plan(r, &pl, recv, dtype, op, timeout_ms, err, errlen);
 }
 
-int inccl__ring_broadcast(struct inccl_ring *r, void *buf, size_t count, int root, int timeout_ms, char *err,
-			  size_t errlen)
+int inccl__ring_broadcast(struct inccl_ring *r, void *buf, size_t count, enum inccl_dtype dtype, int root,
+			  int timeout_ms, char *err, size_t errlen)
 {
-	struct ring_plan pl = { r->rank, r->nranks, root, count, RING_PIECE / ELEM, 0, 0, bc_send, bc_recv, NULL };
+	struct ring_plan pl = { r->rank, r->nranks, root, count, RING_PIECE / inc_dtype_size((enum inc_dtype)dtype), 0, 0,
+				bc_send, bc_recv, NULL };
 	size_t chunks = (count + pl.piece - 1) / pl.piece;
 	int last = (root + r->nranks - 1) % r->nranks; /* the end of the chain sends nothing */
 
@@ -515,7 +510,7 @@ int inccl__ring_broadcast(struct inccl_ring *r, void *buf, size_t count, int roo
 		return INCCL_OK;
 	pl.nsend = r->rank == last ? 0 : chunks;
 	pl.nrecv = r->rank == root ? 0 : chunks;
-	return run_plan(r, &pl, buf, INCCL_INT32, INCCL_SUM, timeout_ms, err, errlen);
+	return run_plan(r, &pl, buf, dtype, INCCL_SUM, timeout_ms, err, errlen);
 }
 
 /*
@@ -527,22 +522,23 @@ struct coll_run {
 	uint8_t *buf;   /* what run_plan() works on */
 	uint8_t *work;  /* staging, freed by coll_finish() */
 	int exchange;   /* 0: nothing to send or receive (one rank) */
+	size_t w;       /* bytes per element */
 };
 
 /*
- * coll_setup() - the plan of @coll for rank @rank of @p with pieces of
- * @piece elements, and its work buffer, filled from @send (and @recv's own
+ * coll_setup() - the plan of @coll for rank @rank of @p, elements of @w
+ * bytes, with pieces of @piece elements, and its work buffer, filled from @send (and @recv's own
  * block written where the plan does not): INCCL_OK, or INCCL_ENOMEM with
  * @err set.
  */
-static int coll_setup(struct coll_run *cr, int rank, int p, size_t piece, enum inccl__coll coll, const void *send,
-		      void *recv, size_t count, char *err, size_t errlen)
+static int coll_setup(struct coll_run *cr, int rank, int p, size_t w, size_t piece, enum inccl__coll coll,
+		      const void *send, void *recv, size_t count, char *err, size_t errlen)
 {
-	size_t blk = count * ELEM, n = (size_t)p, rounds = (count + piece - 1) / piece;
+	size_t blk = count * w, n = (size_t)p, rounds = (count + piece - 1) / piece;
 	const uint8_t *in = send;
 	uint8_t *out = recv;
 
-	*cr = (struct coll_run){ .pl = { rank, p, 0, count, piece, 0, 0, NULL, NULL, NULL }, .exchange = p > 1 };
+	*cr = (struct coll_run){ .pl = { rank, p, 0, count, piece, 0, 0, NULL, NULL, NULL }, .exchange = p > 1, .w = w };
 	switch (coll) {
 	case INCCL__ALLGATHER:
 		if (in != out + (size_t)rank * blk)
@@ -588,7 +584,7 @@ static int coll_setup(struct coll_run *cr, int rank, int p, size_t piece, enum i
 /* coll_finish() - after the plan ran (@ok) or failed: the result out of the staging buffer into @recv; free it. */
 static void coll_finish(struct coll_run *cr, enum inccl__coll coll, void *recv, int ok)
 {
-	size_t blk = cr->pl.n * ELEM, n = (size_t)cr->pl.p;
+	size_t blk = cr->pl.n * cr->w, n = (size_t)cr->pl.p;
 	uint8_t *out = recv;
 
 	if (ok && coll == INCCL__REDUCESCATTER)
@@ -603,7 +599,8 @@ int inccl__ring_coll(struct inccl_ring *r, enum inccl__coll coll, const void *se
 		     enum inccl_dtype dtype, enum inccl_op op, int timeout_ms, char *err, size_t errlen)
 {
 	struct coll_run cr;
-	int rc = coll_setup(&cr, r->rank, r->nranks, RING_PIECE / ELEM, coll, send, recv, count, err, errlen);
+	size_t w = inc_dtype_size((enum inc_dtype)dtype);
+	int rc = coll_setup(&cr, r->rank, r->nranks, w, RING_PIECE / w, coll, send, recv, count, err, errlen);
 
 	if (rc)
 		return rc;

@@ -3,8 +3,11 @@
  *
  * Immediate data (32 bits, SPEC.md): dest_rank:16 | primitive:2 | operator:2 |
  * dtype:4 | reserved:8 (bits 31..16, 15..14, 13..12, 11..8, 7..0).
- * Payload elements are 32-bit values in network byte order: int32 as two's
- * complement, float32 as IEEE 754 single bits. 1024-byte packets carry 256.
+ * Payload elements are big-endian (network byte order), each as wide as its
+ * dtype (inc_dtype_size()): integers as two's complement (int*) or plain
+ * binary (uint*), floats as their IEEE 754 bits (float16: binary16, bfloat16:
+ * the top 16 bits of a binary32, float32: binary32, float64: binary64).
+ * 1024-byte packets carry 1024 / width elements (512, 256 or 128).
  * A collective's packet 0 is a SEND_ONLY_WITH_IMM; later packets may travel in
  * messages (SEND_FIRST, SEND_MIDDLE*, SEND_LAST_WITH_IMM) whose FIRST and
  * MIDDLE packets, a whole MTU each, carry no immediate and belong to packet
@@ -31,7 +34,34 @@
  */
 enum inc_prim { INC_ALLREDUCE = 0, INC_REDUCE = 1, INC_BROADCAST = 2, INC_ROUTE = 3 };
 enum inc_op { INC_OP_BARRIER = 0, INC_OP_SUM = 1, INC_OP_MAX = 2, INC_OP_MIN = 3 };
-enum inc_dtype { INC_INT32 = 0, INC_FLOAT32 = 1 };
+/* dtype: 4 bits on the wire; 0 and 1 are the original two (wire compatible), 8..15 undefined */
+enum inc_dtype {
+	INC_INT32 = 0,
+	INC_FLOAT32 = 1,
+	INC_UINT32 = 2,
+	INC_INT64 = 3,
+	INC_UINT64 = 4,
+	INC_FLOAT16 = 5,
+	INC_BFLOAT16 = 6,
+	INC_FLOAT64 = 7,
+};
+#define INC_NDTYPES 8 /* dtypes 0..INC_NDTYPES-1 are defined */
+
+/** inc_dtype_size() - bytes per element of @t (2, 4 or 8); 0 for a value that is no dtype. */
+static inline size_t inc_dtype_size(enum inc_dtype t)
+{
+	switch (t) {
+	case INC_FLOAT16:
+	case INC_BFLOAT16: return 2;
+	case INC_INT32:
+	case INC_UINT32:
+	case INC_FLOAT32: return 4;
+	case INC_INT64:
+	case INC_UINT64:
+	case INC_FLOAT64: return 8;
+	}
+	return 0;
+}
 
 /*
  * A switch's queue pair numbers say what they are and whose they are, so a
@@ -51,7 +81,6 @@ enum inc_dtype { INC_INT32 = 0, INC_FLOAT32 = 1 };
 	(((qpn) >> 20) == 1 || (((qpn) >> 20) == 2 && ((qpn) & 0xffu) == 0) ? (int)(((qpn) >> 8) & 0xfffu) : -1)
 
 #define INC_RANK_ALL 0xffff /* dest_rank of AllReduce / Broadcast: every rank */
-#define INC_ELEM_SIZE 4
 
 struct inc_imm {
 	uint16_t dest_rank;
@@ -69,9 +98,9 @@ static inline uint32_t inc_imm_encode(const struct inc_imm *m)
 
 /**
  * inc_imm_decode() - split an immediate into its fields.
- * Return: 0, or -1 for values the protocol does not define (dtype > 1,
- * reserved bits set) so a switch can count and drop them. Every primitive
- * (0..3) is defined.
+ * Return: 0, or -1 for values the protocol does not define (dtype >=
+ * INC_NDTYPES, reserved bits set) so a switch can count and drop them. Every
+ * primitive (0..3) is defined.
  */
 int inc_imm_decode(uint32_t imm, struct inc_imm *m);
 
@@ -79,28 +108,44 @@ int inc_imm_decode(uint32_t imm, struct inc_imm *m);
 const char *inc_op_name(enum inc_op op);
 const char *inc_dtype_name(enum inc_dtype t);
 const char *inc_prim_name(enum inc_prim p);
+/** inc_dtype_parse() - the dtype named @s (as inc_dtype_name() names it) to *@t. Return: 0, or -1. */
+int inc_dtype_parse(const char *s, enum inc_dtype *t);
 
 /**
  * inc_combine() - acc[i] = op(acc[i], in[i]) for @n elements of @dtype, both
  * in wire format (big-endian). Barrier carries no data: nothing to combine.
  *
  * Arithmetic (what hosts may rely on, and check bit for bit):
- * - int32 SUM wraps modulo 2^32 (two's complement); MAX/MIN compare signed.
+ * - Integer SUM wraps modulo 2^width (two's complement for int32/int64, plain
+ *   binary for uint32/uint64: the same bits either way). MAX/MIN compare
+ *   signed for int32/int64, unsigned for uint32/uint64.
  * - float32 SUM is one IEEE single-precision addition per combine, rounded
  *   to nearest-even (so +0 + -0 = +0, -0 + -0 = -0, Inf + -Inf = NaN, an
- *   overflow gives +-Inf, subnormals are kept).
- * - float32 MAX/MIN give the same result in either order: a NaN loses to a
- *   number, two NaNs give a NaN, and -0 < +0 (MAX(+0, -0) = +0,
- *   MIN(+0, -0) = -0 whichever comes first). Otherwise the larger (smaller)
- *   value, Inf included.
+ *   overflow gives +-Inf, subnormals are kept). float64 SUM likewise, one
+ *   IEEE double addition per combine.
+ * - float16 and bfloat16 SUM: each combine converts both operands to float32
+ *   (exact), adds them in float32 and rounds the sum to the element type,
+ *   to nearest-even (overflow: +-Inf; the type's subnormals kept). Nothing is
+ *   accumulated wider across combines: every partial sum the switch keeps or
+ *   forwards is of the element type, so a host reproduces it by the same
+ *   steps. This is the correctly rounded sum of the two operands: the exact
+ *   sum of two values of a p-bit significand rounded to float32 (24 bits)
+ *   and then to p bits rounds as the exact sum rounded once to p bits,
+ *   because 24 >= 2p + 2 (p = 11 for float16, 8 for bfloat16; Figueroa,
+ *   "When is double rounding innocuous?", 1995), overflow and subnormals
+ *   included (float32's exponent range holds both types' exactly).
+ * - Float MAX/MIN (every float type) give the same result in either order:
+ *   a NaN loses to a number, two NaNs give a NaN, and -0 < +0 (MAX(+0, -0)
+ *   = +0, MIN(+0, -0) = -0 whichever comes first). Otherwise the larger
+ *   (smaller) value, Inf included; the result is one operand's bits.
  * - A NaN result is only a NaN: its sign and payload are unspecified.
  *
  * Order: per PSN slot the switch copies the first contribution to arrive and
  * combines later ones into it in arrival order (acc = op(acc, in)). At fan-in
  * <= 2 this order cannot change a result (a op b == b op a, NaN payloads
- * aside). At fan-in >= 3 a float32 SUM can depend on the arrival order
+ * aside). At fan-in >= 3 a float SUM can depend on the arrival order
  * ((a + b) + c != (a + c) + b when they round): not yet order-independent.
- * int32 SUM and every MAX/MIN are order-independent at any fan-in.
+ * Integer SUM and every MAX/MIN are order-independent at any fan-in.
  */
 void inc_combine(void *acc, const void *in, size_t n, enum inc_op op, enum inc_dtype dtype);
 
@@ -109,13 +154,15 @@ void inc_combine(void *acc, const void *in, size_t n, enum inc_op op, enum inc_d
  * byte swap per element and packet instead of three, the same results.
  *
  * inc_load() - the first packet: @len bytes from @in (wire format) to @acc,
- * each 4-byte element in host order (the last len % 4 bytes copied as they are).
+ * each element of @dtype in host order (the last len % width bytes copied
+ * as they are).
  * inc_combine_host() - inc_combine() with @acc in host order, @in in wire format.
- * inc_store() - @acc back to wire format, in place, when the sum is complete.
+ * inc_store() - @acc (@len bytes of @dtype) back to wire format, in place,
+ * when the sum is complete.
  */
-void inc_load(void *acc, const void *in, size_t len);
+void inc_load(void *acc, const void *in, size_t len, enum inc_dtype dtype);
 void inc_combine_host(void *acc, const void *in, size_t n, enum inc_op op, enum inc_dtype dtype);
-void inc_store(void *acc, size_t len);
+void inc_store(void *acc, size_t len, enum inc_dtype dtype);
 
 /*
  * The kernels that combine and byte-swap (agg.c), chosen at run time:
@@ -123,7 +170,8 @@ void inc_store(void *acc, size_t len);
  * element at a time, bswap) for CPUs that QEMU TCG emulates, which runs
  * SSE2 shuffles through helper calls. AUTO picks SCALAR under TCG (CPUID
  * hypervisor signature "TCGTCGTCGTCG"), else SIMD. Both give the same
- * results, bit for bit.
+ * results, bit for bit. The SIMD kernels cover the 4-byte dtypes (int32,
+ * uint32, float32); 2- and 8-byte dtypes run the scalar kernels in both sets.
  *
  * inc_kernel_parse() - "auto", "simd" or "scalar" to @k. Return: 0, or -1.
  * inc_kernel_use() - run kernels @k from now on (AUTO: detect); @why: what

@@ -16,13 +16,16 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "../proto/inc_elem.h"
 #include "../proto/inc_proto.h"
+
+#define W4 4 /* the width of the dtypes the SIMD kernels take: int32, uint32, float32 */
 
 int inc_imm_decode(uint32_t imm, struct inc_imm *m)
 {
 	uint32_t prim = (imm >> 14) & 3, dtype = (imm >> 8) & 15;
 
-	if (dtype > INC_FLOAT32 || (imm & 0xff) != 0)
+	if (dtype >= INC_NDTYPES || (imm & 0xff) != 0)
 		return -1;
 	m->dest_rank = (uint16_t)(imm >> 16);
 	m->prim = (enum inc_prim)prim;
@@ -39,7 +42,19 @@ const char *inc_op_name(enum inc_op op)
 
 const char *inc_dtype_name(enum inc_dtype t)
 {
-	return t == INC_INT32 ? "int32" : t == INC_FLOAT32 ? "float32" : "?";
+	static const char *const n[INC_NDTYPES] = { "int32",  "float32", "uint32",   "int64",
+						    "uint64", "float16", "bfloat16", "float64" };
+	return (unsigned)t < INC_NDTYPES ? n[t] : "?";
+}
+
+int inc_dtype_parse(const char *s, enum inc_dtype *t)
+{
+	for (int i = 0; s && i < INC_NDTYPES; i++)
+		if (!strcmp(s, inc_dtype_name((enum inc_dtype)i))) {
+			*t = (enum inc_dtype)i;
+			return 0;
+		}
+	return -1;
 }
 
 const char *inc_prim_name(enum inc_prim p)
@@ -107,6 +122,8 @@ static inline v4u bswap_v4(v4u x)
 #define SUM_I32(U, I, F, BSWAP, HOST, a, ah, bh, br) OUT(HOST, BSWAP, (ah) + (bh)) /* unsigned lanes: wraps */
 #define MAX_I32(U, I, F, BSWAP, HOST, a, ah, bh, br) SEL((U)((I)(bh) > (I)(ah)), br, a)
 #define MIN_I32(U, I, F, BSWAP, HOST, a, ah, bh, br) SEL((U)((I)(bh) < (I)(ah)), br, a)
+#define MAX_U32(U, I, F, BSWAP, HOST, a, ah, bh, br) SEL((U)((bh) > (ah)), br, a)
+#define MIN_U32(U, I, F, BSWAP, HOST, a, ah, bh, br) SEL((U)((bh) < (ah)), br, a)
 #define SUM_F32(U, I, F, BSWAP, HOST, a, ah, bh, br) OUT(HOST, BSWAP, (U)((F)(ah) + (F)(bh)))
 #define MAXMIN_F32(U, F, a, ah, bh, br, CMP, BITS)                                                       \
 	({                                                                                               \
@@ -138,7 +155,8 @@ static inline v4u bswap_v4(v4u x)
  * COMBINE_KERNEL() - defines @name(acc, in, nvec, op, dtype): acc = op(acc, in)
  * for @nvec vectors of one width (types @U, @I, @F, byte swap @BSWAP), the
  * accumulator in host order if @HOST, else in wire format; one loop per
- * operator and dtype; @ATTR: the function's target.
+ * operator and dtype (int32, uint32 or float32: the 4-byte ones); @ATTR: the
+ * function's target.
  */
 #define COMBINE_KERNEL(name, U, I, F, BSWAP, HOST, ATTR)                                                 \
 	ATTR static void name(uint8_t *acc, const uint8_t *in, size_t nvec, enum inc_op op,              \
@@ -151,6 +169,13 @@ static inline v4u bswap_v4(v4u x)
 				COMBINE_LOOP(MAX_I32, U, I, F, BSWAP, HOST)                              \
 			else if (op == INC_OP_MIN)                                                       \
 				COMBINE_LOOP(MIN_I32, U, I, F, BSWAP, HOST)                              \
+		} else if (dtype == INC_UINT32) {                                                        \
+			if (op == INC_OP_SUM)                                                            \
+				COMBINE_LOOP(SUM_I32, U, I, F, BSWAP, HOST)                              \
+			else if (op == INC_OP_MAX)                                                       \
+				COMBINE_LOOP(MAX_U32, U, I, F, BSWAP, HOST)                              \
+			else if (op == INC_OP_MIN)                                                       \
+				COMBINE_LOOP(MIN_U32, U, I, F, BSWAP, HOST)                              \
 		} else {                                                                                 \
 			if (op == INC_OP_SUM)                                                            \
 				COMBINE_LOOP(SUM_F32, U, I, F, BSWAP, HOST)                              \
@@ -221,13 +246,13 @@ static __attribute__((noinline)) void combine_tail(uint8_t *acc, const uint8_t *
 {
 	uint8_t a[16] = { 0 }, b[16] = { 0 };
 
-	memcpy(a, acc, n * INC_ELEM_SIZE);
-	memcpy(b, in, n * INC_ELEM_SIZE);
+	memcpy(a, acc, n * W4);
+	memcpy(b, in, n * W4);
 	if (host)
 		combine_host_v4(a, b, 1, op, dtype);
 	else
 		combine_v4(a, b, 1, op, dtype);
-	memcpy(acc, a, n * INC_ELEM_SIZE);
+	memcpy(acc, a, n * W4);
 }
 
 /*
@@ -252,8 +277,8 @@ static inline void combine_simd(uint8_t *acc, const uint8_t *in, size_t n, enum 
 	}
 #endif
 	if (n - done >= 4) {
-		uint8_t *a = acc + done * INC_ELEM_SIZE;
-		const uint8_t *b = in + done * INC_ELEM_SIZE;
+		uint8_t *a = acc + done * W4;
+		const uint8_t *b = in + done * W4;
 
 		if (host)
 			combine_host_v4(a, b, (n - done) / 4, op, dtype);
@@ -262,7 +287,7 @@ static inline void combine_simd(uint8_t *acc, const uint8_t *in, size_t n, enum 
 	}
 	done = n & ~(size_t)3;
 	if (done < n)
-		combine_tail(acc + done * INC_ELEM_SIZE, in + done * INC_ELEM_SIZE, n - done, op, dtype, host);
+		combine_tail(acc + done * W4, in + done * W4, n - done, op, dtype, host);
 }
 
 /*
@@ -272,7 +297,7 @@ static inline void combine_simd(uint8_t *acc, const uint8_t *in, size_t n, enum 
  */
 static inline void swap_simd(uint8_t *dst, const uint8_t *src, size_t len, int v8)
 {
-	size_t n = len / INC_ELEM_SIZE, done = 0;
+	size_t n = len / W4, done = 0;
 
 	(void)v8;
 #ifdef HAVE_V8
@@ -282,16 +307,16 @@ static inline void swap_simd(uint8_t *dst, const uint8_t *src, size_t len, int v
 	}
 #endif
 	if (n - done >= 4)
-		swap_v4(dst + done * INC_ELEM_SIZE, src + done * INC_ELEM_SIZE, (n - done) / 4);
+		swap_v4(dst + done * W4, src + done * W4, (n - done) / 4);
 	for (done = n & ~(size_t)3; done < n; done++) {
 		uint32_t x;
 
-		memcpy(&x, src + done * INC_ELEM_SIZE, 4);
+		memcpy(&x, src + done * W4, 4);
 		x = WIRE_IS_HOST ? x : __builtin_bswap32(x);
-		memcpy(dst + done * INC_ELEM_SIZE, &x, 4);
+		memcpy(dst + done * W4, &x, 4);
 	}
-	if (dst != src && len % INC_ELEM_SIZE)
-		memcpy(dst + n * INC_ELEM_SIZE, src + n * INC_ELEM_SIZE, len % INC_ELEM_SIZE);
+	if (dst != src && len % W4)
+		memcpy(dst + n * W4, src + n * W4, len % W4);
 }
 
 /*
@@ -364,6 +389,8 @@ static inline uint32_t fmaxmin_s(float fa, float fb, uint32_t a, uint32_t b, int
 #define SUM_I32_S(HOST, a, ah, bh, br) OUT_S(HOST, (ah) + (bh))
 #define MAX_I32_S(HOST, a, ah, bh, br) ((int32_t)(bh) > (int32_t)(ah) ? (br) : (a))
 #define MIN_I32_S(HOST, a, ah, bh, br) ((int32_t)(bh) < (int32_t)(ah) ? (br) : (a))
+#define MAX_U32_S(HOST, a, ah, bh, br) ((bh) > (ah) ? (br) : (a))
+#define MIN_U32_S(HOST, a, ah, bh, br) ((bh) < (ah) ? (br) : (a))
 #define SUM_F32_S(HOST, a, ah, bh, br) OUT_S(HOST, bits32(f32(ah) + f32(bh)))
 #define MAX_F32_S(HOST, a, ah, bh, br) fmaxmin_s(f32(ah), f32(bh), a, br, 1)
 #define MIN_F32_S(HOST, a, ah, bh, br) fmaxmin_s(f32(ah), f32(bh), a, br, 0)
@@ -393,6 +420,13 @@ static inline uint32_t fmaxmin_s(float fa, float fb, uint32_t a, uint32_t b, int
 				SCALAR_LOOP(MAX_I32_S, HOST)                                             \
 			else if (op == INC_OP_MIN)                                                       \
 				SCALAR_LOOP(MIN_I32_S, HOST)                                             \
+		} else if (dtype == INC_UINT32) {                                                        \
+			if (op == INC_OP_SUM)                                                            \
+				SCALAR_LOOP(SUM_I32_S, HOST)                                             \
+			else if (op == INC_OP_MAX)                                                       \
+				SCALAR_LOOP(MAX_U32_S, HOST)                                             \
+			else if (op == INC_OP_MIN)                                                       \
+				SCALAR_LOOP(MIN_U32_S, HOST)                                             \
 		} else {                                                                                 \
 			if (op == INC_OP_SUM)                                                            \
 				SCALAR_LOOP(SUM_F32_S, HOST)                                             \
@@ -403,13 +437,13 @@ static inline uint32_t fmaxmin_s(float fa, float fb, uint32_t a, uint32_t b, int
 		}                                                                                        \
 	}
 
-SCALAR_KERNEL(combine_scalar, 0)
-SCALAR_KERNEL(combine_host_scalar, 1)
+SCALAR_KERNEL(combine4_scalar, 0)
+SCALAR_KERNEL(combine4_host_scalar, 1)
 
-/* swap_scalar() - swap_simd() one element at a time. */
-NO_VECTORIZE static void swap_scalar(void *dstp, const void *srcp, size_t len)
+/* swap4_scalar() - swap_simd() one element at a time. */
+NO_VECTORIZE static void swap4_scalar(void *dstp, const void *srcp, size_t len)
 {
-	size_t n = len / INC_ELEM_SIZE;
+	size_t n = len / W4;
 	uint8_t *dst = dstp;
 	const uint8_t *src = srcp;
 	u32_any *d = dstp;
@@ -418,8 +452,112 @@ NO_VECTORIZE static void swap_scalar(void *dstp, const void *srcp, size_t len)
 	SCALAR_LOOP_PRAGMA
 	for (size_t i = 0; i < n; i++)
 		d[i] = bswap_s(s[i]);
-	if (dst != src && len % INC_ELEM_SIZE)
-		memcpy(dst + n * INC_ELEM_SIZE, src + n * INC_ELEM_SIZE, len % INC_ELEM_SIZE);
+	if (dst != src && len % W4)
+		memcpy(dst + n * W4, src + n * W4, len % W4);
+}
+
+/*
+ * The 2- and 8-byte dtypes (float16, bfloat16; int64, uint64, float64): one
+ * element at a time through inc_elem_combine() in both kernel sets, so the
+ * SIMD and scalar sets agree on them by construction. float16/bfloat16 go
+ * through float32 and back per element (inc_elem.h); 64-bit integers and
+ * doubles are one native operation each.
+ */
+
+/* bswap_w() - a @w-byte element (2, 4 or 8) between wire and host order. */
+static inline uint64_t bswap_w(uint64_t x, size_t w)
+{
+	if (WIRE_IS_HOST)
+		return x;
+	return w == 2 ? __builtin_bswap16((uint16_t)x) : w == 4 ? __builtin_bswap32((uint32_t)x) : __builtin_bswap64(x);
+}
+
+/*
+ * wide_loop() - acc = op(acc, in) for @n elements of @t (@w bytes each),
+ * the accumulator in host order if @host. Inlined with constant @op, @t,
+ * @w and @host (wide_combine()), so each case is a loop of its own.
+ */
+static inline __attribute__((always_inline)) void wide_loop(uint8_t *acc, const uint8_t *in, size_t n, enum inc_op op,
+							    enum inc_dtype t, size_t w, int host)
+{
+	SCALAR_LOOP_PRAGMA
+	for (size_t i = 0; i < n; i++, acc += w, in += w) {
+		uint64_t a = inc_elem_get(acc, w), b = bswap_w(inc_elem_get(in, w), w);
+		uint64_t r = inc_elem_combine(host ? a : bswap_w(a, w), b, op, t);
+		inc_elem_put(acc, host ? r : bswap_w(r, w), w);
+	}
+}
+
+/* WIDE_CASE() - the case of dtype @T (@W bytes) in wide_combine(): its operator's loop. */
+#define WIDE_CASE(T, W, HOST)                                                                            \
+	case T:                                                                                          \
+		if (op == INC_OP_SUM)                                                                    \
+			wide_loop(acc, in, n, INC_OP_SUM, T, W, HOST);                                   \
+		else if (op == INC_OP_MAX)                                                               \
+			wide_loop(acc, in, n, INC_OP_MAX, T, W, HOST);                                   \
+		else if (op == INC_OP_MIN)                                                               \
+			wide_loop(acc, in, n, INC_OP_MIN, T, W, HOST);                                   \
+		break;
+
+/* WIDE_KERNEL() - defines @name(acc, in, n, op, dtype) for the 2- and 8-byte dtypes, @HOST as SCALAR_KERNEL(). */
+#define WIDE_KERNEL(name, HOST)                                                                          \
+	NO_VECTORIZE static void name(void *accp, const void *inp, size_t n, enum inc_op op,            \
+				      enum inc_dtype dtype)                                              \
+	{                                                                                                \
+		uint8_t *acc = accp;                                                                     \
+		const uint8_t *in = inp;                                                                 \
+                                                                                                         \
+		switch (dtype) {                                                                         \
+			WIDE_CASE(INC_INT64, 8, HOST)                                                    \
+			WIDE_CASE(INC_UINT64, 8, HOST)                                                   \
+			WIDE_CASE(INC_FLOAT64, 8, HOST)                                                  \
+			WIDE_CASE(INC_FLOAT16, 2, HOST)                                                  \
+			WIDE_CASE(INC_BFLOAT16, 2, HOST)                                                 \
+		default: break; /* the 4-byte dtypes have kernels of their own */                        \
+		}                                                                                        \
+	}
+
+WIDE_KERNEL(combine_wide, 0)
+WIDE_KERNEL(combine_host_wide, 1)
+
+/* swap_wide() - @len bytes from @src to @dst (the same, or not overlapping), each whole
+ * @w-byte element byte-swapped, the last len % w bytes copied as they are. */
+NO_VECTORIZE static void swap_wide(void *dstp, const void *srcp, size_t len, size_t w)
+{
+	size_t n = len / w;
+	uint8_t *dst = dstp;
+	const uint8_t *src = srcp;
+
+	SCALAR_LOOP_PRAGMA
+	for (size_t i = 0; i < n; i++)
+		inc_elem_put(dst + i * w, bswap_w(inc_elem_get(src + i * w, w), w), w);
+	if (dst != src && len % w)
+		memcpy(dst + n * w, src + n * w, len % w);
+}
+
+/* combine_scalar(), combine_host_scalar(), swap_scalar() - the scalar set: by the dtype's width. */
+static void combine_scalar(void *acc, const void *in, size_t n, enum inc_op op, enum inc_dtype dtype)
+{
+	if (inc_dtype_size(dtype) == W4)
+		combine4_scalar(acc, in, n, op, dtype);
+	else
+		combine_wide(acc, in, n, op, dtype);
+}
+
+static void combine_host_scalar(void *acc, const void *in, size_t n, enum inc_op op, enum inc_dtype dtype)
+{
+	if (inc_dtype_size(dtype) == W4)
+		combine4_host_scalar(acc, in, n, op, dtype);
+	else
+		combine_host_wide(acc, in, n, op, dtype);
+}
+
+static void swap_scalar(void *dst, const void *src, size_t len, size_t w)
+{
+	if (w == W4)
+		swap4_scalar(dst, src, len);
+	else
+		swap_wide(dst, src, len, w);
 }
 
 int inc_kernel_parse(const char *s, enum inc_kernel *k)
@@ -439,23 +577,32 @@ struct kernels {
 	const char *name; /* for inc_kernel_name() */
 	void (*combine)(void *acc, const void *in, size_t n, enum inc_op op, enum inc_dtype dtype);
 	void (*combine_host)(void *acc, const void *in, size_t n, enum inc_op op, enum inc_dtype dtype);
-	void (*swap)(void *dst, const void *src, size_t len);
+	void (*swap)(void *dst, const void *src, size_t len, size_t w); /* @w: element width */
 };
 
 /* SIMD_KERNELS() - defines struct kernels @name: the SIMD kernels, AVX2 ones first if @V8. */
 #define SIMD_KERNELS(name, V8, label)                                                                    \
 	static void name##_combine(void *acc, const void *in, size_t n, enum inc_op op, enum inc_dtype dtype) \
 	{                                                                                                \
-		combine_simd(acc, in, n, op, dtype, 0, V8);                                              \
+		if (inc_dtype_size(dtype) == W4)                                                         \
+			combine_simd(acc, in, n, op, dtype, 0, V8);                                      \
+		else                                                                                     \
+			combine_wide(acc, in, n, op, dtype);                                             \
 	}                                                                                                \
 	static void name##_combine_host(void *acc, const void *in, size_t n, enum inc_op op,            \
 					enum inc_dtype dtype)                                            \
 	{                                                                                                \
-		combine_simd(acc, in, n, op, dtype, 1, V8);                                              \
+		if (inc_dtype_size(dtype) == W4)                                                         \
+			combine_simd(acc, in, n, op, dtype, 1, V8);                                      \
+		else                                                                                     \
+			combine_host_wide(acc, in, n, op, dtype);                                        \
 	}                                                                                                \
-	static void name##_swap(void *dst, const void *src, size_t len)                                 \
+	static void name##_swap(void *dst, const void *src, size_t len, size_t w)                       \
 	{                                                                                                \
-		swap_simd(dst, src, len, V8);                                                            \
+		if (w == W4)                                                                             \
+			swap_simd(dst, src, len, V8);                                                    \
+		else                                                                                     \
+			swap_wide(dst, src, len, w);                                                     \
 	}                                                                                                \
 	static const struct kernels name = { label, name##_combine, name##_combine_host, name##_swap };
 
@@ -497,9 +644,9 @@ static void choose_combine_host(void *acc, const void *in, size_t n, enum inc_op
 	choose()->combine_host(acc, in, n, op, dtype);
 }
 
-static void choose_swap(void *dst, const void *src, size_t len)
+static void choose_swap(void *dst, const void *src, size_t len, size_t w)
 {
-	choose()->swap(dst, src, len);
+	choose()->swap(dst, src, len, w);
 }
 
 static const struct kernels k_choose = { "?", choose_combine, choose_combine_host, choose_swap };
@@ -541,12 +688,17 @@ void inc_combine_host(void *acc, const void *in, size_t n, enum inc_op op, enum 
 	kern->combine_host(acc, in, n, op, dtype);
 }
 
-void inc_load(void *acc, const void *in, size_t len)
+/* inc_load(), inc_store(): an unknown @dtype is taken as 4 bytes wide (inc_imm_decode() lets none through) */
+void inc_load(void *acc, const void *in, size_t len, enum inc_dtype dtype)
 {
-	kern->swap(acc, in, len);
+	size_t w = inc_dtype_size(dtype);
+
+	kern->swap(acc, in, len, w ? w : W4);
 }
 
-void inc_store(void *acc, size_t len)
+void inc_store(void *acc, size_t len, enum inc_dtype dtype)
 {
-	kern->swap(acc, acc, len);
+	size_t w = inc_dtype_size(dtype);
+
+	kern->swap(acc, acc, len, w ? w : W4);
 }

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../proto/inc_elem.h"
 #include "crc32.h"
 #include "engine.h"
 #include "roce.h"
@@ -97,18 +98,30 @@ static double now_s(void)
 }
 
 /**
- * elem() - element @j of child @i's packet @k in wire order: distinct per
- * child and packet, so a wrong pairing shows in the sums; float32 values are
- * ordinary numbers (no NaN, no denormal) whose sums round.
+ * payload_fill() - child @i's packet @k: 1024 bytes of elements of @t in
+ * wire order, distinct per child and packet, so a wrong pairing shows in the
+ * sums; float values are ordinary numbers (no NaN, no denormal) whose sums
+ * round, within float16's range.
  */
-static uint32_t elem(enum inc_dtype t, int i, long k, int j)
+static void payload_fill(uint8_t *p, enum inc_dtype t, int i, long k)
 {
-	if (t == INC_INT32)
-		return htonl((uint32_t)(i + 1) * 0x01000193u * (uint32_t)(j + 1) + (uint32_t)k * 7919u);
-	float f = (float)(i + 1) * 0.1f * (float)(j + 1) - (float)(k % 4096) * 0.3f;
-	uint32_t b;
-	memcpy(&b, &f, 4);
-	return htonl(b);
+	size_t w = inc_dtype_size(t);
+
+	for (int j = 0; j < (int)(1024 / w); j++) {
+		uint64_t v = (uint64_t)(i + 1) * 0x0100000001b3ull * (uint64_t)(j + 1) + (uint64_t)k * 7919u;
+		float f = (float)(i + 1) * 0.1f * (float)(j + 1) - (float)(k % 4096) * 0.03f;
+
+		if (t == INC_FLOAT32)
+			v = inc_f32_bits(f);
+		else if (t == INC_FLOAT64)
+			v = inc_f64_bits((double)f * 1.000001);
+		else if (t == INC_FLOAT16)
+			v = inc_f32_to_f16(f);
+		else if (t == INC_BFLOAT16)
+			v = inc_f32_to_bf16(f);
+		for (size_t b = 0; b < w; b++) /* big-endian */
+			p[(size_t)j * w + b] = (uint8_t)(v >> (8 * (w - 1 - b)));
+	}
 }
 
 /** bench_cfg() - the switch of @children hosts, expecting child i's first PSN @rq_psn[i] (NULL: 0). */
@@ -176,13 +189,12 @@ static void acks_build(struct acks *ak, long base)
 static void frames_build(struct frames *fs, int children, enum inc_dtype dtype, long base, long n)
 {
 	struct inc_imm m = { INC_RANK_ALL, INC_ALLREDUCE, INC_OP_SUM, dtype };
-	uint32_t payload[256];
+	uint8_t payload[1024];
 
 	fs->n = 0;
 	for (long k = base; k < base + n; k++)
 		for (int i = 0; i < children; i++) {
-			for (int j = 0; j < 256; j++)
-				payload[j] = elem(dtype, i, k, j);
+			payload_fill(payload, dtype, i, k);
 			struct roce_build b = { .src_mac = mac, .dst_mac = mac, .src_ip = HOST_IP0 + (uint32_t)i,
 						.dst_ip = SW_IP, .src_port = 50000, .dst_port = ROCE_PORT_HOST,
 						.opcode = RC_SEND_ONLY_WITH_IMM, .ack_req = 1, .dest_qp = SW_QPN,
@@ -462,14 +474,20 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'p': packets = atol(optarg); break;
 		case 'c': children = atoi(optarg); break;
-		case 'd': dtype = strcmp(optarg, "float32") == 0 ? INC_FLOAT32 : INC_INT32; break;
+		case 'd':
+			if (inc_dtype_parse(optarg, &dtype)) {
+				fprintf(stderr, "bench_engine: -d %s: not a dtype (int32, uint32, int64, uint64, "
+						"float16, bfloat16, float32, float64)\n", optarg);
+				return 2;
+			}
+			break;
 		case 'w': wfile = optarg; break;
 		case 'r': rfile = optarg; break;
 		case 'n': passes = atoi(optarg); break;
 		case 'k': kopt = optarg; kwhy = "-k"; break;
 		default:
 			fprintf(stderr, "usage: bench_engine [-k auto|simd|scalar] [-p PACKETS_PER_CHILD] [-c CHILDREN] "
-					"[-d int32|float32] [-w FILE.pcap]\n"
+					"[-d DTYPE] [-w FILE.pcap]\n"
 					"       bench_engine [-k auto|simd|scalar] -r FILE.pcap [-n PASSES]\n"
 					"  -k (or INCSWITCH_KERNEL): combine kernels; auto = scalar under QEMU TCG, else simd\n");
 			return 2;

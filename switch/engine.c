@@ -814,6 +814,14 @@ static void early_barrier(struct sw_engine *e, uint32_t s, uint64_t now)
 	slot_complete(e, s, now);
 }
 
+/* elem_size() - the bytes of one element of @sl's collective (a decoded dtype: 2, 4 or 8). */
+static size_t elem_size(const struct slot *sl)
+{
+	size_t w = inc_dtype_size(sl->m.dtype);
+
+	return w ? w : 4;
+}
+
 static void slot_complete(struct sw_engine *e, uint32_t s, uint64_t now)
 {
 	struct slot *sl = &e->slots[s];
@@ -822,12 +830,12 @@ static void slot_complete(struct sw_engine *e, uint32_t s, uint64_t now)
 	e->next_psn = (sl->psn + 1) & ROCE_PSN_MASK;
 	tx_forget(e); /* the slot's data is stored (and may be corrupted) below */
 	if (sl->host_order) { /* the sum is complete: wire format from here on */
-		inc_store(sl->data, sl->len);
+		inc_store(sl->data, sl->len, sl->m.dtype);
 		sl->host_order = 0;
 	}
-	if (e->fault == SW_FAULT_CORRUPT && sl->have_data && sl->len >= INC_ELEM_SIZE) {
-		/* bit 23 of the middle element: byte 1 of its big-endian word, top bit */
-		sl->data[(sl->len / INC_ELEM_SIZE / 2) * INC_ELEM_SIZE + 1] ^= 0x80;
+	if (e->fault == SW_FAULT_CORRUPT && sl->have_data && sl->len >= elem_size(sl)) {
+		/* the top bit of byte 1 of the middle element (big-endian): bit 23 of a 4-byte one */
+		sl->data[(sl->len / elem_size(sl) / 2) * elem_size(sl) + 1] ^= 0x80;
 		e->fault = SW_FAULT_NONE;
 		e->c.faults_injected++;
 	}
@@ -981,15 +989,15 @@ static int fold(struct sw_engine *e, struct slot *sl, int child, uint32_t imm, c
 			return -1;
 		}
 	} else if (!sl->have_data) {
-		inc_load(sl->data, payload, p->payload_len);
+		inc_load(sl->data, payload, p->payload_len, sl->m.dtype);
 		sl->len = (uint16_t)p->payload_len;
 		sl->have_data = 1;
 		sl->host_order = 1;
 		sl->opcode = p->opcode;
 	} else {
-		if (p->payload_len != sl->len || (p->payload_len & 3) || p->opcode != sl->opcode)
+		if (p->payload_len != sl->len || p->payload_len % elem_size(sl) || p->opcode != sl->opcode)
 			return -1;
-		inc_combine_host(sl->data, payload, p->payload_len / INC_ELEM_SIZE, sl->m.op, sl->m.dtype);
+		inc_combine_host(sl->data, payload, p->payload_len / elem_size(sl), sl->m.op, sl->m.dtype);
 		e->c.aggregations++;
 	}
 	sl->arrived |= 1ull << child;

@@ -128,7 +128,8 @@ static void check_blocks(inccl_comm_t *c, const int on[K_N], const struct cref_t
 	size_t total = count * (size_t)nranks, first = 0, wrong;
 	uint8_t *sraw = malloc(total * 4 + 8), *rraw = malloc(total * 4 + 8);
 	uint32_t *want = malloc(total * 4);
-	uint8_t *send = sraw + misalign, *recv = rraw + (3 - misalign);
+	/* element-aligned (libinccl requires it), at 0 or 4 mod 8 */
+	uint8_t *send = sraw + 4 * (misalign & 1), *recv = rraw + 4 - 4 * (misalign & 1);
 	const char *dn = dtype == INCCL_INT32 ? "int32" : "float32";
 	char what[64];
 	int rc;

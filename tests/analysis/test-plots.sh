@@ -124,7 +124,7 @@ check "rounds: the throughput chart draws both ceilings' medians (2.4 and the sa
 # ---- charts people read: checked from the scripts and SVGs make plots wrote ------------------------
 # gp_lint GP — one line per problem of a gnuplot script: the grid not light grey and dotted; a plot element
 # without a key entry, other than a ceiling drawn behind the data whose entry is a NaN line of its style;
-# a ceiling not thick (lw >= 2), not dashed, grey or the grid's colour, or without its own label at its
+# a ceiling not thick (lw >= 2), not dashed, grey or the grid's colour, or without its own label naming its
 # value; an axis label without a unit (the x axis of categories excepted); a title without the run's
 # conditions; a key not below the x label with a bottom margin for the tic labels, the x label, a gap and
 # every entry (4 + entries, + 1 for two-line tic labels, character heights).
@@ -135,7 +135,7 @@ gp_lint() {
     function colour(s) { return match(s, /rgb .#[0-9a-fA-F]+/) ? substr(s, RSTART + 5, RLENGTH - 5) : "" }
     function bad(what) { print FILENAME ":" FNR ": " what }
     /^set grid/ && !/noxtics/ { grid = colour($0); if (grid == "" || !grey(grid) || !light(grid) || $0 !~ / dt [0-9]/) bad("grid not light grey and dotted: " $0) }
-    /^set label/ { if (match($0, /first [0-9.e+-]+ /)) labels[substr($0, RSTART + 6, RLENGTH - 7)] = 1 }
+    /^set label/ { if (match($0, /\047[^\047]* [0-9.]+ MB\/s\047/)) { t = substr($0, RSTART, RLENGTH); sub(/ MB\/s\047$/, "", t); sub(/.* /, "", t); labels[sprintf("%.2f", t)] = 1 } }
     /^unset label/ { delete labels }
     /^set bmargin/ { margin = $3 }
     /^set key below/ { key = 1 } /^unset key/ { key = 0 }
@@ -156,7 +156,7 @@ gp_lint() {
                 st = substr(line, at); sub(/^(plot|,) [^ ]+ with lines /, "", st); sub(/ notitle.*/, "", st)
                 c = colour(st)
                 if (st !~ /lw [2-9]/ || st !~ /dt [2-9]/ || c == "" || c == grid || grey(c)) bad("ceiling " v " not thick, dashed and coloured: " st)
-                if (!(v in labels)) bad("ceiling " v " without its own label")
+                if (!(sprintf("%.2f", v) in labels)) bad("ceiling " v " without its own label")
                 if (index(line, "NaN with lines " st " title ") == 0) bad("ceiling " v " without its key entry")
             } else if (el[i] ~ / title /) n++
             else bad("an element without a key entry: " el[i])
@@ -228,14 +228,31 @@ check "paper and sweep (one round each): no error bars, every line says one roun
 # the ceilings: their own label at their median (from results.csv and meta.yaml), each its own style
 m3() { awk -F, -v a="$1" '$1 == a { print $11 }' "$rounds/results.csv" | sort -n | awk 'NR == 2 { printf "%.2f", $1 }'; }
 poll=$(sed -n 's/^ceiling_busy_poll_MBps: //p' "$rounds/meta.yaml")
-for spec in "RDMA ceiling|$(m3 ceiling)|dt 2" "same-load ceiling|$(m3 ceiling-load)|dt 4" "busy-polling ceiling|$(printf %.2f "$poll")|dt 5"; do
+for spec in "RDMA|$(m3 ceiling)|dt 2" "same load|$(m3 ceiling-load)|dt 4" "busy poll|$(printf %.2f "$poll")|dt 5"; do
     IFS='|' read -r what v dt <<<"$spec"
-    check "rounds: the $what is labelled on the chart ($v MB/s) and is its own $dt line" \
-        sh -c "grep -q \"^set label [0-9] '$what $v MB/s' at graph 0.[0-9]*, first $(awk -v v="$v" 'BEGIN {printf "%g", v}') \" '$rounds/plots/allreduce.gp' &&
+    check "rounds: the $what ceiling is labelled in the right margin ($v MB/s) and is its own $dt line" \
+        sh -c "grep -q \"^set label [0-9] '$what $v MB/s' at graph 1, graph [01].[0-9]* offset 1,0 left \" '$rounds/plots/allreduce.gp' &&
             grep -q \"$(awk -v v="$v" 'BEGIN {printf "%g", v}') with lines lw 3 $dt \" '$rounds/plots/allreduce.gp'"
 done
-check "rounds: the 3 ceilings' labels each in its own place (left, right, middle: never on each other)" \
-    [ "$(sed -n "s/^set label [0-9] '[^']*' at graph \([0-9.]*\), first [0-9.]* offset 0,0.8 \([a-z]*\) .*/\1 \2/p" "$rounds/plots/allreduce.gp" | sort -u | wc -l)" = 3 ]
+# labels_apart GP — the 3 ceilings' labels outside the plot (an opaque one inside hid a bar), in a right margin
+# as wide as the longest, in the order of their values and at least 0.05 of the plot's height apart
+labels_apart() {
+    awk -F"'" '/^set label [0-9] / { n++; v[n] = $2; sub(/ MB\/s$/, "", v[n]); sub(/.* /, "", v[n]); w = length($2) > w ? length($2) : w
+            split($3, a, "graph "); y[n] = a[3] + 0; if ($3 !~ /^ at graph 1, graph [0-9.]+ offset 1,0 left /) bad = 1 }
+        /^set rmargin [0-9]/ { m = $0; sub(/.* /, "", m) }
+        END { if (n != 3 || bad || m < w) exit 1
+            for (i = 1; i <= n; i++) for (j = 1; j <= n; j++) if (i != j && v[i] + 0 < v[j] + 0 && (y[j] - y[i] < 0.0499)) exit 1 }' "$1"
+}
+for gp in "$rounds/plots/allreduce.gp" "$rounds/plots/summary.gp"; do
+    check "rounds: $(basename "$gp"): the 3 ceilings' labels in the right margin, in order, never on each other" labels_apart "$gp"
+done
+# ceilings 0.05 MB/s apart (the busy-poll one moved next to the RDMA ceiling's 2.40): labels still apart
+close=$tmp/close && mkdir -p "$close" && cp -r "$rounds" "$close/"
+sed -i 's/^ceiling_busy_poll_MBps: .*/ceiling_busy_poll_MBps: 2.35/' "$close/$(basename "$rounds")/meta.yaml"
+"$increport" plots "$close" >/dev/null 2>&1
+both_apart() { labels_apart "$1/plots/summary.gp" && labels_apart "$1/plots/allreduce.gp"; }
+check "ceilings 0.05 MB/s apart: their labels still in order and apart (summary and throughput)" \
+    both_apart "$close/$(basename "$rounds")"
 # one summary chart per run: INC next to every baseline the run measured, and every ceiling it measured
 for run in "$paper" "$sweep" "$rounds"; do
     algs=$(awk -F, 'NR > 1 && $13 == 0 && $2 != "p2p" && $2 != "barrier" && $1 ~ /^(inc|ring|mpi-tcp|mpi-ucx)$/ {print $1}' "$run/results.csv" | sort -u)

@@ -122,6 +122,12 @@ static void test_null_comm(void **state)
 	inccl_comm_destroy(NULL);
 }
 
+/* inc_width() - bytes of an element of @t, written out here (not inc_dtype_size()) */
+static int inc_width(int t)
+{
+	return t == INCCL_FLOAT16 || t == INCCL_BFLOAT16 ? 2 : t == INCCL_INT64 || t == INCCL_UINT64 || t == INCCL_FLOAT64 ? 8 : 4;
+}
+
 static void test_collective_args(void **state)
 {
 	inccl_comm_t *c = inccl__comm_unconnected(1, 4);
@@ -133,7 +139,7 @@ static void test_collective_args(void **state)
 	assert_einval(inccl_allreduce(c, x, x, 0, INCCL_INT32, INCCL_SUM), inccl_errmsg(c), "count must be at least 1");
 	assert_einval(inccl_allreduce(c, x, x, huge, INCCL_INT32, INCCL_SUM), inccl_errmsg(c), "overflows size_t");
 	assert_einval(inccl_allreduce(c, x, x, SIZE_MAX, INCCL_INT32, INCCL_SUM), inccl_errmsg(c), "overflows size_t");
-	assert_einval(inccl_allreduce(c, x, x, 1, (enum inccl_dtype)2, INCCL_SUM), inccl_errmsg(c), "unknown dtype 2");
+	assert_einval(inccl_allreduce(c, x, x, 1, (enum inccl_dtype)8, INCCL_SUM), inccl_errmsg(c), "unknown dtype 8");
 	assert_einval(inccl_allreduce(c, x, x, 1, (enum inccl_dtype)-1, INCCL_SUM), inccl_errmsg(c), "unknown dtype -1");
 	assert_einval(inccl_allreduce(c, x, x, 1, INCCL_INT32, (enum inccl_op)0), inccl_errmsg(c), "unknown op 0");
 	assert_einval(inccl_allreduce(c, x, x, 1, INCCL_INT32, (enum inccl_op)4), inccl_errmsg(c), "unknown op 4");
@@ -149,6 +155,27 @@ static void test_collective_args(void **state)
 	assert_einval(inccl_broadcast(c, NULL, 1, INCCL_INT32, 0), inccl_errmsg(c), "the buffer is NULL");
 	assert_einval(inccl_broadcast(c, x, 1, INCCL_INT32, 7), inccl_errmsg(c), "root 7 is not a rank of 0..3");
 	assert_einval(inccl_broadcast(c, x, 1, (enum inccl_dtype)9, 0), inccl_errmsg(c), "unknown dtype 9");
+	/* the count's bytes with each type's width; buffers aligned to it (issue 16) */
+	uint64_t y[4] = { 0 };
+	char *yb = (char *)y;
+	assert_einval(inccl_allreduce(c, y, y, SIZE_MAX / 8 + 1, INCCL_INT64, INCCL_SUM), inccl_errmsg(c),
+		      "elements of 8 bytes overflows size_t");
+	assert_einval(inccl_allreduce(c, y, y, SIZE_MAX / 8 + 1, INCCL_INT32, INCCL_SUM), inccl_errmsg(c),
+		      "communicator is not connected"); /* 4 bytes each: fits */
+	assert_einval(inccl_allreduce(c, y, y, SIZE_MAX / 2 + 1, INCCL_BFLOAT16, INCCL_SUM), inccl_errmsg(c),
+		      "elements of 2 bytes overflows size_t");
+	assert_einval(inccl_allreduce(c, yb + 4, y, 1, INCCL_FLOAT64, INCCL_SUM), inccl_errmsg(c),
+		      "the send buffer");
+	assert_true(strstr(inccl_errmsg(c), "is not aligned to the 8 bytes of an element") != NULL);
+	assert_einval(inccl_allreduce(c, y, yb + 2, 1, INCCL_UINT32, INCCL_MAX), inccl_errmsg(c),
+		      "the receive buffer");
+	assert_einval(inccl_reduce(c, yb + 1, y, 1, INCCL_FLOAT16, INCCL_MIN, 0), inccl_errmsg(c), "is not aligned to the 2");
+	assert_einval(inccl_broadcast(c, yb + 4, 1, INCCL_UINT64, 0), inccl_errmsg(c), "is not aligned to the 8");
+	assert_einval(inccl_broadcast(c, yb + 4, 1, INCCL_FLOAT32, 0), inccl_errmsg(c), "communicator is not connected");
+	for (int t = INCCL_INT32; t <= INCCL_FLOAT64; t++)
+		for (int op = INCCL_SUM; op <= INCCL_MIN; op++)
+			assert_einval(inccl_allreduce(c, yb + 8 - inc_width(t), y, 2, (enum inccl_dtype)t, (enum inccl_op)op),
+				      inccl_errmsg(c), "communicator is not connected");
 	/* good arguments pass every check and meet the missing connection */
 	assert_einval(inccl_allreduce(c, x, x, 4, INCCL_FLOAT32, INCCL_MAX), inccl_errmsg(c), "communicator is not connected");
 	assert_einval(inccl_barrier(c), inccl_errmsg(c), "communicator is not connected");
@@ -184,7 +211,7 @@ static void test_block_collective_args(void **state)
 	assert_einval(inccl_reducescatter(c, s, r, huge, INCCL_INT32, INCCL_SUM), inccl_errmsg(c),
 		      "times 4 ranks overflows size_t");
 	assert_einval(inccl_alltoall(c, s, r, huge, INCCL_INT32), inccl_errmsg(c), "times 4 ranks overflows size_t");
-	assert_einval(inccl_allgather(c, s, r, 2, (enum inccl_dtype)2), inccl_errmsg(c), "unknown dtype 2");
+	assert_einval(inccl_allgather(c, s, r, 2, (enum inccl_dtype)8), inccl_errmsg(c), "unknown dtype 8");
 	assert_einval(inccl_alltoall(c, s, r, 2, (enum inccl_dtype)-1), inccl_errmsg(c), "unknown dtype -1");
 	assert_einval(inccl_reducescatter(c, s, r, 2, INCCL_FLOAT32, (enum inccl_op)0), inccl_errmsg(c), "unknown op 0");
 	assert_einval(inccl_reducescatter(c, s, r, 2, INCCL_FLOAT32, (enum inccl_op)4), inccl_errmsg(c), "unknown op 4");
@@ -195,6 +222,11 @@ static void test_block_collective_args(void **state)
 		      "the receive buffer is NULL");
 	assert_einval(inccl_alltoall(c, NULL, r, 2, INCCL_INT32), inccl_errmsg(c), "the send buffer is NULL");
 	assert_einval(inccl_alltoall(c, s, NULL, 2, INCCL_INT32), inccl_errmsg(c), "the receive buffer is NULL");
+	/* buffers aligned to an element (8 bytes for float64) */
+	static _Alignas(8) unsigned char raw[32];
+	assert_einval(inccl_allgather(c, raw + 4, r, 1, INCCL_FLOAT64), inccl_errmsg(c), "the send buffer 0x");
+	assert_einval(inccl_alltoall(c, s, (char *)r + 2, 1, INCCL_INT32), inccl_errmsg(c),
+		      "is not aligned to the 4 bytes of an element");
 	/* in place as nccl defines it: rank 1's block of the receive (AllGather) or send (ReduceScatter)
 	 * buffer, the same buffer (AllToAll); separate buffers too */
 	assert_einval(inccl_allgather(c, b + 2, b, 2, INCCL_INT32), inccl_errmsg(c), "communicator is not connected");

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "../../proto/inc_elem.h"
 #include "engine.h"
 #include "roce.h"
 
@@ -309,6 +310,136 @@ static void test_float_max_and_reduce_to_one_rank(void **state)
 		assert_true(got == want);
 	}
 	assert_int_equal(sw_engine_busy_slots(eng), 0);
+	sw_engine_free(eng);
+}
+
+/*
+ * dval() - rank @i's element @j of packet @k of dtype @t as the value it
+ * stands for (small, so that every sum of HOSTS of them is exact in every
+ * type) and, in *@bits, its host-order bits: integers over the type's
+ * bytes (times 2^20 or 2^40, plus j; negatives fill the top), floats in halves.
+ */
+static double dval(enum inc_dtype t, int i, int k, int j, uint64_t *bits)
+{
+	int v = (i * 7 + k * 3 + j * 5) % 17 - 8; /* -8..8 */
+	size_t w = inc_dtype_size(t);
+
+	if (t == INC_UINT32 || t == INC_UINT64)
+		v += 8; /* 0..16 */
+	switch (t) {
+	case INC_UINT32:
+	case INC_UINT64:
+	case INC_INT32:
+	case INC_INT64: {
+		int64_t x = (int64_t)v * (int64_t)(1ull << (w == 8 ? 40 : 20)) + j; /* exact in a double */
+		*bits = (uint64_t)x & (w == 8 ? ~0ull : 0xffffffffull);
+		return (double)x;
+	}
+	case INC_FLOAT16: *bits = inc_f32_to_f16((float)v / 2); break;
+	case INC_BFLOAT16: *bits = inc_f32_to_bf16((float)v / 2); break;
+	case INC_FLOAT32: *bits = inc_f32_bits((float)v / 2); break;
+	case INC_FLOAT64: *bits = inc_f64_bits((double)v / 2); break;
+	}
+	return (double)v / 2;
+}
+
+/* dbits() - the host-order bits of value @x (exact in @t) of dtype @t. */
+static uint64_t dbits(enum inc_dtype t, double x)
+{
+	switch (t) {
+	case INC_FLOAT16: return inc_f32_to_f16((float)x);
+	case INC_BFLOAT16: return inc_f32_to_bf16((float)x);
+	case INC_FLOAT32: return inc_f32_bits((float)x);
+	case INC_FLOAT64: return inc_f64_bits(x);
+	case INC_INT32:
+	case INC_UINT32: return (uint64_t)(int64_t)x & 0xffffffffull;
+	default: return (uint64_t)(int64_t)x;
+	}
+}
+
+/*
+ * AllReduce of every dtype x operator through the engine: a full packet
+ * (1024 / width elements) and a short one, arriving in an order that
+ * changes per packet; every host's result against sums, maxima and minima
+ * of the values computed here in double (exact for these values).
+ */
+static void test_allreduce_every_dtype(void **state)
+{
+	static const int order[HOSTS] = { 3, 1, 0, 2 };
+	uint8_t buf[SW_MTU];
+
+	for (int t = 0; t < INC_NDTYPES; t++)
+		for (int op = INC_OP_SUM; op <= INC_OP_MIN; op++) {
+			size_t w = inc_dtype_size((enum inc_dtype)t);
+			const int packets = 2;
+			setup_engine(16);
+			for (int k = 0; k < packets; k++) {
+				size_t n = k == 0 ? SW_MTU / w : 3;
+				for (int o = 0; o < HOSTS; o++) {
+					int i = order[(o + k) % HOSTS];
+					for (size_t j = 0; j < n; j++) {
+						uint64_t b;
+						dval((enum inc_dtype)t, i, k, (int)j, &b);
+						for (size_t x = 0; x < w; x++) /* big-endian */
+							buf[j * w + x] = (uint8_t)(b >> (8 * (w - 1 - x)));
+					}
+					host_send(i, imm(INC_ALLREDUCE, (enum inc_op)op, (enum inc_dtype)t, INC_RANK_ALL), buf, n * w,
+						  -1, 0);
+				}
+				pump(0);
+			}
+			for (int i = 0; i < HOSTS; i++) {
+				assert_int_equal(h[i].nresults, packets);
+				for (int k = 0; k < packets; k++) {
+					size_t n = k == 0 ? SW_MTU / w : 3;
+					assert_int_equal(h[i].result_len[k], n * w);
+					for (size_t j = 0; j < n; j++) {
+						uint64_t b, got = 0;
+						double want = dval((enum inc_dtype)t, 0, k, (int)j, &b);
+						for (int r = 1; r < HOSTS; r++) {
+							double x = dval((enum inc_dtype)t, r, k, (int)j, &b);
+							want = op == INC_OP_SUM ? want + x : op == INC_OP_MAX ? (x > want ? x : want)
+													: (x < want ? x : want);
+						}
+						for (size_t x = 0; x < w; x++)
+							got = got << 8 | h[i].result[k][j * w + x];
+						if (got != dbits((enum inc_dtype)t, want))
+							fail_msg("%s %s packet %d element %zu: 0x%llx, want 0x%llx (%g)",
+								 inc_dtype_name((enum inc_dtype)t), inc_op_name((enum inc_op)op), k, j,
+								 (unsigned long long)got,
+								 (unsigned long long)dbits((enum inc_dtype)t, want), want);
+					}
+				}
+			}
+			assert_int_equal(sw_engine_busy_slots(eng), 0);
+			assert_int_equal(sw_engine_counters(eng)->aggregations, packets * (HOSTS - 1));
+			sw_engine_free(eng);
+		}
+}
+
+/*
+ * Ranks disagreeing on the dtype of one collective (same operator, same
+ * bytes): the later contribution is counted (drop_mismatch) and refused with
+ * a NAK, nothing is combined, no result goes out; an undefined dtype (8) is
+ * a bad immediate.
+ */
+static void test_dtype_mismatch_dropped(void **state)
+{
+	uint64_t eight = 0;
+
+	setup_engine(8);
+	host_send(0, imm(INC_ALLREDUCE, INC_OP_SUM, INC_INT64, INC_RANK_ALL), &eight, 8, -1, 0);
+	host_send(1, imm(INC_ALLREDUCE, INC_OP_SUM, INC_FLOAT64, INC_RANK_ALL), &eight, 8, -1, 0);
+	host_send(2, imm(INC_ALLREDUCE, INC_OP_SUM, INC_UINT32, INC_RANK_ALL), &eight, 8, -1, 0);
+	host_send(3, imm(INC_ALLREDUCE, INC_OP_SUM, INC_INT64, INC_RANK_ALL) | 8u << 8, &eight, 8, -1, 0);
+	pump(0);
+	assert_int_equal(sw_engine_counters(eng)->drop_mismatch, 2);
+	assert_int_equal(sw_engine_counters(eng)->drop_bad_imm, 1);
+	assert_int_equal(sw_engine_counters(eng)->aggregations, 0);
+	for (int i = 0; i < HOSTS; i++) {
+		assert_int_equal(h[i].nnaks, i == 0 ? 0 : 1);
+		assert_int_equal(h[i].nresults, 0);
+	}
 	sw_engine_free(eng);
 }
 
@@ -1849,6 +1980,8 @@ int main(void)
 		cmocka_unit_test(test_messages_broadcast),
 		cmocka_unit_test(test_messages_refused),
 		cmocka_unit_test(test_float_max_and_reduce_to_one_rank),
+		cmocka_unit_test(test_allreduce_every_dtype),
+		cmocka_unit_test(test_dtype_mismatch_dropped),
 		cmocka_unit_test(test_broadcast_and_barrier),
 		cmocka_unit_test(test_route_delivers_only_to_the_destination),
 		cmocka_unit_test(test_root_held_back_by_acks),

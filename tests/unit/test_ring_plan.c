@@ -70,7 +70,7 @@ static void simulate(enum inccl__coll coll, int n, size_t count, size_t piece, s
 			sendb[r] = recvb[r];
 		for (size_t i = 0; i < slen; i++)
 			sendb[r][i] = input(r, i);
-		assert_int_equal(coll_setup(&cr[r], r, n, piece, coll, sendb[r], recvb[r], count, err, sizeof(err)), 0);
+		assert_int_equal(coll_setup(&cr[r], r, n, 4, piece, coll, sendb[r], recvb[r], count, err, sizeof(err)), 0);
 		assert_int_equal(cr[r].exchange, n > 1);
 		assert_true(cr[r].pl.nsend <= MAXMSG);
 	}
@@ -94,7 +94,7 @@ static void simulate(enum inccl__coll coll, int n, size_t count, size_t piece, s
 					break;
 				assert_true(len >= 1 && len <= 64);
 				link_q[r][sent[r]].len = len;
-				memcpy(link_q[r][sent[r]].data, cr[r].buf + off * ELEM, len * ELEM);
+				memcpy(link_q[r][sent[r]].data, cr[r].buf + off * 4, len * 4);
 				sent[r]++;
 				moved = 1;
 			}
@@ -107,10 +107,10 @@ static void simulate(enum inccl__coll coll, int n, size_t count, size_t piece, s
 				pl->recv_at(pl, rdone[r], &off, &len, &reduce);
 				assert_int_equal(len, link_q[left][rdone[r]].len);
 				if (reduce)
-					combine(cr[r].buf + off * ELEM, (uint8_t *)link_q[left][rdone[r]].data, len, INCCL_INT32,
+					combine(cr[r].buf + off * 4, (uint8_t *)link_q[left][rdone[r]].data, len, INCCL_INT32,
 						INCCL_SUM);
 				else
-					memcpy(cr[r].buf + off * ELEM, link_q[left][rdone[r]].data, len * ELEM);
+					memcpy(cr[r].buf + off * 4, link_q[left][rdone[r]].data, len * 4);
 				rdone[r]++;
 				moved = 1;
 			}
