@@ -830,7 +830,10 @@ static int write_coll_script(const struct run *r, const char *pdir, enum res_col
 		return -1;
 	gp_header(f, coll_titles[coll]);
 	fprintf(f, "set logscale x 2\nset xrange [%.9g:%.9g]\nset format x '%%g'\n", lo / MIB / 2, hi / MIB * 2);
-	fprintf(f, "set xlabel 'message size per rank (MiB)'\n");
+	/* the block collectives' size is the whole buffer of nranks blocks, as nccl-tests counts it */
+	fprintf(f, "set xlabel '%s'\n", coll >= RES_ALLGATHER && coll <= RES_ALLTOALL
+						? "buffer size per rank, all nranks blocks (MiB)"
+						: "message size per rank (MiB)");
 
 	/* throughput: the y range holds every bar and ceiling with room for the ceilings' labels */
 	ymax = max_algbw(r, coll);

@@ -548,6 +548,9 @@ for c in allgather reducescatter alltoall; do
             sh -c "[ \"\$(head -c 4 '$blk/$br/plots/$ch.png' | od -An -c | tr -d ' ')\" = '211PNG' ]"
     done
 done
+check "block collectives: their charts' size is the whole buffer (nccl-tests' convention), AllReduce's the message" \
+    sh -c "grep -qF 'buffer size per rank, all nranks blocks (MiB)' '$blk/$br/plots/alltoall.gp' &&
+        ! grep -qF 'buffer size per rank' '$paper/plots/allreduce.gp'"
 check "block collectives: REPORT shows the AllGather, ReduceScatter and AllToAll charts" \
     sh -c "grep -qF 'AllGather bandwidth vs size' '$blk/REPORT.md' && grep -qF 'ReduceScatter time vs size' '$blk/REPORT.md' &&
         grep -qF 'AllToAll bandwidth vs size' '$blk/REPORT.md'"
