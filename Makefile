@@ -15,7 +15,7 @@ export TOPOLOGY
 DEPS_STAMP     := $(BUILD)/.deps-build-$(shell cat lab/packages.build | sha256sum | cut -c1-12)
 LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages.host | sha256sum | cut -c1-12)
 
-.PHONY: all help run deps payload install uninstall test-install images bench-switch lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
+.PHONY: all help run deps payload install uninstall test-install images bench-switch bench-order lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-deps test-lab-down test-lab-stop test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatter exp-alltoall exp-sweep exp-paper plots test-analysis test-capture test-swports \
         fuzz fuzz-build test-fuzz
@@ -330,6 +330,24 @@ bench-switch: $(BUILD)/bench_engine
 	    awk -v d=$$d -v k=$$k '/Collected/ {printf "callgrind %s, kernel %s: %s instructions to replay 4 x 4096 data frames, %.0f per data frame (replay only: loading the file excluded)\n", d, k, $$4, $$4 / 16384}'; \
 	done; done
 
+# a float SUM in child order whatever the arrival order (every permutation, loss, duplicates), against check_ref.c
+$(BUILD)/test_order: tests/unit/test_order.c $(SWITCH_ENGINE) $(CHECK_REF) hostlib/inccl.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Iswitch -Ihostlib -Ihostlib/tools -o $@ tests/unit/test_order.c switch/engine.c switch/rc_conn.c \
+	  switch/roce.c switch/crc32.c switch/agg.c hostlib/tools/check_ref.c -lcmocka $(CRC_LIBS) -lm
+
+# The cost of folding a float SUM in child order (switch/README.md, "Order of a float SUM"): float32
+# AllReduce frames of 4 and 16 hosts fed in child order (nothing waits) and in reverse (every child but
+# child 0 waits in a hold buffer), replayed (frames/s, 20 passes) and counted (callgrind, one replay).
+bench-order: $(BUILD)/bench_engine
+	@for c in 4 16; do for o in in reverse; do f=$(BUILD)/bench-order-$$c-$$o.pcap; \
+	  $(BUILD)/bench_engine -p 4096 -c $$c -d float32 -o $$o -w $$f > /dev/null && \
+	  $(BUILD)/bench_engine -r $$f -n 20 && \
+	  valgrind --tool=callgrind --toggle-collect=bench_replay --callgrind-out-file=$(BUILD)/callgrind.order.$$c.$$o \
+	    $(BUILD)/bench_engine -k simd -r $$f 2>&1 | awk -v c=$$c -v o=$$o -v n=$$((c * 4096)) \
+	    '/Collected/ {printf "callgrind float32, fan-in %s, children %s: %.0f instructions per data frame\n", c, o, $$4 / n}'; \
+	done; done
+
 # the engine fed the frames of pcap fixtures (bench_engine -w), its output checked and written to replay-out.pcap
 $(BUILD)/test_replay: tests/unit/test_replay.c $(SWITCH_ENGINE) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
@@ -342,10 +360,10 @@ $(BUILD)/test_swconfig: tests/unit/test_swconfig.c switch/swconfig.c switch/swco
 
 # whole trees: topology files through the controller's plan and the switch's rules parser into engines
 $(BUILD)/test_tree: tests/unit/test_tree.c $(SWITCH_ENGINE) switch/swconfig.c switch/swconfig.h controller/plan.c controller/plan.h \
-                    $(TOPO_SRC) | $(DEPS_STAMP)
+                    $(TOPO_SRC) $(CHECK_REF) hostlib/inccl.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -Iswitch -Icontroller -Itopology -DTOPOLOGY_DIR='"topology"' -o $@ tests/unit/test_tree.c switch/engine.c \
-	  switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c switch/swconfig.c controller/plan.c topology/topo.c \
+	$(CC) $(CFLAGS) -Iswitch -Icontroller -Itopology -Ihostlib -Ihostlib/tools -DTOPOLOGY_DIR='"topology"' -o $@ tests/unit/test_tree.c switch/engine.c \
+	  switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c switch/swconfig.c controller/plan.c topology/topo.c hostlib/tools/check_ref.c \
 	  -lcmocka -lyaml $(CRC_LIBS) -lm
 
 $(BUILD)/test_perf_opts: tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h hostlib/inccl.h | $(DEPS_STAMP)
@@ -382,7 +400,7 @@ $(BUILD)/test_group: tests/unit/test_group.c tests/unit/fake_comm.c tests/unit/f
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_group.c tests/unit/fake_comm.c hostlib/error.c proto/ctlmsg.c proto/ctlauth.c -lyaml $(SODIUM) -lcmocka
 
 UNIT_TESTS := $(BUILD)/test_api $(BUILD)/test_ring_plan $(BUILD)/test_group $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
-              $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results $(BUILD)/test_pcapng \
+              $(BUILD)/test_order $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results $(BUILD)/test_pcapng \
               $(BUILD)/test_portstat $(TEST_AGG_BUILDS)
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 

@@ -140,12 +140,21 @@ int inc_dtype_parse(const char *s, enum inc_dtype *t);
  *   (smaller) value, Inf included; the result is one operand's bits.
  * - A NaN result is only a NaN: its sign and payload are unspecified.
  *
- * Order: per PSN slot the switch copies the first contribution to arrive and
- * combines later ones into it in arrival order (acc = op(acc, in)). At fan-in
- * <= 2 this order cannot change a result (a op b == b op a, NaN payloads
- * aside). At fan-in >= 3 a float SUM can depend on the arrival order
- * ((a + b) + c != (a + c) + b when they round): not yet order-independent.
- * Integer SUM and every MAX/MIN are order-independent at any fan-in.
+ * Order (what makes a float SUM reproducible): per PSN slot a switch folds
+ * a float SUM (float16, bfloat16, float32, float64) in child order, whatever order the children's packets arrive
+ * in: acc = c0, then acc = acc + c1, acc = acc + c2, ... up to its last
+ * child, where ci is the contribution of the switch's child i. Children are
+ * numbered as the controller's rules list them (switch/engine.h, struct
+ * sw_cfg child[]): by the ranks below them, lowest first, hosts and child
+ * switches alike (in 1-2-2-2, sw1's child 0 is pku1, rank 0, and child 1
+ * is sw2, ranks 1-2). A contribution that arrives before its turn waits in
+ * the switch until every child before it was folded (switch/README.md).
+ * So a float SUM over a tree is ((c0 + c1) + c2) + ... at every switch,
+ * the tree's order written as nested lists of children by lowest rank
+ * (hostlib/tools/check_ref.h: "((0,1),(2,3))"), bit for bit the same in
+ * every run, loss pattern and arrival order, and in every topology of the
+ * same shape. Integer SUMs (they wrap) and every MAX/MIN give the same result
+ * in any order: the switch folds those as they arrive (acc = op(acc, in)).
  */
 void inc_combine(void *acc, const void *in, size_t n, enum inc_op op, enum inc_dtype dtype);
 

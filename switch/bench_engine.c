@@ -1,7 +1,8 @@
 /*
  * bench_engine — the switch engine's packet rate on one core, no capture I/O.
  *
- *   bench_engine [-k auto|simd|scalar] [-p PACKETS_PER_CHILD] [-c CHILDREN] [-d int32|float32] [-w FILE.pcap]
+ *   bench_engine [-k auto|simd|scalar] [-p PACKETS_PER_CHILD] [-c CHILDREN] [-d int32|float32] [-o in|reverse]
+ *                [-w FILE.pcap]
  *   bench_engine [-k auto|simd|scalar] -r FILE.pcap [-n PASSES]
  *
  * CHILDREN hosts do an AllReduce SUM of PACKETS_PER_CHILD 1 KiB packets
@@ -9,6 +10,10 @@
  * check, connection state, aggregation, and for every completed slot result
  * frames built with a fresh ICRC. The hosts acknowledge every result they
  * get (ACKs prebuilt, fed back right after the frame that produced it).
+ * -o: the order each packet's frames arrive in, by child: in (0, 1, 2, ...,
+ * the order a float SUM is folded in: nothing waits for its turn) or
+ * reverse (..., 2, 1, 0: every child but child 0 waits in a hold buffer
+ * until child 0 came, the worst case of the fixed order; switch/README.md).
  *
  * Where the data frames come from:
  *   default  prebuilt in memory, 4096 packets per child at a time;
@@ -184,16 +189,17 @@ static void acks_build(struct acks *ak, long base)
 /**
  * frames_build() - the data frames of PSNs @base..@base+n-1 of @children
  * hosts into @fs (which has room), in the order they are fed: packet by
- * packet, child by child.
+ * packet, child by child (from the last child down if @reverse).
  */
-static void frames_build(struct frames *fs, int children, enum inc_dtype dtype, long base, long n)
+static void frames_build(struct frames *fs, int children, enum inc_dtype dtype, int reverse, long base, long n)
 {
 	struct inc_imm m = { INC_RANK_ALL, INC_ALLREDUCE, INC_OP_SUM, dtype };
 	uint8_t payload[1024];
 
 	fs->n = 0;
 	for (long k = base; k < base + n; k++)
-		for (int i = 0; i < children; i++) {
+		for (int o = 0; o < children; o++) {
+			int i = reverse ? children - 1 - o : o;
 			payload_fill(payload, dtype, i, k);
 			struct roce_build b = { .src_mac = mac, .dst_mac = mac, .src_ip = HOST_IP0 + (uint32_t)i,
 						.dst_ip = SW_IP, .src_port = 50000, .dst_port = ROCE_PORT_HOST,
@@ -288,7 +294,7 @@ static int dump_frames(pcap_dumper_t *d, const struct frames *fs, uint64_t *ts_u
  * run_prebuilt() - the default run (or -w @wfile): frames built in memory a
  * window at a time, outside the timed replay.
  */
-static int run_prebuilt(int children, long packets, enum inc_dtype dtype, const char *wfile)
+static int run_prebuilt(int children, long packets, enum inc_dtype dtype, int reverse, const char *wfile)
 {
 	long window = packets < WINDOW ? packets : WINDOW;
 	struct frames fs = { 0 };
@@ -316,7 +322,7 @@ static int run_prebuilt(int children, long packets, enum inc_dtype dtype, const 
 	for (long base = 0; base < packets; base += window) {
 		long n = packets - base < window ? packets - base : window;
 
-		frames_build(&fs, children, dtype, base, n);
+		frames_build(&fs, children, dtype, reverse, base, n);
 		if (dump) {
 			if (dump_frames(dump, &fs, &ts_us)) {
 				fprintf(stderr, "bench_engine: %s: write failed\n", wfile);
@@ -464,13 +470,13 @@ static int run_file(const char *path, int passes)
 
 int main(int argc, char **argv)
 {
-	int children = 4, passes = 1, opt;
+	int children = 4, passes = 1, reverse = 0, opt;
 	long packets = 20000;
 	enum inc_dtype dtype = INC_INT32;
 	const char *wfile = NULL, *rfile = NULL, *kopt = getenv("INCSWITCH_KERNEL"), *kwhy = "INCSWITCH_KERNEL";
 	enum inc_kernel kernel = INC_KERNEL_AUTO;
 
-	while ((opt = getopt(argc, argv, "k:p:c:d:w:r:n:")) != -1) {
+	while ((opt = getopt(argc, argv, "k:p:c:d:o:w:r:n:")) != -1) {
 		switch (opt) {
 		case 'p': packets = atol(optarg); break;
 		case 'c': children = atoi(optarg); break;
@@ -481,13 +487,20 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'o':
+			if (strcmp(optarg, "in") && strcmp(optarg, "reverse")) {
+				fprintf(stderr, "bench_engine: -o %s: the order is 'in' or 'reverse'\n", optarg);
+				return 2;
+			}
+			reverse = !strcmp(optarg, "reverse");
+			break;
 		case 'w': wfile = optarg; break;
 		case 'r': rfile = optarg; break;
 		case 'n': passes = atoi(optarg); break;
 		case 'k': kopt = optarg; kwhy = "-k"; break;
 		default:
 			fprintf(stderr, "usage: bench_engine [-k auto|simd|scalar] [-p PACKETS_PER_CHILD] [-c CHILDREN] "
-					"[-d DTYPE] [-w FILE.pcap]\n"
+					"[-d DTYPE] [-o in|reverse] [-w FILE.pcap]\n"
 					"       bench_engine [-k auto|simd|scalar] -r FILE.pcap [-n PASSES]\n"
 					"  -k (or INCSWITCH_KERNEL): combine kernels; auto = scalar under QEMU TCG, else simd\n");
 			return 2;
@@ -504,5 +517,5 @@ int main(int argc, char **argv)
 	inc_kernel_use(kernel, kwhy);
 	crc32_use(kernel == INC_KERNEL_SCALAR ? CRC32_LIBDEFLATE : kernel == INC_KERNEL_SIMD ? CRC32_ISAL : CRC32_AUTO,
 		  kwhy);
-	return rfile ? run_file(rfile, passes) : run_prebuilt(children, packets, dtype, wfile);
+	return rfile ? run_file(rfile, passes) : run_prebuilt(children, packets, dtype, reverse, wfile);
 }

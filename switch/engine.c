@@ -35,6 +35,21 @@
  * when the gap is filled; the sender answers a NAK by resending the NAKed
  * frame alone. Towards hosts (real rxe, which drops what follows a gap) the
  * switch stays a plain RC requester: go-back-N.
+ *
+ * Order of a float SUM (engine.h): a slot folds its children's
+ * contributions in child order. Child i's contribution is folded when the
+ * slot has folded children 0..i-1 (slot.nfolded == i); one that comes
+ * earlier is copied into a hold buffer of the engine's pool, on the slot's
+ * list of held contributions (sorted by child), and folded from there as
+ * soon as the one before it was. The pool has cfg.holds buffers, taken
+ * from a free list, so only the buffers ever in use at once are touched;
+ * a contribution that must wait when none is free is refused with an RNR
+ * NAK before anything of it is taken (the child resends it). That cannot
+ * stall: the next child due in the oldest open slot never waits, and
+ * folding it frees what waited behind it. A retransmitted duplicate of a
+ * held contribution is a duplicate PSN on its connection (re-ACKed, never
+ * taken again), and a child's second contribution to one slot is refused
+ * while the first is held or folded (slot.arrived).
  */
 #include "engine.h"
 
@@ -93,6 +108,14 @@ struct sent_frame {
 	uint8_t icrc[ROCE_ICRC_LEN];
 };
 
+/* A float SUM contribution that came before its turn, kept until every child before it was folded. */
+struct hold {
+	uint32_t next;            /* the slot's next held contribution (a later child), pool index + 1; 0: none;
+	                           * on the free list, the next free buffer */
+	uint8_t child;
+	uint8_t data[SW_MTU];     /* its payload, in wire format: the slot's length */
+};
+
 /* A SEND that arrived ahead of a gap on a switch link, kept until the gap is filled. */
 struct held_frame {
 	struct roce_pkt pkt;
@@ -141,6 +164,8 @@ struct slot {
 	struct inc_imm m;
 	uint8_t opcode;           /* the SEND opcode of its data (every child's agrees), ONLY_WITH_IMM
 	                           * when no child carries data: its results go out with it */
+	uint8_t ordered;          /* a float SUM: folded in child order (engine.h), not in arrival order */
+	uint8_t nfolded;          /* ordered: children 0..nfolded-1 are folded into data */
 	uint64_t arrived;         /* bit per child */
 	int narrived;
 	int have_data;
@@ -150,8 +175,11 @@ struct slot {
 	int awaiting;             /* sent up, the parent's result still to come */
 	int early;                /* released before every child arrived (SW_FAULT_EARLY_BARRIER):
 	                           * kept until the rest arrived, and not completed again */
+	uint32_t held;            /* ordered: the first of its held contributions (pool index + 1), 0: none */
 	uint8_t data[SW_MTU];
 };
+/* the order's three fields fill holes: a slot stays at 1,096 bytes */
+_Static_assert(sizeof(void *) != 8 || sizeof(struct slot) <= 1096, "struct slot grew: it is multiplied by nslots");
 
 struct sw_engine {
 	struct sw_cfg cfg;
@@ -164,6 +192,11 @@ struct sw_engine {
 	                                * here (linear probing, in connection order), 0: none */
 	struct slot *slots;
 	uint32_t busy_slots;
+	struct hold *holds;       /* the hold buffers (cfg.holds, or its default: nholds) */
+	uint32_t nholds;
+	uint32_t holds_free;      /* the free list (pool index + 1; 0: empty) ... */
+	uint32_t holds_fresh;     /* ... then the buffers never used yet, from this index on */
+	uint32_t holds_used;
 	uint32_t *downq, downq_head, downq_len; /* slots sent up awaiting results, oldest first */
 	int first_rank, nranks, total_ranks;
 	sw_tx_fn tx;
@@ -237,16 +270,25 @@ static uint32_t pow2_at_least(uint32_t n)
 	return p;
 }
 
+/* nholds() - the hold buffers of an engine for @cfg (valid counts): cfg.holds, or one per slot and child but the first, at most SW_HOLDS_MAX. */
+static uint32_t nholds(const struct sw_cfg *cfg)
+{
+	uint64_t n = cfg->holds ? cfg->holds : (uint64_t)cfg->nslots * (uint64_t)(cfg->nchildren - 1);
+
+	return n < SW_HOLDS_MAX ? (uint32_t)n : SW_HOLDS_MAX;
+}
+
 /*
  * engine_bytes() - what sw_engine_new() would allocate for @cfg (valid
- * counts): the slots, every connection's send ring, the parent's payload
- * copies and queue of slots sent up, and each switch link's frames held
- * past a gap.
+ * counts): the slots, the hold buffers, every connection's send ring, the
+ * parent's payload copies and queue of slots sent up, and each switch
+ * link's frames held past a gap.
  */
 static uint64_t engine_bytes(const struct sw_cfg *cfg)
 {
 	uint64_t ring = pow2_at_least(cfg->nslots), held = pow2_at_least(cfg->window ? cfg->window : SW_WINDOW);
-	uint64_t n = sizeof(struct sw_engine) + (uint64_t)cfg->nslots * sizeof(struct slot);
+	uint64_t n = sizeof(struct sw_engine) + (uint64_t)cfg->nslots * sizeof(struct slot) +
+		     (uint64_t)nholds(cfg) * sizeof(struct hold);
 
 	for (int i = 0; i < cfg->nchildren + !!cfg->has_parent; i++) {
 		const struct sw_conn_cfg *c = i < cfg->nchildren ? &cfg->child[i] : &cfg->parent;
@@ -265,9 +307,10 @@ struct sw_engine *sw_engine_new(const struct sw_cfg *cfg, sw_tx_fn tx, void *ctx
 	int next_rank;
 
 	if (cfg->nchildren < 1 || cfg->nchildren > SW_MAX_CHILDREN || cfg->nslots < 1 || cfg->nslots > SW_MAX_SLOTS ||
-	    cfg->window > SW_MAX_WINDOW) {
-		fprintf(stderr, "switch: need 1..%d children, 1..%u slots and a window of at most %u (got %d, %u, %u)\n",
-			SW_MAX_CHILDREN, SW_MAX_SLOTS, SW_MAX_WINDOW, cfg->nchildren, cfg->nslots, cfg->window);
+	    cfg->window > SW_MAX_WINDOW || cfg->holds > SW_HOLDS_MAX) {
+		fprintf(stderr, "switch: need 1..%d children, 1..%u slots, a window of at most %u and at most %u hold "
+			"buffers (got %d, %u, %u, %u)\n", SW_MAX_CHILDREN, SW_MAX_SLOTS, SW_MAX_WINDOW, SW_HOLDS_MAX,
+			cfg->nchildren, cfg->nslots, cfg->window, cfg->holds);
 		return NULL;
 	}
 	if (engine_bytes(cfg) > SW_MEM_MAX) {
@@ -298,6 +341,13 @@ struct sw_engine *sw_engine_new(const struct sw_cfg *cfg, sw_tx_fn tx, void *ctx
 	if (e->first_rank + e->nranks > e->total_ranks || (!cfg->has_parent && e->first_rank != 0)) {
 		fprintf(stderr, "switch: children cover ranks %d..%d, outside the communicator's %d\n", e->first_rank,
 			next_rank - 1, e->total_ranks);
+		sw_engine_free(e);
+		return NULL;
+	}
+	e->nholds = nholds(cfg);
+	/* not cleared: a buffer is written before it is read, and only those ever used are touched */
+	if (e->nholds && !(e->holds = malloc((size_t)e->nholds * sizeof(*e->holds)))) {
+		fprintf(stderr, "switch: out of memory for %u hold buffers\n", e->nholds);
 		sw_engine_free(e);
 		return NULL;
 	}
@@ -354,6 +404,7 @@ void sw_engine_free(struct sw_engine *e)
 		free(e->conn[i].held);
 	}
 	free(e->downq);
+	free(e->holds);
 	free(e->slots);
 	free(e);
 }
@@ -955,10 +1006,88 @@ static void take_from_parent(struct sw_engine *e, const struct roce_pkt *p, cons
 	deliver_down(e, (uint32_t)(sl - e->slots), now);
 }
 
+/* order_matters() - is @m a reduction whose result depends on the order of its combines: a float SUM? */
+static inline int order_matters(const struct inc_imm *m)
+{
+	return m->op == INC_OP_SUM && (m->prim == INC_ALLREDUCE || m->prim == INC_REDUCE) &&
+	       (m->dtype == INC_FLOAT16 || m->dtype == INC_BFLOAT16 || m->dtype == INC_FLOAT32 || m->dtype == INC_FLOAT64);
+}
+
+/* fold_next() - fold the contribution of child sl->nfolded (wire format, the slot's length) into @sl. */
+static inline void fold_next(struct sw_engine *e, struct slot *sl, const uint8_t *payload)
+{
+	if (sl->nfolded++ == 0) {
+		inc_load(sl->data, payload, sl->len, sl->m.dtype);
+		sl->host_order = 1;
+	} else {
+		inc_combine_host(sl->data, payload, sl->len / elem_size(sl), sl->m.op, sl->m.dtype);
+		e->c.aggregations++;
+	}
+}
+
 /*
- * Fold a child's packet @p of collective @imm into its slot. Return 0, or -1
+ * fold_in_order() - take @child's contribution @p (@payload) to ordered
+ * slot @sl: fold it if its turn has come, and then every held one whose
+ * turn that brings; else keep it in a hold buffer. Return: 0; -1 if it
+ * does not match the slot's length or place in a message; -2 if it must
+ * wait and every hold buffer is taken (nothing of it was taken).
+ */
+static int fold_in_order(struct sw_engine *e, struct slot *sl, int child, const struct roce_pkt *p,
+			 const uint8_t *payload)
+{
+	uint32_t i, *at;
+	struct hold *h;
+
+	if (sl->have_data &&
+	    (p->payload_len != sl->len || p->payload_len % elem_size(sl) || p->opcode != sl->opcode))
+		return -1;
+	if (child != sl->nfolded && !e->holds_free && e->holds_fresh == e->nholds) {
+		e->c.holds_full++;
+		return -2;
+	}
+	if (!sl->have_data) { /* the first to come, whoever it is, sets what the others must match */
+		sl->len = (uint16_t)p->payload_len;
+		sl->opcode = p->opcode;
+		sl->have_data = 1;
+	}
+	if (child != sl->nfolded) { /* a child before it has not come: hold it, in child order */
+		if (e->holds_free) {
+			i = e->holds_free - 1;
+			e->holds_free = e->holds[i].next;
+		} else {
+			i = e->holds_fresh++;
+		}
+		h = &e->holds[i];
+		h->child = (uint8_t)child;
+		memcpy(h->data, payload, sl->len);
+		for (at = &sl->held; *at && e->holds[*at - 1].child < child; at = &e->holds[*at - 1].next)
+			;
+		h->next = *at;
+		*at = i + 1;
+		e->c.held_for_turn++;
+		if (++e->holds_used > e->c.holds_peak)
+			e->c.holds_peak = e->holds_used;
+		return 0;
+	}
+	fold_next(e, sl, payload);
+	while (sl->held && e->holds[sl->held - 1].child == sl->nfolded) { /* the held ones now due */
+		i = sl->held - 1;
+		h = &e->holds[i];
+		fold_next(e, sl, h->data);
+		sl->held = h->next;
+		h->next = e->holds_free;
+		e->holds_free = i + 1;
+		e->holds_used--;
+	}
+	return 0;
+}
+
+/*
+ * Fold a child's packet @p of collective @imm into its slot: a float SUM
+ * in child order (fold_in_order()), anything else as it comes. Return 0; -1
  * if it does not match the slot: another collective, another length, or
- * another place in a message (opcode) than the other children's data.
+ * another place in a message (opcode) than the other children's data; -2
+ * if it must wait for its turn and no hold buffer is free.
  */
 static int fold(struct sw_engine *e, struct slot *sl, int child, uint32_t imm, const struct roce_pkt *p,
 		const uint8_t *payload)
@@ -969,6 +1098,7 @@ static int fold(struct sw_engine *e, struct slot *sl, int child, uint32_t imm, c
 		sl->imm = imm;
 		inc_imm_decode(imm, &sl->m);
 		sl->opcode = RC_SEND_ONLY_WITH_IMM;
+		sl->ordered = (uint8_t)order_matters(&sl->m);
 	}
 	if (e->fault == SW_FAULT_DROP && child == e->cfg.nchildren - 1 && sl->m.prim != INC_BROADCAST &&
 	    sl->m.prim != INC_ROUTE && sl->m.op != INC_OP_BARRIER) {
@@ -988,6 +1118,10 @@ static int fold(struct sw_engine *e, struct slot *sl, int child, uint32_t imm, c
 		} else if (p->opcode != RC_SEND_ONLY_WITH_IMM) {
 			return -1;
 		}
+	} else if (sl->ordered) {
+		int r = fold_in_order(e, sl, child, p, payload);
+		if (r < 0)
+			return r;
 	} else if (!sl->have_data) {
 		inc_load(sl->data, payload, p->payload_len, sl->m.dtype);
 		sl->len = (uint16_t)p->payload_len;
@@ -1042,9 +1176,14 @@ static void take_from_child(struct sw_engine *e, int child, const struct roce_pk
 		sl->psn = psn;
 		e->busy_slots++;
 	}
-	if (fold(e, sl, child, (uint32_t)imm, p, frame + p->payload_off) < 0) {
+	switch (fold(e, sl, child, (uint32_t)imm, p, frame + p->payload_off)) {
+	case -1:
 		e->c.drop_mismatch++;
 		send_aeth(e, k, k->rc.epsn, AETH_TYPE_NAK | AETH_NAK_INVALID_REQ);
+		return;
+	case -2: /* before its turn, and no hold buffer free: retry shortly, as for a busy slot */
+		send_aeth(e, k, p->psn, AETH_TYPE_RNR_NAK | (e->cfg.rnr_timer & 0x1f));
+		k->rc.nak_sent = 1;
 		return;
 	}
 	accept(k, p);

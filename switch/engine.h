@@ -24,6 +24,16 @@
  * order, so slots complete in PSN order), which lets a leaf match them with
  * a FIFO of slots awaiting a result.
  *
+ * Order. A float SUM is folded per slot in child order, whatever order the
+ * children's packets arrive in: acc = c0, acc = acc + c1, acc = acc + c2 ...
+ * where ci is the contribution of child i, the i-th child of cfg.child[]
+ * (hosts and switches alike, in the order of their ranks). A contribution
+ * that comes before its turn waits in a hold buffer (cfg.holds) and is
+ * folded as soon as every child before it was; so a float SUM is the same
+ * bits in every run, loss pattern and arrival order (proto/inc_proto.h).
+ * Integer SUMs and every MAX/MIN give the same result in any order: they
+ * are folded in arrival order, as before.
+ *
  * Reliability. Towards hosts (real rdma_rxe) the switch is a plain RC
  * requester and responder: go-back-N from the NAKed PSN at once, one NAK per
  * gap, duplicates re-ACKed. Switch<->switch links (UDP 4792) have this
@@ -60,6 +70,12 @@
  * 512 MiB (topology/1-2-4.yaml). The controller's default of 8192 slots on three connections takes
  * about 20 MiB; rules asking for more than this are refused, not allocated (and touched later). */
 #define SW_MEM_MAX (256u << 20)
+/* Hold buffers of one communicator at most (cfg.holds), each a float SUM contribution of up to an MTU
+ * that came before its turn (switch/README.md, "Order of a float SUM"): 16,384 of 1,032 bytes, 16 MiB,
+ * so a switch VM of 512 MiB keeps room for 8 communicators' pools full at once (129 MiB). The default,
+ * slots x (children - 1), reaches it at 8,192 slots and fan-in 3; past it a child that runs further
+ * ahead is refused with an RNR NAK until the children before it came (holds_full). */
+#define SW_HOLDS_MAX 16384u
 
 /** One connection of the switch, as the controller configures it. */
 struct sw_conn_cfg {
@@ -84,6 +100,8 @@ struct sw_cfg {
 	uint8_t rnr_timer;           /* RNR NAK timer code sent when a slot is busy */
 	uint32_t window;             /* frames in flight per switch<->switch link; 0: SW_WINDOW */
 	uint64_t min_rto_ns;         /* the adaptive timeout's floor; 0: 2 ms (the tick) */
+	uint32_t holds;              /* hold buffers for float SUM contributions ahead of their turn;
+	                              * 0: nslots x (nchildren - 1), at most SW_HOLDS_MAX */
 };
 
 /*
@@ -118,6 +136,9 @@ struct sw_counters {
 	                              * the others by nearly the slot table (engine.c ACK_AHEAD_RESERVE) */
 	uint64_t slots_completed, sent_up, results_from_parent;
 	uint64_t faults_injected;    /* results made wrong on purpose (sw_engine_inject(); tests only) */
+	uint64_t held_for_turn;      /* float SUM contributions kept in a hold buffer: a child before them had not come */
+	uint64_t holds_full;         /* ... refused instead (an RNR NAK, in rnr_naks_tx): every hold buffer was taken */
+	uint64_t holds_peak;         /* the most hold buffers in use at once (a high-water mark, not a count) */
 };
 
 typedef void (*sw_tx_fn)(void *ctx, int port, const uint8_t *frame, size_t len);

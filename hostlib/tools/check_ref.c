@@ -272,25 +272,6 @@ const char *cref_pattern_name(enum cref_pattern p)
 	return p == CREF_EXACT ? "exact" : p == CREF_IEEE ? "ieee" : "?";
 }
 
-int cref_pattern_check(const struct cref_tree *t, enum cref_pattern p, char *err, size_t errlen)
-{
-	if (p != CREF_IEEE || t->max_fanin <= 2)
-		return 0;
-	if (t->max_fanin_col)
-		snprintf(err, errlen,
-			 "-p ieee cannot be checked on this tree: the switch at column %d has %d children, and a "
-			 "float32 SUM over 3 or more depends on the order their contributions arrive, which the "
-			 "switches do not fix yet (use -p exact, or a tree whose switches have at most 2 children)",
-			 t->max_fanin_col, t->max_fanin);
-	else
-		snprintf(err, errlen,
-			 "-p ieee cannot be checked on one switch of %d ranks: a float32 SUM over 3 or more "
-			 "children depends on the order their contributions arrive, which the switches do not fix "
-			 "yet (use -p exact, or give the tree with -t, every switch with at most 2 children)",
-			 t->max_fanin);
-	return -1;
-}
-
 /* The exact pattern, as inccl_check has always had it: int32 in
  * [-100000, 100000], float32 multiples of 1/8 in [-256, 256]: every partial
  * sum of up to 2^16 ranks is exact in float32, in any order. */

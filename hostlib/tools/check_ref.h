@@ -10,8 +10,9 @@
  *   varied exponents, whose sums round and depend on the order of addition,
  *   NaN, +-Inf, +-0, subnormals, overflow; int32 sums that wrap);
  * - the expected result of SUM/MAX/MIN over every rank, folded in the
- *   tree's order with the switches' documented arithmetic (proto/inc_proto.h,
- *   inc_combine()), and its bit-exact comparison (any NaN matches any NaN);
+ *   tree's order (the switches' order of a float SUM at any fan-in) with the
+ *   switches' documented arithmetic (proto/inc_proto.h, inc_combine()), and
+ *   its bit-exact comparison (any NaN matches any NaN);
  * - the timing rule of the barrier check (a rank enters late by a known
  *   delay; every other rank must have waited for it).
  *
@@ -77,15 +78,6 @@ int cref_pattern_parse(const char *s, enum cref_pattern *p);
 const char *cref_pattern_name(enum cref_pattern p);
 
 /**
- * cref_pattern_check() - whether results of pattern @p on tree @t can be
- * checked bit-exactly. The exact pattern always can. The ieee pattern needs
- * every switch to have fan-in <= 2: with 3 or more children a float32 SUM
- * depends on the order the contributions arrive (proto/inc_proto.h), which
- * no host can know. Return: 0, or -1 with the reason in @err.
- */
-int cref_pattern_check(const struct cref_tree *t, enum cref_pattern p, char *err, size_t errlen);
-
-/**
  * cref_input() - element @i of rank @rank's input of pattern @p and @dtype in
  * a communicator of @nranks ranks, as bits. @rank may be any int (broadcast
  * non-roots use a rank that does not exist to hold data to be overwritten).
@@ -109,8 +101,11 @@ uint32_t cref_combine(enum inccl_dtype dtype, enum inccl_op op, uint32_t acc, ui
  * cref_expect() - element @i of @op over every rank's input (pattern @p) as
  * the switches of @t compute it: each switch folds its children from left to
  * right in the order the spec lists them (the first child's value, then
- * acc = op(acc, next child)). At fan-in <= 2 this equals the result in any
- * arrival order (a op b == b op a), NaN payloads aside.
+ * acc = op(acc, next child)). That is the switches' order of a float SUM at
+ * any fan-in, whatever order the children's packets arrive in, when the
+ * spec lists each switch's children as the switch numbers them: by their
+ * lowest rank (proto/inc_proto.h); integer SUMs and MAX/MIN are the same in
+ * any order.
  */
 uint32_t cref_expect(const struct cref_tree *t, enum cref_pattern p, enum inccl_dtype dtype, enum inccl_op op,
 		     size_t i);

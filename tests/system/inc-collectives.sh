@@ -13,7 +13,8 @@
 # INC_COUNTS: element counts (default 1,255,256,257,1031,65539).
 # INC_PATTERN: inccl_check's inputs, ieee (default: float sums that round,
 #   NaN, ±Inf, ±0, int32 overflow, checked bit for bit against the tree's
-#   order, given to inccl_check as -t from the inventory; INC_TREE=SPEC
+#   order, given to inccl_check as -t from the inventory: the order in which
+#   the switches fold a float SUM at any fan-in; INC_TREE=SPEC
 #   gives another, to show that a reference in the wrong order is caught)
 #   or exact.
 # INC_COLLS: inccl_check -k, the collectives to check (allreduce, reduce,
@@ -90,20 +91,6 @@ top=$(awk -F'\t' '!/^#/ && $2 == "switch" && $7 == "-" {print $1}' "$inv")
 spec=${INC_TREE:-$(tree_spec "$top")}
 case $spec in "("*) ;; *) spec="($spec)" ;; esac
 [[ $spec =~ ^[0-9(),]+$ ]] || { ko "the tree of this run from $inv is not a tree spec: '$spec'"; done_; }
-# fan_in SPEC — the largest number of children of one switch in SPEC.
-fan_in() {
-    awk -v s="$1" 'BEGIN { d = 0; m = 0
-        for (i = 1; i <= length(s); i++) { c = substr(s, i, 1)
-            if (c == "(") n[++d] = 1; else if (c == ",") n[d]++
-            else if (c == ")") { if (n[d] > m) m = n[d]; d-- } }
-        print m }'
-}
-if [ "$pattern" = ieee ] && [ -z "${INC_PATTERN:-}" ] && [ "$(fan_in "$spec")" -gt 2 ]; then
-    # a switch of fan-in 3 or more adds floats in arrival order (proto/inc_proto.h):
-    # inccl_check refuses ieee there; exact inputs sum the same in any order
-    echo "inc-collectives: tree $spec has a switch of fan-in $(fan_in "$spec"): exact inputs (ieee needs fan-in <= 2)"
-    pattern=exact
-fi
 if [ "$algo" = ring ] && [ "$pattern" = ieee ]; then
     # the ring adds floats in its own order, not the tree's: inccl_check refuses ieee with it
     [ -z "${INC_PATTERN:-}" ] || { ko "INC_PATTERN=ieee: the ring baseline takes exact inputs only"; done_; }

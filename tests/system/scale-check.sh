@@ -6,7 +6,7 @@
 # AllReduce sweep with INC, the ring and both ceilings (make exp-sweep,
 # interleaved rounds), its plots, and lab-down.
 #
-#   tests/system/scale-check.sh              (SCALE_MIN=1M SCALE_MAX=64M SCALE_ROUNDS=3)
+#   tests/system/scale-check.sh              (SCALE_MIN=1M SCALE_MAX=64M SCALE_ROUNDS=3 SCALE_PATTERN=ieee)
 #
 # Leaves a user's lab alone: it uses its own prefix (inclab-sc: 9 characters,
 # so its device names are the prefix's, which lab_is_clean looks for) and state.
@@ -33,7 +33,8 @@ if ! lab/lab.sh up; then ko "lab-up of $TOPOLOGY"; harness_stop "no lab"; fi
 ok "lab-up: $(grep -v '^#' "$state/gen/inventory.tsv" | wc -l) nodes ready in $(($(date +%s) - t0)) s"
 
 phase collectives "every collective x dtype x op on all 16 ranks"
-INC_SCOPE=tree INC_COUNTS=${SCALE_COUNTS:-1,257,65539} INC_PATTERN=exact sub_test tests/system/inc-collectives.sh
+# ieee: float sums that round, checked bit for bit in the tree's order (fan-in 4: the switches' child order)
+INC_SCOPE=tree INC_COUNTS=${SCALE_COUNTS:-1,257,65539} INC_PATTERN=${SCALE_PATTERN:-ieee} sub_test tests/system/inc-collectives.sh
 
 phase sweep "AllReduce sweep $min..$max, INC, ring and both ceilings, $rounds rounds"
 res=${SCALE_RESULTS:-results}

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "check_ref.h"
 #include "engine.h"
 #include "plan.h"
 #include "roce.h"
@@ -1459,6 +1460,82 @@ static void gt_pipelined(const char *path, int npkt, unsigned nslots)
 	gt_free();
 }
 
+/*
+ * gt_float_sum() - on the tree of @path (every host), whose switches fold
+ * children as tree spec @spec lists them (children by their lowest rank,
+ * as the controller numbers a switch's children): an AllReduce float32 SUM
+ * of 3 full packets of check_ref.c's ieee values (sums that round, NaN,
+ * +-Inf, +-0, subnormals), the ranks sending in four orders (ascending,
+ * descending, turning per packet, and every rank's packets before the
+ * next rank's). Every rank of every order must get the same bits (NaN
+ * payloads included), equal to cref_expect() on @spec (NaN as NaN).
+ */
+static void gt_float_sum(const char *path, const char *spec)
+{
+	enum { PKTS = 3, ORDERS = 4 };
+	static struct cref_tree t;
+	static uint8_t first[PKTS][SW_MTU];
+	uint32_t buf[GT_ELEMS];
+	char err[256];
+	long rounding = 0;
+
+	assert_int_equal(cref_tree_parse(spec, &t, err, sizeof(err)), 0);
+	gt_build(path, NULL, 8);
+	assert_int_equal(t.nranks, G.nranks);
+	for (int o = 0; o < ORDERS; o++) {
+		int n = G.nranks;
+		for (int k = 0; k < PKTS; k++)
+			for (int i = 0; i < n; i++) {
+				/* packet by packet, the ranks in the order's turn; order 3: rank by rank, all its packets */
+				int r = o == 0 ? i : o == 1 ? n - 1 - i : o == 2 ? (i + 5 * k) % n : (k * n + i) / PKTS;
+				int kk = o == 3 ? (k * n + i) % PKTS : k;
+				for (int j = 0; j < GT_ELEMS; j++)
+					buf[j] = htonl(cref_input(CREF_IEEE, INCCL_FLOAT32, r, n, (size_t)kk * GT_ELEMS + (size_t)j));
+				gt_host_frame(r, RC_SEND_ONLY_WITH_IMM, 0, gimm(INC_ALLREDUCE, INC_OP_SUM, INC_FLOAT32, INC_RANK_ALL),
+					      buf, sizeof(buf));
+				if (o == 2)
+					gt_pump(); /* each frame through the tree before the next: the leaves' sums reach the root in turn */
+			}
+		gt_pump();
+		for (int r = 0; r < n; r++) {
+			assert_int_equal(G.rk[r].nres, PKTS);
+			for (int k = 0; k < PKTS; k++) {
+				assert_int_equal(G.rk[r].len[k], SW_MTU);
+				if (o == 0 && r == 0)
+					memcpy(first[k], G.rk[r].res[k], SW_MTU);
+				else if (memcmp(first[k], G.rk[r].res[k], SW_MTU))
+					fail_msg("%s: rank %d, order %d: packet %d is not the bits of rank 0 in order 0", G.t->name, r,
+						 o, k);
+			}
+		}
+		gt_clear();
+	}
+	for (int k = 0; k < PKTS; k++)
+		for (int j = 0; j < GT_ELEMS; j++) {
+			size_t i = (size_t)k * GT_ELEMS + (size_t)j;
+			uint32_t want = cref_expect(&t, CREF_IEEE, INCCL_FLOAT32, INCCL_SUM, i), got = word_at(first[k], j);
+			uint32_t flat = cref_input(CREF_IEEE, INCCL_FLOAT32, G.nranks - 1, G.nranks, i);
+			if (!cref_same(INCCL_FLOAT32, got, want))
+				fail_msg("%s: element %zu is 0x%08x, the reference in %s's order 0x%08x", G.t->name, i, got, spec,
+					 want);
+			for (int r = G.nranks - 2; r >= 0; r--) /* one switch, from the last rank down */
+				flat = cref_combine(INCCL_FLOAT32, INCCL_SUM, flat, cref_input(CREF_IEEE, INCCL_FLOAT32, r, G.nranks, i));
+			rounding += !cref_same(INCCL_FLOAT32, flat, want);
+		}
+	assert_true(rounding > 0); /* the values tell orders apart: another order would have shown */
+	printf("any tree: %-28s float32 SUM in %d arrival orders: the same bits on every rank, those of %s (%ld of %d "
+	       "elements differ in another order)\n", G.t->name, ORDERS, spec, rounding, PKTS * GT_ELEMS);
+	gt_free();
+}
+
+/* A float SUM is the tree's order, bit for bit, whatever order the ranks' packets arrive in. */
+static void test_any_tree_float_sum_in_child_order(void **state)
+{
+	gt_float_sum(TOPOLOGY_DIR "/1-2-4.yaml", "((0,1),(2,3))");
+	gt_float_sum(TOPOLOGY_DIR "/1-4-16.yaml", "((0,1,2,3),(4,5,6,7),(8,9,10,11),(12,13,14,15))");
+	gt_float_sum(TOPOLOGY_DIR "/1-2-2-2.yaml", "((0,(1,2)),3)");
+}
+
 /* Ranks that keep a window in flight, on mixed trees: slots reused under back-pressure (RNR NAKs, go-back). */
 static void test_any_tree_pipelined(void **state)
 {
@@ -1478,6 +1555,7 @@ int main(void)
 		cmocka_unit_test(test_any_tree_sub_communicators),
 		cmocka_unit_test(test_any_tree_ahead_held_in_own_psns),
 		cmocka_unit_test(test_any_tree_pipelined),
+		cmocka_unit_test(test_any_tree_float_sum_in_child_order),
 		cmocka_unit_test(test_tree_collectives),
 		cmocka_unit_test(test_switch_link_resends_only_the_gap),
 		cmocka_unit_test(test_tree_lossy_links),
