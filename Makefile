@@ -17,7 +17,7 @@ LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages
 
 .PHONY: all help run deps payload install uninstall test-install images bench-switch bench-order lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-deps test-lab-down test-lab-stop test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
-        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatter exp-alltoall exp-sweep exp-paper plots test-analysis test-capture test-swports \
+        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatter exp-alltoall exp-sweep exp-paper plots test-analysis test-capture test-swports test-tunnels \
         fuzz fuzz-build test-fuzz
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/tsckhz $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
@@ -239,7 +239,7 @@ test: check
 	@$(MAKE) --no-print-directory test-lab SWITCHES=netns LAB_TEST_DEPTH=full
 	@$(MAKE) --no-print-directory test-lab-mixed
 	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
-check: test-harness test-deps test-lab-down test-lab-stop test-capture test-swports test-unit test-golden test-experiments test-baselines test-analysis test-install
+check: test-harness test-deps test-lab-down test-lab-stop test-capture test-swports test-tunnels test-unit test-golden test-experiments test-baselines test-analysis test-install
 # the test harness (tests/lib/harness.sh): no run that was cut short can pass
 test-harness:
 	@tests/run-phase.sh harness tests/harness/test-harness.sh
@@ -255,6 +255,10 @@ test-capture: $(BUILD)/udpcap
 # incswitch's counters per port on a veth, a stand-in controller, known frames, lab.sh capture comparing them (no VM; ~10 s)
 test-swports: $(BUILD)/incswitch $(BUILD)/udpcap
 	@BUILD=$(BUILD) tests/run-phase.sh swports tests/harness/test-swports.sh
+
+# lab/tunnels.sh: the VXLAN tunnels of a lab over two hypervisors, made in namespaces, traffic through them (~20 s)
+test-tunnels: $(BUILD)/topogen
+	@BUILD=$(BUILD) tests/run-phase.sh tunnels tests/harness/test-tunnels.sh
 # the lab test cut short at several points must fail, and leave no lab
 # lab-stop's refusals: a lab that does not exist, a state not its own (no VM; under a second)
 test-lab-stop:

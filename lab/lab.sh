@@ -685,7 +685,12 @@ cmd_up() {
     state_foreign &&
         die "$state exists and is not the state of lab '$prefix' (no marker $MARKER naming it): remove it by hand, or choose another INCLAB_STATE / INCLAB_PREFIX"
     [ -r "$TOPOLOGY" ] || die "topology file '$TOPOLOGY' not found"
-    "$INCLAB_BUILD/topogen" --check "$TOPOLOGY" >/dev/null || die "invalid topology '$TOPOLOGY' (see above)"
+    local checked
+    checked=$("$INCLAB_BUILD/topogen" --check "$TOPOLOGY") || die "invalid topology '$TOPOLOGY' (see above)"
+    # a lab over several hypervisors (README: "Labs over several hypervisors"): topogen
+    # makes its files, this lab-up does not run one yet: refused before anything is made
+    ! grep -q '^  hypervisor ' <<<"$checked" ||
+        die "topology '$TOPOLOGY' places nodes on hypervisors: lab-up runs a lab on this machine only, for now (see README, \"Labs over several hypervisors\"); remove its hypervisors: section and hypervisor: keys to run it here"
     topo_hash=$(sha256sum < "$TOPOLOGY" | cut -c1-16)
     if [ -e "$state/lab.env" ]; then
         # shellcheck disable=SC1091

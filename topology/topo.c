@@ -25,6 +25,8 @@ struct ctx {
 	/* memory defaults per role, from "defaults:" */
 	int def_vcpus;
 	int def_mem[3];
+	/* parse_hypervisors() ran (the section was there): a node's "hypervisor:" is looked up */
+	int have_hypervisors;
 };
 
 /*
@@ -82,6 +84,90 @@ static const char *shown(const char *s, char buf[80])
 		n += (size_t)snprintf(buf + n, 80 - n, "...");
 	buf[n] = 0;
 	return buf;
+}
+
+/* Characters a URI may hold: no quote, blank, '<', '>', '$', '`', ';' or '\\'. */
+#define URI_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/@?&=%+,"
+
+int topo_uri_ok(const char *s, char *why, size_t len)
+{
+	static const char *const transports[] = { "", "+ssh", "+libssh", "+libssh2", "+tls", "+tcp", "+unix" };
+	const char *p, *auth, *path, *at, *colon;
+	size_t n = strlen(s), tlen, alen;
+	int remote = -1;
+
+	if (n < 1 || n > TOPO_URI_MAX) {
+		snprintf(why, len, "it must be 1..%d characters", TOPO_URI_MAX);
+		return 0;
+	}
+	if ((tlen = strspn(s, URI_CHARS)) != n) {
+		unsigned char bad = (unsigned char)s[tlen];
+		if (bad >= 0x20 && bad < 0x7f)
+			snprintf(why, len, "character %c (0x%02x) is not allowed (A-Z a-z 0-9 - . _ ~ : / @ ? & = %% + , only)", bad, bad);
+		else
+			snprintf(why, len, "byte \\x%02x is not allowed (A-Z a-z 0-9 - . _ ~ : / @ ? & = %% + , only)", bad);
+		return 0;
+	}
+	if (strncmp(s, "qemu", 4) != 0 || !(p = strstr(s, "://"))) {
+		snprintf(why, len, "the driver must be qemu (qemu:// or qemu+TRANSPORT://)");
+		return 0;
+	}
+	tlen = (size_t)(p - (s + 4));
+	for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
+		if (strlen(transports[i]) == tlen && strncmp(s + 4, transports[i], tlen) == 0)
+			remote = i > 0 && strcmp(transports[i], "+unix") != 0;
+	if (remote < 0) {
+		snprintf(why, len, "unknown transport '%.*s' (+ssh, +libssh, +libssh2, +tls, +tcp, +unix)",
+			 (int)(tlen > 40 ? 40 : tlen), s + 4);
+		return 0;
+	}
+	auth = p + 3;
+	path = strchr(auth, '/');
+	if (!path) {
+		snprintf(why, len, "no path: it must end in /system or /session");
+		return 0;
+	}
+	alen = (size_t)(path - auth);
+	at = memchr(auth, '@', alen);
+	if (at && (at == auth || memchr(at + 1, '@', (size_t)(path - at - 1)))) {
+		snprintf(why, len, "a user name, then one '@', then the host");
+		return 0;
+	}
+	p = at ? at + 1 : auth; /* the host[:port] */
+	colon = memchr(p, ':', (size_t)(path - p));
+	if ((colon ? colon : path) == p && remote) {
+		snprintf(why, len, "a remote transport needs a host (qemu+ssh://user@host/system)");
+		return 0;
+	}
+	if (alen && !remote) {
+		snprintf(why, len, "a local connection names no host (qemu:///system)");
+		return 0;
+	}
+	for (const char *q = p; q < (colon ? colon : path); q++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-", *q)) {
+			snprintf(why, len, "the host must be a name or an IPv4 address (letters, digits, '.' and '-')");
+			return 0;
+		}
+	if (colon) {
+		long port = 0;
+		const char *q = colon + 1;
+		for (; q < path && *q >= '0' && *q <= '9' && port <= 65535; q++)
+			port = port * 10 + (*q - '0');
+		if (q != path || q == colon + 1 || port < 1 || port > 65535) {
+			snprintf(why, len, "the port must be a number in 1..65535");
+			return 0;
+		}
+	}
+	tlen = strcspn(path, "?");
+	if (!((tlen == 7 && strncmp(path, "/system", 7) == 0) || (tlen == 8 && strncmp(path, "/session", 8) == 0))) {
+		snprintf(why, len, "the path must be /system or /session, not '%.*s'", (int)(tlen > 40 ? 40 : tlen), path);
+		return 0;
+	}
+	if (path[tlen] == '?' && (strchr(path + tlen + 1, '?') || !path[tlen + 1])) {
+		snprintf(why, len, "one '?' before a query that is not empty");
+		return 0;
+	}
+	return 1;
 }
 
 const char *topo_role_name(enum topo_role r)
@@ -282,6 +368,135 @@ static void parse_defaults(struct ctx *c, yaml_node_t *m)
 	}
 }
 
+/* The index of the hypervisor called @name, or -1. */
+static int hyp_find(const struct topology *t, const char *name)
+{
+	for (int h = 0; h < t->nhypervisors; h++)
+		if (strcmp(t->hypervisors[h].name, name) == 0)
+			return h;
+	return -1;
+}
+
+/*
+ * The "hypervisors:" mapping @m, NAME: {uri: URI, address: A.B.C.D}, in the
+ * order written (the first is where the lab's own management network is;
+ * lab.sh runs there). Every name, URI and address is checked on its own
+ * (topo_word_ok, topo_uri_ok, a unicast IPv4 address), names and URIs for
+ * duplicates; at most TOPO_MAX_HYPERVISORS.
+ */
+static void parse_hypervisors(struct ctx *c, yaml_node_t *m)
+{
+	struct topology *t = c->t;
+
+	c->have_hypervisors = 1;
+	if (m->type != YAML_MAPPING_NODE || m->data.mapping.pairs.top == m->data.mapping.pairs.start) {
+		errf(c, line_of(m), "hypervisors must map names to {uri: URI, address: A.B.C.D}, like "
+				    "{a: {uri: 'qemu:///system', address: 10.0.0.1}}");
+		return;
+	}
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yget(c, p->key), *v = yget(c, p->value);
+		const char *name = scalar(c, k, "a hypervisor's name");
+		struct topo_hypervisor *h;
+		int have_uri = 0, have_addr = 0, other; /* 1: valid; -1: given, not valid (said so) */
+		char b[80], why[160];
+
+		if (!name)
+			continue;
+		if (!topo_word_ok(name, TOPO_NAME_MAX, 1)) {
+			errf(c, line_of(k), "hypervisor name '%s' must be 1..%d characters of a-z, 0-9 and single '-' between them, "
+					    "starting with a letter", shown(name, b), TOPO_NAME_MAX);
+			continue;
+		}
+		if ((other = hyp_find(t, name)) >= 0) {
+			errf(c, line_of(k), "duplicate hypervisor name '%s' (first declared at line %d)", name,
+			     t->hypervisors[other].line);
+			continue;
+		}
+		if (t->nhypervisors == TOPO_MAX_HYPERVISORS) {
+			errf(c, line_of(k), "too many hypervisors (at most %d)", TOPO_MAX_HYPERVISORS);
+			return;
+		}
+		h = &t->hypervisors[t->nhypervisors++];
+		memset(h, 0, sizeof(*h));
+		strcpy(h->name, name);
+		h->line = line_of(k);
+		if (v->type != YAML_MAPPING_NODE) {
+			errf(c, line_of(v), "hypervisor '%s' must be a mapping {uri: URI, address: A.B.C.D}", name);
+			continue;
+		}
+		for (yaml_node_pair_t *q = v->data.mapping.pairs.start; q < v->data.mapping.pairs.top; q++) {
+			yaml_node_t *hk = yget(c, q->key), *hv = yget(c, q->value);
+			const char *key = scalar(c, hk, "a key"), *s;
+
+			if (!key)
+				continue;
+			if (strcmp(key, "uri") == 0) {
+				have_uri = -1;
+				if (!(s = scalar(c, hv, "uri")))
+					continue;
+				if (!topo_uri_ok(s, why, sizeof(why))) {
+					errf(c, line_of(hv), "hypervisor '%s': uri '%s' is not a libvirt URI of QEMU that the lab takes: %s",
+					     name, shown(s, b), why);
+					continue;
+				}
+				strcpy(h->uri, s);
+				have_uri = 1;
+				for (int j = 0; j < t->nhypervisors - 1; j++)
+					if (strcmp(t->hypervisors[j].uri, s) == 0)
+						errf(c, line_of(hv), "hypervisor '%s' has the uri of '%s' (line %d): one connection, one hypervisor",
+						     name, t->hypervisors[j].name, t->hypervisors[j].line);
+			} else if (strcmp(key, "address") == 0) {
+				struct topo_cidr a;
+				char ab[80];
+				have_addr = -1;
+				if (parse_cidr(c, hv, "address", 0, &a) < 0)
+					continue;
+				/* 0.0.0.0/8, multicast and above: no machine's unicast address */
+				if ((a.addr >> 24) == 0 || (a.addr >> 28) >= 14) {
+					errf(c, line_of(hv), "hypervisor '%s': address %s is not a unicast address of a machine",
+					     name, topo_ntoa(a.addr, ab));
+					continue;
+				}
+				h->addr = a.addr;
+				have_addr = 1;
+			} else {
+				errf(c, line_of(hk), "unknown hypervisor key '%s' (known: uri, address)", key);
+			}
+		}
+		if (!have_uri)
+			errf(c, h->line, "hypervisor '%s' has no uri (its libvirt connection)", name);
+		if (!have_addr)
+			errf(c, h->line, "hypervisor '%s' has no address (where the others send its tunnels)", name);
+	}
+}
+
+/*
+ * A node's "hypervisor: NAME" (@v) for @n: the hypervisor it runs on, which
+ * the hypervisors section must declare.
+ */
+static void place_node(struct ctx *c, struct topo_node *n, yaml_node_t *v)
+{
+	struct topology *t = c->t;
+	const char *s = scalar(c, v, "hypervisor");
+	char b[80], names[TOPO_MAX_HYPERVISORS * (TOPO_NAME_MAX + 2) + 1] = "";
+
+	if (!s)
+		return;
+	if ((n->hypervisor = hyp_find(t, s)) >= 0) {
+		n->placed = 1;
+		return;
+	}
+	if (!c->have_hypervisors) {
+		errf(c, line_of(v), "node '%s' is placed on hypervisor '%s', but the topology declares no hypervisors", n->name,
+		     shown(s, b));
+		return;
+	}
+	for (int h = 0; h < t->nhypervisors; h++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", h ? ", " : "", t->hypervisors[h].name);
+	errf(c, line_of(v), "node '%s' is placed on undeclared hypervisor '%s' (declared: %s)", n->name, shown(s, b), names);
+}
+
 /*
  * One item @m of "nodes:" appended to the topology (at most TOPO_MAX_NODES):
  * name, role, rank, mgmt, vcpus, memory, each checked on its own; what a
@@ -292,6 +507,7 @@ static void parse_node(struct ctx *c, yaml_node_t *m)
 {
 	struct topology *t = c->t;
 	struct topo_node *n;
+	yaml_node_t *hyp = NULL;
 	int have_role = 0, have_mgmt = 0;
 
 	if (m->type != YAML_MAPPING_NODE) {
@@ -307,6 +523,7 @@ static void parse_node(struct ctx *c, yaml_node_t *m)
 	n->line = line_of(m);
 	n->rank = -1;
 	n->parent = -1;
+	n->hypervisor = -1;
 	n->vcpus = -1;
 	n->memory_mib = -1;
 	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
@@ -344,10 +561,14 @@ static void parse_node(struct ctx *c, yaml_node_t *m)
 			parse_int(c, v, "vcpus", 1, 64, &n->vcpus);
 		} else if (strcmp(key, "memory") == 0) {
 			parse_int(c, v, "memory", 128, 1 << 20, &n->memory_mib);
+		} else if (strcmp(key, "hypervisor") == 0) {
+			hyp = v; /* looked up once the node's name is known */
 		} else {
-			errf(c, line_of(k), "unknown node key '%s' (known: name, role, rank, mgmt, vcpus, memory)", key);
+			errf(c, line_of(k), "unknown node key '%s' (known: name, role, rank, mgmt, vcpus, memory, hypervisor)", key);
 		}
 	}
+	if (hyp)
+		place_node(c, n, hyp);
 	if (!n->name[0])
 		errf(c, n->line, "node without a valid name");
 	if (!have_role)
@@ -608,6 +829,103 @@ static void derive_tree(struct ctx *c)
 		     nplane, nplane - 1, t->nlinks);
 }
 
+/*
+ * Hypervisors' addresses are the machines' own: none may be in the lab's
+ * management subnet or a data segment, which the nodes use (a tunnel to such
+ * an address would be routed into the lab).
+ */
+static void check_hypervisors(struct ctx *c)
+{
+	struct topology *t = c->t;
+	char a[16], b[24];
+
+	for (int h = 0; h < t->nhypervisors; h++) {
+		struct topo_cidr me = { t->hypervisors[h].addr, 32 };
+		if (overlaps(me, t->mgmt))
+			errf(c, t->hypervisors[h].line, "address %s of hypervisor '%s' is in the management subnet %s",
+			     topo_ntoa(me.addr, a), t->hypervisors[h].name, cidr_str(t->mgmt, b));
+		for (int s = 0; s < t->nsegments; s++)
+			if (overlaps(me, t->segments[s].net))
+				errf(c, t->hypervisors[h].line, "address %s of hypervisor '%s' is in the data subnet %s (link at line %d)",
+				     topo_ntoa(me.addr, a), t->hypervisors[h].name, cidr_str(t->segments[s].net, b),
+				     t->segments[s].line);
+	}
+}
+
+/* The hypervisor with the least memory placed on it so far (@load), the first declared on a tie. */
+static int least_loaded(const struct topology *t, const long *load)
+{
+	int best = 0;
+
+	for (int h = 1; h < t->nhypervisors; h++)
+		if (load[h] < load[best])
+			best = h;
+	return best;
+}
+
+/*
+ * balance() - place every node that names no hypervisor (README: "Labs over
+ * several hypervisors"). A leaf group is a switch with the hosts below it
+ * that are not placed: they stay together, so a host's edge to its switch
+ * never crosses machines unless the file says so.
+ *   1. a host whose switch is placed goes with its switch;
+ *   2. the groups of the switches not placed go, heaviest first (memory of
+ *      its members; a tie: the switch declared first), each to the
+ *      hypervisor with the least memory placed on it so far (explicit
+ *      placements and steps 1-2; a tie: the hypervisor declared first);
+ *   3. a controller not placed goes with the root switch.
+ * Then each hypervisor's count and memory of nodes. Without hypervisors,
+ * nothing.
+ */
+static void balance(struct topology *t)
+{
+	long load[TOPO_MAX_HYPERVISORS] = { 0 }, weight[TOPO_MAX_NODES] = { 0 };
+	int order[TOPO_MAX_NODES], ngroups = 0;
+
+	if (!t->nhypervisors)
+		return;
+	for (int i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].hypervisor >= 0)
+			load[t->nodes[i].hypervisor] += t->nodes[i].memory_mib;
+	for (int i = 0; i < t->nnodes; i++) { /* 1 */
+		struct topo_node *n = &t->nodes[i];
+		if (n->role == TOPO_HOST && n->hypervisor < 0 && t->nodes[n->parent].hypervisor >= 0 &&
+		    t->nodes[n->parent].placed) {
+			n->hypervisor = t->nodes[n->parent].hypervisor;
+			load[n->hypervisor] += n->memory_mib;
+		}
+	}
+	for (int i = 0; i < t->nnodes; i++) { /* 2: the groups, by weight */
+		if (t->nodes[i].role != TOPO_SWITCH || t->nodes[i].hypervisor >= 0)
+			continue;
+		weight[i] = t->nodes[i].memory_mib;
+		for (int k = 0; k < t->nnodes; k++)
+			if (t->nodes[k].role == TOPO_HOST && t->nodes[k].parent == i && t->nodes[k].hypervisor < 0)
+				weight[i] += t->nodes[k].memory_mib;
+		int at = ngroups++;
+		while (at > 0 && weight[order[at - 1]] < weight[i]) { /* stable: declaration order on a tie */
+			order[at] = order[at - 1];
+			at--;
+		}
+		order[at] = i;
+	}
+	for (int g = 0; g < ngroups; g++) {
+		int sw = order[g], h = least_loaded(t, load);
+		t->nodes[sw].hypervisor = h;
+		for (int k = 0; k < t->nnodes; k++)
+			if (t->nodes[k].role == TOPO_HOST && t->nodes[k].parent == sw && t->nodes[k].hypervisor < 0)
+				t->nodes[k].hypervisor = h;
+		load[h] += weight[sw];
+	}
+	for (int i = 0; i < t->nnodes; i++) /* 3 */
+		if (t->nodes[i].hypervisor < 0)
+			t->nodes[i].hypervisor = t->nodes[t->root].hypervisor;
+	for (int i = 0; i < t->nnodes; i++) {
+		t->hypervisors[t->nodes[i].hypervisor].nnodes++;
+		t->hypervisors[t->nodes[i].hypervisor].memory_mib += t->nodes[i].memory_mib;
+	}
+}
+
 /* Layer-3 interfaces (bridges where a switch has several ports in one segment) and routes. */
 static void derive_l3(struct topology *t)
 {
@@ -719,7 +1037,7 @@ static char *read_file(const char *path, FILE *err)
 static void parse_top(struct ctx *c, yaml_node_t *top)
 {
 	struct topology *t = c->t;
-	yaml_node_t *nodes = NULL, *links = NULL, *rootv = NULL;
+	yaml_node_t *nodes = NULL, *links = NULL, *rootv = NULL, *hyps = NULL;
 	int have_name = 0, have_mgmt = 0;
 
 	for (yaml_node_pair_t *p = top->data.mapping.pairs.start; p < top->data.mapping.pairs.top; p++) {
@@ -756,10 +1074,14 @@ static void parse_top(struct ctx *c, yaml_node_t *top)
 			nodes = v;
 		} else if (strcmp(key, "links") == 0) {
 			links = v;
+		} else if (strcmp(key, "hypervisors") == 0) {
+			hyps = v;
 		} else {
-			errf(c, line_of(k), "unknown key '%s' (known: name, root, management, defaults, nodes, links)", key);
+			errf(c, line_of(k), "unknown key '%s' (known: name, root, management, defaults, nodes, links, hypervisors)", key);
 		}
 	}
+	if (hyps) /* before the nodes, which name them */
+		parse_hypervisors(c, hyps);
 	if (have_name == 0)
 		errf(c, line_of(top), "missing 'name:'");
 	if (!have_mgmt)
@@ -829,7 +1151,11 @@ struct topology *topo_parse(const char *text, size_t len, const char *name, FILE
 		if (!c.nerr)
 			derive_tree(&c);
 		if (!c.nerr)
+			check_hypervisors(&c);
+		if (!c.nerr) {
 			derive_l3(t);
+			balance(t);
+		}
 	}
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);

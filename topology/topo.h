@@ -22,6 +22,8 @@
 #define TOPO_NAME_MAX 12 /* "to-" + name must fit IFNAMSIZ-1 = 15 characters */
 #define TOPO_MAX_PORTS 64 /* data ports of one node */
 #define TOPO_TOPONAME_MAX 32 /* a topology's name (struct topology.name) */
+#define TOPO_MAX_HYPERVISORS 16 /* "hypervisors:" entries; device names carry the index in 2 digits */
+#define TOPO_URI_MAX 200 /* a hypervisor's libvirt URI, characters */
 
 enum topo_role { TOPO_CONTROLLER, TOPO_SWITCH, TOPO_HOST };
 
@@ -64,6 +66,8 @@ struct topo_node {
 	uint32_t mgmt;        /* management address (prefix: topology.mgmt) */
 	int vcpus, memory_mib;
 	int line;             /* line of the declaration in the file, 1-based */
+	int hypervisor;       /* index into topology.hypervisors; -1 when the file declares none */
+	int placed;           /* 1: its "hypervisor:" placed it; 0: the automatic balance did */
 	int parent;           /* tree parent (node index); -1 for the root and the controller */
 	int nports;
 	struct topo_port ports[TOPO_MAX_PORTS];
@@ -85,6 +89,20 @@ struct topo_segment {
 	int line;             /* first link that made it */
 };
 
+/**
+ * A machine that runs nodes of the lab, reached through a libvirt connection
+ * (topo_uri_ok() grammar) and, for the tree edges and the management network
+ * that cross machines, through tunnels to @addr (IPv4, host order).
+ */
+struct topo_hypervisor {
+	char name[TOPO_NAME_MAX + 1];
+	char uri[TOPO_URI_MAX + 1];
+	uint32_t addr;
+	int line;             /* line of its declaration */
+	int nnodes;           /* nodes placed on it */
+	int memory_mib;       /* their memory, MiB */
+};
+
 struct topology {
 	char file[256];       /* path it was read from, for messages */
 	char name[64];
@@ -94,6 +112,8 @@ struct topology {
 	struct topo_node nodes[TOPO_MAX_NODES];
 	struct topo_link links[TOPO_MAX_LINKS];
 	struct topo_segment segments[TOPO_MAX_SEGMENTS];
+	int nhypervisors;     /* 0: no "hypervisors:" section, one machine as always */
+	struct topo_hypervisor hypervisors[TOPO_MAX_HYPERVISORS];
 	char *source;         /* the file's text, as read */
 };
 
@@ -130,6 +150,16 @@ const char *topo_role_name(enum topo_role r);
  * written unquoted into XML, cloud-config and shell files.
  */
 int topo_word_ok(const char *s, size_t max, int letter_first);
+
+/**
+ * topo_uri_ok() - whether @s is a libvirt URI of the QEMU driver that the
+ * lab accepts: qemu[+ssh|+libssh|+libssh2|+tls|+tcp|+unix]://[user@][host][:port]/system
+ * or /session, then an optional ?query; at most TOPO_URI_MAX characters of
+ * A-Z a-z 0-9 and - . _ ~ : / @ ? & = % + , (no quote, blank, '<', '$' or
+ * '\'); a remote transport names a host, a local one none. 1 when it is; 0
+ * with the reason in @why (@len bytes) when not.
+ */
+int topo_uri_ok(const char *s, char *why, size_t len);
 
 /** topo_ntoa() - dotted quad of a host-order address into @buf (16 bytes). */
 const char *topo_ntoa(uint32_t addr, char buf[16]);

@@ -11,6 +11,10 @@
 # must equal tests/golden/NAME-netns/. The views (lab.json, topology.dot) are
 # also checked against the topology file as PyYAML and graphviz read them
 # (check_views.py), with lab.sh status and graph's handling of bad input.
+# Each tests/topology/hypervisors/NAME.yaml (a lab over several hypervisors)
+# must give tests/golden/hv-NAME/ (and hv-NAME-netns/), whose tunnels are
+# also checked against the tables' own facts (each crossing link two ends,
+# ports that pair up, addresses of the right hypervisors).
 # --update rewrites the golden files (review the diff before committing).
 # Runs in tests/lib/harness.sh: "N passed, M failed" only at its end.
 set -uo pipefail
@@ -21,7 +25,7 @@ cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
 tmp=$(mktemp -d)
 gone() { rm -rf "$tmp"; }
-harness_begin golden "generated invalid test-lab tsc-khz netns-names hostile keys views"
+harness_begin golden "generated hypervisors invalid test-lab tsc-khz netns-names hostile keys views"
 harness_on_exit gone
 gen() { "$topogen" -o "$1" --prefix inclab --state-dir /var/lib/inclab/test --udp-base 47000 --accel tcg \
     --image controller=/img/controller --image switch=/img/switch --image host=/img/host "${@:2}"; }
@@ -47,6 +51,126 @@ for topo in topology/*.yaml topology/*.yaml; do
         if [ $bad = 0 ]; then ok "$name: domain and network XML valid (virt-xml-validate)"; else ko "$name: invalid libvirt XML"; fi
     fi
 done
+
+phase hypervisors "labs over several hypervisors: generated files equal tests/golden/hv-*, tunnels pair up"
+# hv_tunnels DIR — the complaints about DIR's tunnels, empty when none: every
+# link whose ends are on two hypervisors (links.tsv) has exactly one tunnel
+# end on each (tunnels.tsv) and no line in wires.tsv; each end's addresses are its own and its peer's
+# hypervisor's (hypervisors.tsv); the ports pair up, no two ends on one
+# address share a port or a device; a VM's UDP end is its domain's <source>/<local>,
+# a VM's VXLAN end's bridge the one its domain names;
+# every other hypervisor has one management tunnel to the first; every node's
+# hypervisor in lab.json is inventory.tsv's
+hv_tunnels() {
+    /usr/bin/python3 - "$1" <<'PY'
+import csv, json, re, sys, os
+d = sys.argv[1]
+def rows(name):
+    p = os.path.join(d, name)
+    if not os.path.exists(p): return []
+    with open(p) as f:
+        lines = [l for l in f.read().split("\n") if l]
+    head = lines[0].lstrip("# ").split("\t")
+    return [dict(zip(head, l.split("\t"))) for l in lines[1:]]
+hyp = {r["hypervisor"]: r for r in rows("hypervisors.tsv")}
+inv = {r["node"]: r for r in rows("inventory.tsv")}
+tun = rows("tunnels.tsv")
+bad = []
+for l in rows("links.tsv"):
+    ends = [t for t in tun if t["link"] == l["link"]]
+    if l["hypervisor_a"] == l["hypervisor_b"]:
+        if ends: bad.append("link %s on one hypervisor has tunnel ends" % l["link"])
+        continue
+    if sorted(e["hypervisor"] for e in ends) != sorted([l["hypervisor_a"], l["hypervisor_b"]]):
+        bad.append("link %s: tunnel ends on %s" % (l["link"], [e["hypervisor"] for e in ends])); continue
+    if any(w["link"] == l["link"] for w in rows("wires.tsv")):
+        bad.append("link %s crosses machines and has a wires.tsv line" % l["link"])
+    for e, p in ((ends[0], ends[1]), (ends[1], ends[0])):
+        if e["local"] != hyp[e["hypervisor"]]["address"] or e["remote"] != hyp[p["hypervisor"]]["address"]:
+            bad.append("link %s: end on %s has addresses %s -> %s" % (l["link"], e["hypervisor"], e["local"], e["remote"]))
+        if e["node"] != p["peer"] or inv[e["node"]]["hypervisor"] != e["hypervisor"]:
+            bad.append("link %s: end of %s on %s" % (l["link"], e["node"], e["hypervisor"]))
+        if (e["lport"], e["rport"]) != (p["rport"], p["lport"]) or e["lport"] == e["rport"]:
+            bad.append("link %s: ports of %s (listens %s, sends to %s) do not pair" % (l["link"], e["node"], e["lport"], e["rport"]))
+        if e["kind"] == "udp":
+            x = open(os.path.join(d, "domains", e["node"] + ".xml")).read()
+            want = "<source address='%s' port='%s'>\n        <local address='%s' port='%s'/>" % (e["remote"], e["rport"], e["local"], e["lport"])
+            if want not in x: bad.append("link %s: %s's domain has no %r" % (l["link"], e["node"], want))
+        elif e["vni"] != p["vni"] or e["device"] == p["device"] or e["bridge"] == p["bridge"]:
+            bad.append("link %s: VXLAN ends of %s and %s: VNI %s/%s, devices %s/%s, bridges %s/%s" % (l["link"], e["node"],
+                       p["node"], e["vni"], p["vni"], e["device"], p["device"], e["bridge"], p["bridge"]))
+        elif e["kind"] == "vm" and "<source bridge='%s'/>" % e["bridge"] not in open(os.path.join(d, "domains", e["node"] + ".xml")).read():
+            bad.append("link %s: %s's domain is not on bridge %s" % (l["link"], e["node"], e["bridge"]))
+names = list(hyp)
+mg = [t for t in tun if t["kind"] == "mgmt"]
+for h in names[1:]:
+    pair = [t for t in mg if {t["hypervisor"], t["peer_hypervisor"]} == {names[0], h}]
+    if len(pair) != 2 or pair[0]["lport"] != pair[1]["rport"] or pair[1]["lport"] != pair[0]["rport"] or pair[0]["vni"] != pair[1]["vni"]:
+        bad.append("management tunnel %s-%s: %d ends, ports or VNIs do not pair" % (names[0], h, len(pair)))
+    if not [t for t in pair if t["hypervisor"] == h and t["bridge"] == hyp[h]["bridge"]]:
+        bad.append("management tunnel of %s not on its bridge %s" % (h, hyp[h]["bridge"]))
+if len(mg) != 2 * (len(names) - 1): bad.append("%d management tunnel ends for %d hypervisors" % (len(mg), len(names)))
+# on one machine (one address), no two ends listen on one port, no two make one device
+for key in ("lport", "device"):
+    seen = {}
+    for t in tun:
+        k = (hyp[t["hypervisor"]]["address"], t[key])
+        if t[key] != "-" and k in seen: bad.append("two tunnel ends with %s %s on %s" % (key, t[key], k[0]))
+        seen[k] = 1
+j = json.load(open(os.path.join(d, "lab.json")))
+for n in j["nodes"]:
+    if n["hypervisor"] != inv[n["name"]]["hypervisor"]: bad.append("lab.json: %s on %s" % (n["name"], n["hypervisor"]))
+if [h["name"] for h in j["hypervisors"]] != names or any(h["uri"] != hyp[h["name"]]["uri"] for h in j["hypervisors"]):
+    bad.append("lab.json's hypervisors are not hypervisors.tsv's")
+for f in os.listdir(os.path.join(d, "domains")):
+    m = re.search(r"<source network='([^']*)'/>", open(os.path.join(d, "domains", f)).read())
+    node = f[:-4]
+    if m.group(1) != hyp[inv[node]["hypervisor"]]["network"]:
+        bad.append("%s's management NIC on %s, not its hypervisor's" % (node, m.group(1)))
+print("\n".join(bad[:12]))
+PY
+}
+for topo in tests/topology/hypervisors/*.yaml; do
+    for mode in vm netns; do
+        name=hv-$(basename "$topo" .yaml); [ $mode = vm ] || name=$name-netns
+        gen "$tmp/$name" --switches $mode "$topo" || { ko "$name: topogen failed"; continue; }
+        if [ $update = 1 ]; then rm -rf "tests/golden/$name"; cp -r "$tmp/$name" "tests/golden/$name"; fi
+        if diff -r "tests/golden/$name" "$tmp/$name" > "$tmp/$name.diff"; then
+            ok "$name: $(find "$tmp/$name" -type f | wc -l) generated files match tests/golden/$name"
+        else
+            ko "$name: output differs from tests/golden/$name:"; head -n 40 "$tmp/$name.diff"
+        fi
+        out=$(hv_tunnels "$tmp/$name" 2>&1)
+        check "$name: $(grep -vc '^#' "$tmp/$name/tunnels.tsv") tunnel ends pair up over $(grep -vc '^#' "$tmp/$name/hypervisors.tsv") hypervisors${out:+: $out}" [ -z "$out" ]
+        bad=0
+        for x in "$tmp/$name"/domains/*.xml; do virt-xml-validate "$x" domain >/dev/null 2>&1 || { bad=1; echo "  invalid: $x"; }; done
+        for x in "$tmp/$name"/hv/*/network-mgmt.xml; do virt-xml-validate "$x" network >/dev/null 2>&1 || { bad=1; echo "  invalid: $x"; }; done
+        check "$name: domain and per-hypervisor network XML valid, URIs with '&' escaped (virt-xml-validate)" [ $bad = 0 ]
+    done
+done
+# the check itself catches a wrong tunnel: ports that do not pair, a VM's UDP end to its own hypervisor
+w=$tmp/hv-wrong; cp -r tests/golden/hv-placed-netns "$w"
+awk -F'\t' -v OFS='\t' '$2 == "netns" && $3 == "3" && $4 == "sw1" {$11 = 47001} 1' tests/golden/hv-placed-netns/tunnels.tsv > "$w/tunnels.tsv"
+out=$(hv_tunnels "$w")
+check "the tunnel check catches ports that do not pair ($out)" grep -q "link 3: ports of sw1" <<<"$out"
+w=$tmp/hv-wrong2; cp -r tests/golden/hv-placed "$w"
+sed -i "s/<source address='203.0.113.11' port='47001'>/<source address='203.0.113.10' port='47001'>/" "$w/domains/sw0.xml"
+out=$(hv_tunnels "$w")
+check "the tunnel check catches a VM's UDP tunnel sent to the wrong hypervisor ($out)" grep -q "link 0: sw0's domain has no" <<<"$out"
+# without a hypervisors section nothing is placed: --check says nothing of hypervisors, no file of theirs is made
+out=$("$topogen" --check topology/1-2-4.yaml)
+check "a topology without hypervisors: --check names none, and no hypervisors.tsv, tunnels.tsv or hv/ is made" \
+    bash -c '! grep -q hypervisor <<<"$1" && [ ! -e "$2/1-2-4/tunnels.tsv" ] && [ ! -e "$2/1-2-4/hypervisors.tsv" ] && [ ! -e "$2/1-2-4/hv" ]' _ "$out" "$tmp"
+out=$("$topogen" --check tests/topology/hypervisors/placed.yaml)
+check "topogen --check prints where each node runs, placed by the file or by the balance (*), and the crossing links" \
+    bash -c 'grep -qx "  hypervisor a (qemu+tls://server-a.example.org/system, tunnels to 203.0.113.10): 3 nodes, 2560 MiB: controller\* sw0\* pku4\*" <<<"$1" &&
+             grep -qx "  hypervisor b (.*): 3 nodes, 3584 MiB: sw1 pku1\* pku3" <<<"$1" && grep -qx "  links between hypervisors: sw0-sw1, sw1-sw2, sw2-pku3" <<<"$1"' _ "$out"
+# lab-up does not run a lab over several hypervisors yet: refused before it makes anything
+out=$(INCLAB_PREFIX=inclab-hv-test INCLAB_STATE_ROOT="$tmp/hvroot" INCLAB_STATE="$tmp/hvroot/lab" INCLAB_BUILD="$(dirname "$topogen")" \
+    TOPOLOGY=tests/topology/hypervisors/two.yaml lab/lab.sh up 2>&1); rc=$?
+check "lab.sh up of a topology with hypervisors: exit 1, refused before anything is made (got $rc: $out)" \
+    bash -c '[ "$1" = 1 ] && grep -q "places nodes on hypervisors: lab-up runs a lab on this machine only" <<<"$2" && [ ! -e "$3" ]' \
+    _ "$rc" "$out" "$tmp/hvroot"
 
 phase invalid "invalid topology files are refused with exact messages"
 for bad in tests/topology/invalid/*.yaml; do

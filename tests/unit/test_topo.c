@@ -243,6 +243,180 @@ static void test_missing_file(void **state)
 	free(buf);
 }
 
+/* The text of file @path with @extra appended, parsed: NULL when refused, its
+ * messages then in *@err (free()) when @err is given, else on stderr. */
+static struct topology *with_extra(const char *path, const char *extra, char **err)
+{
+	FILE *f = fopen(path, "rb"), *ef;
+	char buf[1 << 14];
+	size_t n, elen;
+	struct topology *t;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	assert_true(n + strlen(extra) < sizeof(buf));
+	memcpy(buf + n, extra, strlen(extra) + 1);
+	if (!err)
+		return topo_parse(buf, strlen(buf), path, stderr);
+	*err = NULL;
+	ef = open_memstream(err, &elen);
+	assert_non_null(ef);
+	t = topo_parse(buf, strlen(buf), path, ef);
+	fclose(ef);
+	return t;
+}
+
+/* The name of the hypervisor node @name runs on. */
+static const char *hyp(const struct topology *t, const char *name)
+{
+	int h = node(t, name)->hypervisor;
+	assert_true(h >= 0 && h < t->nhypervisors);
+	return t->hypervisors[h].name;
+}
+
+/* Without a hypervisors section no node is placed (the lab is one machine, as always). */
+static void test_no_hypervisors(void **state)
+{
+	const char *files[] = { "topology/1-2.yaml", "topology/1-2-4.yaml", "topology/1-4-16.yaml", "topology/1-2-2-2.yaml" };
+
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		struct topology *t = load(files[f]);
+		assert_int_equal(t->nhypervisors, 0);
+		for (int i = 0; i < t->nnodes; i++)
+			assert_int_equal(t->nodes[i].hypervisor, -1);
+		topo_free(t);
+	}
+}
+
+/*
+ * The automatic balance on 1-4-16 over three hypervisors, worked out by hand
+ * from the rule (topo.c balance()): four leaf groups of 512 + 4 x 768 = 3584
+ * MiB go to a, b, c, then a again (a tie: the first declared); the root
+ * switch (512) to the lightest then, b (b and c tie), the controller with it.
+ */
+static void test_balance_1_4_16(void **state)
+{
+	struct topology *t = with_extra("topology/1-4-16.yaml",
+					"hypervisors:\n"
+					"  a: {uri: 'qemu:///system', address: 127.0.0.1}\n"
+					"  b: {uri: 'qemu+ssh://root@127.0.0.1:2222/system?keyfile=/k&no_verify=1', address: 127.0.0.1}\n"
+					"  c: {uri: 'qemu+tls://c.example.org/system', address: 198.51.100.3}\n", NULL);
+	const char *want[][2] = { { "sw1", "a" }, { "sw2", "b" }, { "sw3", "c" }, { "sw4", "a" },
+				  { "sw0", "b" }, { "controller", "b" } };
+
+	assert_non_null(t);
+	assert_int_equal(t->nhypervisors, 3);
+	assert_string_equal(t->hypervisors[1].uri, "qemu+ssh://root@127.0.0.1:2222/system?keyfile=/k&no_verify=1");
+	assert_int_equal(t->hypervisors[2].addr, ip("198.51.100.3"));
+	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+		assert_string_equal(hyp(t, want[k][0]), want[k][1]);
+	for (int i = 0; i < t->nnodes; i++) { /* every host with its leaf switch; nothing placed by the file */
+		assert_int_equal(t->nodes[i].placed, 0);
+		if (t->nodes[i].role == TOPO_HOST)
+			assert_int_equal(t->nodes[i].hypervisor, t->nodes[t->nodes[i].parent].hypervisor);
+	}
+	assert_int_equal(t->hypervisors[0].memory_mib, 2 * 3584);
+	assert_int_equal(t->hypervisors[1].memory_mib, 3584 + 512 + 512);
+	assert_int_equal(t->hypervisors[2].memory_mib, 3584);
+	assert_int_equal(t->hypervisors[0].nnodes + t->hypervisors[1].nnodes + t->hypervisors[2].nnodes, t->nnodes);
+	assert_int_equal(t->hypervisors[1].nnodes, 7);
+	topo_free(t);
+}
+
+/*
+ * Placement by the file wins: a host placed away from its switch stays there
+ * (its edge crosses), the hosts of a placed switch follow it, and the rest
+ * is balanced around them (tests/topology/hypervisors/placed.yaml's comment).
+ */
+static void test_balance_placed(void **state)
+{
+	struct topology *t = load("tests/topology/hypervisors/placed.yaml");
+	const char *want[][2] = { { "sw1", "b" }, { "pku1", "b" }, { "pku3", "b" }, { "sw0", "a" },
+				  { "pku4", "a" }, { "sw2", "c" }, { "pku2", "c" }, { "controller", "a" } };
+
+	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+		assert_string_equal(hyp(t, want[k][0]), want[k][1]);
+	assert_int_equal(node(t, "sw1")->placed, 1);
+	assert_int_equal(node(t, "pku3")->placed, 1);
+	assert_int_equal(node(t, "pku1")->placed, 0);
+	assert_int_equal(t->hypervisors[1].memory_mib, 512 + 1536 + 1536);
+	topo_free(t);
+}
+
+/* Hypervisor errors: each named with its line (1-4-16.yaml has 57 lines: the section starts at 58). */
+static void test_hypervisor_rejections(void **state)
+{
+	const char *bad[][2] = {
+		{ "hypervisors:\n  a: {uri: 'qemu:///system', address: 127.0.0.1}\n  a: {uri: 'qemu:///session', address: 127.0.0.2}\n",
+		  "topology/1-4-16.yaml:60: duplicate hypervisor name 'a' (first declared at line 59)\n" },
+		{ "hypervisors:\n  a: {uri: 'qemu:///system'}\n",
+		  "topology/1-4-16.yaml:59: hypervisor 'a' has no address (where the others send its tunnels)\n" },
+		{ "hypervisors:\n  a: {uri: 'qemu:///system', address: 192.168.9.9}\n",
+		  "topology/1-4-16.yaml:59: address 192.168.9.9 of hypervisor 'a' is in the management subnet 192.168.0.0/16\n" },
+		{ "hypervisors: {}\n", "topology/1-4-16.yaml:58: hypervisors must map names to" },
+		{ "hypervisors: [a, b]\n", "topology/1-4-16.yaml:58: hypervisors must map names to" },
+	};
+	char many[4096] = "hypervisors:\n", *err;
+	struct topology *t;
+
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		if ((t = with_extra("topology/1-4-16.yaml", bad[k][0], &err)))
+			fail_msg("accepted: %s", bad[k][0]);
+		if (strncmp(err, bad[k][1], strlen(bad[k][1])) != 0)
+			fail_msg("for %s: '%s', want '%s'", bad[k][0], err, bad[k][1]);
+		free(err);
+	}
+	/* the bound: TOPO_MAX_HYPERVISORS pass, one more is refused at its line */
+	for (int h = 0; h <= TOPO_MAX_HYPERVISORS; h++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many),
+			 "  h%d: {uri: 'qemu+ssh://h%d/system', address: 198.51.100.%d}\n", h, h, h + 1);
+	assert_null(with_extra("topology/1-4-16.yaml", many, &err));
+	assert_string_equal(err, "topology/1-4-16.yaml:75: too many hypervisors (at most 16)\n");
+	free(err);
+	many[strlen(many) - strlen("  h16: {uri: 'qemu+ssh://h16/system', address: 198.51.100.17}\n")] = 0;
+	t = with_extra("topology/1-4-16.yaml", many, NULL);
+	assert_non_null(t);
+	assert_int_equal(t->nhypervisors, TOPO_MAX_HYPERVISORS);
+	topo_free(t);
+}
+
+/* topo_uri_ok(): the grammar of a hypervisor's libvirt URI. */
+static void test_uri_ok(void **state)
+{
+	const char *good[] = {
+		"qemu:///system", "qemu:///session", "qemu+ssh://root@127.0.0.1:2222/system?keyfile=/k&no_verify=1",
+		"qemu+tls://server-a.example.org/system", "qemu+tcp://203.0.113.12:16509/system", "qemu+unix:///system",
+		"qemu+libssh2://u@h/system?known_hosts=/root/.ssh/known_hosts&sshauth=privkey", "qemu+ssh://h/system",
+	};
+	const char *bad[] = {
+		"", "xen:///system", "qemu:/system", "qemu+ssh:///system", "qemu://h/system", "qemu+ssh://h/etc",
+		"qemu+ssh://h:0/system", "qemu+ssh://h:65536/system", "qemu+ssh://h:/system", "qemu+ssh://@h/system",
+		"qemu+ssh://a@b@h/system", "qemu+ssh://h/system?", "qemu+ssh://h/system?a?b", "qemu+ssh://h/system?x='y'",
+		"qemu+ssh://h/system?x=$(id)", "qemu+ssh://h/system?x=`id`", "qemu+ssh://h/system;id", "qemu+ssh://h /system",
+		"qemu+ssh://h/system\n", "qemu+ssh://h/system?x=<y>", "qemu+ftp://h/system", "qemu+ssh://h_x/system",
+		"qemu+ssh://[::1]/system", "qemu+ssh://h/systemd",
+	};
+	char why[160], longer[TOPO_URI_MAX + 2];
+
+	for (size_t k = 0; k < sizeof(good) / sizeof(good[0]); k++)
+		if (!topo_uri_ok(good[k], why, sizeof(why)))
+			fail_msg("refused '%s': %s", good[k], why);
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		why[0] = 0;
+		if (topo_uri_ok(bad[k], why, sizeof(why)))
+			fail_msg("accepted '%s'", bad[k]);
+		assert_true(why[0] != 0);
+	}
+	/* the bound: TOPO_URI_MAX characters pass, one more does not */
+	memset(longer, 0, sizeof(longer));
+	strcpy(longer, "qemu+ssh://h/system?k=");
+	memset(longer + strlen(longer), 'x', TOPO_URI_MAX - strlen(longer));
+	assert_true(topo_uri_ok(longer, why, sizeof(why)));
+	longer[TOPO_URI_MAX] = 'x';
+	assert_false(topo_uri_ok(longer, why, sizeof(why)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +426,11 @@ int main(void)
 		cmocka_unit_test(test_rejections),
 		cmocka_unit_test(test_topology_name),
 		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_no_hypervisors),
+		cmocka_unit_test(test_balance_1_4_16),
+		cmocka_unit_test(test_balance_placed),
+		cmocka_unit_test(test_hypervisor_rejections),
+		cmocka_unit_test(test_uri_ok),
 	};
 	return cmocka_run_group_tests_name("topology", tests, NULL, NULL);
 }
