@@ -157,7 +157,7 @@ CHECK_REF := hostlib/tools/check_ref.c hostlib/tools/check_ref.h
 $(BUILD)/inccl_check: hostlib/tools/inccl_check.c $(CHECK_REF) $(BUILD)/libinccl.a
 	$(CC) $(CFLAGS) -Ihostlib -o $@ hostlib/tools/inccl_check.c hostlib/tools/check_ref.c $(BUILD)/libinccl.a \
 	  -libverbs -lyaml $(SODIUM) -lm
-PERF_SRC := hostlib/tools/inccl_perf.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h $(CHECK_REF)
+PERF_SRC := hostlib/tools/inccl_perf.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h proto/inc_elem.h $(CHECK_REF)
 $(BUILD)/inccl_perf: $(PERF_SRC) $(BUILD)/libinccl.a
 	$(CC) $(CFLAGS) -Ihostlib -o $@ $(filter %.c,$(PERF_SRC)) $(BUILD)/libinccl.a -libverbs -lyaml $(SODIUM) -lm
 
@@ -370,7 +370,7 @@ $(BUILD)/test_tree: tests/unit/test_tree.c $(SWITCH_ENGINE) switch/swconfig.c sw
 	  switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c switch/swconfig.c controller/plan.c topology/topo.c hostlib/tools/check_ref.c \
 	  -lcmocka -lyaml $(CRC_LIBS) -lm
 
-$(BUILD)/test_perf_opts: tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h hostlib/inccl.h | $(DEPS_STAMP)
+$(BUILD)/test_perf_opts: tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h hostlib/inccl.h proto/inc_elem.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Ihostlib -Ihostlib/tools -o $@ tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c -lcmocka -lm
 

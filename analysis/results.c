@@ -143,10 +143,21 @@ static bool one_of(const char *s, const char *const *choices)
 	return false;
 }
 
+/* elem_width() - the bytes of an element of dtype @d (a name parse_row() accepted; "-": 4). */
+static unsigned elem_width(const char *d)
+{
+	if (!strcmp(d, "float16") || !strcmp(d, "bfloat16"))
+		return 2;
+	if (!strcmp(d, "int64") || !strcmp(d, "uint64") || !strcmp(d, "float64"))
+		return 8;
+	return 4;
+}
+
 /* Check and store the 13 fields @v of one results.csv row. */
 static int parse_row(char **v, struct res_row *r, const char *name, int line, char *err, size_t len)
 {
-	static const char *const dtypes[] = { "int32", "float32", "-", NULL };
+	static const char *const dtypes[] = { "int32",    "float32", "uint32",  "int64", "uint64",
+					      "float16", "bfloat16", "float64", "-",     NULL };
 	static const char *const ops[] = { "sum", "max", "min", "-", NULL };
 	uint64_t u;
 	int c;
@@ -161,7 +172,8 @@ static int parse_row(char **v, struct res_row *r, const char *name, int line, ch
 		return fail(err, len, name, line, "collective '%s' is not allreduce, reduce, broadcast, allgather, reducescatter, alltoall, barrier or p2p", v[1]);
 	r->coll = (enum res_coll)c;
 	if (!one_of(v[2], dtypes))
-		return fail(err, len, name, line, "dtype '%s' is not int32, float32 or -", v[2]);
+		return fail(err, len, name, line,
+			    "dtype '%s' is not int32, uint32, int64, uint64, float16, bfloat16, float32, float64 or -", v[2]);
 	strcpy(r->dtype, v[2]);
 	if (!one_of(v[3], ops))
 		return fail(err, len, name, line, "op '%s' is not sum, max, min or -", v[3]);
@@ -183,8 +195,10 @@ static int parse_row(char **v, struct res_row *r, const char *name, int line, ch
 	if (!is_dash(v[7])) {
 		if (!parse_uint(v[7], UINT64_MAX / 8, &u))
 			return fail(err, len, name, line, "elements '%s' is not a whole number or -", v[7]);
-		if (u * 4 != r->bytes)
-			return fail(err, len, name, line, "elements %s does not match bytes %s (4-byte elements)", v[7], v[6]);
+		unsigned w = elem_width(v[2]);
+		if (u * w != r->bytes)
+			return fail(err, len, name, line, "elements %s does not match bytes %s (%u-byte elements)", v[7],
+				    v[6], w);
 		r->elements = (int64_t)u;
 	}
 	if (!parse_uint(v[8], INT32_MAX, &u) || u < 1)

@@ -33,7 +33,7 @@ enum res_coll { RES_ALLREDUCE, RES_REDUCE, RES_BROADCAST, RES_ALLGATHER, RES_RED
 struct res_row {
 	char algo[32];       /* inc, ring, mpi-tcp, mpi-ucx, ceiling, ... */
 	enum res_coll coll;
-	char dtype[8];       /* int32, float32 or "-" */
+	char dtype[12];      /* int32, uint32, int64, uint64, float16, bfloat16, float32, float64 or "-" */
 	char op[4];          /* sum, max, min or "-" */
 	int root;            /* -1: does not apply */
 	int nranks;

@@ -9,7 +9,9 @@
 #                   AllGather's received bytes, ReduceScatter's sent bytes), rounded down
 #                   by inccl_perf to whole blocks of nranks elements
 #   ROOT=0          reduce/broadcast: the root rank
-#   DTYPE=float32   int32 or float32;  OP=sum  sum, max or min (allreduce, reduce, reducescatter)
+#   DTYPE=float32   int32, uint32, int64, uint64, float16, bfloat16, float32 or
+#                   float64 (sizes: whole elements of it);  OP=sum  sum, max or min
+#                   (allreduce, reduce, reducescatter)
 #   WINDOW=2048     libinccl's window, packets of 1 KiB in flight (1..16384;
 #                   default: the library's, 512); the ring keeps its own
 #   MESSAGE=64      libinccl's RDMA message, packets of 1 KiB (1..64; default:
@@ -79,7 +81,8 @@ if ! "$topogen" -o "$tgen" "$TOPOLOGY" >/dev/null 2>"$tgen/err"; then
 fi
 nranks=$(grep -v '^#' "$tgen/inventory.tsv" | awk -F'\t' '$2 == "host"' | wc -l)
 bad=0
-exp_check_choice DTYPE "$DTYPE" int32 float32 || bad=1
+exp_check_choice DTYPE "$DTYPE" int32 uint32 int64 uint64 float16 bfloat16 float32 float64 || bad=1
+width=$(exp_dtype_width "$DTYPE")
 exp_check_choice OP "$OP" sum max min || bad=1
 for b in $BASELINES; do exp_check_choice BASELINES "$b" ceiling ceiling-load loggp ring mpi-tcp mpi-ucx || bad=1; done
 exp_check_range ROUNDS "$ROUNDS" 1 20 || bad=1
@@ -87,12 +90,12 @@ case $exp in
 reduce | broadcast) exp_check_root "$ROOT" "$nranks" || bad=1 ;;
 esac
 case $exp in
-allreduce | reduce | broadcast | allgather | reducescatter | alltoall) bytes=$(exp_size_bytes "$SIZE") || bad=1 ;;
+allreduce | reduce | broadcast | allgather | reducescatter | alltoall) bytes=$(exp_size_bytes "$SIZE" "$width") || bad=1 ;;
 sweep)
     if [ -n "$SIZES" ]; then # the sizes given, each checked, duplicates refused
         sweep_sizes= sweep_given=
         for s in $SIZES; do
-            b=$(exp_size_bytes "$s") || { bad=1; continue; }
+            b=$(exp_size_bytes "$s" "$width") || { bad=1; continue; }
             case " $sweep_sizes " in
             *" $b "*) exp_err "SIZES: $s is $b bytes, given before as $(awk -v b="$b" '{for (i = 1; i <= NF; i += 2) if ($(i + 1) == b) {print $i; exit}}' <<<"$sweep_given")"; bad=1 ;;
             esac
@@ -100,8 +103,8 @@ sweep)
         done
         [ -n "$sweep_sizes" ] || [ "$bad" = 1 ] || { exp_err "SIZES is empty"; bad=1; }
     else
-        lo=$(exp_size_bytes "$MIN") || bad=1
-        hi=$(exp_size_bytes "$MAX") || bad=1
+        lo=$(exp_size_bytes "$MIN" "$width") || bad=1
+        hi=$(exp_size_bytes "$MAX" "$width") || bad=1
         exp_check_count FACTOR "$FACTOR" 2 || bad=1
         [ "$bad" = 1 ] || [ "$lo" -le "$hi" ] || { exp_err "MIN=$MIN is larger than MAX=$MAX"; bad=1; }
         [ "$bad" = 1 ] || sweep_sizes=$(exp_sizes "$lo" "$hi" "$FACTOR" | tr '\n' ' ')

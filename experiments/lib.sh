@@ -14,10 +14,11 @@ EXP_RESULTS_HEADER=$EXP_CSV_HEADER,round
 exp_err() { echo "exp: $*" >&2; }
 exp_log() { printf '[exp %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
-# exp_size_bytes SIZE — SIZE ("4096", "64K", "512M", "2G"; K/M/G are powers of
-# 1024) as bytes on stdout; a whole number of 4-byte elements, 4 B .. 2 GiB.
+# exp_size_bytes SIZE [WIDTH] — SIZE ("4096", "64K", "512M", "2G"; K/M/G are powers
+# of 1024) as bytes on stdout; a whole number of WIDTH-byte elements (default 4:
+# exp_dtype_width), WIDTH B .. 2 GiB.
 exp_size_bytes() {
-    local s=$1 n unit=1
+    local s=$1 n unit=1 w=${2:-4}
     if [[ ! $s =~ ^([0-9]{1,10})([KkMmGg]?)$ ]]; then
         exp_err "size '$s' is not a number of bytes with an optional K, M or G suffix (e.g. 4096, 64K, 512M, 2G)"
         return 1
@@ -25,12 +26,12 @@ exp_size_bytes() {
     n=$((10#${BASH_REMATCH[1]}))
     case ${BASH_REMATCH[2]} in K | k) unit=$((1 << 10)) ;; M | m) unit=$((1 << 20)) ;; G | g) unit=$((1 << 30)) ;; esac
     n=$((n * unit))
-    if [ "$n" -lt 4 ]; then
-        exp_err "size '$s' is smaller than one 4-byte element"
+    if [ "$n" -lt "$w" ]; then
+        exp_err "size '$s' is smaller than one $w-byte element"
         return 1
     fi
-    if [ $((n % 4)) -ne 0 ]; then
-        exp_err "size '$s' ($n bytes) is not a whole number of 4-byte elements"
+    if [ $((n % w)) -ne 0 ]; then
+        exp_err "size '$s' ($n bytes) is not a whole number of $w-byte elements"
         return 1
     fi
     if [ "$n" -gt "$EXP_MAX_BYTES" ]; then
@@ -38,6 +39,11 @@ exp_size_bytes() {
         return 1
     fi
     echo "$n"
+}
+
+# exp_dtype_width DTYPE — the bytes of one element of DTYPE (libinccl's dtypes) on stdout.
+exp_dtype_width() {
+    case $1 in float16 | bfloat16) echo 2 ;; int64 | uint64 | float64) echo 8 ;; *) echo 4 ;; esac
 }
 
 # exp_check_root ROOT NRANKS — ROOT must be a rank 0..NRANKS-1.

@@ -264,6 +264,24 @@ int inccl_comm_connect(inccl_comm_t *c, const char *switch_ip, uint32_t switch_q
 	return INCCL_OK;
 }
 
+/* inc_prim_label(), dtype_label(), op_label() - names for messages (libinccl does not link switch/agg.c). */
+static const char *inc_prim_label(enum inc_prim p)
+{
+	return p == INC_ALLREDUCE ? "allreduce" : p == INC_REDUCE ? "reduce" : "broadcast";
+}
+
+static const char *dtype_label(enum inccl_dtype t)
+{
+	static const char *const n[INC_NDTYPES] = { "int32",  "float32", "uint32",   "int64",
+						    "uint64", "float16", "bfloat16", "float64" };
+	return (unsigned)t < INC_NDTYPES ? n[t] : "?";
+}
+
+static const char *op_label(enum inc_op op)
+{
+	return op == INC_OP_SUM ? "sum" : op == INC_OP_MAX ? "max" : op == INC_OP_MIN ? "min" : "?";
+}
+
 /* Copy @len bytes of @w-byte elements (2, 4 or 8) to wire order (big-endian); the buffers may be unaligned. */
 static void to_wire(uint8_t *dst, const uint8_t *src, size_t len, size_t w)
 {
@@ -490,6 +508,14 @@ static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 		if (n < 0)
 			return fail(c, INCCL_EIO, "poll CQ failed");
 		for (int i = 0; i < n; i++) {
+			if (wc[i].status == IBV_WC_REM_INV_REQ_ERR && !(wc[i].opcode & IBV_WC_RECV))
+				/* the switch NAKs a packet that does not match its slot (drop_mismatch) */
+				return fail(c, INCCL_EIO, "the switch refused packet %llu of this %s %s %s: another rank's "
+					    "collective in the same place differs (dtype, operator, root or count) or it "
+					    "broke the protocol (%s)",
+					    (unsigned long long)wc[i].wr_id, inc_prim_label(prim),
+					    dtype_label(dtype), op == INC_OP_BARRIER ? "barrier" : op_label(op),
+					    ibv_wc_status_str(wc[i].status));
 			if (wc[i].status != IBV_WC_SUCCESS)
 				return fail(c, INCCL_EIO, "%s of %s %llu failed: %s (the switch or link is gone?)",
 					    wc[i].opcode & IBV_WC_RECV ? "receive" : "send",
@@ -523,9 +549,13 @@ static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 		else if (faulted(c))
 			return INCCL_ECONN;
 		else if (now_ms() - last > (uint64_t)c->timeout_ms)
-			return fail(c, INCCL_ETIMEDOUT, "no progress for %d ms (%zu/%zu sent, %zu acknowledged, %zu results)",
-				    c->timeout_ms, has_data ? (smsg ? msg_end(c, smsg - 1, npk) : 0) : smsg, npk, sdone,
-				    rdone);
+			return fail(c, INCCL_ETIMEDOUT,
+				    "no progress for %d ms in %s %s %s of %zu elements (%zu/%zu sent, %zu acknowledged, "
+				    "%zu results): a rank is slow or gone, or called a collective that differs (dtype, "
+				    "operator, root or count)",
+				    c->timeout_ms, inc_prim_label(prim), dtype_label(dtype),
+				    op == INC_OP_BARRIER ? "barrier" : op_label(op), count,
+				    has_data ? (smsg ? msg_end(c, smsg - 1, npk) : 0) : smsg, npk, sdone, rdone);
 	}
 	c->err[0] = 0;
 	return INCCL_OK;

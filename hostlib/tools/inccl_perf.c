@@ -189,7 +189,7 @@ static void refill(struct bench *b, size_t count)
 /** The block of this rank in a buffer of @count elements (allgather's send, reducescatter's result). */
 static uint8_t *own_block(const struct bench *b, size_t count)
 {
-	return (uint8_t *)b->buf + (size_t)b->o->rank * (count / (size_t)b->o->nranks) * PERF_ELEM_SIZE;
+	return (uint8_t *)b->buf + (size_t)b->o->rank * (count / (size_t)b->o->nranks) * perf_dtype_size(b->o->dtype);
 }
 
 /** One call of the collective on @count elements (all blocks), in place (nccl's conventions). */
@@ -214,11 +214,11 @@ static int iterate(struct bench *b, size_t bytes, double *elapsed_us)
 {
 	int rc;
 
-	refill(b, bytes / PERF_ELEM_SIZE);
+	refill(b, bytes / perf_dtype_size(b->o->dtype));
 	if ((rc = inccl_barrier(b->comm)))
 		return call_failed(b, "the barrier before an iteration", rc, inccl_errmsg(b->comm));
 	double t0 = now_us();
-	rc = collective(b, bytes / PERF_ELEM_SIZE);
+	rc = collective(b, bytes / perf_dtype_size(b->o->dtype));
 	*elapsed_us += now_us() - t0;
 	return rc ? collective_failed(b, bytes, rc) : 0;
 }
@@ -273,7 +273,7 @@ static int tally(struct bench *b, size_t local, uint64_t *total)
 static int checked_iteration(struct bench *b, size_t bytes, const char *phase, int k, int n, double *elapsed_us,
 			     size_t *wrong)
 {
-	size_t count = bytes / PERF_ELEM_SIZE, w;
+	size_t count = bytes / perf_dtype_size(b->o->dtype), w;
 
 	progress(b, bytes, phase, k, n);
 	if (iterate(b, bytes, elapsed_us))
@@ -329,7 +329,7 @@ static int run_size(struct bench *b, size_t bytes, struct perf_row *row)
 {
 	const struct perf_opts *o = b->o;
 	double elapsed_us = 0, warmup_us = 0;
-	size_t count = bytes / PERF_ELEM_SIZE, local = 0, early;
+	size_t count = bytes / perf_dtype_size(b->o->dtype), local = 0, early;
 	uint64_t total;
 
 	for (int k = 1; k <= o->warmup; k++)

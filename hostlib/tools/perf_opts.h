@@ -22,7 +22,7 @@ enum perf_coll { PERF_ALLREDUCE, PERF_REDUCE, PERF_BROADCAST, PERF_BARRIER, PERF
 int perf_coll_blocks(enum perf_coll coll);
 enum perf_format { PERF_TEXT, PERF_CSV, PERF_JSON };
 
-#define PERF_ELEM_SIZE 4     /* int32 and float32 */
+#define PERF_NDTYPES 8       /* enum inccl_dtype's 0..7 */
 #define PERF_MAX_SIZES 64    /* a sweep with factor >= 2 has at most 64 sizes */
 #define PERF_MAX_NRANKS 4096 /* keeps every int32 sum of the input pattern exact */
 
@@ -72,8 +72,14 @@ enum perf_parse_result perf_parse_args(int argc, char *const argv[], struct perf
 /** perf_parse_size() - "4096", "1K", "512M", "2G" (powers of 1024) into *@bytes. Return 0 or -1. */
 int perf_parse_size(const char *s, size_t *bytes);
 
-/** perf_round_bytes() - @bytes rounded down to whole elements, at least one element. */
-size_t perf_round_bytes(size_t bytes);
+/** perf_dtype_size() - bytes of an element of @dtype (2, 4 or 8). */
+size_t perf_dtype_size(enum inccl_dtype dtype);
+
+/** perf_round_bytes() - @bytes rounded down to whole elements of @dtype, at least one element. */
+size_t perf_round_bytes(size_t bytes, enum inccl_dtype dtype);
+
+/** perf_max_nranks() - the most ranks whose sums of the input pattern of @dtype stay exact. */
+int perf_max_nranks(enum inccl_dtype dtype);
 
 /**
  * perf_sweep() - the sizes to run in bytes, rounded, increasing, without
@@ -146,7 +152,7 @@ void perf_report_end(struct perf_report *rep, int complete);
 int32_t perf_input_i32(int rank, size_t i);
 float perf_input_f32(int rank, size_t i);
 
-/** perf_fill() - write rank @rank's input into @buf (@count elements). */
+/** perf_fill() - write rank @rank's input into @buf (@count elements of @dtype's width). */
 void perf_fill(void *buf, size_t count, enum inccl_dtype dtype, int rank);
 
 /**

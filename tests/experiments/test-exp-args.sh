@@ -56,6 +56,12 @@ refused "ROOT=4 is not a rank of this topology (0..3)" exp_check_root 4 4
 refused "ROOT=-1 is not a rank" exp_check_root -1 4
 refused "ROOT=x is not a rank" exp_check_root x 4
 refused "DTYPE=float64 is not one of: int32 float32" exp_check_choice DTYPE float64 int32 float32
+refused "not a whole number of 8-byte elements" exp_size_bytes 1028 8
+refused "smaller than one 2-byte element" exp_size_bytes 1 2
+same 1026 exp_size_bytes 1026 2
+same 2 exp_dtype_width bfloat16
+same 4 exp_dtype_width uint32
+same 8 exp_dtype_width float64
 same "$(printf '1\n4\n16')" exp_sizes 1 16 4
 
 # run directories: never the same twice, even within one second
@@ -235,6 +241,11 @@ refused "ROOT=4 is not a rank of this topology (0..3)" env EXP_DRY_RUN=1 ROOT=4 
 refused "size '1.5G' is not a number of bytes" env EXP_DRY_RUN=1 SIZE=1.5G experiments/exp.sh allreduce
 refused "larger than 2G" env EXP_DRY_RUN=1 SIZE=4G experiments/exp.sh allreduce
 refused "OP=prod is not one of: sum max min" env EXP_DRY_RUN=1 OP=prod experiments/exp.sh allreduce
+refused "DTYPE=float128 is not one of: int32 uint32 int64 uint64 float16 bfloat16 float32 float64" env EXP_DRY_RUN=1 DTYPE=float128 experiments/exp.sh allreduce
+refused "size '1020' (1020 bytes) is not a whole number of 8-byte elements" env EXP_DRY_RUN=1 DTYPE=float64 SIZE=1020 experiments/exp.sh allreduce
+out=$(EXP=allreduce dry env SIZE=2M DTYPE=bfloat16 BASELINES=none 2>&1)
+grep -qx "allreduce 2097152" <<<"$out" && grep -q "dtype bfloat16 op sum" <<<"$out" && ok "allreduce DTYPE=bfloat16 SIZE=2M" ||
+    ko "allreduce DTYPE=bfloat16: $out"
 refused "BASELINES=nccl is not one of" env EXP_DRY_RUN=1 BASELINES="ring nccl" experiments/exp.sh allreduce
 refused "MIN=1G is larger than MAX=1M" env EXP_DRY_RUN=1 MIN=1G MAX=1M experiments/exp.sh sweep
 refused "FACTOR=1 is not a whole number >= 2" env EXP_DRY_RUN=1 FACTOR=1 experiments/exp.sh sweep

@@ -23,6 +23,12 @@
 #   (the ring: without reduce): the block collectives cost a round trip per
 #   block, and the callers that check large counts ask for them by name).
 # INC_ALGO: inc (default) or ring (the host baseline: no reduce, exact inputs).
+# INC_DTYPES: inccl_check -d, the dtypes each collective runs in: a comma list
+#   of int32 uint32 int64 uint64 float16 bfloat16 float32 float64, or all
+#   (default int32,float32: each further dtype adds about as much time again
+#   as one of these two).
+# INC_DTYPES_LAST: the last rank's -d instead (a test of ranks that disagree:
+#   with INC_EXPECT_FAIL='the switch refused' every rank must fail, clearly).
 # INC_EXPECT_FAIL=REGEX: a switch was told to be wrong (lab.sh fault): every
 #   rank must exit 1, its first FAIL line the fault's (REGEX) or a timeout
 #   after a peer gave up, and at least one rank must show REGEX.
@@ -42,6 +48,8 @@ counts=${INC_COUNTS:-1,255,256,257,1031,65539}
 scope=${INC_SCOPE:-leaf}
 limit=${INC_LIMIT:-1500}   # seconds for all ranks to finish
 pattern=${INC_PATTERN:-ieee}
+dtypes=${INC_DTYPES:-int32,float32}
+dtypes_last=${INC_DTYPES_LAST:-$dtypes}
 expect_fail=${INC_EXPECT_FAIL:-}
 algo=${INC_ALGO:-inc}
 colls=${INC_COLLS:-}
@@ -75,6 +83,9 @@ tree_spec() {
 [[ $counts =~ ^[0-9]+(,[0-9]+)*$ ]] || { ko "INC_COUNTS must be element counts separated by commas, not '$counts'"; done_; }
 [ -z "$colls" ] || [[ $colls =~ ^[a-z]+(,[a-z]+)*$ ]] || { ko "INC_COLLS must be collective names separated by commas, not '$colls'"; done_; }
 case $algo in inc|ring) ;; *) ko "INC_ALGO must be inc or ring, not '$algo'"; done_ ;; esac
+for d in "$dtypes" "$dtypes_last"; do # inccl_check refuses unknown names itself; this keeps the shell line safe
+    [[ $d =~ ^[a-z0-9]+(,[a-z0-9]+)*$ ]] || { ko "INC_DTYPES and INC_DTYPES_LAST must be dtype names separated by commas, not '$d'"; done_; }
+done
 ctl=$(awk -F'\t' '$2 == "controller" {print $1}' "$inv")
 ctl_addr=$(col "$ctl" 4)
 leaf0=$(awk -F'\t' '$2 == "host" && $3 == 0 {print $7}' "$inv")
@@ -102,7 +113,7 @@ exact) topt="-p exact" ;;
 *) ko "INC_PATTERN must be ieee or exact, not '$pattern'"; done_ ;;
 esac
 topt="$topt -A $algo${colls:+ -k $colls}"
-echo "inc-collectives ($scope, $algo): ranks ${hosts[*]}; rank 0 at $master; controller $ctl_addr; counts $counts; inputs $pattern, tree $spec; collectives ${colls:-the default of inccl_check}${expect_fail:+; expecting failures matching '$expect_fail'}"
+echo "inc-collectives ($scope, $algo): ranks ${hosts[*]}; rank 0 at $master; controller $ctl_addr; counts $counts; dtypes $dtypes${INC_DTYPES_LAST:+ (the last rank: $dtypes_last)}; inputs $pattern, tree $spec; collectives ${colls:-the default of inccl_check}${expect_fail:+; expecting failures matching '$expect_fail'}"
 
 # The control plane is up: every switch registered with the controller.
 mapfile -t switches < <(awk -F'\t' '$2 == "switch" {print $1}' "$inv")
@@ -119,7 +130,9 @@ done
 # the job's key (libinccl: INCCL_JOB_KEY): rank 0 takes only ranks that hold it
 job=$("${INCLAB_BUILD:-build}/incctl" -G -) || { ko "cannot make a job key (incctl -G -)"; done_; }
 for i in "${!hosts[@]}"; do
-    out=$("$lab" exec "${hosts[$i]}" "pkill -x inccl_check; rm -f /tmp/inccl.*; (INCCL_JOB_KEY=$job inccl_check -r $i -n $n -m $master -c $counts $topt \
+    d=$dtypes
+    [ "$i" != $((n - 1)) ] || d=$dtypes_last
+    out=$("$lab" exec "${hosts[$i]}" "pkill -x inccl_check; rm -f /tmp/inccl.*; (INCCL_JOB_KEY=$job inccl_check -r $i -n $n -m $master -c $counts -d $d $topt \
         > /tmp/inccl.out 2>&1; echo \$? > /tmp/inccl.rc) < /dev/null > /dev/null 2>&1 &" 2>&1) ||
         { ko "cannot start inccl_check on ${hosts[$i]}: $out"; done_; }
 done

@@ -42,10 +42,15 @@ static void test_rows_of_every_kind(void **state)
 				      "ring,reduce,int32,max,3,4,4,1,1,2.00,2.00,2.00,0\r\n"
 				      "mpi-tcp,barrier,-,-,-,4,0,0,3,90.41,-,-,0\n"
 				      "ceiling,p2p,-,-,-,2,65536,-,400,27306.67,2.40,2.40,0\n"
-				      "inc,broadcast,int32,-,1,4,8,2,1,4.00,2.00,2.00,17\n",
+				      "inc,broadcast,int32,-,1,4,8,2,1,4.00,2.00,2.00,17\n"
+				      "inc,allreduce,bfloat16,sum,-,4,8,4,1,4.00,2.00,3.00,0\n"
+				      "inc,allreduce,float64,min,-,4,8,1,1,4.00,2.00,3.00,0\n",
 			       &t, err),
 			 0);
-	assert_int_equal(t.n, 5);
+	assert_int_equal(t.n, 7);
+	assert_string_equal(t.rows[5].dtype, "bfloat16"); /* 2-byte elements */
+	assert_int_equal(t.rows[5].elements, 4);
+	assert_string_equal(t.rows[6].dtype, "float64"); /* 8-byte elements */
 	assert_string_equal(t.rows[0].algo, "inc");
 	assert_int_equal(t.rows[0].coll, RES_ALLREDUCE);
 	assert_int_equal(t.rows[0].root, -1);
@@ -72,7 +77,9 @@ static void test_bad_rows_named_by_line(void **state)
 		{ "inc,allreduce,float32,sum,-,4,1048576,262144,3,1048576.00,1.00,1.50,0,9", "r.csv:2: 14 fields, not 13" },
 		{ "in c,allreduce,float32,sum,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: algorithm 'in c' is not a name" },
 		{ "inc,alltogether,float32,sum,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: collective 'alltogether'" },
-		{ "inc,allreduce,float64,sum,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: dtype 'float64'" },
+		{ "inc,allreduce,float128,sum,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: dtype 'float128'" },
+		{ "inc,allreduce,float64,sum,-,4,16,4,1,4.00,1.00,1.50,0", "r.csv:2: elements 4 does not match bytes 16 (8-byte" },
+		{ "inc,allreduce,bfloat16,sum,-,4,16,4,1,4.00,1.00,1.50,0", "r.csv:2: elements 4 does not match bytes 16 (2-byte" },
 		{ "inc,allreduce,float32,prod,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: op 'prod'" },
 		{ "inc,allreduce,float32,sum,-,0,4,1,1,4.00,1.00,1.50,0", "r.csv:2: nranks '0'" },
 		{ "inc,reduce,float32,sum,-1,4,4,1,1,4.00,1.00,1.00,0", "r.csv:2: root '-1' is not a rank of 0..3" },
