@@ -583,9 +583,27 @@ static void test_kernels_agree(void **state)
 	}
 }
 
+/* A pool of more than SW_HOLDS_MAX hold buffers is refused, not allocated; at most it is taken. */
+static void test_holds_bounded(void **state)
+{
+	struct sw_cfg cfg = { .nchildren = 2, .nslots = NSLOTS, .retransmit_ns = 1000000000, .holds = SW_HOLDS_MAX + 1 };
+	struct sw_engine *e;
+
+	(void)state;
+	for (int c = 0; c < 2; c++)
+		cfg.child[c] = (struct sw_conn_cfg){ .port = c, .local_ip = SW_IP, .peer_ip = CHILD_IP0 + (uint32_t)c,
+						     .local_qpn = SW_QPN0 + (uint32_t)c, .udp_dst = ROCE_PORT_HOST,
+						     .first_rank = (uint16_t)c, .nranks = 1 };
+	assert_null(sw_engine_new(&cfg, tx, NULL));
+	cfg.holds = SW_HOLDS_MAX;
+	assert_non_null(e = sw_engine_new(&cfg, tx, NULL));
+	sw_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_holds_bounded),
 		cmocka_unit_test(test_every_permutation),
 		cmocka_unit_test(test_fanin16_random),
 		cmocka_unit_test(test_kernels_agree),
