@@ -90,6 +90,10 @@ $(BUILD)/tsckhz: lab/tsckhz.c | $(DEPS_STAMP)
 $(BUILD)/udpcap: lab/udpcap.c lab/pcapng.c lab/pcapng.h switch/portstat.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ lab/udpcap.c lab/pcapng.c -lpcap
+# the host's own work per byte (byte swap, copy, float sum) that loggp.sh measures in a host VM for the model
+$(BUILD)/hostwork: experiments/hostwork.c proto/inc_elem.h proto/inc_proto.h | $(DEPS_STAMP)
+	$(CC) $(CFLAGS) -o $@ experiments/hostwork.c
+all: $(BUILD)/hostwork
 # the pcapng writer read back by libpcap and tshark; udpcap's argument checks (it runs the udpcap beside it)
 $(BUILD)/test_pcapng: tests/unit/test_pcapng.c lab/pcapng.c lab/pcapng.h $(BUILD)/udpcap | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
@@ -215,9 +219,9 @@ lab-capture: $(LAB_DEPS_STAMP) $(BUILD)/udpcap
 # experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR SIZES COLLECTIVES BASELINES RESULTS ROUNDS WINDOW
 # MESSAGE from the environment (make exports them from its command line) and checks each
 # the quick start's main job: lab up if needed, a verified AllReduce sweep with its baselines, charts, REPORT
-run: $(LAB_DEPS_STAMP) payload $(BUILD)/increport
+run: $(LAB_DEPS_STAMP) payload $(BUILD)/increport $(BUILD)/hostwork
 	experiments/run.sh
-exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatter exp-alltoall exp-sweep exp-paper: $(LAB_DEPS_STAMP) payload
+exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatter exp-alltoall exp-sweep exp-paper: $(LAB_DEPS_STAMP) payload $(BUILD)/hostwork
 	experiments/exp.sh $(@:exp-%=%)
 include experiments/baselines/baselines.mk
 

@@ -364,19 +364,29 @@ int res_parse_loggp(FILE *f, const char *name, struct res_points *pts, char *err
 
 		if (nf != 4)
 			return fail(err, errlen, name, line, "%d fields, not 4", nf);
-		if (!strcmp(v[0], "half_rtt"))
-			p.measure = RES_HALF_RTT;
-		else if (!strcmp(v[0], "gap"))
-			p.measure = RES_GAP;
-		else
-			return fail(err, errlen, name, line, "measure '%s' is not half_rtt or gap", v[0]);
+		static const char *const measures[] = { "half_rtt", "gap",      "cpu_send", "cpu_recv",
+							"cpu_send_batch", "cpu_swap", "cpu_copy", "cpu_sum" };
+		size_t mi = 0;
+		while (mi < sizeof(measures) / sizeof(measures[0]) && strcmp(v[0], measures[mi]))
+			mi++;
+		if (mi == sizeof(measures) / sizeof(measures[0]))
+			return fail(err, errlen, name, line,
+				    "measure '%s' is not half_rtt, gap, cpu_send, cpu_recv, cpu_send_batch, cpu_swap, "
+				    "cpu_copy or cpu_sum", v[0]);
+		p.measure = (enum res_measure)mi;
 		if (!parse_uint(v[1], UINT64_MAX / 2, &u))
 			return fail(err, errlen, name, line, "bytes '%s' is not a whole number", v[1]);
 		p.bytes = (double)u;
 		if (!parse_uint(v[2], INT32_MAX, &u) || u < 1)
 			return fail(err, errlen, name, line, "iters '%s' is not a whole number >= 1", v[2]);
 		p.iters = (int)u;
-		if (!parse_real(v[3], &p.value_us) || p.value_us <= 0)
+		if (p.measure >= RES_CPU_SEND) { /* a difference of two CPU times: any sign */
+			bool neg = v[3][0] == '-';
+			if (!parse_real(v[3] + neg, &p.value_us))
+				return fail(err, errlen, name, line, "value_us '%s' is not a number", v[3]);
+			if (neg)
+				p.value_us = -p.value_us;
+		} else if (!parse_real(v[3], &p.value_us) || p.value_us <= 0)
 			return fail(err, errlen, name, line, "value_us '%s' is not a time > 0", v[3]);
 		if (grow(&pts->p, &pts->cap, pts->n, sizeof(*pts->p)) < 0)
 			return fail(err, errlen, name, line, "out of memory");
@@ -427,10 +437,14 @@ static int meta_set(struct res_meta *m, const char *key, const char *val)
 			copy_text((char *)m + text[i].off, text[i].len, val);
 			return 0;
 		}
-	if (!strcmp(key, "nranks") || !strcmp(key, "tree_levels")) {
+	if (!strcmp(key, "nranks") || !strcmp(key, "tree_levels") || !strcmp(key, "host_cores")) {
 		if (!parse_uint(val, 1 << 20, &u))
 			return -1;
-		*(!strcmp(key, "nranks") ? &m->nranks : &m->tree_levels) = (int)u;
+		*(!strcmp(key, "nranks") ? &m->nranks : !strcmp(key, "tree_levels") ? &m->tree_levels : &m->host_cores) = (int)u;
+	} else if (!strcmp(key, "message")) { /* a number, or "default" (0) */
+		if (strcmp(val, "default") && (!parse_uint(val, 64, &u) || u < 1))
+			return -1;
+		m->message = strcmp(val, "default") ? (int)u : 0;
 	} else if (!strcmp(key, "rounds")) {
 		if (!parse_uint(val, RES_MAX_ROUNDS, &u) || u < 1)
 			return -1;

@@ -167,6 +167,7 @@ exp_log "conditions: accelerator $accel, switches $switch_mode, commit $commit, 
 marks=$(exp_switch_log_lines)
 csv=$run/results.csv
 echo "$EXP_RESULTS_HEADER" > "$csv"
+echo "$EXP_CPU_HEADER" > "$run/cpu.csv"
 conditions=() # one YAML list item per round (meta.yaml's round_conditions)
 failed=()               # what failed the run, each with why
 declare -A unavailable=() # baseline -> why it could not start (not measured from then on)
@@ -255,10 +256,16 @@ for round in $(seq 1 "$ROUNDS"); do
         for a in $algos; do
             exp_log "$a $coll of $b bytes on $nranks ranks$rtag"
             rc=0
+            # the CPU time of every host's and switch's process during the measurement (cpu.csv)
+            cpu_pids=$(exp_cpu_pids 2>/dev/null) t0_us=$(date +%s%6N)
+            cpu0=$(exp_cpu_snap "$cpu_pids"; exp_cpu_busy)
             # WINDOW, MESSAGE: libinccl's packets in flight to the switch and packets per
             # RDMA message (inccl_perf -W, -M; the ring keeps its own)
             exp_run_ranks "$tgen/out.csv" inccl_perf -A "$a" -T 300 $args ${WINDOW:+-W $((10#$WINDOW))} \
                 ${MESSAGE:+-M $((10#$MESSAGE))} 2> "$tgen/err" || rc=$?
+            wall_us=$(($(date +%s%6N) - t0_us))
+            exp_cpu_delta "$cpu0" "$(exp_cpu_snap "$cpu_pids"; exp_cpu_busy)" |
+                awk -v p="$a,$coll,$b,$round,$((it + wu))" -v w="$wall_us" '{ print p "," $1 "," $2 "," $3 "," w }' >> "$run/cpu.csv"
             judge "$a" "$a $coll $b B$rtag" "$rc"
         done
         for a in mpi-tcp mpi-ucx; do

@@ -137,6 +137,33 @@ same "1000 40" exp_cpu_ticks "$tmp/stat3"
 # steal never below 0 (a counter that went back, a rounding of -0.001): "-0.00" would make meta.yaml unreadable
 same "0.00" exp_steal_pct "1000 40" "2000 39"
 same "0.00" exp_steal_pct "1000 40" "100000000 39.9"
+# the CPU time of the lab's processes (cpu.csv, loggp.sh): user + system ticks of /proc/PID/stat read after
+# the command name, which may hold ") " and spaces; a process gone is -1; a difference in microseconds
+cp "$(command -v sleep)" "$tmp/a) b c"
+"$tmp/a) b c" 30 &
+spid=$!
+same "sw1 switch 0" exp_cpu_snap "sw1 switch $spid"
+same "pku1 host 0
+sw1 switch -1" exp_cpu_snap "pku1 host $spid
+sw1 switch 999999999"
+hz=$(getconf CLK_TCK)
+same "pku1 host $((25 * 1000000 / hz))
+sw1 switch 0" exp_cpu_delta "pku1 host 100
+sw1 switch 7
+sw2 switch 5" "pku1 host 125
+sw1 switch 7
+sw2 switch -1"
+same "machine machine 190" exp_cpu_busy "$tmp/stat1"    # user 100 + system 50 + steal 40
+printf 'cpu  100 1 50 800 10 7 3 40 0 0\n' >"$tmp/stat4"
+same "machine machine 201" exp_cpu_busy "$tmp/stat4"      # 100 + 1 + 50 + 7 + 3 + 40: idle and iowait left out
+# the pids: a namespace node's service.pid, else the QEMU whose arguments name its domain (none here)
+mkdir -p "$tmp/st/gen" "$tmp/st/nodes/sw1/root/run/inclab"
+printf '# node\trole\trank\tmgmt\tdata_if\tdata_addr\tparent\tmemory_mib\tvcpus\tdomain\tkind\n' >"$tmp/st/gen/inventory.tsv"
+printf 'sw1\tswitch\t-1\t1.2.3.4\tbr0\t-\t-\t512\t1\tx-sw1\tnetns\npku1\thost\t0\t1.2.3.5\teth1\t-\tsw1\t512\t1\tx-pku1\tvm\ncontroller\tcontroller\t-1\t-\t-\t-\t-\t512\t1\tx-c\tnetns\n' >>"$tmp/st/gen/inventory.tsv"
+echo "$spid" >"$tmp/st/nodes/sw1/root/run/inclab/service.pid"
+same "sw1 switch $spid" env state="$tmp/st" bash -c '. experiments/lib.sh; exp_cpu_pids'
+refused "cpu: no process found for pku1 (host)" env state="$tmp/st" bash -c '. experiments/lib.sh; exp_cpu_pids'
+kill "$spid" 2>/dev/null
 printf 'processor\t: 0\nmodel\t\t: 85\nmodel name\t: Some CPU @ 2.0GHz\n' >"$tmp/cpuinfo"
 same "Some CPU @ 2.0GHz" exp_cpu_model "$tmp/cpuinfo"
 printf 'processor\t: 0\n' >"$tmp/cpuinfo"

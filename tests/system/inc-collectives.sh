@@ -150,7 +150,8 @@ secs=$(($(date +%s) - t0))
 # The communicator is gone by now: each switch logged its counters when its
 # rules ended ("incswitch NAME comm N: name=value ...", after where its log
 # stood before the run).
-if [ "$scope" = tree ] && [ "$algo" = inc ]; then # the ring sends host to host: no switch link carries it
+if [ "$scope" = tree ] && [ "$algo" = inc ] && [ -z "${INC_DTYPES_LAST:-}" ]; then
+    # the ring sends host to host: no switch link carries it; ranks that disagree may bundle nothing
     q=$(for sw in "${switches[@]}"; do
         "$lab" exec "$sw" "tail -n +$((${logged[$sw]:-0} + 1)) /var/log/inclab/incswitch.log |
             grep '^incswitch .* comm [0-9]*:.* bundles_tx=' | tail -n 1" 2>/dev/null
