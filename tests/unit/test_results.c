@@ -76,7 +76,7 @@ static void test_bad_rows_named_by_line(void **state)
 		{ "inc,allreduce,float32,sum,-,4,1048576,262144,3,1048576.00,1.00,1.50", "r.csv:2: 12 fields, not 13" },
 		{ "inc,allreduce,float32,sum,-,4,1048576,262144,3,1048576.00,1.00,1.50,0,9", "r.csv:2: 14 fields, not 13" },
 		{ "in c,allreduce,float32,sum,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: algorithm 'in c' is not a name" },
-		{ "inc,alltoall,float32,sum,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: collective 'alltoall'" },
+		{ "inc,alltogether,float32,sum,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: collective 'alltogether'" },
 		{ "inc,allreduce,float128,sum,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: dtype 'float128'" },
 		{ "inc,allreduce,float64,sum,-,4,16,4,1,4.00,1.00,1.50,0", "r.csv:2: elements 4 does not match bytes 16 (8-byte" },
 		{ "inc,allreduce,bfloat16,sum,-,4,16,4,1,4.00,1.00,1.50,0", "r.csv:2: elements 4 does not match bytes 16 (2-byte" },
