@@ -17,7 +17,7 @@ LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages
 
 .PHONY: all help run deps payload install uninstall test-install images bench-switch bench-order lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-deps test-lab-down test-lab-stop test-unit test-golden test-lab test-lab-aborts test-lab-mixed scale-check test-experiments golden-update clean \
-        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis test-capture test-swports test-tunnels \
+        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatter exp-alltoall exp-sweep exp-paper plots test-analysis test-capture test-swports test-tunnels \
         fuzz fuzz-build test-fuzz sim-allreduce test-sim
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/tsckhz $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
@@ -45,6 +45,7 @@ help:
 	@echo "make lab-down              remove every domain, network, disk and process of the lab"
 	@echo "make exp-allreduce SIZE=512M [DTYPE= OP= ITERS= BASELINES=]   AllReduce on the lab's hosts + baselines,"
 	@echo "                           stored in results/ (also exp-reduce / exp-broadcast ROOT=, exp-barrier,"
+	@echo "                           exp-allgather, exp-reducescatter OP=, exp-alltoall (SIZE: the whole buffer),"
 	@echo "                           exp-sweep MIN=1M MAX=1G FACTOR=2 or SIZES='16M 512M' [COLLECTIVES='allreduce broadcast'],"
 	@echo "                           exp-paper: the seed's table)"
 	@echo "make sim-allreduce TOPOLOGY=1-32-1024 SIZE=64M RUN=results/sweep-... SWITCH_FRAME=US   AllReduce in the"
@@ -130,7 +131,7 @@ INCCL_SONAME := libinccl.so.$(INCCL_MAJOR)
 INCCL_SO := libinccl.so.$(INCCL_VERSION)
 # what hostlib/install.sh and tests/harness/test-install.sh are told of it
 INCCL_NAMES = INCCL_VERSION=$(INCCL_VERSION) INCCL_SONAME=$(INCCL_SONAME) INCCL_SO=$(INCCL_SO)
-INCCL_OBJ := $(BUILD)/inccl/error.o $(BUILD)/inccl/cq.o $(BUILD)/inccl/ring.o $(BUILD)/inccl/comm.o $(BUILD)/inccl/group.o \
+INCCL_OBJ := $(BUILD)/inccl/error.o $(BUILD)/inccl/cq.o $(BUILD)/inccl/ring.o $(BUILD)/inccl/comm.o $(BUILD)/inccl/coll.o $(BUILD)/inccl/group.o \
              $(BUILD)/inccl/version.o $(BUILD)/inccl/ctlmsg.o $(BUILD)/inccl/ctlauth.o
 $(BUILD)/inccl/%.o: hostlib/%.c hostlib/inccl.h hostlib/internal.h proto/inc_proto.h proto/inc_elem.h proto/ctlmsg.h proto/ctlauth.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)/inccl
@@ -222,7 +223,7 @@ lab-capture: $(LAB_DEPS_STAMP) $(BUILD)/udpcap
 # the quick start's main job: lab up if needed, a verified AllReduce sweep with its baselines, charts, REPORT
 run: $(LAB_DEPS_STAMP) payload $(BUILD)/increport $(BUILD)/hostwork
 	experiments/run.sh
-exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper: $(LAB_DEPS_STAMP) payload $(BUILD)/hostwork
+exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatter exp-alltoall exp-sweep exp-paper: $(LAB_DEPS_STAMP) payload $(BUILD)/hostwork
 	experiments/exp.sh $(@:exp-%=%)
 include experiments/baselines/baselines.mk
 
@@ -419,6 +420,10 @@ $(BUILD)/test_ctl: tests/unit/test_ctl.c $(BUILD)/incctl $(BUILD)/libinccl.a swi
 	  -libverbs -lyaml $(SODIUM) -lcmocka -lpthread
 
 # libinccl's argument checks and the quoting of control-message text (no RDMA device, no controller)
+# the ring baseline's block plans on a simulated ring (no RDMA): ring.c is included whole
+$(BUILD)/test_ring_plan: tests/unit/test_ring_plan.c hostlib/ring.c hostlib/cq.c hostlib/error.c hostlib/inccl.h hostlib/internal.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Ihostlib -o $@ tests/unit/test_ring_plan.c hostlib/cq.c hostlib/error.c -libverbs -lcmocka
 $(BUILD)/test_api: tests/unit/test_api.c $(BUILD)/libinccl.a hostlib/internal.h | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_api.c $(BUILD)/libinccl.a -libverbs -lyaml $(SODIUM) -lcmocka
 
@@ -428,7 +433,7 @@ $(BUILD)/test_group: tests/unit/test_group.c tests/unit/fake_comm.c tests/unit/f
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_group.c tests/unit/fake_comm.c hostlib/error.c proto/ctlmsg.c proto/ctlauth.c -lyaml $(SODIUM) -lcmocka
 
-UNIT_TESTS := $(BUILD)/test_api $(BUILD)/test_group $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
+UNIT_TESTS := $(BUILD)/test_api $(BUILD)/test_ring_plan $(BUILD)/test_group $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
               $(BUILD)/test_order $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results $(BUILD)/test_pcapng \
               $(BUILD)/test_portstat $(TEST_AGG_BUILDS)
 test-unit: $(UNIT_TESTS)

@@ -60,7 +60,8 @@ static const struct {
 };
 #define NALGOS (sizeof(algos) / sizeof(algos[0]))
 
-static const char *const coll_titles[RES_NCOLL] = { "AllReduce", "Reduce", "Broadcast", "Barrier", "point to point" };
+static const char *const coll_titles[RES_NCOLL] = { "AllReduce", "Reduce",   "Broadcast", "AllGather",
+						     "ReduceScatter", "AllToAll", "Barrier",   "point to point" };
 
 /* The seed's published results (SPEC.md; 1-2-4 tree, 4 hosts; MB = MiB). */
 static const struct seed_row {
@@ -882,7 +883,10 @@ static int write_coll_script(const struct run *r, const char *pdir, enum res_col
 		return -1;
 	gp_header(f, coll_titles[coll]);
 	fprintf(f, "set logscale x 2\nset xrange [%.9g:%.9g]\nset format x '%%g'\n", lo / MIB / 2, hi / MIB * 2);
-	fprintf(f, "set xlabel 'message size per rank (MiB)'\n");
+	/* the block collectives' size is the whole buffer of nranks blocks, as nccl-tests counts it */
+	fprintf(f, "set xlabel '%s'\n", coll >= RES_ALLGATHER && coll <= RES_ALLTOALL
+						? "buffer size per rank, all nranks blocks (MiB)"
+						: "message size per rank (MiB)");
 
 	/* throughput: the y range holds every bar and ceiling with room for the ceilings' labels */
 	ymax = max_algbw(r, coll);
@@ -931,7 +935,7 @@ static int write_summary(const struct run *r, const char *pdir, FILE *list)
 	size_t n;
 	FILE *f;
 
-	for (int cl = RES_ALLREDUCE; cl <= RES_BROADCAST; cl++)
+	for (int cl = RES_ALLREDUCE; cl <= RES_LAST_SIZED; cl++)
 		for (size_t a = 0; a < NALGOS; a++)
 			if (find_row(r, algos[a].name, (enum res_coll)cl, -1)) {
 				int k = rounds_of(r, algos[a].name, (enum res_coll)cl, false);
@@ -950,7 +954,7 @@ static int write_summary(const struct run *r, const char *pdir, FILE *list)
 		if (any[a])
 			fprintf(f, " %s", algos[a].name);
 	fputc('\n', f);
-	for (int cl = RES_ALLREDUCE; cl <= RES_BROADCAST; cl++) {
+	for (int cl = RES_ALLREDUCE; cl <= RES_LAST_SIZED; cl++) {
 		uint64_t last = 0;
 
 		for (;;) { /* sizes ascending, of any drawn algorithm */
@@ -1215,7 +1219,7 @@ static int write_run_plots(const struct run *r, FILE *list)
 		return -1;
 	}
 	clear_plots(pdir);
-	for (int c = RES_ALLREDUCE; c <= RES_BROADCAST; c++) {
+	for (int c = RES_ALLREDUCE; c <= RES_LAST_SIZED; c++) {
 		if (write_coll_data(r, pdir, (enum res_coll)c, have) < 0 ||
 		    write_coll_script(r, pdir, (enum res_coll)c, have, list) < 0)
 			return -1;
@@ -1680,7 +1684,7 @@ static void sizes_of(const struct run *r, int coll, char *buf, size_t len)
 		next = 0;
 		for (size_t i = 0; i < r->t.n; i++) {
 			const struct res_row *x = &r->t.rows[i];
-			if (coll != RES_P2P && (coll < 0 ? x->coll <= RES_BROADCAST : (int)x->coll == coll) && !x->wrong &&
+			if (coll != RES_P2P && (coll < 0 ? x->coll <= RES_LAST_SIZED : (int)x->coll == coll) && !x->wrong &&
 			    drawn(x->algo) && x->bytes > last && (!next || x->bytes < next))
 				next = x->bytes;
 		}
@@ -1715,6 +1719,12 @@ static void report_runs(FILE *f, struct run *runs, size_t n)
 		{ "reduce-time", "Reduce time vs size", RES_REDUCE },
 		{ "broadcast-throughput", "Broadcast bandwidth vs size", RES_BROADCAST },
 		{ "broadcast-time", "Broadcast time vs size", RES_BROADCAST },
+		{ "allgather-throughput", "AllGather bandwidth vs size", RES_ALLGATHER },
+		{ "allgather-time", "AllGather time vs size", RES_ALLGATHER },
+		{ "reducescatter-throughput", "ReduceScatter bandwidth vs size", RES_REDUCESCATTER },
+		{ "reducescatter-time", "ReduceScatter time vs size", RES_REDUCESCATTER },
+		{ "alltoall-throughput", "AllToAll bandwidth vs size", RES_ALLTOALL },
+		{ "alltoall-time", "AllToAll time vs size", RES_ALLTOALL },
 		{ "barrier-time", "Barrier time per algorithm", RES_P2P },
 		{ "loggp-fit", "LogGP fit", RES_P2P },
 		{ "loggp-allreduce", "AllReduce, LogGP predicted vs measured", RES_ALLREDUCE },

@@ -220,17 +220,6 @@ static double path(const struct loggp_tree *t)
 	return 2.0 * (t->levels - 1) - 1;
 }
 
-/* Switches between hosts @a and @b (their lowest common ancestor and the switches below it on both sides). */
-static int switches_between(const struct loggp_tree *t, int a, int b)
-{
-	int p = hosts_of(t), lca = 0;
-
-	for (int i = 0; i + 1 < t->levels; i++)
-		if (a / (p / t->count[i]) == b / (p / t->count[i]))
-			lca = i;
-	return 2 * (t->levels - 2 - lca) + 1;
-}
-
 static double packets(double bytes)
 {
 	return bytes > 0 ? ceil(bytes / LOGGP_PKT) : 1;
@@ -243,15 +232,18 @@ static double packets(double bytes)
  *                         (a Broadcast's non-roots send empty packets up that
  *                         keep their sequence numbers aligned): 2·up_all
  *   Reduce                up_all, then one path down to the root
- *   ReduceScatter         up_all for every packet, one path down for each
- *                         packet to the rank whose block holds it
- *   AllGather             each rank's block up one path, down to every host
- *   AllToAll              each block from its rank to its destination through
- *                         the switches between them (2 frames per switch)
+ * and the collectives libinccl makes of one primitive per block of N/P
+ * (hostlib/README.md, coll.c), each block's packets from every host:
+ *   AllGather             a Broadcast of each rank's block: P blocks, 2·up_all
+ *   ReduceScatter         a Reduce of each block to its owner: P blocks,
+ *                         up_all + one path down
+ *   AllToAll              a Route of each (source, destination) block: every
+ *                         host sends its packets (empty but the source's), up
+ *                         the tree and one path down: P(P-1) blocks
  */
 double loggp_frames(const struct loggp_tree *t, enum loggp_coll c, double bytes, int root)
 {
-	double npk = packets(bytes), f = 0;
+	double npk = packets(bytes);
 	int p = hosts_of(t);
 
 	(void)root; /* a uniform tree: every root's path is as long */
@@ -260,16 +252,13 @@ double loggp_frames(const struct loggp_tree *t, enum loggp_coll c, double bytes,
 	case LOGGP_BROADCAST:
 		return npk * 2 * up_all(t);
 	case LOGGP_REDUCE:
-	case LOGGP_REDUCESCATTER:
 		return npk * (up_all(t) + path(t));
 	case LOGGP_ALLGATHER:
-		return npk * (path(t) + up_all(t));
+		return p * packets(bytes / p) * 2 * up_all(t);
+	case LOGGP_REDUCESCATTER:
+		return p * packets(bytes / p) * (up_all(t) + path(t));
 	case LOGGP_ALLTOALL:
-		for (int a = 0; a < p; a++)
-			for (int b = 0; b < p; b++)
-				if (a != b)
-					f += packets(bytes / p) * 2 * switches_between(t, a, b);
-		return f;
+		return p * (p - 1.0) * packets(bytes / p) * (up_all(t) + path(t));
 	default:
 		return 0;
 	}
@@ -322,11 +311,17 @@ static double ring_xfer(const struct loggp *m, double k, double each, enum ring_
  *                      every sender, the back-pressure); 1 step
  *   INC Broadcast      the root sends N; every other rank sends one empty packet per
  *                      packet (work request each, o_sb) and receives N; 1 step
- *   INC AllGather      every host sends N/P and receives N; 1 step
- *   INC ReduceScatter  every host sends N and receives N/P; 1 step
- *   INC AllToAll       per-peer puts (seeds/004: T = L + 2o + M·G, M = (P-1)·N/P, the
- *                      sender's overhead paid per peer): every host sends P-1 blocks of
- *                      N/P and receives P-1; 1 step (the puts go back to back)
+ * libinccl's block collectives, one primitive per block of N/P, each block waiting
+ * for its results before the next (hostlib/README.md, coll.c):
+ *   INC AllGather      P Broadcasts: a host sends its block, and for each other block
+ *                      its empty packets, and receives it; P steps
+ *   INC ReduceScatter  P Reduces: a host sends its part of every block (N in all)
+ *                      and receives its own block; P steps
+ *   INC AllToAll       per-peer puts done one after another, as the seed's CPU proxy
+ *                      (seeds/004, IBRC: T = L + 2o + M·G, M = (P-1)·N/P, the overhead
+ *                      paid per peer, serially): a Route of each of the P(P-1) blocks,
+ *                      every host sending its packets (data in its own P-1, empty in the
+ *                      others') and receiving its P-1; P(P-1) steps
  *   ring AllReduce     reduce-scatter then all-gather: 2(P-1) steps, each host sends and
  *                      receives 2(P-1) pieces of N/P
  *   ring Broadcast     a chain from the root: every rank but the last receives and
@@ -334,7 +329,8 @@ static double ring_xfer(const struct loggp *m, double k, double each, enum ring_
  *   ring Reduce        the chain the other way (not in libinccl: the model for MPI's)
  *   ring AllGather,    P-1 steps, each host sends and receives P-1 pieces of N/P
  *   ReduceScatter
- *   pairwise AllToAll  P-1 steps, each host sends and receives P-1 blocks of N/P
+ *   ring AllToAll      forwarded hop by hop: each link carries P(P-1)/2 blocks, so each
+ *                      host sends and receives P(P-1)/2 blocks of N/P; P-1 steps
  * Every byte a host handles also costs its own loops (G_swap, G_copy, G_sum: see loggp.h).
  */
 double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum loggp_coll c, enum loggp_algo a,
@@ -354,9 +350,18 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 			case LOGGP_BROADCAST:
 				w[h] = h == root ? inc_send(m, bytes) : npk * m->o_sb + inc_recv(m, bytes);
 				break;
-			case LOGGP_ALLGATHER: w[h] = inc_send(m, b) + inc_recv(m, bytes); break;
-			case LOGGP_REDUCESCATTER: w[h] = inc_send(m, bytes) + inc_recv(m, b); break;
-			case LOGGP_ALLTOALL: w[h] = (p - 1) * (inc_send(m, b) + inc_recv(m, b)); break;
+			case LOGGP_ALLGATHER: /* its block, and the others' as a non-root of their Broadcasts */
+				w[h] = inc_send(m, b) + (p - 1) * (packets(b) * m->o_sb + inc_recv(m, b));
+				steps = p;
+				break;
+			case LOGGP_REDUCESCATTER: /* its part of every block, and its own block's result */
+				w[h] = p * inc_send(m, b) + inc_recv(m, b);
+				steps = p;
+				break;
+			case LOGGP_ALLTOALL: /* its P-1 blocks, empty packets in the others' P(P-1) - (P-1) */
+				w[h] = (p - 1) * (inc_send(m, b) + inc_recv(m, b)) + (p - 1.0) * (p - 1) * packets(b) * m->o_sb;
+				steps = p * (p - 1.0);
+				break;
 			default: return -1;
 			}
 		} else {
@@ -378,10 +383,13 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 				steps = p - 1;
 				break;
 			case LOGGP_ALLGATHER:
-			case LOGGP_ALLTOALL:
 			case LOGGP_REDUCESCATTER:
 				w[h] = ring_xfer(m, p - 1.0, b, RING_SEND) +
 				       ring_xfer(m, p - 1.0, b, c == LOGGP_REDUCESCATTER ? RING_SUM : RING_COPY);
+				steps = p - 1;
+				break;
+			case LOGGP_ALLTOALL:
+				w[h] = ring_xfer(m, p * (p - 1) / 2.0, b, RING_SEND) + ring_xfer(m, p * (p - 1) / 2.0, b, RING_COPY);
 				steps = p - 1;
 				break;
 			default: return -1;

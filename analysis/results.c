@@ -22,7 +22,8 @@
 #define CSV_FIELDS_ROUNDS 14
 #define MAX_LINE 4096
 
-static const char *const coll_names[RES_NCOLL] = { "allreduce", "reduce", "broadcast", "barrier", "p2p" };
+static const char *const coll_names[RES_NCOLL] = { "allreduce", "reduce",   "broadcast", "allgather",
+						    "reducescatter", "alltoall", "barrier",   "p2p" };
 
 const char *res_coll_name(enum res_coll c)
 {
@@ -168,7 +169,7 @@ static int parse_row(char **v, struct res_row *r, const char *name, int line, ch
 		return fail(err, len, name, line, "algorithm '%s' is not a name (letters, digits, . _ + -)", v[0]);
 	strcpy(r->algo, v[0]);
 	if ((c = res_coll_parse(v[1])) < 0)
-		return fail(err, len, name, line, "collective '%s' is not allreduce, reduce, broadcast, barrier or p2p", v[1]);
+		return fail(err, len, name, line, "collective '%s' is not allreduce, reduce, broadcast, allgather, reducescatter, alltoall, barrier or p2p", v[1]);
 	r->coll = (enum res_coll)c;
 	if (!one_of(v[2], dtypes))
 		return fail(err, len, name, line,

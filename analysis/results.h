@@ -24,7 +24,10 @@
 
 #define RES_ERR_LEN 512
 
-enum res_coll { RES_ALLREDUCE, RES_REDUCE, RES_BROADCAST, RES_BARRIER, RES_P2P, RES_NCOLL };
+/* The collectives with sizes first (RES_ALLREDUCE .. RES_LAST_SIZED), in the order the report draws them. */
+enum res_coll { RES_ALLREDUCE, RES_REDUCE, RES_BROADCAST, RES_ALLGATHER, RES_REDUCESCATTER, RES_ALLTOALL, RES_BARRIER,
+		RES_P2P, RES_NCOLL };
+#define RES_LAST_SIZED RES_ALLTOALL
 
 /** One measurement: a row of results.csv. Fields shown as '-' are -1. */
 struct res_row {

@@ -3,6 +3,20 @@
  *
  *   inccl_check -r RANK -n NRANKS [-m MASTER] [-C CONTROLLER] [-T TIMEOUT_MS]
  *               [-c COUNT,COUNT,...] [-t TREE] [-p exact|ieee] [-D MS] [-d DTYPES]
+ *               [-A inc|ring] [-k COLL,COLL,...]
+ *
+ * -A: the communicator's algorithm (inc: the switches; ring: the host
+ *   baseline, which has no Reduce and adds floats in its own order: exact
+ *   inputs only). -k: the collectives to run (allreduce, reduce, broadcast,
+ *   barrier, allgather, reducescatter, alltoall, or all; default allreduce,
+ *   reduce, broadcast, barrier, without reduce on the ring: the block
+ *   collectives cost a round trip per block, and the callers that check
+ *   large counts ask for them by name). AllGather, ReduceScatter (each op) and AllToAll run for each
+ *   dtype out of place and in place (nccl's conventions); every element of
+ *   every rank's result is compared with the expectation computed here:
+ *   AllGather's block b is rank b's input, ReduceScatter's element i is the
+ *   tree-ordered op over every rank's input at rank * count + i, AllToAll's
+ *   block b is rank b's input at rank * count.
  *
  * All ranks run the same sequence: AllReduce and Reduce for each dtype of -d
  * (default int32,float32; "all": the eight) × SUM/MAX/MIN, Broadcast for each
@@ -67,6 +81,137 @@
 static const char *opn(int op) { return op == INCCL_SUM ? "sum" : op == INCCL_MAX ? "max" : "min"; }
 
 static int pass, failed;
+
+/* The collectives -k chooses from, in the order they run. */
+enum { K_ALLREDUCE, K_REDUCE, K_BROADCAST, K_BARRIER, K_ALLGATHER, K_REDUCESCATTER, K_ALLTOALL, K_N };
+static const char *const coll_names[K_N] = { "allreduce", "reduce", "broadcast", "barrier",
+					     "allgather", "reducescatter", "alltoall" };
+
+/* parse_colls() - the -k list into @on[]. Return 0, or -1 for an unknown name (said on stderr). */
+static int parse_colls(const char *list, int on[K_N])
+{
+	char buf[256], *save = NULL;
+
+	if (strlen(list) >= sizeof(buf))
+		return -1;
+	snprintf(buf, sizeof(buf), "%s", list);
+	memset(on, 0, K_N * sizeof(on[0]));
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int k = 0;
+		if (!strcmp(t, "all")) {
+			for (k = 0; k < K_N; k++)
+				on[k] = 1;
+			continue;
+		}
+		while (k < K_N && strcmp(t, coll_names[k]))
+			k++;
+		if (k == K_N) {
+			fprintf(stderr, "inccl_check: -k: unknown collective '%s' (allreduce, reduce, broadcast, barrier, "
+					"allgather, reducescatter, alltoall, all)\n", t);
+			return -1;
+		}
+		on[k] = 1;
+	}
+	return 0;
+}
+
+static void report(const char *what, size_t count, size_t w, int rc, inccl_comm_t *c, size_t wrong, size_t first,
+		   double secs);
+
+/* The 0xa5 bytes a buffer holds before a call: what a rank not due a result must still find. */
+#define POISON 0xa5
+
+/* diff_elems() - elements of @w bytes of @got that differ from @want in any bit (@n of them); the first in *@first. */
+static size_t diff_elems(const uint8_t *got, const uint8_t *want, size_t n, size_t w, size_t *first)
+{
+	size_t wrong = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (memcmp(got + i * w, want + i * w, w) && !wrong++)
+			*first = i;
+	return wrong;
+}
+
+/*
+ * check_blocks() - AllGather, ReduceScatter (every op) and AllToAll of @count
+ * elements of @dtype per block on @c, out of place and in place, the
+ * buffers 0..3 elements past malloc's alignment (by round @k); each result
+ * checked element by element against what this rank computes from every
+ * rank's input: AllGather's and AllToAll's copies bit for bit,
+ * ReduceScatter's sums in the tree's order (cref_expect()).
+ */
+static void check_blocks(inccl_comm_t *c, const int on[K_N], const struct cref_tree *tree, enum cref_pattern pattern,
+			 enum inccl_dtype dtype, int rank, int nranks, size_t count, int k)
+{
+	size_t w = cref_dtype_size(dtype), total = count * (size_t)nranks, blk = count * w, first = 0, wrong;
+	size_t off = (size_t)(k % 4) * w;
+	uint8_t *sraw = malloc(total * w + 4 * w), *rraw = malloc(total * w + 4 * w), *exp = malloc(total * w);
+	uint8_t *tmp = malloc(total * w);
+	uint64_t *want = malloc(count * sizeof(*want));
+	uint8_t *send = sraw + off, *recv = rraw + 3 * w - off;
+	const char *dn = cref_dtype_name(dtype);
+	char what[64];
+	int rc;
+
+	if (!sraw || !rraw || !exp || !tmp || !want) {
+		failed++;
+		printf("FAIL allgather/reducescatter/alltoall: no memory for %zu elements\n", total);
+		goto out;
+	}
+	for (int inplace = 0; inplace <= 1; inplace++) {
+		const char *ip = inplace ? " in-place" : "";
+		if (on[K_ALLGATHER]) { /* block b of the result: rank b's input 0..count-1 */
+			uint8_t *mine = recv + (size_t)rank * blk;
+			memset(recv, POISON, total * w);
+			cref_fill(pattern, dtype, rank, nranks, inplace ? mine : send, count);
+			for (int b = 0; b < nranks; b++)
+				cref_fill(pattern, dtype, b, nranks, exp + (size_t)b * blk, count);
+			double t0 = cref_now_ms();
+			rc = inccl_allgather(c, inplace ? mine : send, recv, count, dtype);
+			double t = (cref_now_ms() - t0) / 1e3;
+			wrong = rc == INCCL_OK ? diff_elems(recv, exp, total, w, &first) : 0;
+			snprintf(what, sizeof(what), "allgather %s%s", dn, ip);
+			report(what, count, w, rc, c, wrong, first, t);
+		}
+		for (int op = INCCL_SUM; on[K_REDUCESCATTER] && op <= INCCL_MIN; op++) {
+			/* element i: op over every rank's input at rank * count + i, in the tree's order */
+			uint8_t *out = inplace ? send + (size_t)rank * blk : recv;
+			cref_fill(pattern, dtype, rank, nranks, send, total);
+			if (!inplace)
+				memset(recv, POISON, blk);
+			for (size_t i = 0; i < count; i++)
+				want[i] = cref_expect(tree, pattern, dtype, op, (size_t)rank * count + i);
+			double t0 = cref_now_ms();
+			rc = inccl_reducescatter(c, send, out, count, dtype, op);
+			double t = (cref_now_ms() - t0) / 1e3;
+			wrong = rc == INCCL_OK ? cref_count_wrong(dtype, out, want, count, &first) : 0;
+			snprintf(what, sizeof(what), "reducescatter %s %s%s", dn, opn(op), ip);
+			report(what, count, w, rc, c, wrong, first, t);
+		}
+		if (on[K_ALLTOALL]) { /* block b of the result: rank b's input at rank * count */
+			uint8_t *out = inplace ? send : recv;
+			cref_fill(pattern, dtype, rank, nranks, send, total);
+			if (!inplace)
+				memset(recv, POISON, total * w);
+			for (int b = 0; b < nranks; b++) {
+				cref_fill(pattern, dtype, b, nranks, tmp, total);
+				memcpy(exp + (size_t)b * blk, tmp + (size_t)rank * blk, blk);
+			}
+			double t0 = cref_now_ms();
+			rc = inccl_alltoall(c, send, out, count, dtype);
+			double t = (cref_now_ms() - t0) / 1e3;
+			wrong = rc == INCCL_OK ? diff_elems(out, exp, total, w, &first) : 0;
+			snprintf(what, sizeof(what), "alltoall %s%s", dn, ip);
+			report(what, count, w, rc, c, wrong, first, t);
+		}
+	}
+out:
+	free(sraw);
+	free(rraw);
+	free(exp);
+	free(tmp);
+	free(want);
+}
 
 /** Count and print the outcome of one collective of @count elements of @w bytes: its return code @rc, else
  * @wrong elements (first at @first). */
@@ -163,7 +308,9 @@ static int parse_int(const char *s, long min, long max, int *out)
 int main(int argc, char **argv)
 {
 	int rank = -1, nranks = 0, opt, delay_ms = CREF_BARRIER_DELAY_MS, have_pattern = 0;
-	const char *counts = "1,255,256,257,1031,65539", *spec = NULL, *hold = NULL;
+	const char *counts = "1,255,256,257,1031,65539", *spec = NULL, *hold = NULL, *colls = NULL;
+	int on[K_N] = { 1, 1, 1, 1, 0, 0, 0 }; /* the block collectives by name or "all" (-k) */
+	struct inccl_comm_opts co = { 0 };
 	enum inccl_dtype dtypes[CREF_NDTYPES] = { INCCL_INT32, INCCL_FLOAT32 };
 	int ndtypes = 2;
 	enum cref_pattern pattern = CREF_EXACT;
@@ -173,7 +320,7 @@ int main(int argc, char **argv)
 	inccl_comm_t *c;
 	char err[512], treebuf[CREF_MAX_SPEC + 1];
 
-	while ((opt = getopt(argc, argv, "r:n:m:C:T:c:t:p:D:H:d:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:m:C:T:c:t:p:D:H:d:A:k:")) != -1) {
 		switch (opt) {
 		case 'r': rank = atoi(optarg); break;
 		case 'n': nranks = atoi(optarg); break;
@@ -182,6 +329,14 @@ int main(int argc, char **argv)
 		case 'T': go.timeout_ms = atoi(optarg); break;
 		case 'c': counts = optarg; break;
 		case 'H': hold = optarg; break;
+		case 'k': colls = optarg; break;
+		case 'A':
+			if (!strcmp(optarg, "inc") || !strcmp(optarg, "ring")) {
+				co.algorithm = optarg[0] == 'r' ? INCCL_ALGO_RING : INCCL_ALGO_INC;
+				break;
+			}
+			fprintf(stderr, "inccl_check: -A: unknown algorithm '%s' (inc or ring)\n", optarg);
+			goto usage;
 		case 'd':
 			if ((ndtypes = cref_dtype_list(optarg, dtypes, CREF_NDTYPES)) < 0) {
 				fprintf(stderr, "inccl_check: -d: bad dtype list '%s' (comma-separated, each once, of int32, "
@@ -223,6 +378,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "inccl_check: -n %d: at most %d ranks\n", nranks, CREF_MAX_RANKS);
 		return 2;
 	}
+	if (colls && parse_colls(colls, on))
+		return 2;
+	if (co.algorithm == INCCL_ALGO_RING) {
+		if (colls && on[K_REDUCE]) {
+			fprintf(stderr, "inccl_check: -k reduce: the ring baseline has no reduce\n");
+			return 2;
+		}
+		on[K_REDUCE] = 0;
+		if (have_pattern && pattern == CREF_IEEE) {
+			fprintf(stderr, "inccl_check: -p ieee: the ring adds floats in its own order, not the tree's: "
+					"exact inputs only with -A ring\n");
+			return 2;
+		}
+		pattern = CREF_EXACT;
+	}
 	if (count_bad(counts)) {
 		fprintf(stderr, "inccl_check: -c: bad count in '%s' (numbers 1..%llu separated by commas)\n", counts,
 			(unsigned long long)MAX_COUNT);
@@ -230,7 +400,7 @@ int main(int argc, char **argv)
 	}
 	double tb = cref_now_ms();
 	int rc = inccl_group_create(&go, rank, nranks, &g);
-	if (rc == INCCL_OK && (rc = inccl_comm_init(g, NULL, &c)) != INCCL_OK)
+	if (rc == INCCL_OK && (rc = inccl_comm_init(g, &co, &c)) != INCCL_OK)
 		inccl_group_destroy(g);
 	if (rc) {
 		fprintf(stderr, "inccl_check: rank %d: bootstrap failed (error %d): %s\n", rank, rc, inccl_last_error());
@@ -239,9 +409,9 @@ int main(int argc, char **argv)
 	}
 	printf("rank %d of %d: group %d, communicator ready in %.1f s\n", rank, nranks, inccl_group_id(g),
 	       (cref_now_ms() - tb) / 1e3);
-	printf("rank %d: inputs %s, expected in the order of tree %s%s, barrier delay %d ms\n", rank,
-	       cref_pattern_name(pattern), cref_tree_format(&tree, treebuf, sizeof(treebuf)),
-	       spec ? "" : " (no -t: one switch)", delay_ms);
+	printf("rank %d: %s, inputs %s, expected in the order of tree %s%s, barrier delay %d ms\n", rank,
+	       co.algorithm == INCCL_ALGO_RING ? "ring" : "inc", cref_pattern_name(pattern),
+	       cref_tree_format(&tree, treebuf, sizeof(treebuf)), spec ? "" : " (no -t: one switch)", delay_ms);
 	fflush(stdout); /* a script waiting for "communicator ready" sees it now */
 	char list[256];
 	snprintf(list, sizeof(list), "%s", counts);
@@ -267,10 +437,12 @@ int main(int argc, char **argv)
 			/* 0..3 elements past malloc()'s alignment, the two buffers differently */
 			size_t w = cref_dtype_size(dtype), misalign = (size_t)(k % 4) * w;
 			uint8_t *send = sraw + misalign, *recv = rraw + (3 * w - misalign);
-			for (int op = INCCL_SUM; op <= INCCL_MIN; op++) {
+			for (int op = INCCL_SUM; (on[K_ALLREDUCE] || on[K_REDUCE]) && op <= INCCL_MIN; op++) {
 				for (size_t i = 0; i < count; i++)
 					want[i] = cref_expect(&tree, pattern, dtype, op, i);
 				for (int reduce = 0; reduce <= 1; reduce++) {
+					if (!on[reduce ? K_REDUCE : K_ALLREDUCE])
+						continue;
 					int root = reduce ? (k + op) % nranks : 0;
 					cref_fill(pattern, dtype, rank, nranks, send, count);
 					memset(recv, 0xa5, count * w);
@@ -292,6 +464,9 @@ int main(int argc, char **argv)
 					report(what, count, w, rc, c, wrong, first, t);
 				}
 			}
+			check_blocks(c, on, &tree, pattern, dtype, rank, nranks, count, k);
+			if (!on[K_BROADCAST])
+				continue;
 			int root = k % nranks;
 			/* non-roots hold other data: the input of a rank that does not exist */
 			cref_fill(pattern, dtype, rank == root ? root : nranks + 7, nranks, send, count);
@@ -307,7 +482,8 @@ int main(int argc, char **argv)
 			snprintf(what, sizeof(what), "broadcast@%d %s", root, dn);
 			report(what, count, w, rc, c, wrong, first, t);
 		}
-		barrier_check(c, rank, nranks, k, delay_ms);
+		if (on[K_BARRIER])
+			barrier_check(c, rank, nranks, k, delay_ms);
 		free(sraw);
 		free(rraw);
 		free(want);
@@ -340,6 +516,25 @@ int main(int argc, char **argv)
 			printf("FAIL %s: returned %d (%s), not EINVAL\n", what[i], rc, inccl_errmsg(c));
 		}
 	}
+	/* the block collectives: a NULL buffer and overlapping buffers refused before anything is sent */
+	int32_t two[8];
+	for (int i = 0; i < 3; i++) {
+		static const char *what[] = { "allgather, send NULL", "reducescatter, receive NULL",
+					      "alltoall, overlapping buffers" };
+		static const char *words[] = { "send buffer is NULL", "receive buffer is NULL", "overlap" };
+		rc = i == 0 ? inccl_allgather(c, NULL, two, 1, INCCL_INT32)
+		   : i == 1 ? inccl_reducescatter(c, two, NULL, 1, INCCL_INT32, INCCL_SUM)
+			    : inccl_alltoall(c, two + 1, two, 1, INCCL_INT32);
+		if (nranks == 1 && i == 2)
+			continue; /* one rank: one element each, they do not overlap */
+		if (rc == INCCL_EINVAL && strstr(inccl_errmsg(c), words[i])) {
+			pass++;
+			printf("ok   %s refused: %s\n", what[i], inccl_errmsg(c));
+		} else {
+			failed++;
+			printf("FAIL %s: returned %d (%s), not EINVAL\n", what[i], rc, inccl_errmsg(c));
+		}
+	}
 	/* buffers not aligned to the element's size: EINVAL naming the buffer, nothing sent */
 	static int64_t pair[2];
 	rc = inccl_allreduce(c, (char *)pair + 4, pair, 1, INCCL_FLOAT64, INCCL_SUM);
@@ -364,6 +559,12 @@ usage:
 	fprintf(stderr,
 		"usage: inccl_check -r RANK -n NRANKS [-m MASTER[:PORT]] [-C CONTROLLER[:PORT]] [-T TIMEOUT_MS]\n"
 		"                   [-c COUNT,...] [-t TREE] [-p exact|ieee] [-D MS] [-H FILE] [-d DTYPES]\n"
+		"                   [-A inc|ring] [-k COLL,...]\n"
+		"  -A ALGO   inc (default): through the switches; ring: the host baseline (no reduce,\n"
+		"            exact inputs only)\n"
+		"  -k COLLS  the collectives to check: allreduce, reduce, broadcast, barrier, allgather,\n"
+		"            reducescatter, alltoall or all, separated by commas (default: allreduce,\n"
+		"            reduce, broadcast, barrier; the ring has no reduce)\n"
 		"  -t TREE   the switches' aggregation tree, e.g. '(0,1)' or '((0,1),(2,3))': nested\n"
 		"            parentheses are switches, numbers ranks, 0..NRANKS-1 each once (default: one\n"
 		"            switch over all ranks)\n"

@@ -14,7 +14,8 @@
 #include "../../proto/inc_elem.h"
 
 const char perf_usage[] =
-	"usage: inccl_perf [-C allreduce|reduce|broadcast|barrier] [-b MIN] [-e MAX] [-f FACTOR]\n"
+	"usage: inccl_perf [-C allreduce|reduce|broadcast|barrier|allgather|reducescatter|alltoall]\n"
+	"                  [-b MIN] [-e MAX] [-f FACTOR]\n"
 	"                  [-d int32|float32] [-o sum|max|min] [-R ROOT] [-n ITERS] [-w WARMUP]\n"
 	"                  [-r RANK] [-N NRANKS] [-m HOST[:PORT]] [-c HOST[:PORT]] [-t SECONDS]\n"
 	"                  [-T SECONDS] [-W PACKETS] [-A inc|ring] [-D MS] [-F text|csv|json] [-O FILE]\n"
@@ -23,14 +24,16 @@ const char perf_usage[] =
 const char perf_help[] =
 	"Times a libinccl collective over a range of sizes on every rank and checks every result.\n"
 	"\n"
-	"  -C COLL     allreduce (default), reduce, broadcast or barrier (one row, sizes ignored)\n"
+	"  -C COLL     allreduce (default), reduce, broadcast, barrier (one row, sizes ignored),\n"
+	"              allgather, reducescatter or alltoall (sizes: the whole buffer, nccl-tests'\n"
+	"              way, rounded down to whole blocks of NRANKS)\n"
 	"  -b MIN      smallest size in bytes, K/M/G = 2^10/2^20/2^30 (default 1K)\n"
 	"  -e MAX      largest size (default 16M); sizes are rounded down to whole\n"
 	"              4-byte elements, at least one\n"
 	"  -f FACTOR   multiply the size by this integer (>= 2 unless MIN = MAX; default 2)\n"
 	"  -d DTYPE    int32, uint32, int64, uint64, float16, bfloat16, float32 (default)\n"
 	"              or float64 (float16 at most 256 ranks, bfloat16 128: exact sums)\n"
-	"  -o OP       sum (default), max or min (allreduce, reduce)\n"
+	"  -o OP       sum (default), max or min (allreduce, reduce, reducescatter)\n"
 	"  -R ROOT     root rank of reduce and broadcast (default 0)\n"
 	"  -n ITERS    timed iterations per size (default 5)\n"
 	"  -w WARMUP   untimed iterations before them, checked too (default 1)\n"
@@ -47,8 +50,8 @@ const char perf_help[] =
 	"              default 512)\n"
 	"  -M PACKETS  packets per RDMA message (libinccl's message, 1..64; default 16)\n"
 	"  -A ALGO     inc (default): aggregated in the switches; ring: the host-based\n"
-	"              baseline, a ring of RDMA connections between the hosts (allreduce,\n"
-	"              broadcast, barrier), the switches only routing\n"
+	"              baseline, a ring of RDMA connections between the hosts (every\n"
+	"              collective but reduce), the switches only routing\n"
 	"  -D MS       barrier: the late rank's delay in the verification round (default 1000,\n"
 	"              0: no verification round; at most 30000)\n"
 	"  -F FORMAT   text (default), csv or json\n"
@@ -60,7 +63,7 @@ const char perf_help[] =
 	"other ranks at a barrier, then times the collective; neither refill nor barrier\n"
 	"is timed. time_us is the reporting rank's average over the timed iterations,\n"
 	"algbw = bytes / time, busbw as in nccl-tests (allreduce: algbw * 2(n-1)/n;\n"
-	"reduce, broadcast: algbw). Every rank checks its result of every iteration,\n"
+	"allgather, reducescatter, alltoall: algbw * (n-1)/n; reduce, broadcast: algbw). Every rank checks its result of every iteration,\n"
 	"warm-up included, against the exact expected values (floats by value: -0\n"
 	"passes for 0, a NaN never); 'wrong' counts the wrong elements of all ranks and\n"
 	"iterations, summed by one extra int32 allreduce per size, and every rank names\n"
@@ -75,7 +78,8 @@ const char perf_help[] =
 
 /* ---- names --------------------------------------------------------------- */
 
-static const char *const coll_names[] = { "allreduce", "reduce", "broadcast", "barrier" };
+static const char *const coll_names[PERF_NCOLLS] = { "allreduce", "reduce",    "broadcast",    "barrier",
+							"allgather", "reducescatter", "alltoall" };
 static const char *const dtype_names[PERF_NDTYPES] = { "int32",  "float32", "uint32",   "int64",
 							 "uint64", "float16", "bfloat16", "float64" };
 static const char *const op_names[] = { "sum", "max", "min" };
@@ -93,7 +97,12 @@ static int find_name(const char *s, const char *const names[], int n)
 
 const char *perf_coll_name(enum perf_coll coll)
 {
-	return (unsigned)coll < 4 ? coll_names[coll] : "?";
+	return (unsigned)coll < PERF_NCOLLS ? coll_names[coll] : "?";
+}
+
+int perf_coll_blocks(enum perf_coll coll)
+{
+	return coll == PERF_ALLGATHER || coll == PERF_REDUCESCATTER || coll == PERF_ALLTOALL;
 }
 
 const char *perf_dtype_name(enum inccl_dtype dtype)
@@ -182,6 +191,9 @@ size_t perf_sweep(const struct perf_opts *o, size_t sizes[PERF_MAX_SIZES])
 	}
 	for (size_t raw = o->min_bytes; raw <= o->max_bytes && n < PERF_MAX_SIZES; raw *= o->factor) {
 		size_t bytes = perf_round_bytes(raw, o->dtype);
+		size_t whole = (size_t)(o->nranks > 0 ? o->nranks : 1) * perf_dtype_size(o->dtype);
+		if (perf_coll_blocks(o->coll)) /* whole blocks: nranks elements at least */
+			bytes = bytes < whole ? whole : bytes - bytes % whole;
 		if (n == 0 || bytes != sizes[n - 1])
 			sizes[n++] = bytes;
 		if (o->factor < 2 || raw > o->max_bytes / o->factor)
@@ -199,6 +211,9 @@ double perf_busbw_MBps(enum perf_coll coll, int nranks, double algbw)
 {
 	switch (coll) {
 	case PERF_ALLREDUCE: return nranks > 0 ? algbw * 2.0 * (nranks - 1) / nranks : 0;
+	case PERF_ALLGATHER:
+	case PERF_REDUCESCATTER:
+	case PERF_ALLTOALL: return nranks > 0 ? algbw * (nranks - 1) / nranks : 0;
 	case PERF_REDUCE:
 	case PERF_BROADCAST: return algbw;
 	default: return 0;
@@ -255,8 +270,10 @@ static enum perf_parse_result set_option(struct perf_opts *o, char flag, const c
 
 	switch (flag) {
 	case 'C':
-		if ((i = find_name(val, coll_names, 4)) < 0)
-			return fail(err, errlen, "unknown collective '%s' (allreduce, reduce, broadcast, barrier)", val);
+		if ((i = find_name(val, coll_names, PERF_NCOLLS)) < 0)
+			return fail(err, errlen,
+				    "unknown collective '%s' (allreduce, reduce, broadcast, barrier, allgather, reducescatter, "
+				    "alltoall)", val);
 		o->coll = (enum perf_coll)i;
 		return PERF_PARSE_OK;
 	case 'd':
@@ -373,8 +390,9 @@ static enum perf_parse_result validate(const struct perf_opts *o, char *err, siz
 	if (o->root >= o->nranks)
 		return fail(err, errlen, "root %d is not a rank of 0..%d", o->root, o->nranks - 1);
 	if (o->algorithm == INCCL_ALGO_RING && o->coll == PERF_REDUCE)
-		return fail(err, errlen, "the ring baseline has no reduce (allreduce, broadcast, barrier)");
-	if (o->coll != PERF_BARRIER && o->coll != PERF_BROADCAST && o->nranks > perf_max_nranks(o->dtype))
+		return fail(err, errlen, "the ring baseline has no reduce (every other collective)");
+	if (o->coll != PERF_BARRIER && o->coll != PERF_BROADCAST && o->coll != PERF_ALLGATHER &&
+	    o->coll != PERF_ALLTOALL && o->nranks > perf_max_nranks(o->dtype))
 		return fail(err, errlen, "%s sums of %d ranks are not exact for the input pattern (at most %d ranks)",
 			    perf_dtype_name(o->dtype), o->nranks, perf_max_nranks(o->dtype));
 	if (o->coll == PERF_BARRIER && o->comm_timeout_ms && o->barrier_delay_ms >= o->comm_timeout_ms)
@@ -424,7 +442,10 @@ enum perf_parse_result perf_parse_args(int argc, char *const argv[], struct perf
 /* Fields that do not apply (root of allreduce, op of broadcast, ...) are "-"
  * in text and CSV, null in JSON. */
 static int has_root(const struct perf_opts *o) { return o->coll == PERF_REDUCE || o->coll == PERF_BROADCAST; }
-static int has_op(const struct perf_opts *o) { return o->coll == PERF_ALLREDUCE || o->coll == PERF_REDUCE; }
+static int has_op(const struct perf_opts *o)
+{
+	return o->coll == PERF_ALLREDUCE || o->coll == PERF_REDUCE || o->coll == PERF_REDUCESCATTER;
+}
 static int has_data(const struct perf_opts *o) { return o->coll != PERF_BARRIER; }
 
 /** Print "-" / "" / null (by format) when !@applies, else the string @s. */
@@ -756,8 +777,8 @@ static inline int matches(const uint8_t *p, enum inccl_dtype dtype, int64_t raw)
  * moving it.
  */
 #define COUNT_WRONG(dtype, expr)                                               \
-	for (size_t i = 0; i < count; i++)                                     \
-		wrong += !matches(p + i * perf_dtype_size(dtype), dtype, (expr))
+	for (size_t j = 0, i = first; j < count; j++, i++)                     \
+		wrong += !matches(p + j * perf_dtype_size(dtype), dtype, (expr))
 
 /* REDUCED_CASE() - the case of @T in perf_count_wrong_reduced(): its operator's loop. */
 #define REDUCED_CASE(T)                                                        \
@@ -768,8 +789,9 @@ static inline int matches(const uint8_t *p, enum inccl_dtype dtype, int64_t raw)
 			COUNT_WRONG(T, raw_extreme(T, op == INCCL_MAX, nranks, i)); \
 		break;
 
-size_t perf_count_wrong_reduced(const void *buf, size_t count, enum inccl_dtype dtype, enum inccl_op op,
-				int nranks)
+/* count_wrong_reduced(), count_wrong_input() - as the public ones, for elements @first.. of the inputs */
+static size_t count_wrong_reduced(const void *buf, size_t count, enum inccl_dtype dtype, enum inccl_op op, int nranks,
+				  size_t first)
 {
 	const uint8_t *p = buf;
 	size_t wrong = 0;
@@ -787,13 +809,13 @@ size_t perf_count_wrong_reduced(const void *buf, size_t count, enum inccl_dtype 
 	return wrong;
 }
 
-/* INPUT_CASE() - the case of @T in perf_count_wrong_input(). */
+/* INPUT_CASE() - the case of @T in count_wrong_input(). */
 #define INPUT_CASE(T)                                                          \
 	case T:                                                                \
 		COUNT_WRONG(T, raw_input(T, rank, i));                         \
 		break;
 
-size_t perf_count_wrong_input(const void *buf, size_t count, enum inccl_dtype dtype, int rank)
+static size_t count_wrong_input(const void *buf, size_t count, enum inccl_dtype dtype, int rank, size_t first)
 {
 	const uint8_t *p = buf;
 	size_t wrong = 0;
@@ -814,6 +836,55 @@ size_t perf_count_wrong_input(const void *buf, size_t count, enum inccl_dtype dt
 #undef COUNT_WRONG
 #undef REDUCED_CASE
 #undef INPUT_CASE
+
+size_t perf_count_wrong_reduced(const void *buf, size_t count, enum inccl_dtype dtype, enum inccl_op op,
+				int nranks)
+{
+	return count_wrong_reduced(buf, count, dtype, op, nranks, 0);
+}
+
+size_t perf_count_wrong_input(const void *buf, size_t count, enum inccl_dtype dtype, int rank)
+{
+	return count_wrong_input(buf, count, dtype, rank, 0);
+}
+
+/* fill_at() - @count elements of rank @rank's input from element @first on into @buf. */
+static void fill_at(void *buf, size_t count, enum inccl_dtype dtype, int rank, size_t first)
+{
+	uint8_t *p = buf;
+	size_t w = perf_dtype_size(dtype);
+
+	for (size_t i = first; i < first + count; i++, p += w)
+		inc_elem_put(p, raw_bits(dtype, raw_input(dtype, rank, i)), w);
+}
+
+#define PERF_NOT_A_RANK (-1) /* allgather's blocks to be overwritten hold this "rank's" input */
+
+void perf_fill_blocks(const struct perf_opts *o, void *buf, size_t count)
+{
+	size_t blk = count / (size_t)o->nranks;
+	uint8_t *p = buf;
+
+	if (o->coll != PERF_ALLGATHER) {
+		fill_at(buf, count, o->dtype, o->rank, 0);
+		return;
+	}
+	for (int b = 0; b < o->nranks; b++)
+		fill_at(p + (size_t)b * blk * perf_dtype_size(o->dtype), blk, o->dtype, b == o->rank ? b : PERF_NOT_A_RANK, 0);
+}
+
+size_t perf_count_wrong_blocks(const struct perf_opts *o, const void *res, size_t count)
+{
+	size_t blk = count / (size_t)o->nranks, wrong = 0;
+	const uint8_t *p = res;
+
+	if (o->coll == PERF_REDUCESCATTER)
+		return count_wrong_reduced(res, blk, o->dtype, o->op, o->nranks, (size_t)o->rank * blk);
+	for (int b = 0; b < o->nranks; b++)
+		wrong += count_wrong_input(p + (size_t)b * blk * perf_dtype_size(o->dtype), blk, o->dtype, b,
+					   o->coll == PERF_ALLTOALL ? (size_t)o->rank * blk : 0);
+	return wrong;
+}
 
 /* ---- tally of wrong counts --------------------------------------------------- */
 

@@ -41,7 +41,7 @@ fields.csv|fields.csv:3: 12 fields, not 13
 time.csv|time.csv:2: time_us 'fast' is not a time > 0
 negative.csv|negative.csv:2: time_us '-5' is not a time > 0
 nan.csv|nan.csv:2: time_us 'nan' is not a time > 0
-collective.csv|collective.csv:2: collective 'allgather' is not
+collective.csv|collective.csv:2: collective 'gatherall' is not
 algbw.csv|algbw.csv:2: algbw_MBps 2.00 is not bytes / time_us = 1.00
 elements.csv|elements.csv:2: elements 1000 does not match bytes 1048576
 root.csv|root.csv:2: root '4' is not a rank of 0..3
@@ -537,6 +537,44 @@ check "hostile runs: each title holds its payload as text, in one single-quoted 
 out=$(make -s --no-print-directory -C "$top" BUILD="$build" plots RESULTS="$tmp/none; touch $tmp/pwned-make" 2>&1); rc=$?
 check "make plots RESULTS='DIR; touch ...': fails naming that directory, runs nothing (got $rc)" \
     bash -c '[ "$1" != 0 ] && grep -qF "no results directory '"'"'$3/none; touch $3/pwned-make'"'"'" <<<"$2" && [ ! -e "$3/pwned-make" ]' _ "$rc" "$out" "$tmp"
+
+# ---- the block collectives (make exp-allgather, exp-reducescatter, exp-alltoall): their own charts and rows ----
+blk=$tmp/blocks br=allgather-20261127-003000
+mkdir -p "$blk/$br"
+{
+    head -n 1 "$paper/results.csv"
+    for c in allgather reducescatter alltoall; do
+        op=-; [ $c = reducescatter ] && op=max
+        echo "inc,$c,float32,$op,-,4,1048576,262144,3,500000.00,2.10,1.57,0"
+        echo "ring,$c,float32,$op,-,4,1048576,262144,3,1000000.00,1.05,0.79,0"
+        echo "inc,$c,float32,$op,-,4,4194304,1048576,3,1600000.00,2.62,1.97,0"
+        echo "mpi-tcp,$c,float32,$op,-,4,4194304,1048576,3,4000000.00,1.05,0.79,0"
+    done
+} >"$blk/$br/results.csv"
+printf '%s\n' "experiment: allgather" "commit: '89abcde'" "topology: 1-2-4" "accelerator: 'tcg'" "nranks: 4" \
+    "status: verified" >"$blk/$br/meta.yaml"
+out=$(analysis/plots.sh "$blk" 2>&1); rc=$?
+check "block collectives: make plots exits 0 ($(tail -n 1 <<<"$out"))" [ $rc = 0 ]
+for c in allgather reducescatter alltoall; do
+    for a in inc ring mpi-tcp; do
+        got=$(grep -v '^#' "$blk/$br/plots/$c-$a.dat" 2>/dev/null)
+        check "block collectives: $c-$a.dat holds the verified rows of results.csv" [ "$got" = "$(expect_dat "$blk/$br" "$a" "$c")" ]
+    done
+    for ch in $c-throughput $c-time; do
+        check "block collectives: $ch.png is a PNG" \
+            sh -c "[ \"\$(head -c 4 '$blk/$br/plots/$ch.png' | od -An -c | tr -d ' ')\" = '211PNG' ]"
+    done
+done
+check "block collectives: their charts' size is the whole buffer (nccl-tests' convention), AllReduce's the message" \
+    sh -c "grep -qF 'buffer size per rank, all nranks blocks (MiB)' '$blk/$br/plots/alltoall.gp' &&
+        ! grep -qF 'buffer size per rank' '$paper/plots/allreduce.gp'"
+check "block collectives: REPORT shows the AllGather, ReduceScatter and AllToAll charts" \
+    sh -c "grep -qF 'AllGather bandwidth vs size' '$blk/REPORT.md' && grep -qF 'ReduceScatter time vs size' '$blk/REPORT.md' &&
+        grep -qF 'AllToAll bandwidth vs size' '$blk/REPORT.md'"
+# speed-up rows: ring 1 s / INC 0.5 s = 2.00 at 1 MiB; OpenMPI 4 s / INC 1.6 s = 2.50 at 4 MiB
+check "block collectives: REPORT's speed-up rows (AllGather 1 MiB: ring / INC 2.00; AllToAll 4 MiB: TCP / INC 2.50)" \
+    sh -c "grep -q '^| $br | AllGather | 1 MiB | .* | \*\*2.00\*\* |' '$blk/REPORT.md' &&
+        grep -q '^| $br | AllToAll | 4 MiB | .* | \*\*2.50\*\* |' '$blk/REPORT.md'"
 
 # ---- nothing to read -------------------------------------------------------------------------
 out=$(analysis/plots.sh "$tmp/none" 2>&1); rc=$?

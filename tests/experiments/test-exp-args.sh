@@ -241,7 +241,22 @@ refused "WINDOW=2k is not a whole number from 1 to 16384" env EXP_DRY_RUN=1 WIND
 refused "MESSAGE=0 is not a whole number from 1 to 64" env EXP_DRY_RUN=1 MESSAGE=0 experiments/exp.sh allreduce
 refused "MESSAGE=65 is not a whole number from 1 to 64" env EXP_DRY_RUN=1 MESSAGE=65 experiments/exp.sh allreduce
 refused "SIZES is empty" env EXP_DRY_RUN=1 SIZES="  " experiments/exp.sh sweep
-refused "COLLECTIVES=alltoall is not one of: allreduce reduce broadcast barrier" env EXP_DRY_RUN=1 COLLECTIVES="allreduce alltoall" experiments/exp.sh sweep
+refused "COLLECTIVES=alltogether is not one of: allreduce reduce broadcast barrier allgather reducescatter alltoall" env EXP_DRY_RUN=1 COLLECTIVES="allreduce alltogether" experiments/exp.sh sweep
+for c in allgather reducescatter alltoall; do
+    out=$(EXP=$c dry env SIZE=4M OP=max BASELINES=ring 2>&1)
+    if [ "$(grep -vc '^experiment' <<<"$out")" = 1 ] && grep -qx "$c 4194304" <<<"$out" && grep -q "op max root 0 baselines 'ring'" <<<"$out"; then
+        ok "$c SIZE=4M: one $c of the whole 4 MiB buffer"
+    else
+        ko "$c plan: $out"
+    fi
+done
+out=$(EXP=sweep dry env SIZES="1M" COLLECTIVES="alltoall allgather barrier" 2>&1)
+if [ "$(grep -vc '^experiment\|^mpi-ucx: skipped' <<<"$out")" = 3 ] && [ "$(sed -n 2p <<<"$out")" = "barrier 4" ] &&
+    [ "$(sed -n 3p <<<"$out")" = "allgather 1048576" ] && [ "$(sed -n 4p <<<"$out")" = "alltoall 1048576" ]; then
+    ok "sweep COLLECTIVES='alltoall allgather barrier': in the fixed order, the block collectives after barrier"
+else
+    ko "sweep with block collectives: $out"
+fi
 refused "COLLECTIVES is empty" env EXP_DRY_RUN=1 COLLECTIVES=" " experiments/exp.sh sweep
 out=$(EXP=reduce dry env SIZE=512M ROOT=3 DTYPE=int32 OP=max BASELINES=none 2>&1)
 if grep -qx "reduce 536870912" <<<"$out" && grep -q "dtype int32 op max root 3 baselines ''" <<<"$out"; then
@@ -275,7 +290,7 @@ grep -q "baselines 'ring mpi-ucx'" <<<"$out" && ! grep -q 'skipped by default' <
     ok "BASELINES naming mpi-ucx: measured, no skip line" || ko "BASELINES=ring mpi-ucx: $out"
 out=$(EXP=allreduce dry env ROUNDS=020 2>&1)
 grep -q " rounds 20$" <<<"$out" && ok "ROUNDS=020 is 20 rounds" || ko "ROUNDS=020: $out"
-refused "unknown experiment 'alltoall'" env EXP_DRY_RUN=1 experiments/exp.sh alltoall
+refused "unknown experiment 'alltogether'" env EXP_DRY_RUN=1 experiments/exp.sh alltogether
 # make run: its settings are checked before any lab-up (a lab that cannot exist: lab.sh would refuse its state)
 refused "SWITCHES must be vm or netns, not 'kvm'" env SWITCHES=kvm INCLAB_STATE=/nonexistent/lab experiments/run.sh
 refused "size '1.5G' is not a number of bytes" env SIZES="1M 1.5G" INCLAB_STATE=/nonexistent/lab experiments/run.sh

@@ -97,7 +97,7 @@ check_csv() {
             } else {
                 if (!num($11) || !num($12)) bad("algbw or busbw not a number with two decimals")
                 if (!near($11, $7 / $10)) bad("algbw " $11 " is not bytes / time_us = " $7 / $10)
-                f = coll == "allreduce" ? 2 * (n - 1) / n : 1
+                f = coll == "allreduce" ? 2 * (n - 1) / n : coll ~ /^(allgather|reducescatter|alltoall)$/ ? (n - 1) / n : 1
                 if (!near($12, f * $7 / $10)) bad("busbw " $12 " is not " f " x algbw")
             }
             if ($13 !~ /^[0-9]+$/ || $13 != wrong) bad("wrong " $13 ", not " wrong)
@@ -157,6 +157,15 @@ run mpi reduce float32 min 0 2 100004 100004 1 -o min -b 100004 -e 100004
 run mpi broadcast float32 - 1 2 4 1M 11 -R 1 -b 4 -e 1M -f 11 -o max
 run mpi broadcast int32 - 1 2 28 28 1 -R 1 -d int32 -b 28 -e 28
 run mpi barrier - - - 4 0 0 1 -d int32 -o max -R 3
+# the block collectives, in place (MPI_IN_PLACE), every element of every rank checked; sizes of
+# whole blocks of 4 ranks (nccl-tests' busbw factor (n-1)/n)
+for dt in int32 float32; do
+    run mpi allgather $dt - - 2 16 1M 8 -d $dt -b 16 -e 1M -f 8
+    run mpi alltoall $dt - - 2 16 1M 8 -d $dt -b 16 -e 1M -f 8
+    for op in sum max min; do
+        run mpi reducescatter $dt $op - 2 16 64K 16 -d $dt -o $op -b 16 -e 64K -f 16
+    done
+done
 # the other dtypes (float16/bfloat16 through an MPI_Op of the switches' arithmetic), odd sizes
 for dt in uint32 int64 uint64 float16 bfloat16 float64; do
     run mpi-tcp allreduce $dt sum - 2 6 100K 7 -a mpi-tcp -d $dt -o sum -b 6 -e 100K -f 7
@@ -244,11 +253,13 @@ corrupted 0 allreduce -d int32 -o min -b 12 -e 12
 corrupted 2 reduce -R 2 -d int32 -o max -b 1K -e 1K
 corrupted 1 reduce -R 2 -b 1K -e 1K
 corrupted 3 broadcast -R 0 -b 100 -e 100
+corrupted 2 allgather -b 1K -e 1K
+corrupted 1 alltoall -d int32 -b 4K -e 4K
 corrupted 1 allreduce -d bfloat16 -b 2 -e 2K -f 32
 corrupted 2 allreduce -d float64 -o max -b 8 -e 8K -f 32
 
 # ---- bad options: exit 2, a reason and the usage -----------------------------------
-refused "unknown collective 'alltoall'" -C alltoall
+refused "unknown collective 'alltogether'" -C alltogether
 refused "unknown dtype 'float128'" -d float128
 refused "unknown op 'prod'" -o prod
 refused "unknown format 'xml'" -F xml

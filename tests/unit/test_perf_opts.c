@@ -143,6 +143,11 @@ static void test_bandwidth(void **state)
 	assert_true(perf_busbw_MBps(PERF_REDUCE, 8, 100) == 100);
 	assert_true(perf_busbw_MBps(PERF_BROADCAST, 8, 100) == 100);
 	assert_true(perf_busbw_MBps(PERF_BARRIER, 8, 100) == 0);
+	/* nccl-tests: AllGather, ReduceScatter, AllToAll move (n-1)/n of the buffer per rank */
+	assert_true(fabs(perf_busbw_MBps(PERF_ALLGATHER, 4, 100) - 75) < 1e-12);
+	assert_true(fabs(perf_busbw_MBps(PERF_REDUCESCATTER, 8, 100) - 87.5) < 1e-12);
+	assert_true(fabs(perf_busbw_MBps(PERF_ALLTOALL, 2, 100) - 50) < 1e-12);
+	assert_true(perf_busbw_MBps(PERF_ALLTOALL, 1, 100) == 0);
 }
 
 static void test_format_size(void **state)
@@ -253,7 +258,7 @@ static void refused(const char *why, int argc, char *const args[])
 
 static void test_parse_errors(void **state)
 {
-	REFUSED("unknown collective 'alltoall'", "-C", "alltoall");
+	REFUSED("unknown collective 'alltogether'", "-C", "alltogether");
 	REFUSED("MIN (2 MiB) is larger than MAX (1 MiB)", "-b", "2M", "-e", "1M");
 	REFUSED("factor 1", "-b", "1K", "-e", "2K", "-f", "1");
 	REFUSED("bad factor '0'", "-f", "0");
@@ -597,6 +602,70 @@ static void sum_tallies(int n, const int *ranks, const uint64_t *wrong, int32_t 
 	}
 }
 
+/*
+ * The block collectives' sizes (whole blocks of nranks elements) and checks:
+ * a correct result computed here element by element passes, one changed
+ * element in any block (or the wrong block's data) is counted.
+ */
+static void test_blocks(void **state)
+{
+	struct perf_opts o = { .coll = PERF_ALLGATHER, .dtype = INCCL_INT32, .op = INCCL_SUM, .rank = 2, .nranks = 3,
+			       .min_bytes = 10, .max_bytes = 100, .factor = 3 };
+	size_t sizes[PERF_MAX_SIZES], n = perf_sweep(&o, sizes), count = 12, blk = 4;
+	int32_t buf[12], res[12];
+
+	/* 10 -> 12 (3 ranks x 4 B), 30 -> 24, 90 -> 84 */
+	assert_int_equal(n, 3);
+	assert_int_equal(sizes[0], 12);
+	assert_int_equal(sizes[1], 24);
+	assert_int_equal(sizes[2], 84);
+	o.min_bytes = o.max_bytes = 4; /* below one element per rank: one each */
+	assert_int_equal(perf_sweep(&o, sizes), 1);
+	assert_int_equal(sizes[0], 12);
+	assert_true(perf_coll_blocks(PERF_ALLTOALL) && perf_coll_blocks(PERF_REDUCESCATTER) && !perf_coll_blocks(PERF_BROADCAST));
+
+	/* AllGather: rank 2's own block holds its input; the result block b is rank b's input 0..3 */
+	perf_fill_blocks(&o, buf, count);
+	for (size_t i = 0; i < blk; i++)
+		assert_int_equal(buf[2 * blk + i], perf_input_i32(2, i));
+	assert_true(perf_count_wrong_blocks(&o, buf, count) >= blk * 2 - 1); /* the others' blocks are not theirs yet */
+	for (int b = 0; b < 3; b++)
+		for (size_t i = 0; i < blk; i++)
+			res[b * blk + i] = perf_input_i32(b, i);
+	assert_int_equal(perf_count_wrong_blocks(&o, res, count), 0);
+	res[5] ^= 1;
+	assert_int_equal(perf_count_wrong_blocks(&o, res, count), 1);
+
+	/* AllToAll: result block b is rank b's input at rank 2's offset 2 * 4 */
+	o.coll = PERF_ALLTOALL;
+	perf_fill_blocks(&o, buf, count);
+	for (size_t i = 0; i < count; i++)
+		assert_int_equal(buf[i], perf_input_i32(2, i));
+	for (int b = 0; b < 3; b++)
+		for (size_t i = 0; i < blk; i++)
+			res[b * blk + i] = perf_input_i32(b, 2 * blk + i);
+	assert_int_equal(perf_count_wrong_blocks(&o, res, count), 0);
+	res[0] = perf_input_i32(0, 0); /* rank 0's block for rank 0, not for rank 2 */
+	assert_int_equal(perf_count_wrong_blocks(&o, res, count), res[0] != perf_input_i32(0, 2 * blk));
+
+	/* ReduceScatter: rank 2's block of the sum, elements 8..11 of every rank's input */
+	o.coll = PERF_REDUCESCATTER;
+	for (int op = INCCL_SUM; op <= INCCL_MIN; op++) {
+		o.op = (enum inccl_op)op;
+		for (size_t i = 0; i < blk; i++) {
+			int32_t v = perf_input_i32(0, 2 * blk + i);
+			for (int r = 1; r < 3; r++) {
+				int32_t x = perf_input_i32(r, 2 * blk + i);
+				v = op == INCCL_SUM ? v + x : op == INCCL_MAX ? (x > v ? x : v) : (x < v ? x : v);
+			}
+			res[i] = v;
+		}
+		assert_int_equal(perf_count_wrong_blocks(&o, res, count), 0);
+		res[3]++;
+		assert_int_equal(perf_count_wrong_blocks(&o, res, count), 1);
+	}
+}
+
 static void test_tally(void **state)
 {
 	int ranks[4] = { 0, 1, 2, 3 };
@@ -645,6 +714,7 @@ int main(void)
 		cmocka_unit_test(test_verify_reduced),
 		cmocka_unit_test(test_verify_input),
 		cmocka_unit_test(test_verify_ieee_specials),
+		cmocka_unit_test(test_blocks),
 		cmocka_unit_test(test_tally),
 	};
 

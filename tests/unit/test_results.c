@@ -76,7 +76,7 @@ static void test_bad_rows_named_by_line(void **state)
 		{ "inc,allreduce,float32,sum,-,4,1048576,262144,3,1048576.00,1.00,1.50", "r.csv:2: 12 fields, not 13" },
 		{ "inc,allreduce,float32,sum,-,4,1048576,262144,3,1048576.00,1.00,1.50,0,9", "r.csv:2: 14 fields, not 13" },
 		{ "in c,allreduce,float32,sum,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: algorithm 'in c' is not a name" },
-		{ "inc,alltoall,float32,sum,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: collective 'alltoall'" },
+		{ "inc,alltogether,float32,sum,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: collective 'alltogether'" },
 		{ "inc,allreduce,float128,sum,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: dtype 'float128'" },
 		{ "inc,allreduce,float64,sum,-,4,16,4,1,4.00,1.00,1.50,0", "r.csv:2: elements 4 does not match bytes 16 (8-byte" },
 		{ "inc,allreduce,bfloat16,sum,-,4,16,4,1,4.00,1.00,1.50,0", "r.csv:2: elements 4 does not match bytes 16 (2-byte" },
@@ -394,12 +394,12 @@ static void test_loggp_tree_and_frames(void **state)
 	NEAR(loggp_frames(&t, LOGGP_ALLREDUCE, 65536, 0), 64 * 16);
 	NEAR(loggp_frames(&t, LOGGP_BROADCAST, 65536, 2), 64 * 16);
 	NEAR(loggp_frames(&t, LOGGP_REDUCE, 65536, 3), 64 * 11);
-	NEAR(loggp_frames(&t, LOGGP_REDUCESCATTER, 65536, 0), 64 * 11);
-	NEAR(loggp_frames(&t, LOGGP_ALLGATHER, 65536, 0), 64 * 11);
+	/* libinccl's block collectives, 4 blocks of 16 packets: AllGather 4 Broadcasts, ReduceScatter 4 Reduces */
+	NEAR(loggp_frames(&t, LOGGP_REDUCESCATTER, 65536, 0), 4 * 16 * 11);
+	NEAR(loggp_frames(&t, LOGGP_ALLGATHER, 65536, 0), 4 * 16 * 16);
 	NEAR(loggp_frames(&t, LOGGP_ALLREDUCE, 1500, 0), 2 * 16); /* a short last packet is a frame */
-	/* AllToAll of 4 KiB: a block of 1 packet to each peer; per host one peer under its leaf (1 switch,
-	 * 2 frames) and two across the root (3 switches, 6 frames each): 14, four hosts 56 */
-	NEAR(loggp_frames(&t, LOGGP_ALLTOALL, 4096, 0), 56);
+	/* AllToAll of 4 KiB: 12 Routes of a 1-packet block, each up the tree and one path down (11) */
+	NEAR(loggp_frames(&t, LOGGP_ALLTOALL, 4096, 0), 12 * 11);
 	assert_int_equal(loggp_coll_parse("reducescatter"), LOGGP_REDUCESCATTER);
 	assert_int_equal(loggp_coll_parse("alltoall"), LOGGP_ALLTOALL);
 	assert_int_equal(loggp_coll_parse("barrier"), -1);
@@ -429,13 +429,20 @@ static void test_loggp_predict(void **state)
 	NEAR(r.w_max, 2091.08);
 	/* INC Broadcast from rank 0: it sends 680.36; the others send 64 empty packets (5 each) and receive */
 	NEAR(loggp_predict(&m, &t, LOGGP_BROADCAST, LOGGP_INC, n, 0, &r), (680.36 + 3 * (320 + 1410.72) + 2048) / 2 + 130);
-	/* INC AllGather: each sends 16 KiB (2 messages: 10 + 163.84) and receives 64 KiB; 704 frames */
-	NEAR(loggp_predict(&m, &t, LOGGP_ALLGATHER, LOGGP_INC, n, 0, &r), (4 * (173.84 + 1410.72) + 1408) / 2 + 130);
-	/* INC ReduceScatter: each sends 64 KiB and receives its 16 KiB (2 x 20 + 327.68) */
-	NEAR(loggp_predict(&m, &t, LOGGP_REDUCESCATTER, LOGGP_INC, n, 0, &r), (4 * (680.36 + 367.68) + 1408) / 2 + 130);
-	/* INC AllToAll: 3 puts of 16 KiB out and 3 in per host; 896 frames (16 packets x 56 / 4 KiB's 1) */
-	NEAR(loggp_predict(&m, &t, LOGGP_ALLTOALL, LOGGP_INC, n, 0, &r), (4 * 3 * (173.84 + 367.68) + 1792) / 2 + 130);
-	NEAR(r.frames, 896);
+	/* INC AllGather, 4 Broadcasts of 16 KiB one after another: a host sends its block (2 messages: 10 +
+	 * 163.84), and in each other block 16 empty packets (80) and receives it (40 + 327.68): 1516.88; 1024
+	 * frames; 4 steps */
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLGATHER, LOGGP_INC, n, 0, &r), (4 * 1516.88 + 2048) / 2 + 4 * 130);
+	NEAR(r.steps, 4);
+	/* INC ReduceScatter, 4 Reduces: each host sends its 4 parts (4 x 173.84) and receives its block (367.68) */
+	NEAR(loggp_predict(&m, &t, LOGGP_REDUCESCATTER, LOGGP_INC, n, 0, &r), (4 * 1063.04 + 1408) / 2 + 4 * 130);
+	/* INC AllToAll, 12 Routes of 16 KiB one after another (the seed's serial per-peer puts): a host sends
+	 * its 3 blocks and receives 3 (3 x 541.52), and 16 empty packets in each of the 9 others' (720);
+	 * 12 x 16 x 11 = 2112 frames; 12 steps */
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLTOALL, LOGGP_INC, n, 0, &r), (4 * 2344.56 + 4224) / 2 + 12 * 130);
+	NEAR(r.frames, 2112);
+	/* ring AllToAll, hop by hop: 6 blocks of 16 KiB each way per host (1043.04 + 2086.08), 3 steps */
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLTOALL, LOGGP_RING, n, 0, &r), 4 * 3129.12 / 2 + 3 * 130);
 	/* ring AllReduce: 6 pieces of 16 KiB each way: 6 x 10 + 983.04 + 6 x 20 + 1966.08 = 3129.12 a host;
 	 * no switch work (they route); 4 hosts over 2 cores + 6 steps x 130 */
 	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 4 * 3129.12 / 2 + 6 * 130);

@@ -1066,7 +1066,9 @@ static void put_be(uint8_t *p, uint64_t v, size_t w)
  * 20 packets in messages of 4 (more packets than the 8 slots; the hosts'
  * PSNs wrap), an AllReduce float32 MAX, an AllReduce SUM and MIN of every
  * dtype, a Reduce int32 SUM to every rank, a
- * Broadcast from every rank, a Barrier entered rank by rank. Ranks send each
+ * Broadcast from every rank, the per-block collectives of hostlib/coll.c
+ * (AllGather: a Broadcast per block; ReduceScatter: a Reduce per block to its
+ * owner; AllToAll: a Route per pair), a Barrier entered rank by rank. Ranks send each
  * packet in a turning order; every result is checked against what is
  * computed here from the inputs, and in the end every rank was acknowledged
  * all it sent, in its own PSNs, and every switch is idle.
@@ -1205,6 +1207,73 @@ static void gt_collectives(void)
 		gt_clear();
 	}
 	sent += n;
+
+	/* AllGather as hostlib/coll.c runs it: block b (2 packets) a Broadcast from rank b; every rank
+	 * assembles all blocks, its own kept, and must hold every rank's block */
+	for (int b = 0; b < n; b++) {
+		for (int k = 0; k < 2; k++) {
+			for (int r = n - 1; r >= 0; r--) {
+				for (int j = 0; j < GT_ELEMS; j++)
+					buf[j] = htonl(gval(b, 200 + k, j));
+				gt_host_frame(r, RC_SEND_ONLY_WITH_IMM, 0,
+					      gimm(INC_BROADCAST, INC_OP_SUM, INC_INT32, (uint16_t)b), r == b ? buf : NULL,
+					      r == b ? sizeof(buf) : 0);
+			}
+			gt_pump();
+		}
+		for (int r = 0; r < n; r++) {
+			assert_int_equal(G.rk[r].nres, r == b ? 0 : 2);
+			for (int k = 0; r != b && k < 2; k++)
+				for (int j = 0; j < GT_ELEMS; j++)
+					assert_int_equal(word_at(G.rk[r].res[k], j), gval(b, 200 + k, j));
+		}
+		gt_clear();
+	}
+	sent += 2 * n;
+
+	/* ReduceScatter: block b (every rank's elements of block b) a Reduce to rank b; only rank b
+	 * takes it, the sum over every rank of block b's inputs */
+	for (int b = 0; b < n; b++) {
+		for (int r = 0; r < n; r++) {
+			for (int j = 0; j < GT_ELEMS; j++)
+				buf[j] = htonl(gval(r, 300 + b, j));
+			gt_host_frame(r, RC_SEND_ONLY_WITH_IMM, 0, gimm(INC_REDUCE, INC_OP_SUM, INC_INT32, (uint16_t)b), buf,
+				      sizeof(buf));
+		}
+		gt_pump();
+		for (int r = 0; r < n; r++)
+			assert_int_equal(G.rk[r].nres, r == b ? 1 : 0);
+		for (int j = 0; j < GT_ELEMS; j++) {
+			uint32_t want = 0;
+			for (int i = 0; i < n; i++)
+				want += gval(i, 300 + b, j);
+			assert_int_equal(word_at(G.rk[b].res[0], j), want);
+		}
+		gt_clear();
+	}
+	sent += n;
+
+	/* AllToAll: a Route for every (source, destination) pair; only the destination takes the
+	 * source's block, whatever leaf either is under */
+	for (int src = 0; src < n; src++)
+		for (int dst = 0; dst < n; dst++) {
+			if (dst == src)
+				continue;
+			for (int r = 0; r < n; r++) {
+				for (int j = 0; j < 9; j++)
+					buf[j] = htonl(gval(src, 400 + dst, j));
+				gt_host_frame(r, RC_SEND_ONLY_WITH_IMM, 0, gimm(INC_ROUTE, INC_OP_SUM, INC_INT32, (uint16_t)dst),
+					      r == src ? buf : NULL, r == src ? 36 : 0);
+			}
+			gt_pump();
+			for (int r = 0; r < n; r++)
+				assert_int_equal(G.rk[r].nres, r == dst ? 1 : 0);
+			assert_int_equal(G.rk[dst].len[0], 36);
+			for (int j = 0; j < 9; j++)
+				assert_int_equal(word_at(G.rk[dst].res[0], j), gval(src, 400 + dst, j));
+			gt_clear();
+			sent++;
+		}
 
 	/* Barrier: ranks enter one by one (the last first); nobody hears back before the last */
 	for (int o = 0; o < n; o++) {
