@@ -17,8 +17,8 @@ LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages
 
 .PHONY: all help run deps payload install uninstall test-install images bench-switch bench-order lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-deps test-lab-down test-lab-stop test-unit test-golden test-lab test-lab-aborts test-lab-mixed test-lab-hypervisors scale-check test-experiments golden-update clean \
-        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper plots test-analysis test-capture test-swports test-tunnels \
-        fuzz fuzz-build test-fuzz
+        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatter exp-alltoall exp-sweep exp-paper plots test-analysis test-capture test-swports test-tunnels \
+        fuzz fuzz-build test-fuzz sim-allreduce test-sim
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/tsckhz $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
      $(BUILD)/libinccl.a $(BUILD)/libinccl.so $(BUILD)/inccl_check $(BUILD)/inccl_perf $(BUILD)/mpi_perf \
@@ -45,8 +45,11 @@ help:
 	@echo "make lab-down              remove every domain, network, disk and process of the lab"
 	@echo "make exp-allreduce SIZE=512M [DTYPE= OP= ITERS= BASELINES=]   AllReduce on the lab's hosts + baselines,"
 	@echo "                           stored in results/ (also exp-reduce / exp-broadcast ROOT=, exp-barrier,"
+	@echo "                           exp-allgather, exp-reducescatter OP=, exp-alltoall (SIZE: the whole buffer),"
 	@echo "                           exp-sweep MIN=1M MAX=1G FACTOR=2 or SIZES='16M 512M' [COLLECTIVES='allreduce broadcast'],"
 	@echo "                           exp-paper: the seed's table)"
+	@echo "make sim-allreduce TOPOLOGY=1-32-1024 SIZE=64M RUN=results/sweep-... SWITCH_FRAME=US   AllReduce in the"
+	@echo "                           ns-3 simulator (INC and ring), stored in results/ like a lab run (sim/README.md)"
 	@echo "make plots [RESULTS=results]  gnuplot charts (PNG, SVG) of every stored run and RESULTS/REPORT.md"
 	@echo "make test                  unit, golden, a short fuzzing pass and lab system tests (what CI runs)"
 	@echo "make test-lab [SWITCHES=vm|netns] [LAB_TEST_DEPTH=full|core]   the lab system test alone"
@@ -90,6 +93,10 @@ $(BUILD)/tsckhz: lab/tsckhz.c | $(DEPS_STAMP)
 $(BUILD)/udpcap: lab/udpcap.c lab/pcapng.c lab/pcapng.h switch/portstat.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ lab/udpcap.c lab/pcapng.c -lpcap
+# the host's own work per byte (byte swap, copy, float sum) that loggp.sh measures in a host VM for the model
+$(BUILD)/hostwork: experiments/hostwork.c proto/inc_elem.h proto/inc_proto.h | $(DEPS_STAMP)
+	$(CC) $(CFLAGS) -o $@ experiments/hostwork.c
+all: $(BUILD)/hostwork
 # the pcapng writer read back by libpcap and tshark; udpcap's argument checks (it runs the udpcap beside it)
 $(BUILD)/test_pcapng: tests/unit/test_pcapng.c lab/pcapng.c lab/pcapng.h $(BUILD)/udpcap | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
@@ -125,7 +132,7 @@ INCCL_SONAME := libinccl.so.$(INCCL_MAJOR)
 INCCL_SO := libinccl.so.$(INCCL_VERSION)
 # what hostlib/install.sh and tests/harness/test-install.sh are told of it
 INCCL_NAMES = INCCL_VERSION=$(INCCL_VERSION) INCCL_SONAME=$(INCCL_SONAME) INCCL_SO=$(INCCL_SO)
-INCCL_OBJ := $(BUILD)/inccl/error.o $(BUILD)/inccl/cq.o $(BUILD)/inccl/ring.o $(BUILD)/inccl/comm.o $(BUILD)/inccl/group.o \
+INCCL_OBJ := $(BUILD)/inccl/error.o $(BUILD)/inccl/cq.o $(BUILD)/inccl/ring.o $(BUILD)/inccl/comm.o $(BUILD)/inccl/coll.o $(BUILD)/inccl/group.o \
              $(BUILD)/inccl/version.o $(BUILD)/inccl/ctlmsg.o $(BUILD)/inccl/ctlauth.o
 $(BUILD)/inccl/%.o: hostlib/%.c hostlib/inccl.h hostlib/internal.h proto/inc_proto.h proto/inc_elem.h proto/ctlmsg.h proto/ctlauth.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)/inccl
@@ -157,7 +164,7 @@ CHECK_REF := hostlib/tools/check_ref.c hostlib/tools/check_ref.h
 $(BUILD)/inccl_check: hostlib/tools/inccl_check.c $(CHECK_REF) $(BUILD)/libinccl.a
 	$(CC) $(CFLAGS) -Ihostlib -o $@ hostlib/tools/inccl_check.c hostlib/tools/check_ref.c $(BUILD)/libinccl.a \
 	  -libverbs -lyaml $(SODIUM) -lm
-PERF_SRC := hostlib/tools/inccl_perf.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h $(CHECK_REF)
+PERF_SRC := hostlib/tools/inccl_perf.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h proto/inc_elem.h $(CHECK_REF)
 $(BUILD)/inccl_perf: $(PERF_SRC) $(BUILD)/libinccl.a
 	$(CC) $(CFLAGS) -Ihostlib -o $@ $(filter %.c,$(PERF_SRC)) $(BUILD)/libinccl.a -libverbs -lyaml $(SODIUM) -lm
 
@@ -215,9 +222,9 @@ lab-capture: $(LAB_DEPS_STAMP) $(BUILD)/udpcap
 # experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR SIZES COLLECTIVES BASELINES RESULTS ROUNDS WINDOW
 # MESSAGE from the environment (make exports them from its command line) and checks each
 # the quick start's main job: lab up if needed, a verified AllReduce sweep with its baselines, charts, REPORT
-run: $(LAB_DEPS_STAMP) payload $(BUILD)/increport
+run: $(LAB_DEPS_STAMP) payload $(BUILD)/increport $(BUILD)/hostwork
 	experiments/run.sh
-exp-allreduce exp-reduce exp-broadcast exp-barrier exp-sweep exp-paper: $(LAB_DEPS_STAMP) payload
+exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatter exp-alltoall exp-sweep exp-paper: $(LAB_DEPS_STAMP) payload $(BUILD)/hostwork
 	experiments/exp.sh $(@:exp-%=%)
 include experiments/baselines/baselines.mk
 
@@ -229,6 +236,27 @@ $(BUILD)/increport: $(ANALYSIS_SRC) | $(DEPS_STAMP)
 plots: $(BUILD)/increport
 	INCLAB_BUILD=$(abspath $(BUILD)) analysis/plots.sh "$${RESULTS:-results}"
 
+# ---- simulation: the trees and AllReduce in ns-3 (sim/README.md) ---------------
+# incsim is C++ because ns-3 is; it links the lab's own C readers of topologies and runs.
+SIM_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter
+SIM_LIBS     := -lns3-point-to-point -lns3-network -lns3-core -lyaml -lm
+SIM_SRC      := sim/model.cc sim/model.h sim/tree.cc sim/params.cc sim/params.h
+SIM_COBJ     := $(BUILD)/sim/topo.o $(BUILD)/sim/results.o $(BUILD)/sim/loggp.o
+$(BUILD)/sim/topo.o: topology/topo.c topology/topo.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+$(BUILD)/sim/results.o $(BUILD)/sim/loggp.o: $(BUILD)/sim/%.o: analysis/%.c $(ANALYSIS_SRC) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+$(BUILD)/incsim: sim/incsim.cc $(SIM_SRC) $(SIM_COBJ) | $(DEPS_STAMP)
+	$(CXX) $(SIM_CXXFLAGS) -o $@ sim/incsim.cc $(filter %.cc,$(SIM_SRC)) $(SIM_COBJ) $(SIM_LIBS)
+$(BUILD)/test_sim: sim/test_sim.cc $(SIM_SRC) $(SIM_COBJ) | $(DEPS_STAMP)
+	$(CXX) $(SIM_CXXFLAGS) -o $@ sim/test_sim.cc $(filter %.cc,$(SIM_SRC)) $(SIM_COBJ) $(SIM_LIBS)
+# sim/sim.sh reads TOPOLOGY SIZE SIZES RUN LINK_BW LINK_LATENCY HOST_O HOST_G SWITCH_FRAME ALGORITHMS LOSS
+# WINDOW MESSAGE SLOTS SEED QUEUE RTO UNIT RESULTS from the environment, as exp.sh does
+sim-allreduce: $(BUILD)/incsim
+	@INCLAB_BUILD=$(abspath $(BUILD)) sim/sim.sh $(@:sim-%=%)
+
 # ---- tests -------------------------------------------------------------
 # the lab tests share the lab's names: one after the other, also under make -j.
 # The lab test runs in full with namespace switches and through its core phases
@@ -239,7 +267,7 @@ test: check
 	@$(MAKE) --no-print-directory test-lab SWITCHES=netns LAB_TEST_DEPTH=full
 	@$(MAKE) --no-print-directory test-lab-mixed
 	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
-check: test-harness test-deps test-lab-down test-lab-stop test-capture test-swports test-tunnels test-unit test-golden test-experiments test-baselines test-analysis test-install
+check: test-harness test-deps test-lab-down test-lab-stop test-capture test-swports test-tunnels test-unit test-golden test-experiments test-baselines test-analysis test-install test-sim
 # the test harness (tests/lib/harness.sh): no run that was cut short can pass
 test-harness:
 	@tests/run-phase.sh harness tests/harness/test-harness.sh
@@ -270,6 +298,9 @@ test-experiments: $(BUILD)/topogen $(BUILD)/inccl_perf
 	@INCLAB_BUILD=$(abspath $(BUILD)) tests/run-phase.sh experiments tests/experiments/test-exp-args.sh
 test-analysis: $(BUILD)/increport
 	@BUILD=$(BUILD) tests/run-phase.sh analysis tests/analysis/test-plots.sh
+# the simulator: its model against hand-computed values, sim-allreduce on small trees read back by increport and plots
+test-sim: $(BUILD)/incsim $(BUILD)/test_sim $(BUILD)/increport
+	@INCLAB_BUILD=$(abspath $(BUILD)) tests/run-phase.sh sim tests/sim/test-sim.sh
 # make install into a temporary DESTDIR: SONAME, links, exported symbols, man pages (one per call of
 # inccl.h, each lint-clean), the examples built through pkg-config against the installed copy
 test-install: $(BUILD)/libinccl.so $(BUILD)/libinccl.a $(INSTALL_TOOLS)
@@ -370,7 +401,7 @@ $(BUILD)/test_tree: tests/unit/test_tree.c $(SWITCH_ENGINE) switch/swconfig.c sw
 	  switch/rc_conn.c switch/roce.c switch/crc32.c switch/agg.c switch/swconfig.c controller/plan.c topology/topo.c hostlib/tools/check_ref.c \
 	  -lcmocka -lyaml $(CRC_LIBS) -lm
 
-$(BUILD)/test_perf_opts: tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h hostlib/inccl.h | $(DEPS_STAMP)
+$(BUILD)/test_perf_opts: tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h hostlib/inccl.h proto/inc_elem.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Ihostlib -Ihostlib/tools -o $@ tests/unit/test_perf_opts.c hostlib/tools/perf_opts.c -lcmocka -lm
 
@@ -390,6 +421,10 @@ $(BUILD)/test_ctl: tests/unit/test_ctl.c $(BUILD)/incctl $(BUILD)/libinccl.a swi
 	  -libverbs -lyaml $(SODIUM) -lcmocka -lpthread
 
 # libinccl's argument checks and the quoting of control-message text (no RDMA device, no controller)
+# the ring baseline's block plans on a simulated ring (no RDMA): ring.c is included whole
+$(BUILD)/test_ring_plan: tests/unit/test_ring_plan.c hostlib/ring.c hostlib/cq.c hostlib/error.c hostlib/inccl.h hostlib/internal.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Ihostlib -o $@ tests/unit/test_ring_plan.c hostlib/cq.c hostlib/error.c -libverbs -lcmocka
 $(BUILD)/test_api: tests/unit/test_api.c $(BUILD)/libinccl.a hostlib/internal.h | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_api.c $(BUILD)/libinccl.a -libverbs -lyaml $(SODIUM) -lcmocka
 
@@ -399,7 +434,7 @@ $(BUILD)/test_group: tests/unit/test_group.c tests/unit/fake_comm.c tests/unit/f
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_group.c tests/unit/fake_comm.c hostlib/error.c proto/ctlmsg.c proto/ctlauth.c -lyaml $(SODIUM) -lcmocka
 
-UNIT_TESTS := $(BUILD)/test_api $(BUILD)/test_group $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
+UNIT_TESTS := $(BUILD)/test_api $(BUILD)/test_ring_plan $(BUILD)/test_group $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
               $(BUILD)/test_order $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results $(BUILD)/test_pcapng \
               $(BUILD)/test_portstat $(TEST_AGG_BUILDS)
 test-unit: $(UNIT_TESTS)

@@ -60,7 +60,8 @@ static const struct {
 };
 #define NALGOS (sizeof(algos) / sizeof(algos[0]))
 
-static const char *const coll_titles[RES_NCOLL] = { "AllReduce", "Reduce", "Broadcast", "Barrier", "point to point" };
+static const char *const coll_titles[RES_NCOLL] = { "AllReduce", "Reduce",   "Broadcast", "AllGather",
+						     "ReduceScatter", "AllToAll", "Barrier",   "point to point" };
 
 /* The seed's published results (SPEC.md; 1-2-4 tree, 4 hosts; MB = MiB). */
 static const struct seed_row {
@@ -83,6 +84,9 @@ struct run {
 	bool has_loggp, fitted;
 	struct loggp fit;
 	char fit_err[RES_ERR_LEN];
+	struct loggp_tree tree;  /* the topology as a uniform tree (when fitted) */
+	struct loggp_cpu cpu;    /* cpu.csv: the nodes' CPU per measurement; n = 0 without */
+	double sw_cpu, sw_frames, model_frames; /* over the INC measurements: switch CPU (us), frames counted, modelled */
 	size_t unverified;       /* rows with wrong elements, left out */
 };
 
@@ -120,6 +124,51 @@ static void date_from_name(const char *name, char *out, size_t len)
 			snprintf(out, len, "%04d-%02d-%02dT%02d:%02d:%02dZ", y, mo, d, h, mi, sec);
 			return;
 		}
+}
+
+/*
+ * model_inputs() - what the model needs of run @r besides loggp.csv: its
+ * topology as a uniform tree, and from cpu.csv and switch-counters.txt (when
+ * both are there) the switches' CPU and frames over the INC measurements,
+ * and the data frames the model counts for them. Returns 0, or -1 with the
+ * reason in r->fit_err (a cpu.csv or counters file that does not read is
+ * also complained about: the run is still drawn).
+ */
+static int model_inputs(struct run *r)
+{
+	char path[4200], err[RES_ERR_LEN];
+
+	if (loggp_tree_parse(r->meta.topology, &r->tree) < 0 ||
+	    (r->meta.nranks && r->tree.count[r->tree.levels - 1] != r->meta.nranks)) {
+		snprintf(r->fit_err, sizeof(r->fit_err), "topology '%.60s' is not a uniform tree of its ranks (1-2-4, 1-4-16, ...)",
+			 r->meta.topology);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/cpu.csv", r->dir);
+	if (!exists(path))
+		return 0;
+	if (loggp_load_cpu(path, &r->cpu, err, sizeof(err)) < 0) {
+		complain("%s", err);
+		snprintf(r->fit_err, sizeof(r->fit_err), "%s", err);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/switch-counters.txt", r->dir);
+	if (!exists(path))
+		return 0;
+	if (loggp_load_frames(path, &r->sw_frames, err, sizeof(err)) < 0) {
+		complain("%s", err);
+		snprintf(r->fit_err, sizeof(r->fit_err), "%s", err);
+		return -1;
+	}
+	for (size_t i = 0; i < r->cpu.n; i++) {
+		const struct loggp_cpu_row *c = &r->cpu.r[i];
+		int coll = loggp_coll_parse(c->coll);
+		if (strcmp(c->algo, "inc") || coll < 0)
+			continue;
+		r->sw_cpu += c->sw_sum;
+		r->model_frames += c->calls * loggp_frames(&r->tree, (enum loggp_coll)coll, c->bytes, 0);
+	}
+	return 0;
 }
 
 /* Read run directory @dir into @r; 0, or -1 after complaining. */
@@ -167,7 +216,11 @@ static int load_run(const char *dir, struct run *r)
 			return -1;
 		}
 		r->has_loggp = true;
-		r->fitted = loggp_fit(r->pts.p, r->pts.n, &r->fit, r->fit_err, sizeof(r->fit_err)) == 0;
+		if (model_inputs(r) == 0)
+			r->fitted = loggp_params(r->pts.p, r->pts.n, r->meta.host_cores, r->sw_cpu, r->sw_frames, r->model_frames,
+						 &r->fit, r->fit_err, sizeof(r->fit_err)) == 0;
+		if (r->fitted && r->meta.message > 0)
+			r->fit.message = r->meta.message;
 	}
 	for (size_t i = 0; i < r->t.n; i++)
 		r->unverified += r->t.rows[i].wrong != 0;
@@ -178,6 +231,7 @@ static void free_run(struct run *r)
 {
 	res_table_free(&r->t);
 	res_points_free(&r->pts);
+	loggp_cpu_free(&r->cpu);
 }
 
 /* The first verified row of @algo / @coll / @bytes in @r (bytes ignored when -1), or NULL. */
@@ -829,7 +883,10 @@ static int write_coll_script(const struct run *r, const char *pdir, enum res_col
 		return -1;
 	gp_header(f, coll_titles[coll]);
 	fprintf(f, "set logscale x 2\nset xrange [%.9g:%.9g]\nset format x '%%g'\n", lo / MIB / 2, hi / MIB * 2);
-	fprintf(f, "set xlabel 'message size per rank (MiB)'\n");
+	/* the block collectives' size is the whole buffer of nranks blocks, as nccl-tests counts it */
+	fprintf(f, "set xlabel '%s'\n", coll >= RES_ALLGATHER && coll <= RES_ALLTOALL
+						? "buffer size per rank, all nranks blocks (MiB)"
+						: "message size per rank (MiB)");
 
 	/* throughput: the y range holds every bar and ceiling with room for the ceilings' labels */
 	ymax = max_algbw(r, coll);
@@ -878,7 +935,7 @@ static int write_summary(const struct run *r, const char *pdir, FILE *list)
 	size_t n;
 	FILE *f;
 
-	for (int cl = RES_ALLREDUCE; cl <= RES_BROADCAST; cl++)
+	for (int cl = RES_ALLREDUCE; cl <= RES_LAST_SIZED; cl++)
 		for (size_t a = 0; a < NALGOS; a++)
 			if (find_row(r, algos[a].name, (enum res_coll)cl, -1)) {
 				int k = rounds_of(r, algos[a].name, (enum res_coll)cl, false);
@@ -897,7 +954,7 @@ static int write_summary(const struct run *r, const char *pdir, FILE *list)
 		if (any[a])
 			fprintf(f, " %s", algos[a].name);
 	fputc('\n', f);
-	for (int cl = RES_ALLREDUCE; cl <= RES_BROADCAST; cl++) {
+	for (int cl = RES_ALLREDUCE; cl <= RES_LAST_SIZED; cl++) {
 		uint64_t last = 0;
 
 		for (;;) { /* sizes ascending, of any drawn algorithm */
@@ -1028,26 +1085,32 @@ static int write_barrier(const struct run *r, const char *pdir, FILE *list)
 	return 0;
 }
 
-/* loggp.gp: the fit over the measurements, and the AllReduce predictions against the measured times. */
+/* loggp.gp: the measurements and the parameters drawn from them, and the AllReduce predictions against the measured times. */
 static int write_loggp(const struct run *r, const char *pdir, FILE *list)
 {
 	char path[4400];
-	double lo, hi;
+	double lo, hi, x[64], y[64], g0 = 0, G = 0;
 	bool ar = size_range(r, RES_ALLREDUCE, &lo, &hi);
-	int p = nranks_of(r);
+	size_t k = 0;
 	FILE *f;
 
 	if (!r->fitted)
 		return 0;
 	if (!(f = create(pdir, "loggp-points.dat", path, sizeof(path))))
 		return -1;
-	fprintf(f, "# bytes value_us: index 0 half_rtt, index 1 gap (run %s)\n", r->name);
-	for (int m = 0; m < 2; m++) {
+	fprintf(f, "# bytes value_us: index 0 half_rtt, 1 gap, 2 cpu_send, 3 cpu_recv (run %s)\n", r->name);
+	for (int m = 0; m < 4; m++) {
 		for (size_t i = 0; i < r->pts.n; i++)
 			if ((int)r->pts.p[i].measure == m)
 				fprintf(f, "%.9g %.6g\n", r->pts.p[i].bytes, r->pts.p[i].value_us);
 		fprintf(f, "\n\n");
 	}
+	for (size_t i = 0; i < r->pts.n && k < 64; i++)
+		if (r->pts.p[i].measure == RES_GAP) {
+			x[k] = r->pts.p[i].bytes;
+			y[k++] = r->pts.p[i].value_us;
+		}
+	loggp_line(x, y, k, &g0, &G); /* the stream's line, as loggp_params() took its slope */
 	if (finish(f, path) < 0)
 		return -1;
 	if (!ar) { /* no AllReduce: predict over the usual range anyway */
@@ -1056,29 +1119,33 @@ static int write_loggp(const struct run *r, const char *pdir, FILE *list)
 	}
 	if (!(f = create(pdir, "loggp-predicted.dat", path, sizeof(path))))
 		return -1;
-	fprintf(f, "# MiB inc_s ring_s: LogGP predictions for %d ranks (run %s)\n", p, r->name);
+	fprintf(f, "# MiB inc_s ring_s: the model's AllReduce for %d ranks (run %s)\n", r->tree.count[r->tree.levels - 1],
+		r->name);
 	for (int i = 0; i <= 48; i++) {
 		double b = lo / 2 * pow(hi * 2 / (lo / 2), i / 48.0);
-		if (p >= 2)
-			fprintf(f, "%.9g %.9g %.9g\n", b / MIB, loggp_inc_allreduce_us(&r->fit, b) / 1e6,
-				loggp_ring_allreduce_us(&r->fit, b, p) / 1e6);
-		else /* no ring of one rank (or of an unknown number): gnuplot skips NaN */
-			fprintf(f, "%.9g %.9g NaN\n", b / MIB, loggp_inc_allreduce_us(&r->fit, b) / 1e6);
+		fprintf(f, "%.9g %.9g %.9g\n", b / MIB,
+			loggp_predict(&r->fit, &r->tree, LOGGP_ALLREDUCE, LOGGP_INC, b, 0, NULL) / 1e6,
+			loggp_predict(&r->fit, &r->tree, LOGGP_ALLREDUCE, LOGGP_RING, b, 0, NULL) / 1e6);
 	}
 	if (finish(f, path) < 0 || !(f = create(pdir, "loggp.gp", path, sizeof(path))))
 		return -1;
 	gp_header(f, "LogGP");
-	fprintf(f, "L = %.9g\no = %.9g\nG = %.9g\na = %.9g\nGpp = %.9g\n", r->fit.L, r->fit.o, r->fit.G, r->fit.a, r->fit.G_pp);
-	gp_title(f, r, "LogGP fit: ping-pong and streaming between two hosts");
+	fprintf(f, "L = %.9g\no = %.9g\ng0 = %.9g\nG = %.9g\nosnd = %.9g\norcv = %.9g\nGs = %.9g\nGr = %.9g\n", r->fit.L,
+		r->fit.o, g0, G, r->fit.o_s, r->fit.o_r, r->fit.G_s, r->fit.G_r);
+	gp_title(f, r, "LogGP measurements: ping-pong, stream, host CPU per message");
 	fprintf(f, "set logscale x 2\nset format x '%%g'\nset xlabel 'message size (bytes)'\n"
 		   "set ylabel 'time per message (us)'\nset logscale y 10\n");
-	gp_key(f, 4, 1);
+	gp_key(f, 9, 1); /* 8 entries, and a line for their spacing (1.1 lines each) */
 	gp_outputs(f, "loggp-fit",
 		   "plot 'loggp-points.dat' index 0 using 1:2 with points pt 7 ps 1.3 lc rgb '#7b2cbf' title 'half round trip (ib_send_lat)', "
-		   "a + Gpp * x with lines lw 2 lc rgb '#7b2cbf' title sprintf('fit: L + 2o + n G_pp = %.1f us + n %.4f us/B', a, Gpp), "
+		   "L + 2 * o with lines lw 2 lc rgb '#7b2cbf' title sprintf('L + 2o = %.1f us + %.1f us', L, 2 * o), "
 		   "'loggp-points.dat' index 1 using 1:2 with points pt 5 ps 1.3 lc rgb '#009e73' title 'gap per message of a stream (ib_send_bw -e)', "
-		   "o + G * x with lines lw 2 lc rgb '#009e73' title sprintf('fit: o + n G = %.1f us + n %.4f us/B', o, G)",
-		   4);
+		   "g0 + G * x with lines lw 2 lc rgb '#009e73' title sprintf('stream: %.1f us + n %.4f us/B', g0, G), "
+		   "'loggp-points.dat' index 2 using 1:2 with points pt 9 ps 1.3 lc rgb '#d55e00' title 'sending host CPU per message', "
+		   "osnd + Gs * x with lines lw 2 dt 2 lc rgb '#d55e00' title sprintf('o_s + n G_s = %.1f us + n %.4f us/B', osnd, Gs), "
+		   "'loggp-points.dat' index 3 using 1:2 with points pt 11 ps 1.3 lc rgb '#0072b2' title 'receiving host CPU per message', "
+		   "orcv + Gr * x with lines lw 2 dt 2 lc rgb '#0072b2' title sprintf('o_r + n G_r = %.1f us + n %.4f us/B', orcv, Gr)",
+		   9);
 	if (ar) {
 		bool have[NALGOS] = { false };
 		char plot[2048];
@@ -1092,8 +1159,8 @@ static int write_loggp(const struct run *r, const char *pdir, FILE *list)
 			   "set xlabel 'message size per rank (MiB)'\nset ylabel 'time per AllReduce (s)'\n",
 			lo / MIB / 2, hi / MIB * 2);
 		n = (size_t)snprintf(plot, sizeof(plot),
-				     "plot 'loggp-predicted.dat' using 1:2 with lines lw 2 dt 2 lc rgb '%s' title 'INC predicted: L + 2o + nG', "
-				     "'loggp-predicted.dat' using 1:3 with lines lw 2 dt 2 lc rgb '%s' title 'ring predicted: 2(p-1)(L + 2o) + 2(p-1)/p nG'",
+				     "plot 'loggp-predicted.dat' using 1:2 with lines lw 2 dt 2 lc rgb '%s' title 'INC predicted: max(W_max, W/C) + L + 2o', "
+				     "'loggp-predicted.dat' using 1:3 with lines lw 2 dt 2 lc rgb '%s' title 'ring predicted: max(W_max, W/C) + 2(p-1)(L + 2o)'",
 				     algos[0].colour, algos[1].colour);
 		for (size_t a = 0; a < 2; a++) {
 			int rounds = rounds_of(r, algos[a].name, RES_ALLREDUCE, false);
@@ -1152,7 +1219,7 @@ static int write_run_plots(const struct run *r, FILE *list)
 		return -1;
 	}
 	clear_plots(pdir);
-	for (int c = RES_ALLREDUCE; c <= RES_BROADCAST; c++) {
+	for (int c = RES_ALLREDUCE; c <= RES_LAST_SIZED; c++) {
 		if (write_coll_data(r, pdir, (enum res_coll)c, have) < 0 ||
 		    write_coll_script(r, pdir, (enum res_coll)c, have, list) < 0)
 			return -1;
@@ -1410,54 +1477,191 @@ static void report_speedups(FILE *f, struct run *runs, size_t n)
 	fprintf(f, "\n");
 }
 
+/* The median of the run's measured host and switch CPU per collective (cpu.csv) of @algo / @coll / @bytes: 0 when none. */
+static double median_of(double *v, int k)
+{
+	for (int i = 0; i < k; i++) /* insertion sort of a handful */
+		for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
+/*
+ * cpu_per_call() - the medians over the run's rounds of @algo / @coll / @bytes
+ * (cpu.csv): the busiest host's CPU per collective, every node's, and the
+ * cores the rest of the machine used meanwhile (*@others: its busy time less
+ * the lab's over the wall time; -1 when not recorded). Returns the rounds
+ * found, 0 when none.
+ */
+static int cpu_per_call(const struct run *r, const char *algo, const char *coll, double bytes, double *host_max,
+			double *all, double *others)
+{
+	double hm[RES_MAX_ROUNDS + 1], al[RES_MAX_ROUNDS + 1], ot[RES_MAX_ROUNDS + 1];
+	int k = 0, ko = 0;
+
+	for (size_t i = 0; i < r->cpu.n && k <= RES_MAX_ROUNDS; i++) {
+		const struct loggp_cpu_row *c = &r->cpu.r[i];
+		if (strcmp(c->algo, algo) || strcmp(c->coll, coll) || c->bytes != bytes)
+			continue;
+		hm[k] = c->host_max / c->calls;
+		al[k++] = (c->host_sum + c->sw_sum) / c->calls;
+		if (c->machine >= 0 && c->wall > 0)
+			ot[ko++] = (c->machine - c->host_sum - c->sw_sum) / c->wall;
+	}
+	if (!k)
+		return 0;
+	*host_max = median_of(hm, k);
+	*all = median_of(al, k);
+	*others = ko ? median_of(ot, ko) : -1;
+	return k;
+}
+
+/* The model's parameters of run @r, each with how it was measured. */
+static void report_params(FILE *f, const struct run *r)
+{
+	const struct loggp *m = &r->fit;
+
+	fprintf(f, "| parameter | value | how it was measured |\n|---|---|---|\n");
+	fprintf(f, "| o_s | %.1f us | sending host's CPU per message: its VM's CPU time (/proc/PID/stat) over a stream of "
+		   "%.0f B messages, per message (difference of two stream lengths; median of %d) |\n", m->o_s, m->small, m->n_cpu);
+	fprintf(f, "| o_r | %.1f us | receiving host's CPU per message, the same stream |\n", m->o_r);
+	fprintf(f, "| o | %.1f us | (o_s + o_r) / 2 |\n", m->o);
+	if (m->batch)
+		fprintf(f, "| o_sb | %.1f us | o_s with %d work requests per post, as libinccl posts them (ib_send_bw -l) |\n",
+			m->o_sb, LOGGP_INC_POST);
+	else
+		fprintf(f, "| o_sb | %.1f us | not measured: o_s (every post counted alone) |\n", m->o_sb);
+	fprintf(f, "| G_s | %.5f us/B | sending host's CPU per byte: (CPU per %.0f B message - o_s) / the bytes |\n", m->G_s,
+		m->large);
+	fprintf(f, "| G_r | %.5f us/B | receiving host's CPU per byte, the same |\n", m->G_r);
+	if (m->hostwork) {
+		static const char *const what[3] = {
+			"G_swap | %s | libinccl's byte-order swap (comm.c to_wire) per byte: the sending host's CPU over passes "
+			"of hostwork (experiments/hostwork.c)",
+			"G_copy | %s | the ring's copy into and out of its messages, per byte, the same way",
+			"G_sum | %s | the ring's float32 sum (ring.c combine) per byte, the same way" };
+		const double g[3] = { m->G_swap, m->G_copy, m->G_sum };
+		for (int i = 0; i < 3; i++) {
+			char v[96];
+			if (g[i] > 0)
+				snprintf(v, sizeof(v), "%.5f us/B", g[i]);
+			else
+				snprintf(v, sizeof(v), "0 (below the clock's tick: under %.5f us/B)", m->hostwork_bound[i]);
+			fprintf(f, "| ");
+			fprintf(f, what[i], v);
+			fprintf(f, " |\n");
+		}
+	} else
+		fprintf(f, "| G_swap, G_copy, G_sum | - | not measured (loggp.csv without cpu_swap, cpu_copy, cpu_sum): "
+			   "the hosts' own loops are left out |\n");
+	fprintf(f, "| L | %.1f us | half a ping-pong of %.0f B (ib_send_lat, %.1f us) - 2o |\n", m->L, m->small, m->half_rtt);
+	fprintf(f, "| g | %.1f us | wall time per message of a stream of small messages (ib_send_bw -e) |\n", m->g);
+	fprintf(f, "| G | %.5f us/B (%.2f MB/s) | wall time per byte of a stream: slope of the gap over the sizes |\n", m->G,
+		1 / m->G);
+	if (m->c_sw > 0)
+		fprintf(f, "| c_sw | %.2f us | switch CPU per frame: the switches' CPU in the INC measurements (cpu.csv) / "
+			   "their rx + tx frames (switch-counters.txt, %.0f) |\n"
+			   "| f_sw | %.2f | frames the switches handled per data frame of the model's count (acknowledgements) |\n",
+			m->c_sw, r->sw_frames, m->f_sw);
+	else
+		fprintf(f, "| c_sw | - | not measured (no cpu.csv with INC measurements and switch-counters.txt): the "
+			   "switches' work is left out |\n");
+	fprintf(f, "| C | %g | cores of the lab machine (meta.yaml host_cores), shared by every VM and switch; per "
+		   "measurement less the cores the rest of the machine used meanwhile (cpu.csv's machine row: its busy "
+		   "time less the lab's, over the wall time), when recorded |\n\n", m->C);
+}
+
 static void report_loggp(FILE *f, struct run *runs, size_t n)
 {
 	bool any = false;
 
-	fprintf(f, "## LogGP\n\n"
-		   "Fitted per run from `loggp.csv` (ib_send_lat half round trips and ib_send_bw -e message gaps between rank 0 "
-		   "and a rank under another leaf): half_rtt(n) = L + 2o + n·G_pp and gap(n) = o + n·G by least squares "
-		   "(the ends are software, so a stream is limited by the per-message overhead: g = o). "
-		   "Predictions for p ranks: INC AllReduce = L + 2o + n·G (one message across the tree, aggregated in flight); "
-		   "ring AllReduce = 2(p-1)(L + 2o) + 2(p-1)/p·n·G. Measured: the median over the run's rounds "
-		   "(min – max and their number when several).\n\n");
+	fprintf(f, "## LogGP model\n\n"
+		   "Every parameter measured in the run itself (`loggp.csv`, `cpu.csv`, `switch-counters.txt`, "
+		   "analysis/loggp.h), none fitted to the collectives. The time of a collective is "
+		   "T = max(W_max, W / C) + steps·(L + 2o): W_max the busiest host's CPU work, W every host's and "
+		   "switch's, C the cores they share; a host's work is o per message (o_sb per libinccl send, posted "
+		   "%d at a time; messages of 16 packets, the ring's of 16 KiB) and G_s, G_r per byte (plus its own loops: "
+		   "G_swap for INC, G_copy or G_sum for the ring); the switches' "
+		   "frames · f_sw · c_sw. INC takes one step (up and down the tree, the ping-pong's path), the ring "
+		   "2(P-1) (AllReduce) or P-1. Measured: the median over the run's rounds (min – max and their number "
+		   "when several); error = predicted / measured - 1. C: the machine's cores less "
+		   "those the rest of the machine used during the measurement (cpu.csv; median of the rounds), when "
+		   "recorded: other work on the machine takes them from the lab; the prediction on all the machine's "
+		   "cores is shown beside. CPU per collective: the lab's measured CPU (cpu.csv, start-up and the "
+		   "tool's checks of the result included) against the model's W_max and W / C.\n\n",
+		LOGGP_INC_POST);
 	for (size_t i = n; i-- > 0;) {
-		const struct run *r = &runs[i];
+		struct run *r = &runs[i];
 		char nm[600];
+		int total = 0, within = 0;
 
 		if (!r->has_loggp)
 			continue;
 		any = true;
 		md_text(nm, sizeof(nm), r->name);
 		if (!r->fitted) {
-			fprintf(f, "- %s: no fit: %s\n\n", nm, r->fit_err);
+			fprintf(f, "- %s: no model: %s\n\n", nm, r->fit_err);
 			continue;
 		}
-		fprintf(f, "### %s\n\n| L | o = g | G | 1/G | G_pp | points |\n|---|---|---|---|---|---|\n"
-			   "| %.1f us%s | %.1f us | %.5f us/B | %.2f MB/s | %.5f us/B | %d half_rtt, %d gap |\n\n",
-			nm, r->fit.L, r->fit.L_clamped ? " (clamped: L + 2o < 2o)" : "", r->fit.o, r->fit.G, 1 / r->fit.G,
-			r->fit.G_pp, r->fit.n_pp, r->fit.n_gap);
-		fprintf(f, "| algorithm | size | measured | predicted | measured / predicted |\n|---|---|---|---|---|\n");
-		for (size_t k = 0; k < r->t.n; k++) { /* one line per algorithm and size: its first row stands for its rounds */
-			const struct res_row *x = &r->t.rows[k];
-			char t2[32], size[32];
-			double pred;
-			struct agg g;
+		fprintf(f, "### %s\n\n", nm);
+		report_params(f, r);
+		fprintf(f, "| collective | algorithm | size | measured | predicted | error | C | bound | W_max | W / C | "
+			   "steps·(L + 2o) | on all %g cores (error) | measured CPU per collective: busiest host, all / C |\n"
+			   "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", r->fit.C);
+		for (int c = 0; c < RES_NCOLL; c++)
+			for (size_t k = 0; k < r->t.n; k++) { /* one line per algorithm and size: its first row stands for its rounds */
+				const struct res_row *x = &r->t.rows[k];
+				char t2[32], size[32], w1[32], w2[32], w3[32], cc[64];
+				int lc = loggp_coll_parse(res_coll_name(x->coll));
+				int algo = !strcmp(x->algo, "inc") ? LOGGP_INC : !strcmp(x->algo, "ring") ? LOGGP_RING : -1;
+				struct loggp_pred pr, all;
+				struct loggp mc = r->fit;
+				struct agg g;
+				double hm = 0, al = 0, ot = -1;
+				int nc;
 
-			if (x->coll != RES_ALLREDUCE || x->wrong || (strcmp(x->algo, "inc") && strcmp(x->algo, "ring")) ||
-			    find_row(r, x->algo, RES_ALLREDUCE, (int64_t)x->bytes) != x)
-				continue;
-			pred = !strcmp(x->algo, "inc") ? loggp_inc_allreduce_us(&r->fit, (double)x->bytes)
-						       : loggp_ring_allreduce_us(&r->fit, (double)x->bytes, x->nranks);
-			if (pred <= 0 || !aggregate(r, x->algo, RES_ALLREDUCE, (int64_t)x->bytes, &g))
-				continue; /* a ring of one rank: nothing to predict */
-			fmt_time(t2, sizeof(t2), pred);
-			fmt_size(size, sizeof(size), x->bytes);
-			fprintf(f, "| %s | %s |", x->algo, size);
-			time_cell(f, &g);
-			fprintf(f, " %s | %.2f |\n", t2, g.t_med / pred);
-		}
-		fprintf(f, "\n");
+				if ((int)x->coll != c || x->wrong || lc < 0 || algo < 0 ||
+				    find_row(r, x->algo, x->coll, (int64_t)x->bytes) != x)
+					continue;
+				nc = cpu_per_call(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &hm, &al, &ot);
+				/* the cores the lab had: the machine's less what the rest of it used meanwhile (measured) */
+				snprintf(cc, sizeof(cc), "%g", r->fit.C);
+				if (nc && ot > 0 && r->fit.C - ot > 0) {
+					mc.C = r->fit.C - ot;
+					snprintf(cc, sizeof(cc), "%.2f (%g - %.2f others)", mc.C, r->fit.C, ot);
+				}
+				if (loggp_predict(&mc, &r->tree, (enum loggp_coll)lc, (enum loggp_algo)algo, (double)x->bytes,
+						  x->root > 0 ? x->root : 0, &pr) <= 0 ||
+				    loggp_predict(&r->fit, &r->tree, (enum loggp_coll)lc, (enum loggp_algo)algo, (double)x->bytes,
+						  x->root > 0 ? x->root : 0, &all) <= 0 ||
+				    !aggregate(r, x->algo, x->coll, (int64_t)x->bytes, &g))
+					continue;
+				double e = pr.t / g.t_med - 1;
+				total++;
+				within += fabs(e) <= 0.25;
+				fmt_time(t2, sizeof(t2), pr.t);
+				fmt_size(size, sizeof(size), x->bytes);
+				fprintf(f, "| %s | %s | %s |", coll_titles[x->coll], x->algo, size);
+				time_cell(f, &g);
+				fmt_time(w1, sizeof(w1), pr.w_max);
+				fmt_time(w2, sizeof(w2), (pr.w_hosts + pr.w_sw) / mc.C);
+				fmt_time(w3, sizeof(w3), pr.steps * (r->fit.L + 2 * r->fit.o));
+				fprintf(f, " %s | %+.0f %%%s | %s | %s | %s | %s | %s |", t2, 100 * e, fabs(e) <= 0.25 ? "" : " **miss**", cc,
+					pr.cpu_bound ? "W / C" : "W_max", w1, w2, w3);
+				fmt_time(w1, sizeof(w1), all.t);
+				fprintf(f, " %s (%+.0f %%) |", w1, 100 * (all.t / g.t_med - 1));
+				if (nc) {
+					fmt_time(w1, sizeof(w1), hm);
+					fmt_time(w2, sizeof(w2), al / mc.C);
+					fprintf(f, " %s, %s |\n", w1, w2);
+				} else {
+					fprintf(f, " - |\n");
+				}
+			}
+		fprintf(f, "\n%d of %d predictions within ±25 %% of the measured median.\n\n", within, total);
 	}
 	if (!any)
 		fprintf(f, "No run has loggp.csv (BASELINES without loggp).\n\n");
@@ -1480,7 +1684,7 @@ static void sizes_of(const struct run *r, int coll, char *buf, size_t len)
 		next = 0;
 		for (size_t i = 0; i < r->t.n; i++) {
 			const struct res_row *x = &r->t.rows[i];
-			if (coll != RES_P2P && (coll < 0 ? x->coll <= RES_BROADCAST : (int)x->coll == coll) && !x->wrong &&
+			if (coll != RES_P2P && (coll < 0 ? x->coll <= RES_LAST_SIZED : (int)x->coll == coll) && !x->wrong &&
 			    drawn(x->algo) && x->bytes > last && (!next || x->bytes < next))
 				next = x->bytes;
 		}
@@ -1515,6 +1719,12 @@ static void report_runs(FILE *f, struct run *runs, size_t n)
 		{ "reduce-time", "Reduce time vs size", RES_REDUCE },
 		{ "broadcast-throughput", "Broadcast bandwidth vs size", RES_BROADCAST },
 		{ "broadcast-time", "Broadcast time vs size", RES_BROADCAST },
+		{ "allgather-throughput", "AllGather bandwidth vs size", RES_ALLGATHER },
+		{ "allgather-time", "AllGather time vs size", RES_ALLGATHER },
+		{ "reducescatter-throughput", "ReduceScatter bandwidth vs size", RES_REDUCESCATTER },
+		{ "reducescatter-time", "ReduceScatter time vs size", RES_REDUCESCATTER },
+		{ "alltoall-throughput", "AllToAll bandwidth vs size", RES_ALLTOALL },
+		{ "alltoall-time", "AllToAll time vs size", RES_ALLTOALL },
 		{ "barrier-time", "Barrier time per algorithm", RES_P2P },
 		{ "loggp-fit", "LogGP fit", RES_P2P },
 		{ "loggp-allreduce", "AllReduce, LogGP predicted vs measured", RES_ALLREDUCE },
@@ -1737,10 +1947,12 @@ static int cmd_show(const char *dir)
 	if (load_ceiling_of(&r) > 0)
 		printf("ceiling-load %.2f MB/s\n", load_ceiling_of(&r));
 	if (r.fitted)
-		printf("loggp L=%.3f o=%.3f G=%.6f a=%.3f G_pp=%.6f%s\n", r.fit.L, r.fit.o, r.fit.G, r.fit.a, r.fit.G_pp,
-		       r.fit.L_clamped ? " (L clamped)" : "");
+		printf("loggp L=%.3f o=%.3f o_s=%.3f o_r=%.3f o_sb=%.3f G_s=%.6f G_r=%.6f G_swap=%.6f G_copy=%.6f G_sum=%.6f "
+		       "g=%.3f G=%.6f c_sw=%.3f f_sw=%.3f C=%d\n",
+		       r.fit.L, r.fit.o, r.fit.o_s, r.fit.o_r, r.fit.o_sb, r.fit.G_s, r.fit.G_r, r.fit.G_swap, r.fit.G_copy,
+		       r.fit.G_sum, r.fit.g, r.fit.G, r.fit.c_sw, r.fit.f_sw, (int)r.fit.C);
 	else if (r.has_loggp)
-		printf("loggp: no fit: %s\n", r.fit_err);
+		printf("loggp: no model: %s\n", r.fit_err);
 	free_run(&r);
 	return 0;
 }

@@ -1,11 +1,46 @@
 /*
- * loggp.c — LogGP fit and predictions (see loggp.h for the model and why).
+ * loggp.c — the LogGP parameters from the lab's measurements and the
+ * collective times they predict (see loggp.h for the model and why).
  */
 #include "loggp.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+int loggp_coll_parse(const char *s)
+{
+	static const char *const names[LOGGP_NCOLL] = { "allreduce", "reduce", "broadcast", "allgather",
+							"reducescatter", "alltoall" };
+
+	for (int i = 0; i < LOGGP_NCOLL; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
+int loggp_tree_parse(const char *name, struct loggp_tree *t)
+{
+	const char *s = name;
+
+	memset(t, 0, sizeof(*t));
+	while (*s) {
+		char *end;
+		long v = strtol(s, &end, 10);
+		if (end == s || v < 1 || v > 1000000 || t->levels == LOGGP_MAX_LEVELS)
+			return -1;
+		if (t->levels == 0 ? v != 1 : v % t->count[t->levels - 1] != 0)
+			return -1;
+		t->count[t->levels++] = (int)v;
+		if (*end == '-' && end[1])
+			end++;
+		else if (*end)
+			return -1;
+		s = end;
+	}
+	return t->levels >= 2 ? 0 : -1;
+}
 
 int loggp_line(const double *x, const double *y, size_t n, double *a, double *b)
 {
@@ -30,67 +65,523 @@ int loggp_line(const double *x, const double *y, size_t n, double *a, double *b)
 	return 0;
 }
 
-/* The line through the points of measure @which. */
-static int fit_measure(const struct res_point *p, size_t n, enum res_measure which, double *a, double *b, int *used)
+static int cmp_double(const void *a, const void *b)
 {
-	double *x = calloc(n ? n : 1, sizeof(double)), *y = calloc(n ? n : 1, sizeof(double));
-	size_t k = 0;
-	int rc = -1;
+	double x = *(const double *)a, y = *(const double *)b;
 
-	if (x && y) {
-		for (size_t i = 0; i < n; i++)
-			if (p[i].measure == which) {
-				x[k] = p[i].bytes;
-				y[k++] = p[i].value_us;
-			}
-		rc = loggp_line(x, y, k, a, b);
-	}
-	*used = (int)k;
-	free(x);
-	free(y);
-	return rc;
+	return (x > y) - (x < y);
 }
 
-int loggp_fit(const struct res_point *p, size_t n, struct loggp *m, char *err, size_t errlen)
+/*
+ * median_at() - the median of the values of measure @which at @bytes (the
+ * mean of the middle two for an even count), its count in *@k; NAN when none.
+ */
+static double median_at(const struct res_point *p, size_t n, enum res_measure which, double bytes, int *k)
 {
-	double g0;
+	double v[64];
+	int m = 0;
 
-	if (fit_measure(p, n, RES_HALF_RTT, &m->a, &m->G_pp, &m->n_pp) < 0) {
-		snprintf(err, errlen, "half_rtt measured at %d size(s): the fit needs two or more sizes", m->n_pp);
+	for (size_t i = 0; i < n && m < 64; i++)
+		if (p[i].measure == which && p[i].bytes == bytes)
+			v[m++] = p[i].value_us;
+	*k = m;
+	if (!m)
+		return NAN;
+	qsort(v, (size_t)m, sizeof(double), cmp_double);
+	return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+}
+
+/* The smallest (@want_max false) or largest size measured of @which; -1 when none. */
+static double size_of(const struct res_point *p, size_t n, enum res_measure which, bool want_max)
+{
+	double s = -1;
+
+	for (size_t i = 0; i < n; i++)
+		if (p[i].measure == which && (s < 0 || (want_max ? p[i].bytes > s : p[i].bytes < s)))
+			s = p[i].bytes;
+	return s;
+}
+
+int loggp_params(const struct res_point *p, size_t n, int cores, double sw_cpu_us, double sw_frames,
+		 double model_frames, struct loggp *m, char *err, size_t errlen)
+{
+	double x[64], y[64], a;
+	size_t k = 0;
+	int c1, c2, c3, c4;
+
+	memset(m, 0, sizeof(*m));
+	m->small = size_of(p, n, RES_CPU_SEND, false);
+	m->large = size_of(p, n, RES_CPU_SEND, true);
+	if (m->small < 0 || m->large <= m->small || size_of(p, n, RES_CPU_RECV, false) != m->small ||
+	    size_of(p, n, RES_CPU_RECV, true) != m->large) {
+		snprintf(err, errlen, "loggp.csv has no cpu_send and cpu_recv at two sizes (a run from before the CPU "
+				      "measures): o and G cannot be measured");
 		return -1;
 	}
-	if (fit_measure(p, n, RES_GAP, &g0, &m->G, &m->n_gap) < 0) {
-		snprintf(err, errlen, "gap measured at %d size(s): the fit needs two or more sizes", m->n_gap);
+	m->o_s = median_at(p, n, RES_CPU_SEND, m->small, &c1);
+	m->o_r = median_at(p, n, RES_CPU_RECV, m->small, &c2);
+	m->G_s = (median_at(p, n, RES_CPU_SEND, m->large, &c3) - m->o_s) / (m->large - m->small);
+	m->G_r = (median_at(p, n, RES_CPU_RECV, m->large, &c4) - m->o_r) / (m->large - m->small);
+	m->n_cpu = c1 < c2 ? c1 : c2;
+	m->o = (m->o_s + m->o_r) / 2;
+	m->o_sb = median_at(p, n, RES_CPU_SEND_BATCH, m->small, &c1);
+	m->batch = c1 > 0;
+	if (!m->batch)
+		m->o_sb = m->o_s;
+	if (!(m->o_s > 0) || !(m->o_r > 0) || !(m->o_sb > 0)) {
+		snprintf(err, errlen, "host CPU per message not above 0 (o_s %.3g, o_r %.3g, batched o_s %.3g us): "
+				      "the CPU measures are noise, not a parameter", m->o_s, m->o_r, m->o_sb);
 		return -1;
 	}
-	if (m->G <= 0) {
-		snprintf(err, errlen, "the streaming gap does not grow with the size (G = %.3g us/B): measurements too noisy", m->G);
+	if (!(m->G_s > 0) || !(m->G_r > 0)) {
+		snprintf(err, errlen, "host CPU per byte not above 0 (G_s %.3g, G_r %.3g us/B): the CPU measures are "
+				      "noise, not a parameter", m->G_s, m->G_r);
 		return -1;
 	}
-	/* a stream of tiny messages can fit a negative intercept: then no overhead is visible */
-	m->o = m->g = g0 > 0 ? g0 : 0;
-	m->L = m->a - 2 * m->o;
-	m->L_clamped = m->L < 0;
-	if (m->L_clamped)
-		m->L = 0;
+	double small_rtt = size_of(p, n, RES_HALF_RTT, false);
+	if (small_rtt < 0) {
+		snprintf(err, errlen, "loggp.csv has no half_rtt: L cannot be measured");
+		return -1;
+	}
+	m->half_rtt = median_at(p, n, RES_HALF_RTT, small_rtt, &c1);
+	m->L = m->half_rtt - 2 * m->o;
+	if (!(m->L > 0)) {
+		snprintf(err, errlen, "L = half round trip %.3g us - 2o %.3g us is not above 0", m->half_rtt, 2 * m->o);
+		return -1;
+	}
+	for (size_t i = 0; i < n && k < 64; i++)
+		if (p[i].measure == RES_GAP) {
+			x[k] = p[i].bytes;
+			y[k++] = p[i].value_us;
+		}
+	if (loggp_line(x, y, k, &a, &m->G) < 0) {
+		snprintf(err, errlen, "gap measured at fewer than two sizes: G (the stream's time per byte) unknown");
+		return -1;
+	}
+	m->g = median_at(p, n, RES_GAP, size_of(p, n, RES_GAP, false), &c1);
+	if (cores < 1) {
+		snprintf(err, errlen, "the lab machine's cores (meta.yaml host_cores) unknown");
+		return -1;
+	}
+	static const enum res_measure hw[3] = { RES_CPU_SWAP, RES_CPU_COPY, RES_CPU_SUM };
+	double *hg[3] = { &m->G_swap, &m->G_copy, &m->G_sum };
+	int hk = 0;
+	for (int i = 0; i < 3; i++) {
+		double bytes = size_of(p, n, hw[i], true), v = median_at(p, n, hw[i], bytes, &c1), tick = 0;
+		if (!c1)
+			continue;
+		hk++;
+		for (size_t j = 0; j < n; j++) /* one clock tick per pass of the difference: its resolution */
+			if (p[j].measure == hw[i] && p[j].bytes == bytes)
+				tick = LOGGP_TICK_US / p[j].iters;
+		if (v > 0) {
+			*hg[i] = v / bytes;
+		} else if (v >= -tick) { /* within a tick of 0: smaller than the clock can show */
+			*hg[i] = 0;
+			m->hostwork_bound[i] = tick / bytes;
+		} else {
+			snprintf(err, errlen, "host work per pass of %.0f B is %.3g us, below 0 by more than a clock tick "
+					      "(%.3g us): the hostwork measures are noise, not a parameter", bytes, v, tick);
+			return -1;
+		}
+	}
+	m->hostwork = hk == 3;
+	if (!m->hostwork)
+		m->G_swap = m->G_copy = m->G_sum = 0;
+	m->C = cores;
+	m->message = LOGGP_INC_MESSAGE;
+	if (sw_cpu_us > 0 && sw_frames > 0 && model_frames > 0) {
+		m->c_sw = sw_cpu_us / sw_frames;
+		m->f_sw = sw_frames / model_frames;
+	}
 	return 0;
 }
 
-double loggp_p2p_us(const struct loggp *m, double bytes)
+/* ---- the tree ------------------------------------------------------------------ */
+
+static int hosts_of(const struct loggp_tree *t)
 {
-	return m->L + 2 * m->o + bytes * m->G;
+	return t->count[t->levels - 1];
 }
 
-double loggp_inc_allreduce_us(const struct loggp *m, double bytes)
+/* Frames per packet of an aggregation up the whole tree (each switch: one from each child, one up but the root's). */
+static double up_all(const struct loggp_tree *t)
 {
-	return loggp_p2p_us(m, bytes);
+	double f = 0;
+
+	for (int i = 0; i + 1 < t->levels; i++)
+		f += t->count[i + 1] + (i ? t->count[i] : 0);
+	return f;
 }
 
-double loggp_ring_allreduce_us(const struct loggp *m, double bytes, int p)
+/* Frames per packet of one path from a host to the root, or from the root down to one host. */
+static double path(const struct loggp_tree *t)
 {
-	double steps = 2.0 * (p - 1);
+	return 2.0 * (t->levels - 1) - 1;
+}
 
-	if (p < 2)
+static double packets(double bytes)
+{
+	return bytes > 0 ? ceil(bytes / LOGGP_PKT) : 1;
+}
+
+/*
+ * Per packet (1 KiB) of the collective, summed over every switch, what each
+ * receives and sends of data (acknowledgements are in f_sw):
+ *   AllReduce, Broadcast  up the whole tree aggregating, down to every host
+ *                         (a Broadcast's non-roots send empty packets up that
+ *                         keep their sequence numbers aligned): 2·up_all
+ *   Reduce                up_all, then one path down to the root
+ * and the collectives libinccl makes of one primitive per block of N/P
+ * (hostlib/README.md, coll.c), each block's packets from every host:
+ *   AllGather             a Broadcast of each rank's block: P blocks, 2·up_all
+ *   ReduceScatter         a Reduce of each block to its owner: P blocks,
+ *                         up_all + one path down
+ *   AllToAll              a Route of each (source, destination) block: every
+ *                         host sends its packets (empty but the source's), up
+ *                         the tree and one path down: P(P-1) blocks
+ */
+double loggp_frames(const struct loggp_tree *t, enum loggp_coll c, double bytes, int root)
+{
+	double npk = packets(bytes);
+	int p = hosts_of(t);
+
+	(void)root; /* a uniform tree: every root's path is as long */
+	switch (c) {
+	case LOGGP_ALLREDUCE:
+	case LOGGP_BROADCAST:
+		return npk * 2 * up_all(t);
+	case LOGGP_REDUCE:
+		return npk * (up_all(t) + path(t));
+	case LOGGP_ALLGATHER:
+		return p * packets(bytes / p) * 2 * up_all(t);
+	case LOGGP_REDUCESCATTER:
+		return p * packets(bytes / p) * (up_all(t) + path(t));
+	case LOGGP_ALLTOALL:
+		return p * (p - 1.0) * packets(bytes / p) * (up_all(t) + path(t));
+	default:
 		return 0;
-	return steps * (m->L + 2 * m->o) + steps / p * bytes * m->G;
+	}
+}
+
+/* ---- host work ------------------------------------------------------------------- */
+
+/* libinccl's messages for @bytes: packet 0 alone, then messages of m->message packets. */
+static double inc_msgs(const struct loggp *m, double bytes)
+{
+	return 1 + ceil((packets(bytes) - 1) / (m->message > 0 ? m->message : LOGGP_INC_MESSAGE));
+}
+
+/* CPU of sending @bytes through libinccl: its posts carry LOGGP_INC_POST work requests (o_sb each), every byte swapped. */
+static double inc_send(const struct loggp *m, double bytes)
+{
+	return inc_msgs(m, bytes) * m->o_sb + bytes * (m->G_s + m->G_swap);
+}
+
+/* CPU of receiving @bytes of results through libinccl: a completion and a repost per message, every byte swapped. */
+static double inc_recv(const struct loggp *m, double bytes)
+{
+	return inc_msgs(m, bytes) * m->o_r + bytes * (m->G_r + m->G_swap);
+}
+
+enum ring_way { RING_SEND, RING_COPY, RING_SUM };
+
+/*
+ * CPU of @k messages of @each bytes the ring sends (each byte copied into its
+ * message) or receives (each byte copied out, or summed in a reduce step):
+ * one post, one completion per message of at most 16 KiB.
+ */
+static double ring_xfer(const struct loggp *m, double k, double each, enum ring_way way)
+{
+	double msgs = k * ceil(each / LOGGP_RING_PIECE), b = k * each;
+
+	if (msgs < k)
+		msgs = k;
+	if (way == RING_SEND)
+		return msgs * m->o_s + b * (m->G_s + m->G_copy);
+	return msgs * m->o_r + b * (m->G_r + (way == RING_SUM ? m->G_sum : m->G_copy));
+}
+
+/*
+ * Each host's work and the steps, per collective and algorithm (P ranks, N bytes):
+ *   INC AllReduce      every host sends N and receives N; 1 step (up and down the
+ *                      tree is the path the ping-pong crossed)
+ *   INC Reduce         every host sends N, the root also receives N (the root is the
+ *                      busiest: its receiving holds back the switches' slots and so
+ *                      every sender, the back-pressure); 1 step
+ *   INC Broadcast      the root sends N; every other rank sends one empty packet per
+ *                      packet (work request each, o_sb) and receives N; 1 step
+ * libinccl's block collectives, one primitive per block of N/P, each block waiting
+ * for its results before the next (hostlib/README.md, coll.c):
+ *   INC AllGather      P Broadcasts: a host sends its block, and for each other block
+ *                      its empty packets, and receives it; P steps
+ *   INC ReduceScatter  P Reduces: a host sends its part of every block (N in all)
+ *                      and receives its own block; P steps
+ *   INC AllToAll       per-peer puts done one after another, as the seed's CPU proxy
+ *                      (seeds/004, IBRC: T = L + 2o + M·G, M = (P-1)·N/P, the overhead
+ *                      paid per peer, serially): a Route of each of the P(P-1) blocks,
+ *                      every host sending its packets (data in its own P-1, empty in the
+ *                      others') and receiving its P-1; P(P-1) steps
+ *   ring AllReduce     reduce-scatter then all-gather: 2(P-1) steps, each host sends and
+ *                      receives 2(P-1) pieces of N/P
+ *   ring Broadcast     a chain from the root: every rank but the last receives and
+ *                      forwards N, the root only sends, the last only receives; P-1 steps
+ *   ring Reduce        the chain the other way (not in libinccl: the model for MPI's)
+ *   ring AllGather,    P-1 steps, each host sends and receives P-1 pieces of N/P
+ *   ReduceScatter
+ *   ring AllToAll      forwarded hop by hop: each link carries P(P-1)/2 blocks, so each
+ *                      host sends and receives P(P-1)/2 blocks of N/P; P-1 steps
+ * Every byte a host handles also costs its own loops (G_swap, G_copy, G_sum: see loggp.h).
+ */
+double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum loggp_coll c, enum loggp_algo a,
+		     double bytes, int root, struct loggp_pred *out)
+{
+	int p = hosts_of(t);
+	double w[4096], steps = 1, npk = packets(bytes), b = bytes / p;
+	struct loggp_pred r = { 0 };
+
+	if (p < 2 || p > 4096 || root < 0 || root >= p)
+		return -1;
+	for (int h = 0; h < p; h++) {
+		if (a == LOGGP_INC) {
+			switch (c) {
+			case LOGGP_ALLREDUCE: w[h] = inc_send(m, bytes) + inc_recv(m, bytes); break;
+			case LOGGP_REDUCE: w[h] = inc_send(m, bytes) + (h == root ? inc_recv(m, bytes) : 0); break;
+			case LOGGP_BROADCAST:
+				w[h] = h == root ? inc_send(m, bytes) : npk * m->o_sb + inc_recv(m, bytes);
+				break;
+			case LOGGP_ALLGATHER: /* its block, and the others' as a non-root of their Broadcasts */
+				w[h] = inc_send(m, b) + (p - 1) * (packets(b) * m->o_sb + inc_recv(m, b));
+				steps = p;
+				break;
+			case LOGGP_REDUCESCATTER: /* its part of every block, and its own block's result */
+				w[h] = p * inc_send(m, b) + inc_recv(m, b);
+				steps = p;
+				break;
+			case LOGGP_ALLTOALL: /* its P-1 blocks, empty packets in the others' P(P-1) - (P-1) */
+				w[h] = (p - 1) * (inc_send(m, b) + inc_recv(m, b)) + (p - 1.0) * (p - 1) * packets(b) * m->o_sb;
+				steps = p * (p - 1.0);
+				break;
+			default: return -1;
+			}
+		} else {
+			int last = (root + p - 1) % p; /* the chain's end */
+			switch (c) {
+			case LOGGP_ALLREDUCE: /* P-1 pieces summed, P-1 copied */
+				w[h] = ring_xfer(m, 2.0 * (p - 1), b, RING_SEND) + ring_xfer(m, p - 1.0, b, RING_SUM) +
+				       ring_xfer(m, p - 1.0, b, RING_COPY);
+				steps = 2.0 * (p - 1);
+				break;
+			case LOGGP_BROADCAST:
+				w[h] = (h != last ? ring_xfer(m, 1, bytes, RING_SEND) : 0) +
+				       (h != root ? ring_xfer(m, 1, bytes, RING_COPY) : 0);
+				steps = p - 1;
+				break;
+			case LOGGP_REDUCE: /* the chain ends at the root: the rank after it starts */
+				w[h] = (h != root ? ring_xfer(m, 1, bytes, RING_SEND) : 0) +
+				       (h != (root + 1) % p ? ring_xfer(m, 1, bytes, RING_SUM) : 0);
+				steps = p - 1;
+				break;
+			case LOGGP_ALLGATHER:
+			case LOGGP_REDUCESCATTER:
+				w[h] = ring_xfer(m, p - 1.0, b, RING_SEND) +
+				       ring_xfer(m, p - 1.0, b, c == LOGGP_REDUCESCATTER ? RING_SUM : RING_COPY);
+				steps = p - 1;
+				break;
+			case LOGGP_ALLTOALL:
+				w[h] = ring_xfer(m, p * (p - 1) / 2.0, b, RING_SEND) + ring_xfer(m, p * (p - 1) / 2.0, b, RING_COPY);
+				steps = p - 1;
+				break;
+			default: return -1;
+			}
+		}
+		r.w_hosts += w[h];
+		if (w[h] > r.w_max)
+			r.w_max = w[h];
+	}
+	if (a == LOGGP_INC) {
+		r.frames = loggp_frames(t, c, bytes, root);
+		r.w_sw = r.frames * m->f_sw * m->c_sw;
+	}
+	r.steps = steps;
+	double shared = (r.w_hosts + r.w_sw) / m->C;
+	r.cpu_bound = shared > r.w_max;
+	r.t = (r.cpu_bound ? shared : r.w_max) + steps * (m->L + 2 * m->o);
+	if (out)
+		*out = r;
+	return r.t;
+}
+
+/* ---- the run's CPU and frame records ---------------------------------------------------- */
+
+int loggp_load_cpu(const char *path, struct loggp_cpu *c, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char buf[512];
+	int line = 0;
+
+	memset(c, 0, sizeof(*c));
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot open", path);
+		return -1;
+	}
+	while (fgets(buf, sizeof(buf), f)) {
+		char *v[10], *s = buf, *nl = strchr(buf, '\n');
+		int nf = 0;
+		line++;
+		if (!nl && !feof(f)) {
+			snprintf(err, errlen, "%s:%d: line longer than %zu characters", path, line, sizeof(buf) - 2);
+			goto bad;
+		}
+		if (nl)
+			*nl = 0;
+		if (line == 1) {
+			if (strcmp(buf, LOGGP_CPU_HEADER)) {
+				snprintf(err, errlen, "%s:1: header is not '%s'", path, LOGGP_CPU_HEADER);
+				goto bad;
+			}
+			continue;
+		}
+		if (!buf[0])
+			continue;
+		for (v[nf++] = s; *s && nf < 10; s++)
+			if (*s == ',') {
+				*s = 0;
+				v[nf++] = s + 1;
+			}
+		char *e1, *e2, *e3, *e4, *e5, *e6;
+		double bytes = strtod(v[2], &e1), cpu = nf == 9 ? strtod(v[7], &e4) : 0, wall = nf == 9 ? strtod(v[8], &e5) : 0;
+		long round = strtol(v[3], &e2, 10), calls = nf == 9 ? strtol(v[4], &e3, 10) : 0;
+		(void)e6;
+		if (nf != 9 || *e1 || *e2 || *e3 || *e4 || *e5 || !v[2][0] || !v[7][0] || !v[8][0] || bytes < 0 ||
+		    round < 1 || calls < 1 || cpu < 0 || wall < 0 || strlen(v[0]) >= 16 || strlen(v[1]) >= 16 ||
+		    (strcmp(v[6], "host") && strcmp(v[6], "switch") && strcmp(v[6], "machine"))) {
+			snprintf(err, errlen,
+				 "%s:%d: not 'algorithm,collective,bytes,round,calls,node,host|switch|machine,cpu_us,wall_us'",
+				 path, line);
+			goto bad;
+		}
+		struct loggp_cpu_row *r = c->n ? &c->r[c->n - 1] : NULL;
+		if (!r || strcmp(r->algo, v[0]) || strcmp(r->coll, v[1]) || r->bytes != bytes || r->round != round ||
+		    r->calls != calls || r->wall != wall) {
+			if (c->n == c->cap) {
+				size_t cap = c->cap ? 2 * c->cap : 64;
+				void *p = realloc(c->r, cap * sizeof(*c->r));
+				if (!p) {
+					snprintf(err, errlen, "%s:%d: out of memory", path, line);
+					goto bad;
+				}
+				c->r = p;
+				c->cap = cap;
+			}
+			r = &c->r[c->n++];
+			memset(r, 0, sizeof(*r));
+			snprintf(r->algo, sizeof(r->algo), "%s", v[0]);
+			snprintf(r->coll, sizeof(r->coll), "%s", v[1]);
+			r->bytes = bytes;
+			r->round = (int)round;
+			r->calls = (int)calls;
+			r->wall = wall;
+			r->machine = -1;
+		}
+		if (!strcmp(v[6], "machine")) {
+			r->machine = cpu;
+		} else if (!strcmp(v[6], "host")) {
+			r->hosts++;
+			r->host_sum += cpu;
+			if (cpu > r->host_max)
+				r->host_max = cpu;
+		} else {
+			r->switches++;
+			r->sw_sum += cpu;
+		}
+	}
+	if (line == 0) {
+		snprintf(err, errlen, "%s: empty: no header line", path);
+		goto bad;
+	}
+	fclose(f);
+	return 0;
+bad:
+	fclose(f);
+	loggp_cpu_free(c);
+	return -1;
+}
+
+void loggp_cpu_free(struct loggp_cpu *c)
+{
+	free(c->r);
+	memset(c, 0, sizeof(*c));
+}
+
+/* The value of counter @name= in @line, or -1 (absent); -2 when it is not a whole number. */
+static double counter(const char *line, const char *name)
+{
+	char key[40];
+	const char *p;
+
+	snprintf(key, sizeof(key), " %s=", name);
+	if (!(p = strstr(line, key)))
+		return -1;
+	p += strlen(key);
+	if (*p < '0' || *p > '9')
+		return -2;
+	char *end;
+	double v = strtod(p, &end);
+	return *end && *end != ' ' && *end != '\n' ? -2 : v;
+}
+
+int loggp_load_frames(const char *path, double *frames, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char buf[4096];
+	struct { char key[80]; double rx, tx; } seen[512];
+	int nseen = 0, line = 0;
+	double total = 0;
+
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot open", path);
+		return -1;
+	}
+	while (fgets(buf, sizeof(buf), f)) {
+		char *c = strstr(buf, " comm "), key[80];
+		unsigned comm;
+		line++;
+		if (!c || sscanf(c, " comm %u:", &comm) != 1)
+			continue;
+		const char *w = c; /* the switch: the word before " comm " */
+		while (w > buf && w[-1] != ' ')
+			w--;
+		snprintf(key, sizeof(key), "%.*s/%u", (int)(c - w) < 60 ? (int)(c - w) : 60, w, comm);
+		double rx = counter(c, "rx_frames"), tx = counter(c, "tx_frames");
+		if (rx == -1 && tx == -1)
+			continue; /* another message of that communicator (a fault armed) */
+		if (rx < 0 || tx < 0) {
+			snprintf(err, errlen, "%s:%d: rx_frames or tx_frames missing or not a number", path, line);
+			fclose(f);
+			return -1;
+		}
+		int i = 0;
+		while (i < nseen && strcmp(seen[i].key, key))
+			i++;
+		if (i == nseen) {
+			if (nseen == 512) {
+				snprintf(err, errlen, "%s:%d: more than 512 communicators", path, line);
+				fclose(f);
+				return -1;
+			}
+			snprintf(seen[nseen].key, sizeof(seen[nseen].key), "%s", key);
+			seen[nseen].rx = seen[nseen].tx = 0;
+			nseen++;
+		} else if (rx < seen[i].rx) { /* counters start again: a new communicator of that number */
+			total += seen[i].rx + seen[i].tx;
+		}
+		seen[i].rx = rx;
+		seen[i].tx = tx;
+	}
+	fclose(f);
+	for (int i = 0; i < nseen; i++)
+		total += seen[i].rx + seen[i].tx;
+	*frames = total;
+	return 0;
 }

@@ -1,19 +1,48 @@
 /*
- * loggp.h — the LogGP model of seeds/004 (T = L + 2o + n·G) fitted from the
- * lab's ping-pong and streaming measurements (experiments/loggp.sh), and the
- * collective times it predicts.
+ * loggp.h — the LogGP model of the lab (seeds/004: one message T = L + 2o +
+ * n·G), every parameter measured, not fitted to the collectives it predicts,
+ * and the collective times it predicts.
  *
- * The fit (loggp_fit):
- *   half_rtt(n) = a + n·G_pp     least squares over every size measured;
- *                                a = L + 2o (one message, both ends' overhead)
- *   gap(n)      = g0 + n·G       least squares over every size measured;
- *                                G = time per byte of a back-to-back stream,
- *                                g0 = time per message of that stream at 0 B
- *   o = g0                       the ends are software (rxe, and under TCG an
- *                                emulated CPU): a stream is limited by the
- *                                per-message overhead, so g = o
- *   L = a - 2o                   (clamped at 0, and said so, if negative)
- * Times in microseconds, G in microseconds per byte (1/G is MB/s).
+ * Parameters (experiments/loggp.sh's loggp.csv, cpu.csv and
+ * switch-counters.txt of the same run, meta.yaml):
+ *   o_s, o_r   host CPU per message, sending and receiving: the CPU time of
+ *              each host's process on the lab machine (its VM) over a stream
+ *              of small messages, per message (cpu_send, cpu_recv at the
+ *              smallest size; the median of the repetitions); o = (o_s + o_r) / 2
+ *   o_sb       o_s with the work requests posted LOGGP_BATCH (32, libinccl's
+ *              POST_BATCH) per ibv_post_send() (cpu_send_batch); o_s when
+ *              not measured (then every post counts alone)
+ *   G_s, G_r   host CPU per byte sending and receiving: (CPU per message of
+ *              the largest size - o) / its bytes
+ *   L          half a ping-pong at the smallest size (half_rtt) - 2o: the
+ *              time on the wire and in the switches
+ *   G_swap,    the host's own CPU per byte in libinccl's loops (hostwork.c in
+ *   G_copy,    the sending host, per pass over `bytes`): INC swaps the byte
+ *   G_sum      order of every byte it sends and receives; the ring copies each
+ *              byte it sends into a message and each it receives in a copy
+ *              step, and sums each it receives in a reduce step (float32);
+ *              0 when not measured (a run from before them), said in REPORT;
+ *              a median within one clock tick (per pass) of 0 is 0, with that
+ *              tick as its bound: smaller than /proc's clock can show
+ *   g, G       the stream's wall time per small message (gap at the smallest
+ *              size) and per byte (slope of gap over the sizes): shown, the
+ *              lab's hosts are CPU-bound, so the work terms use G_s, G_r
+ *   c_sw       switch CPU per frame: the switches' CPU time (cpu.csv) over
+ *              the frames they received and sent (rx_frames + tx_frames of
+ *              switch-counters.txt) in the run's INC measurements
+ *   f_sw       frames the switches handled per data frame of the model's
+ *              count (acknowledgements and the like): counted / modelled,
+ *              in the same INC measurements
+ *   C          cores of the lab machine (meta.yaml host_cores): every host's
+ *              VM and every switch shares them
+ *
+ * The time of a collective of N bytes (loggp_predict()):
+ *   T = max(W_max, W_total / C) + steps · (L + 2o)
+ * W_max is the busiest host's CPU work, W_total every host's plus the
+ * switches' (frames · f_sw · c_sw); each host's work counts its messages
+ * (o per message, o_sb per libinccl send, which posts POST_BATCH at a time)
+ * and bytes (G per byte); steps are the latencies on the critical path.
+ * loggp_predict() documents each collective and algorithm.
  */
 #ifndef LOGGP_H
 #define LOGGP_H
@@ -23,12 +52,62 @@
 
 #include "results.h"
 
+#define LOGGP_PKT 1024         /* the lab's RoCE MTU: one switch slot, one frame of data */
+#define LOGGP_INC_MESSAGE 16   /* libinccl's packets per message (hostlib/comm.c default; meta.yaml message) */
+#define LOGGP_INC_POST 32      /* libinccl's work requests per ibv_post_send() (POST_BATCH) */
+#define LOGGP_RING_PIECE 16384 /* libinccl ring's bytes per message (ring.c RING_PIECE) */
+#define LOGGP_MAX_LEVELS 8
+#define LOGGP_TICK_US 10000.0  /* /proc/PID/stat counts CPU time in ticks of 1/USER_HZ = 1/100 s */
+
+/* The measured parameters; times in microseconds, per byte in us/B. */
 struct loggp {
-	double L, o, g, G;   /* us, us, us, us/byte */
-	double a, G_pp;      /* the ping-pong line: a + n·G_pp */
-	int n_pp, n_gap;     /* points in each fit */
-	bool L_clamped;      /* a < 2o: L set to 0 */
+	double L, o, o_s, o_r, o_sb, G_s, G_r;
+	double G_swap, G_copy, G_sum; /* host CPU per byte of libinccl's own loops; 0: not measured */
+	bool hostwork;       /* G_swap, G_copy, G_sum measured */
+	double hostwork_bound[3]; /* swap, copy, sum: when measured as 0 (within a clock tick), the most it can be (us/B) */
+	double g, G;         /* the stream's wall time per small message and per byte */
+	double half_rtt;     /* the ping-pong at the smallest size */
+	double small, large; /* the sizes o and G were measured at */
+	double c_sw, f_sw;   /* us per switch frame, frames per modelled data frame; 0: not measured */
+	double C;            /* cores: the machine's, or those the lab had (the machine's less the rest's use) */
+	int message;         /* libinccl's packets per message (meta.yaml; LOGGP_INC_MESSAGE by default) */
+	bool batch;          /* o_sb measured */
+	int n_cpu;           /* repetitions of each CPU measure used */
 };
+
+enum loggp_coll { LOGGP_ALLREDUCE, LOGGP_REDUCE, LOGGP_BROADCAST, LOGGP_ALLGATHER, LOGGP_REDUCESCATTER,
+		  LOGGP_ALLTOALL, LOGGP_NCOLL };
+enum loggp_algo { LOGGP_INC, LOGGP_RING };
+
+/* A uniform tree: count[0] = 1 root switch, count[i] nodes at level i, hosts at the last level. */
+struct loggp_tree {
+	int levels;                   /* levels of nodes, hosts included (1-2-4: 3) */
+	int count[LOGGP_MAX_LEVELS];
+};
+
+/* A prediction and its terms (us). */
+struct loggp_pred {
+	double t;             /* the prediction */
+	double w_max;         /* the busiest host's work */
+	double w_hosts;       /* every host's work */
+	double w_sw;          /* the switches' work */
+	double frames;        /* the switches' data frames (model's count) */
+	double steps;         /* latencies on the critical path */
+	bool cpu_bound;       /* W_total / C > W_max */
+};
+
+/**
+ * loggp_coll_parse() - the collective named @s (allreduce, reduce, broadcast,
+ * allgather, reducescatter, alltoall), -1 if none.
+ */
+int loggp_coll_parse(const char *s);
+
+/**
+ * loggp_tree_parse() - the uniform tree of topology name @name ("1-2-4":
+ * node counts per level, each a multiple of the one before, hosts last).
+ * Returns 0, or -1 when @name is not such a list (2..LOGGP_MAX_LEVELS levels).
+ */
+int loggp_tree_parse(const char *name, struct loggp_tree *t);
 
 /**
  * loggp_line() - least-squares line y = a + b·x through @n points.
@@ -37,30 +116,73 @@ struct loggp {
 int loggp_line(const double *x, const double *y, size_t n, double *a, double *b);
 
 /**
- * loggp_fit() - the parameters from the points of loggp.csv (see above).
- * Returns 0, or -1 with the reason in @err (fewer than two sizes of
- * half_rtt or gap, or a negative per-byte time).
+ * loggp_params() - the parameters from the points of loggp.csv (see above),
+ * @cores (C), and the switches' @sw_cpu_us, @sw_frames (counted) and
+ * @model_frames over the run's INC measurements (c_sw and f_sw; 0 when not
+ * measured). Returns 0, or -1 with the reason in @err: a measure missing
+ * (half_rtt and gap at two sizes or more, cpu_send and cpu_recv at two
+ * sizes), or a parameter that is not physically meaningful (o_s, o_r, G_s,
+ * G_r or L not above 0): the model refuses such data rather than clamp it.
  */
-int loggp_fit(const struct res_point *p, size_t n, struct loggp *m, char *err, size_t errlen);
-
-/** loggp_p2p_us() - one message of @bytes between two hosts: L + 2o + n·G. */
-double loggp_p2p_us(const struct loggp *m, double bytes);
-
-/**
- * loggp_inc_allreduce_us() - in-network AllReduce of @bytes per rank: every
- * rank's data goes up the tree and the result comes down, aggregated in
- * flight, over the same path as the measured host-to-host message (rank 0
- * to a rank under another leaf, through every level), so its time is one
- * such message: L + 2o + n·G. The switches' own work is not in the model;
- * measured against predicted shows what it costs.
- */
-double loggp_inc_allreduce_us(const struct loggp *m, double bytes);
+int loggp_params(const struct res_point *p, size_t n, int cores, double sw_cpu_us, double sw_frames,
+		 double model_frames, struct loggp *m, char *err, size_t errlen);
 
 /**
- * loggp_ring_allreduce_us() - host-based ring AllReduce of @bytes on @p
- * ranks: 2(p-1) steps (reduce-scatter, then allgather), each one message of
- * n/p bytes to the next rank: 2(p-1)·(L + 2o) + 2(p-1)/p·n·G.
+ * loggp_frames() - the data frames the switches of @t receive and send for
+ * collective @c of @bytes with in-network aggregation (@root for Reduce and
+ * Broadcast): per packet of 1 KiB, summed over every switch. See loggp.c.
  */
-double loggp_ring_allreduce_us(const struct loggp *m, double bytes, int p);
+double loggp_frames(const struct loggp_tree *t, enum loggp_coll c, double bytes, int root);
+
+/**
+ * loggp_predict() - the time of collective @c of @bytes by algorithm @a on
+ * tree @t (@root for Reduce and Broadcast), with its terms in @out.
+ * @bytes is inccl_perf's size: the buffer each rank reduces (AllReduce,
+ * Reduce, ReduceScatter's input), sends (Broadcast's root, AllToAll: @bytes /
+ * P to each rank) or gathers (AllGather's result, @bytes / P from each).
+ * Returns the prediction, or -1 when @a has no such collective.
+ */
+double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum loggp_coll c, enum loggp_algo a,
+		     double bytes, int root, struct loggp_pred *out);
+
+/* cpu.csv's header (experiments/lib.sh EXP_CPU_HEADER). */
+#define LOGGP_CPU_HEADER "algorithm,collective,bytes,round,calls,node,role,cpu_us,wall_us"
+
+/* One libinccl measurement of cpu.csv: its nodes' CPU time, summed by role. */
+struct loggp_cpu_row {
+	char algo[16];
+	char coll[16];
+	double bytes;
+	int round, calls, hosts, switches;
+	double host_max, host_sum, sw_sum; /* us of CPU during the whole measurement (calls collectives) */
+	double machine;                    /* the whole machine's busy time meanwhile (us); -1: not recorded */
+	double wall;                       /* us */
+};
+struct loggp_cpu {
+	struct loggp_cpu_row *r;
+	size_t n, cap;
+};
+
+/**
+ * loggp_load_cpu() - read cpu.csv (LOGGP_CPU_HEADER; each line one node of
+ * one measurement, role host, switch or machine (the whole machine's busy
+ * time), cpu_us and wall_us numbers;
+ * consecutive lines of one measurement joined) into @c. Returns 0, or -1 with
+ * "path:LINE: reason" in @err. A missing file is an error (the caller asks
+ * first).
+ */
+int loggp_load_cpu(const char *path, struct loggp_cpu *c, char *err, size_t errlen);
+void loggp_cpu_free(struct loggp_cpu *c);
+
+/**
+ * loggp_load_frames() - the frames every switch received and sent
+ * (rx_frames + tx_frames) summed over every communicator in
+ * switch-counters.txt ("... SWITCH comm N: name=value ..." lines; a
+ * communicator's counters grow, so its last line counts, and a drop in
+ * rx_frames starts a new one of the same number). Returns 0 with the sum in
+ * *@frames, or -1 with the reason in @err (no such file, a counter that is
+ * not a number).
+ */
+int loggp_load_frames(const char *path, double *frames, char *err, size_t errlen);
 
 #endif

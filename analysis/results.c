@@ -22,7 +22,8 @@
 #define CSV_FIELDS_ROUNDS 14
 #define MAX_LINE 4096
 
-static const char *const coll_names[RES_NCOLL] = { "allreduce", "reduce", "broadcast", "barrier", "p2p" };
+static const char *const coll_names[RES_NCOLL] = { "allreduce", "reduce",   "broadcast", "allgather",
+						    "reducescatter", "alltoall", "barrier",   "p2p" };
 
 const char *res_coll_name(enum res_coll c)
 {
@@ -142,10 +143,21 @@ static bool one_of(const char *s, const char *const *choices)
 	return false;
 }
 
+/* elem_width() - the bytes of an element of dtype @d (a name parse_row() accepted; "-": 4). */
+static unsigned elem_width(const char *d)
+{
+	if (!strcmp(d, "float16") || !strcmp(d, "bfloat16"))
+		return 2;
+	if (!strcmp(d, "int64") || !strcmp(d, "uint64") || !strcmp(d, "float64"))
+		return 8;
+	return 4;
+}
+
 /* Check and store the 13 fields @v of one results.csv row. */
 static int parse_row(char **v, struct res_row *r, const char *name, int line, char *err, size_t len)
 {
-	static const char *const dtypes[] = { "int32", "float32", "-", NULL };
+	static const char *const dtypes[] = { "int32",    "float32", "uint32",  "int64", "uint64",
+					      "float16", "bfloat16", "float64", "-",     NULL };
 	static const char *const ops[] = { "sum", "max", "min", "-", NULL };
 	uint64_t u;
 	int c;
@@ -157,10 +169,11 @@ static int parse_row(char **v, struct res_row *r, const char *name, int line, ch
 		return fail(err, len, name, line, "algorithm '%s' is not a name (letters, digits, . _ + -)", v[0]);
 	strcpy(r->algo, v[0]);
 	if ((c = res_coll_parse(v[1])) < 0)
-		return fail(err, len, name, line, "collective '%s' is not allreduce, reduce, broadcast, barrier or p2p", v[1]);
+		return fail(err, len, name, line, "collective '%s' is not allreduce, reduce, broadcast, allgather, reducescatter, alltoall, barrier or p2p", v[1]);
 	r->coll = (enum res_coll)c;
 	if (!one_of(v[2], dtypes))
-		return fail(err, len, name, line, "dtype '%s' is not int32, float32 or -", v[2]);
+		return fail(err, len, name, line,
+			    "dtype '%s' is not int32, uint32, int64, uint64, float16, bfloat16, float32, float64 or -", v[2]);
 	strcpy(r->dtype, v[2]);
 	if (!one_of(v[3], ops))
 		return fail(err, len, name, line, "op '%s' is not sum, max, min or -", v[3]);
@@ -182,8 +195,10 @@ static int parse_row(char **v, struct res_row *r, const char *name, int line, ch
 	if (!is_dash(v[7])) {
 		if (!parse_uint(v[7], UINT64_MAX / 8, &u))
 			return fail(err, len, name, line, "elements '%s' is not a whole number or -", v[7]);
-		if (u * 4 != r->bytes)
-			return fail(err, len, name, line, "elements %s does not match bytes %s (4-byte elements)", v[7], v[6]);
+		unsigned w = elem_width(v[2]);
+		if (u * w != r->bytes)
+			return fail(err, len, name, line, "elements %s does not match bytes %s (%u-byte elements)", v[7],
+				    v[6], w);
 		r->elements = (int64_t)u;
 	}
 	if (!parse_uint(v[8], INT32_MAX, &u) || u < 1)
@@ -349,19 +364,29 @@ int res_parse_loggp(FILE *f, const char *name, struct res_points *pts, char *err
 
 		if (nf != 4)
 			return fail(err, errlen, name, line, "%d fields, not 4", nf);
-		if (!strcmp(v[0], "half_rtt"))
-			p.measure = RES_HALF_RTT;
-		else if (!strcmp(v[0], "gap"))
-			p.measure = RES_GAP;
-		else
-			return fail(err, errlen, name, line, "measure '%s' is not half_rtt or gap", v[0]);
+		static const char *const measures[] = { "half_rtt", "gap",      "cpu_send", "cpu_recv",
+							"cpu_send_batch", "cpu_swap", "cpu_copy", "cpu_sum" };
+		size_t mi = 0;
+		while (mi < sizeof(measures) / sizeof(measures[0]) && strcmp(v[0], measures[mi]))
+			mi++;
+		if (mi == sizeof(measures) / sizeof(measures[0]))
+			return fail(err, errlen, name, line,
+				    "measure '%s' is not half_rtt, gap, cpu_send, cpu_recv, cpu_send_batch, cpu_swap, "
+				    "cpu_copy or cpu_sum", v[0]);
+		p.measure = (enum res_measure)mi;
 		if (!parse_uint(v[1], UINT64_MAX / 2, &u))
 			return fail(err, errlen, name, line, "bytes '%s' is not a whole number", v[1]);
 		p.bytes = (double)u;
 		if (!parse_uint(v[2], INT32_MAX, &u) || u < 1)
 			return fail(err, errlen, name, line, "iters '%s' is not a whole number >= 1", v[2]);
 		p.iters = (int)u;
-		if (!parse_real(v[3], &p.value_us) || p.value_us <= 0)
+		if (p.measure >= RES_CPU_SEND) { /* a difference of two CPU times: any sign */
+			bool neg = v[3][0] == '-';
+			if (!parse_real(v[3] + neg, &p.value_us))
+				return fail(err, errlen, name, line, "value_us '%s' is not a number", v[3]);
+			if (neg)
+				p.value_us = -p.value_us;
+		} else if (!parse_real(v[3], &p.value_us) || p.value_us <= 0)
 			return fail(err, errlen, name, line, "value_us '%s' is not a time > 0", v[3]);
 		if (grow(&pts->p, &pts->cap, pts->n, sizeof(*pts->p)) < 0)
 			return fail(err, errlen, name, line, "out of memory");
@@ -412,10 +437,14 @@ static int meta_set(struct res_meta *m, const char *key, const char *val)
 			copy_text((char *)m + text[i].off, text[i].len, val);
 			return 0;
 		}
-	if (!strcmp(key, "nranks") || !strcmp(key, "tree_levels")) {
+	if (!strcmp(key, "nranks") || !strcmp(key, "tree_levels") || !strcmp(key, "host_cores")) {
 		if (!parse_uint(val, 1 << 20, &u))
 			return -1;
-		*(!strcmp(key, "nranks") ? &m->nranks : &m->tree_levels) = (int)u;
+		*(!strcmp(key, "nranks") ? &m->nranks : !strcmp(key, "tree_levels") ? &m->tree_levels : &m->host_cores) = (int)u;
+	} else if (!strcmp(key, "message")) { /* a number, or "default" (0) */
+		if (strcmp(val, "default") && (!parse_uint(val, 64, &u) || u < 1))
+			return -1;
+		m->message = strcmp(val, "default") ? (int)u : 0;
 	} else if (!strcmp(key, "rounds")) {
 		if (!parse_uint(val, RES_MAX_ROUNDS, &u) || u < 1)
 			return -1;

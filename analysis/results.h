@@ -24,13 +24,16 @@
 
 #define RES_ERR_LEN 512
 
-enum res_coll { RES_ALLREDUCE, RES_REDUCE, RES_BROADCAST, RES_BARRIER, RES_P2P, RES_NCOLL };
+/* The collectives with sizes first (RES_ALLREDUCE .. RES_LAST_SIZED), in the order the report draws them. */
+enum res_coll { RES_ALLREDUCE, RES_REDUCE, RES_BROADCAST, RES_ALLGATHER, RES_REDUCESCATTER, RES_ALLTOALL, RES_BARRIER,
+		RES_P2P, RES_NCOLL };
+#define RES_LAST_SIZED RES_ALLTOALL
 
 /** One measurement: a row of results.csv. Fields shown as '-' are -1. */
 struct res_row {
 	char algo[32];       /* inc, ring, mpi-tcp, mpi-ucx, ceiling, ... */
 	enum res_coll coll;
-	char dtype[8];       /* int32, float32 or "-" */
+	char dtype[12];      /* int32, uint32, int64, uint64, float16, bfloat16, float32, float64 or "-" */
 	char op[4];          /* sum, max, min or "-" */
 	int root;            /* -1: does not apply */
 	int nranks;
@@ -51,8 +54,14 @@ struct res_table {
 	int with_rounds;     /* the file had the round column */
 };
 
-/** One LogGP measurement: a row of loggp.csv. */
-enum res_measure { RES_HALF_RTT, RES_GAP };
+/**
+ * One LogGP measurement: a row of loggp.csv. half_rtt and gap are times (> 0);
+ * cpu_send, cpu_recv and cpu_send_batch are CPU time per message, cpu_swap,
+ * cpu_copy and cpu_sum per pass over `bytes`, each the difference of two runs
+ * (experiments/loggp.sh), so noise may make one 0 or negative: read as written (a leading '-' allowed), judged by the model.
+ */
+enum res_measure { RES_HALF_RTT, RES_GAP, RES_CPU_SEND, RES_CPU_RECV, RES_CPU_SEND_BATCH, RES_CPU_SWAP, RES_CPU_COPY,
+		   RES_CPU_SUM };
 struct res_point {
 	enum res_measure measure;
 	double bytes;
@@ -89,6 +98,8 @@ struct res_meta {
 	int ncond;
 	int nranks;          /* 0 when absent */
 	int tree_levels;     /* 0 when absent */
+	int host_cores;      /* cores of the machine that ran the lab; 0 when absent */
+	int message;         /* libinccl's packets per message (meta.yaml message); 0: the default */
 	double ceiling_poll; /* ceiling_busy_poll_MBps: ib_send_bw busy polling, 0 when absent */
 };
 
@@ -114,7 +125,8 @@ void res_table_free(struct res_table *t);
 
 /**
  * res_parse_loggp() - read loggp.csv (header RES_LOGGP_HEADER; measure
- * half_rtt or gap, bytes >= 0, iters >= 1, value_us > 0) into @pts, appending.
+ * half_rtt, gap (value_us > 0), cpu_send, cpu_recv, cpu_send_batch, cpu_swap,
+ * cpu_copy or cpu_sum (value_us any finite number), bytes >= 0, iters >= 1) into @pts, appending.
  * Returns 0 or -1 with "name:LINE: reason" in @err.
  */
 int res_parse_loggp(FILE *f, const char *name, struct res_points *pts, char *err, size_t errlen);

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # exp.sh — run an experiment on the lab and store it under results/.
 #
-#   experiments/exp.sh allreduce|reduce|broadcast|barrier|sweep|paper
+#   experiments/exp.sh allreduce|reduce|broadcast|barrier|allgather|reducescatter|alltoall|sweep|paper
 #
 # Settings come from the environment (make passes its variables):
-#   SIZE=64M        allreduce/reduce/broadcast: bytes, K/M/G = 2^10/2^20/2^30 (4 B .. 2G)
+#   SIZE=64M        allreduce/reduce/broadcast: bytes, K/M/G = 2^10/2^20/2^30 (4 B .. 2G);
+#                   allgather/reducescatter/alltoall: the whole buffer (nccl-tests' size:
+#                   AllGather's received bytes, ReduceScatter's sent bytes), rounded down
+#                   by inccl_perf to whole blocks of nranks elements
 #   ROOT=0          reduce/broadcast: the root rank
-#   DTYPE=float32   int32 or float32;  OP=sum  sum, max or min
+#   DTYPE=float32   int32, uint32, int64, uint64, float16, bfloat16, float32 or
+#                   float64 (sizes: whole elements of it);  OP=sum  sum, max or min
+#                   (allreduce, reduce, reducescatter)
 #   WINDOW=2048     libinccl's window, packets of 1 KiB in flight (1..16384;
 #                   default: the library's, 512); the ring keeps its own
 #   MESSAGE=64      libinccl's RDMA message, packets of 1 KiB (1..64; default:
@@ -16,7 +21,7 @@
 #   MIN=1M MAX=1G FACTOR=2   the sizes of `sweep`, MIN, MIN*FACTOR, ... up to MAX
 #   SIZES="16M 64M 512M"     sweep: these sizes instead of MIN/MAX/FACTOR
 #   COLLECTIVES="allreduce broadcast"   sweep: these collectives only (default
-#                   allreduce reduce broadcast barrier)
+#                   allreduce reduce broadcast barrier; also allgather reducescatter alltoall)
 #   BASELINES="ceiling ceiling-load loggp ring mpi-tcp"   measured in the same
 #                   run ("none" for INC alone); ceiling-load: every host sending
 #                   and receiving at once (ceiling.sh CEILING_MODE=load); mpi-ucx
@@ -52,9 +57,9 @@ usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' 
 
 exp=${1:-}
 case $exp in
-allreduce | reduce | broadcast | barrier | sweep | paper) ;;
+allreduce | reduce | broadcast | barrier | allgather | reducescatter | alltoall | sweep | paper) ;;
 -h | --help) usage; exit 0 ;;
-*) usage; exp_err "unknown experiment '${exp}' (allreduce, reduce, broadcast, barrier, sweep, paper)"; exit 2 ;;
+*) usage; exp_err "unknown experiment '${exp}' (allreduce, reduce, broadcast, barrier, allgather, reducescatter, alltoall, sweep, paper)"; exit 2 ;;
 esac
 
 # ---- settings -----------------------------------------------------------------
@@ -76,7 +81,8 @@ if ! "$topogen" -o "$tgen" "$TOPOLOGY" >/dev/null 2>"$tgen/err"; then
 fi
 nranks=$(grep -v '^#' "$tgen/inventory.tsv" | awk -F'\t' '$2 == "host"' | wc -l)
 bad=0
-exp_check_choice DTYPE "$DTYPE" int32 float32 || bad=1
+exp_check_choice DTYPE "$DTYPE" int32 uint32 int64 uint64 float16 bfloat16 float32 float64 || bad=1
+width=$(exp_dtype_width "$DTYPE")
 exp_check_choice OP "$OP" sum max min || bad=1
 for b in $BASELINES; do exp_check_choice BASELINES "$b" ceiling ceiling-load loggp ring mpi-tcp mpi-ucx || bad=1; done
 exp_check_range ROUNDS "$ROUNDS" 1 20 || bad=1
@@ -84,12 +90,12 @@ case $exp in
 reduce | broadcast) exp_check_root "$ROOT" "$nranks" || bad=1 ;;
 esac
 case $exp in
-allreduce | reduce | broadcast) bytes=$(exp_size_bytes "$SIZE") || bad=1 ;;
+allreduce | reduce | broadcast | allgather | reducescatter | alltoall) bytes=$(exp_size_bytes "$SIZE" "$width") || bad=1 ;;
 sweep)
     if [ -n "$SIZES" ]; then # the sizes given, each checked, duplicates refused
         sweep_sizes= sweep_given=
         for s in $SIZES; do
-            b=$(exp_size_bytes "$s") || { bad=1; continue; }
+            b=$(exp_size_bytes "$s" "$width") || { bad=1; continue; }
             case " $sweep_sizes " in
             *" $b "*) exp_err "SIZES: $s is $b bytes, given before as $(awk -v b="$b" '{for (i = 1; i <= NF; i += 2) if ($(i + 1) == b) {print $i; exit}}' <<<"$sweep_given")"; bad=1 ;;
             esac
@@ -97,14 +103,14 @@ sweep)
         done
         [ -n "$sweep_sizes" ] || [ "$bad" = 1 ] || { exp_err "SIZES is empty"; bad=1; }
     else
-        lo=$(exp_size_bytes "$MIN") || bad=1
-        hi=$(exp_size_bytes "$MAX") || bad=1
+        lo=$(exp_size_bytes "$MIN" "$width") || bad=1
+        hi=$(exp_size_bytes "$MAX" "$width") || bad=1
         exp_check_count FACTOR "$FACTOR" 2 || bad=1
         [ "$bad" = 1 ] || [ "$lo" -le "$hi" ] || { exp_err "MIN=$MIN is larger than MAX=$MAX"; bad=1; }
         [ "$bad" = 1 ] || sweep_sizes=$(exp_sizes "$lo" "$hi" "$FACTOR" | tr '\n' ' ')
     fi
     [ -n "${COLLECTIVES// /}" ] || { exp_err "COLLECTIVES is empty"; bad=1; }
-    for c in $COLLECTIVES; do exp_check_choice COLLECTIVES "$c" allreduce reduce broadcast barrier || bad=1; done
+    for c in $COLLECTIVES; do exp_check_choice COLLECTIVES "$c" allreduce reduce broadcast barrier allgather reducescatter alltoall || bad=1; done
     ;;
 esac
 [ -z "${ITERS:-}" ] || exp_check_count ITERS "$ITERS" 1 || bad=1
@@ -118,10 +124,10 @@ exp_check_range CEILING_RUNS "$CEILING_RUNS" 1 9 || bad=1
 # the plan: one "collective bytes" line per measurement
 plan=$tgen/plan
 case $exp in
-allreduce | reduce | broadcast) echo "$exp $bytes" > "$plan" ;;
+allreduce | reduce | broadcast | allgather | reducescatter | alltoall) echo "$exp $bytes" > "$plan" ;;
 barrier) echo "barrier 4" > "$plan" ;;
-sweep) # in the order allreduce reduce broadcast barrier, whatever order COLLECTIVES names them
-    for c in allreduce reduce broadcast barrier; do
+sweep) # in the order allreduce reduce broadcast barrier allgather reducescatter alltoall, whatever order COLLECTIVES names them
+    for c in allreduce reduce broadcast barrier allgather reducescatter alltoall; do
         [[ " $COLLECTIVES " == *" $c "* ]] || continue
         if [ "$c" = barrier ]; then echo "barrier 4"; else for b in $sweep_sizes; do echo "$c $b"; done; fi
     done > "$plan"
@@ -161,6 +167,7 @@ exp_log "conditions: accelerator $accel, switches $switch_mode, commit $commit, 
 marks=$(exp_switch_log_lines)
 csv=$run/results.csv
 echo "$EXP_RESULTS_HEADER" > "$csv"
+echo "$EXP_CPU_HEADER" > "$run/cpu.csv"
 conditions=() # one YAML list item per round (meta.yaml's round_conditions)
 failed=()               # what failed the run, each with why
 declare -A unavailable=() # baseline -> why it could not start (not measured from then on)
@@ -241,16 +248,24 @@ for round in $(seq 1 "$ROUNDS"); do
         allreduce) args="$args -d $DTYPE -o $OP" ;;
         reduce) args="$args -d $DTYPE -o $OP -R $ROOT" ;;
         broadcast) args="$args -d $DTYPE -R $ROOT" ;;
+        allgather | alltoall) args="$args -d $DTYPE" ;;
+        reducescatter) args="$args -d $DTYPE -o $OP" ;;
         esac
         algos="inc"
-        case $coll in allreduce | broadcast | barrier) has ring && algos="$algos ring" ;; esac
+        case $coll in allreduce | broadcast | barrier | allgather | reducescatter | alltoall) has ring && algos="$algos ring" ;; esac
         for a in $algos; do
             exp_log "$a $coll of $b bytes on $nranks ranks$rtag"
             rc=0
+            # the CPU time of every host's and switch's process during the measurement (cpu.csv)
+            cpu_pids=$(exp_cpu_pids 2>/dev/null) t0_us=$(date +%s%6N)
+            cpu0=$(exp_cpu_snap "$cpu_pids"; exp_cpu_busy)
             # WINDOW, MESSAGE: libinccl's packets in flight to the switch and packets per
             # RDMA message (inccl_perf -W, -M; the ring keeps its own)
             exp_run_ranks "$tgen/out.csv" inccl_perf -A "$a" -T 300 $args ${WINDOW:+-W $((10#$WINDOW))} \
                 ${MESSAGE:+-M $((10#$MESSAGE))} 2> "$tgen/err" || rc=$?
+            wall_us=$(($(date +%s%6N) - t0_us))
+            exp_cpu_delta "$cpu0" "$(exp_cpu_snap "$cpu_pids"; exp_cpu_busy)" |
+                awk -v p="$a,$coll,$b,$round,$((it + wu))" -v w="$wall_us" '{ print p "," $1 "," $2 "," $3 "," w }' >> "$run/cpu.csv"
             judge "$a" "$a $coll $b B$rtag" "$rc"
         done
         for a in mpi-tcp mpi-ucx; do
@@ -309,7 +324,7 @@ done
     echo "ceiling_runs: $CEILING_RUNS"
     if [ "$exp" = sweep ]; then # what the sweep measured, in that order
         echo "sizes: [$(echo $sweep_sizes | sed 's/ /, /g')]"
-        echo "collectives: [$(for c in allreduce reduce broadcast barrier; do [[ " $COLLECTIVES " == *" $c "* ]] && printf '%s ' "$c"; done | sed 's/ $//; s/ /, /g')]"
+        echo "collectives: [$(for c in allreduce reduce broadcast barrier allgather reducescatter alltoall; do [[ " $COLLECTIVES " == *" $c "* ]] && printf '%s ' "$c"; done | sed 's/ $//; s/ /, /g')]"
     fi
     echo "round_conditions:"
     printf '%s\n' "${conditions[@]}"

@@ -10,14 +10,19 @@ EXP_MAX_BYTES=$((2 << 30)) # 2 GiB: what a 3 GiB host holds in place, with room 
 EXP_CSV_HEADER=algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong
 # results.csv's header: the tools' 13 columns and the round (exp.sh ROUNDS) each row was measured in
 EXP_RESULTS_HEADER=$EXP_CSV_HEADER,round
+# cpu.csv: per libinccl measurement (calls = timed + untimed collectives) and node, the CPU
+# time of the node's process on this machine and the measurement's wall time, both in us;
+# node "machine" (role machine): the whole machine's busy time in the same interval
+EXP_CPU_HEADER=algorithm,collective,bytes,round,calls,node,role,cpu_us,wall_us
 
 exp_err() { echo "exp: $*" >&2; }
 exp_log() { printf '[exp %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
-# exp_size_bytes SIZE — SIZE ("4096", "64K", "512M", "2G"; K/M/G are powers of
-# 1024) as bytes on stdout; a whole number of 4-byte elements, 4 B .. 2 GiB.
+# exp_size_bytes SIZE [WIDTH] — SIZE ("4096", "64K", "512M", "2G"; K/M/G are powers
+# of 1024) as bytes on stdout; a whole number of WIDTH-byte elements (default 4:
+# exp_dtype_width), WIDTH B .. 2 GiB.
 exp_size_bytes() {
-    local s=$1 n unit=1
+    local s=$1 n unit=1 w=${2:-4}
     if [[ ! $s =~ ^([0-9]{1,10})([KkMmGg]?)$ ]]; then
         exp_err "size '$s' is not a number of bytes with an optional K, M or G suffix (e.g. 4096, 64K, 512M, 2G)"
         return 1
@@ -25,12 +30,12 @@ exp_size_bytes() {
     n=$((10#${BASH_REMATCH[1]}))
     case ${BASH_REMATCH[2]} in K | k) unit=$((1 << 10)) ;; M | m) unit=$((1 << 20)) ;; G | g) unit=$((1 << 30)) ;; esac
     n=$((n * unit))
-    if [ "$n" -lt 4 ]; then
-        exp_err "size '$s' is smaller than one 4-byte element"
+    if [ "$n" -lt "$w" ]; then
+        exp_err "size '$s' is smaller than one $w-byte element"
         return 1
     fi
-    if [ $((n % 4)) -ne 0 ]; then
-        exp_err "size '$s' ($n bytes) is not a whole number of 4-byte elements"
+    if [ $((n % w)) -ne 0 ]; then
+        exp_err "size '$s' ($n bytes) is not a whole number of $w-byte elements"
         return 1
     fi
     if [ "$n" -gt "$EXP_MAX_BYTES" ]; then
@@ -38,6 +43,11 @@ exp_size_bytes() {
         return 1
     fi
     echo "$n"
+}
+
+# exp_dtype_width DTYPE — the bytes of one element of DTYPE (libinccl's dtypes) on stdout.
+exp_dtype_width() {
+    case $1 in float16 | bfloat16) echo 2 ;; int64 | uint64 | float64) echo 8 ;; *) echo 4 ;; esac
 }
 
 # exp_check_root ROOT NRANKS — ROOT must be a rank 0..NRANKS-1.
@@ -537,4 +547,73 @@ exp_bidir_figures() {
             if (n >= 3 && v[n - 1] != "" && v[n] != "") printf "%.3f %.3f", v[n - 1], v[n]
             else if (n == 1 && v[1] != "") printf "%.3f %.3f", v[1] / 2, v[1] / 2
         }'
+}
+
+# ---- CPU time of the lab's processes (the model's host and switch work) -----------
+
+# exp_cpu_pids — "NODE ROLE PID" for every host and switch of the lab: the
+# process on this machine that does the node's work, whose CPU time
+# (/proc/PID/stat, every thread) the LogGP model counts: a namespace node's
+# service (its run/inclab/service.pid: incswitch), else the node's QEMU
+# (command qemu-system-*, an argument guest=DOMAIN, DOMAIN the inventory's
+# 10th column). A node whose process is not found is left out (said on
+# stderr, and the status is 1).
+exp_cpu_pids() {
+    local n role dom pid p comm arg missing=0
+    while IFS=$'\t' read -r n role _ _ _ _ _ _ _ dom _; do
+        case $role in host | switch) ;; *) continue ;; esac
+        [[ $n =~ ^[A-Za-z0-9_.-]{1,64}$ ]] || continue
+        pid=
+        if [ -s "$state/nodes/$n/root/run/inclab/service.pid" ]; then
+            pid=$(head -c 16 "$state/nodes/$n/root/run/inclab/service.pid" | tr -dc 0-9)
+        elif [ -n "$dom" ]; then
+            for p in /proc/[0-9]*; do
+                read -r comm 2>/dev/null < "$p/comm" || continue
+                case $comm in qemu-system-*) ;; *) continue ;; esac
+                while IFS= read -r -d '' arg; do
+                    [ "${arg%%,*}" = "guest=$dom" ] && { pid=${p#/proc/}; break 2; }
+                done 2>/dev/null < "$p/cmdline"
+            done
+        fi
+        if [ -n "$pid" ] && [ -r "/proc/$pid/stat" ]; then echo "$n $role $pid"; else exp_err "cpu: no process found for $n ($role)"; missing=1; fi
+    done < <(exp_inv)
+    return $missing
+}
+
+# exp_cpu_snap PIDS — "NODE ROLE TICKS" for each "NODE ROLE PID" line of
+# PIDS (exp_cpu_pids): user + system time of the process and its threads in
+# clock ticks (fields 14 and 15 of /proc/PID/stat, read after the command
+# name, which may hold spaces); -1 when the process is gone.
+exp_cpu_snap() {
+    local n role pid s
+    while read -r n role pid; do
+        [ -n "$pid" ] || continue
+        s=$(cat "/proc/$pid/stat" 2>/dev/null) || s=
+        if [ -n "$s" ]; then
+            s=${s##*) } # fields from the 3rd on
+            set -f; set -- $s; set +f
+            echo "$n $role $((${12} + ${13}))"
+        else
+            echo "$n $role -1"
+        fi
+    done <<<"$1"
+}
+
+# exp_cpu_busy [FILE] — "machine machine TICKS": the busy time of the whole
+# machine (/proc/stat's cpu line: user, nice, system, irq, softirq, steal) in
+# clock ticks, as exp_cpu_snap prints a node's; nothing when unreadable. The
+# lab's processes and everything else (the kernel moving the lab's frames,
+# other work on the machine) are in it.
+exp_cpu_busy() {
+    awk '$1 == "cpu" && NF >= 9 { for (i = 2; i <= 9; i++) if ($i !~ /^[0-9]+$/) exit
+        print "machine machine", $2 + $3 + $4 + $7 + $8 + $9; exit }' "${1:-/proc/stat}" 2>/dev/null
+}
+
+# exp_cpu_delta BEFORE AFTER — "NODE ROLE CPU_US" for each node in both
+# exp_cpu_snap outputs: the CPU time it used in between, in microseconds
+# (ticks of getconf CLK_TCK); nodes whose process went away are left out.
+exp_cpu_delta() {
+    awk -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" 'NR == FNR { t[$1] = $3; r[$1] = $2; next }
+        ($1 in t) && t[$1] >= 0 && $3 >= t[$1] { printf "%s %s %.0f\n", $1, $2, ($3 - t[$1]) * 1e6 / hz }' \
+        <(echo "$1") <(echo "$2")
 }

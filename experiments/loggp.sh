@@ -1,23 +1,44 @@
 #!/usr/bin/env bash
-# loggp.sh — the measurements a LogGP fit needs (analysis/, seeds/004: T = L +
-# 2o + n·G), between rank 0 and the lowest rank under another leaf of the
-# running lab, over RC/rxe across the tree (switches only routing):
+# loggp.sh — the measurements the LogGP model needs (analysis/loggp.h; seeds/004:
+# T = L + 2o + n·G), between rank 0 and the lowest rank under another leaf of
+# the running lab, over RC/rxe across the tree (switches only routing):
 #
-#   half_rtt  ib_send_lat's typical one-way latency (half a ping-pong) of a
-#             message of `bytes`, in microseconds
-#   gap       the time per message of a back-to-back stream of such messages
-#             (ib_send_bw -e: 1 / message rate), in microseconds
+#   half_rtt        ib_send_lat's typical one-way latency (half a ping-pong) of
+#                   a message of `bytes`, in microseconds
+#   gap             the time per message of a back-to-back stream of such
+#                   messages (ib_send_bw -e: 1 / message rate), in microseconds
+#   cpu_send        CPU time the sending host spends per message of a stream of
+#   cpu_recv        such messages, and the receiving host: the CPU time of each
+#                   host's process on this machine (its VM's QEMU: guest kernel,
+#                   rxe, the emulated NIC, everything; /proc/PID/stat) during a
+#                   stream of `iters` messages minus that during a stream of
+#                   iters/5, divided by the difference in messages (what starting
+#                   the programs costs cancels out); ib_send_bw -e, one work
+#                   request per ibv_post_send(), in microseconds
+#   cpu_send_batch  cpu_send with the work requests posted LOGGP_BATCH (32, as
+#                   libinccl posts them) per ibv_post_send() (ib_send_bw -l)
 #
-#   experiments/loggp.sh > loggp.csv       (LOGGP_SIZES, LOGGP_ITERS to change)
+#   cpu_swap        CPU per pass of hostwork (experiments/hostwork.c) over `bytes`
+#   cpu_copy        in the sending host: libinccl's byte-order swap, the ring's
+#   cpu_sum         copies of 16 KiB and its float32 sums (9 passes minus 1)
 #
-# Prints the CSV (header measure,bytes,iters,value_us) on stdout, progress on
-# stderr; exit 1 when a measurement fails.
+#   experiments/loggp.sh > loggp.csv   (LOGGP_SIZES, LOGGP_ITERS, LOGGP_CPU_SIZES,
+#                                       LOGGP_CPU_REPEAT, LOGGP_BATCH to change)
+#
+# The CPU measures run at LOGGP_CPU_SIZES (default 8 and 65536 B: the
+# per-message and, from the difference, per-byte CPU), each LOGGP_CPU_REPEAT
+# times (default 3; each repetition a row). Prints the CSV (header
+# measure,bytes,iters,value_us) on stdout, progress on stderr; exit 1 when a
+# measurement fails.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 state=${INCLAB_STATE:-/var/lib/inclab/${INCLAB_PREFIX:-inclab}}
 . "$top/experiments/lib.sh"
-sizes=${LOGGP_SIZES:-8 64 512 4096 32768}
+sizes=${LOGGP_SIZES:-8 1024 16384 65536}
 iters=${LOGGP_ITERS:-100}
+cpu_sizes=${LOGGP_CPU_SIZES:-8 65536}
+repeat=${LOGGP_CPU_REPEAT:-3}
+batch=${LOGGP_BATCH:-32} # libinccl's POST_BATCH (hostlib/comm.c)
 [ -r "$state/gen/inventory.tsv" ] || { exp_err "loggp: no lab in $state (make lab-up)"; exit 1; }
 read -r src dst addr sg dg < <(exp_pair) || exit 1
 # ib_send_lat's field 5 is t_typical (us); ib_send_bw's field 5 is MsgRate
@@ -30,4 +51,78 @@ for s in $sizes; do
     gap=$(exp_perftest_value ib_send_bw 5 1/ "$s" "${pair[@]}" -n $((iters * 4)) -F -u 18 -e) || exit 1
     echo "gap,$s,$((iters * 4)),$gap"
     echo "loggp: $s B: half round trip $lat us, gap $gap us" >&2
+done
+
+pids=$(exp_cpu_pids | awk -v a="$src" -v b="$dst" '$1 == a || $1 == b')
+[ "$(wc -l <<<"$pids")" = 2 ] || { exp_err "loggp: the processes of $src and $dst not found: no CPU measures"; exit 1; }
+# cpu_of SIZE N ARGS — "SEND_US RECV_US": the CPU time of src's and dst's process during
+# a stream of N messages of SIZE bytes (the perftest run and its start)
+cpu_of() {
+    local s=$1 n=$2 a b d
+    shift 2
+    a=$(exp_cpu_snap "$pids")
+    exp_perftest ib_send_bw "${pair[@]}" -s "$s" -n "$n" -F -u 18 -e "$@" >/dev/null || return 1
+    b=$(exp_cpu_snap "$pids")
+    d=$(exp_cpu_delta "$a" "$b")
+    echo "$(awk -v h="$src" '$1 == h {print $3}' <<<"$d") $(awk -v h="$dst" '$1 == h {print $3}' <<<"$d")"
+}
+for s in $cpu_sizes; do
+    # about a second of CPU in the difference at either size (6400 small messages, 500 of 64 KiB);
+    # 6400 and 1280 are multiples of a post list of 32 or 64 (perftest posts whole lists)
+    n=$((s >= 4096 ? 500 : 6400))
+    for r in $(seq 1 "$repeat"); do
+        for mode in plain batch; do
+            extra=()
+            [ $mode = batch ] && { [ "$s" -le 4096 ] || continue; extra=(-l "$batch"); }
+            s1= s2= r1= r2=
+            read -r s1 r1 < <(cpu_of "$s" $((n / 5)) "${extra[@]}")
+            read -r s2 r2 < <(cpu_of "$s" "$n" "${extra[@]}")
+            if [ -z "$s1" ] || [ -z "$s2" ] || [ -z "$r1" ] || [ -z "$r2" ]; then
+                # the batched stream is the model's refinement: without it the model counts every post alone
+                [ $mode = batch ] && { exp_err "loggp: no CPU figures for $s B posted $batch at a time (ib_send_bw -l): left out"; continue; }
+                exp_err "loggp: no CPU figures for $s B"
+                exit 1
+            fi
+            dn=$((n - n / 5))
+            cs=$(awk -v a="$s1" -v b="$s2" -v n="$dn" 'BEGIN { printf "%.3f", (b - a) / n }')
+            cr=$(awk -v a="$r1" -v b="$r2" -v n="$dn" 'BEGIN { printf "%.3f", (b - a) / n }')
+            if [ $mode = batch ]; then
+                echo "cpu_send_batch,$s,$dn,$cs"
+                echo "loggp: $s B, $batch per post: CPU per message: send $cs us" >&2
+            else
+                echo "cpu_send,$s,$dn,$cs"
+                echo "cpu_recv,$s,$dn,$cr"
+                echo "loggp: $s B: CPU per message: send $cs us, receive $cr us" >&2
+            fi
+        done
+    done
+done
+
+# The host's own work per byte of a collective (experiments/hostwork.c: libinccl's byte-order
+# swap, the ring's copies and float sums), run in the sending host: its VM's CPU over passes
+# of 16 MiB, 9 passes minus 1, per pass (value_us: CPU per `bytes`; /proc counts 10 ms ticks,
+# so 8 passes resolve 1.25 ms each, 0.07 ns per byte). Left out, and said, when hostwork is
+# not built or cannot be put on the host: the model then has no such terms.
+hw=${INCLAB_BUILD:-$top/build}/hostwork hw_bytes=16777216
+spid=$(awk -v a="$src" '$1 == a' <<<"$pids")
+if [ ! -x "$hw" ] || ! "$top/lab/lab.sh" push "$src" "$hw" /tmp/hostwork >/dev/null 2>&1; then
+    exp_err "loggp: $hw not built or not copied to $src: no host work per byte measured"
+    exit 0
+fi
+# hw_cpu KIND PASSES — the CPU time (us) of src's process while hostwork KIND runs PASSES passes
+hw_cpu() {
+    local a b
+    a=$(exp_cpu_snap "$spid")
+    "$top/lab/lab.sh" exec "$src" "/tmp/hostwork $1 $hw_bytes $2" >/dev/null 2>&1 || return 1
+    b=$(exp_cpu_snap "$spid")
+    exp_cpu_delta "$a" "$b" | awk '{print $3}'
+}
+for k in swap copy sum; do
+    for r in $(seq 1 "$repeat"); do
+        c1=$(hw_cpu $k 1) c9=$(hw_cpu $k 9)
+        [ -n "$c1" ] && [ -n "$c9" ] || { exp_err "loggp: hostwork $k failed on $src"; exit 1; }
+        v=$(awk -v a="$c1" -v b="$c9" 'BEGIN { printf "%.3f", (b - a) / 8 }')
+        echo "cpu_$k,$hw_bytes,8,$v"
+        echo "loggp: $k of $hw_bytes B on $src: $v us of CPU" >&2
+    done
 done

@@ -264,6 +264,24 @@ int inccl_comm_connect(inccl_comm_t *c, const char *switch_ip, uint32_t switch_q
 	return INCCL_OK;
 }
 
+/* inc_prim_label(), dtype_label(), op_label() - names for messages (libinccl does not link switch/agg.c). */
+static const char *inc_prim_label(enum inc_prim p)
+{
+	return p == INC_ALLREDUCE ? "allreduce" : p == INC_REDUCE ? "reduce" : "broadcast";
+}
+
+static const char *dtype_label(enum inccl_dtype t)
+{
+	static const char *const n[INC_NDTYPES] = { "int32",  "float32", "uint32",   "int64",
+						    "uint64", "float16", "bfloat16", "float64" };
+	return (unsigned)t < INC_NDTYPES ? n[t] : "?";
+}
+
+static const char *op_label(enum inc_op op)
+{
+	return op == INC_OP_SUM ? "sum" : op == INC_OP_MAX ? "max" : op == INC_OP_MIN ? "min" : "?";
+}
+
 /* Copy @len bytes of @w-byte elements (2, 4 or 8) to wire order (big-endian); the buffers may be unaligned. */
 static void to_wire(uint8_t *dst, const uint8_t *src, size_t len, size_t w)
 {
@@ -349,12 +367,19 @@ static int faulted(inccl_comm_t *c)
  * that no later call could tell from its own: the communicator is broken from
  * then on, and every later call says so at once.
  */
+static int mark_broken(inccl_comm_t *c, int rc);
+
 static int run(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, int root,
 	       const uint8_t *send, uint8_t *recv, size_t count)
 {
-	int rc = c->ring ? run_ring(c, prim, op, dtype, root, send, recv, count)
-			 : run_once(c, prim, op, dtype, root, send, recv, count);
+	return mark_broken(c, c->ring ? run_ring(c, prim, op, dtype, root, send, recv, count)
+				      : run_once(c, prim, op, dtype, root, send, recv, count));
+}
 
+/* mark_broken() - after a call that ended with @rc: a timeout, a failed completion or a fault breaks
+ * the communicator (the message says so once). Return: @rc. */
+static int mark_broken(inccl_comm_t *c, int rc)
+{
 	if (rc == INCCL_EIO || rc == INCCL_ETIMEDOUT || rc == INCCL_ECONN) {
 		if (!c->broken) {
 			char why[sizeof(c->err)];
@@ -437,13 +462,31 @@ static int post_sends(inccl_comm_t *c, size_t *msg, size_t limit, size_t npk, co
 	}
 }
 
+/*
+ * run_xfer() - one collective of the data path: this rank sends @count
+ * elements of @send (or, without @has_data, every packet empty) under the
+ * immediate (@prim, @op, @dtype, @dest) and, with @expects, receives the
+ * results into @recv. The primitives' rules of who carries data and who
+ * receives are the callers' (run_once(), inccl__comm_xfer()).
+ */
+static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, uint16_t dest,
+		    int has_data, int expects, const uint8_t *send, uint8_t *recv, size_t count);
+
 static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, int root,
 		    const uint8_t *send, uint8_t *recv, size_t count)
 {
-	size_t w = inc_dtype_size((enum inc_dtype)dtype), bytes = count * w, npk = bytes ? (bytes + PKT - 1) / PKT : 1;
 	int has_data = prim == INC_ALLREDUCE ? op != INC_OP_BARRIER : prim == INC_REDUCE ? 1 : c->rank == root;
 	int expects = prim == INC_ALLREDUCE ? 1 : prim == INC_REDUCE ? c->rank == root : c->rank != root;
-	struct inc_imm m = { prim == INC_ALLREDUCE ? INC_RANK_ALL : (uint16_t)root, prim, op, (enum inc_dtype)dtype };
+
+	return run_xfer(c, prim, op, dtype, prim == INC_ALLREDUCE ? INC_RANK_ALL : (uint16_t)root, has_data, expects,
+			send, recv, count);
+}
+
+static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, uint16_t dest,
+		    int has_data, int expects, const uint8_t *send, uint8_t *recv, size_t count)
+{
+	size_t w = inc_dtype_size((enum inc_dtype)dtype), bytes = count * w, npk = bytes ? (bytes + PKT - 1) / PKT : 1;
+	struct inc_imm m = { dest, prim, op, (enum inc_dtype)dtype };
 	uint32_t imm = htonl(inc_imm_encode(&m));
 	size_t smsg = 0, sdone = 0, rmsg = 0, rdone = 0;
 	uint64_t last = now_ms();
@@ -465,6 +508,14 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 		if (n < 0)
 			return fail(c, INCCL_EIO, "poll CQ failed");
 		for (int i = 0; i < n; i++) {
+			if (wc[i].status == IBV_WC_REM_INV_REQ_ERR && !(wc[i].opcode & IBV_WC_RECV))
+				/* the switch NAKs a packet that does not match its slot (drop_mismatch) */
+				return fail(c, INCCL_EIO, "the switch refused packet %llu of this %s %s %s: another rank's "
+					    "collective in the same place differs (dtype, operator, root or count) or it "
+					    "broke the protocol (%s)",
+					    (unsigned long long)wc[i].wr_id, inc_prim_label(prim),
+					    dtype_label(dtype), op == INC_OP_BARRIER ? "barrier" : op_label(op),
+					    ibv_wc_status_str(wc[i].status));
 			if (wc[i].status != IBV_WC_SUCCESS)
 				return fail(c, INCCL_EIO, "%s of %s %llu failed: %s (the switch or link is gone?)",
 					    wc[i].opcode & IBV_WC_RECV ? "receive" : "send",
@@ -498,9 +549,13 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 		else if (faulted(c))
 			return INCCL_ECONN;
 		else if (now_ms() - last > (uint64_t)c->timeout_ms)
-			return fail(c, INCCL_ETIMEDOUT, "no progress for %d ms (%zu/%zu sent, %zu acknowledged, %zu results)",
-				    c->timeout_ms, has_data ? (smsg ? msg_end(c, smsg - 1, npk) : 0) : smsg, npk, sdone,
-				    rdone);
+			return fail(c, INCCL_ETIMEDOUT,
+				    "no progress for %d ms in %s %s %s of %zu elements (%zu/%zu sent, %zu acknowledged, "
+				    "%zu results): a rank is slow or gone, or called a collective that differs (dtype, "
+				    "operator, root or count)",
+				    c->timeout_ms, inc_prim_label(prim), dtype_label(dtype),
+				    op == INC_OP_BARRIER ? "barrier" : op_label(op), count,
+				    has_data ? (smsg ? msg_end(c, smsg - 1, npk) : 0) : smsg, npk, sdone, rdone);
 	}
 	c->err[0] = 0;
 	return INCCL_OK;
@@ -513,6 +568,11 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
  * or @op, a @root that is not a rank.
  */
 static int check(inccl_comm_t *c, const char *what, size_t count, int dtype, int op, int root)
+{
+	return inccl__check(c, what, count, dtype, op, root);
+}
+
+int inccl__check(inccl_comm_t *c, const char *what, size_t count, int dtype, int op, int root)
 {
 	size_t w;
 
@@ -580,6 +640,49 @@ int inccl_barrier(inccl_comm_t *c)
 		return INCCL_EINVAL;
 	}
 	return run(c, INC_ALLREDUCE, INC_OP_BARRIER, INCCL_INT32, 0, NULL, NULL, 0);
+}
+
+size_t inccl__dtype_size(enum inccl_dtype dtype)
+{
+	return inc_dtype_size((enum inc_dtype)dtype);
+}
+
+int inccl__fail(inccl_comm_t *c, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+int inccl__comm_xfer(inccl_comm_t *c, int prim, enum inccl_dtype dtype, enum inccl_op op, int dest,
+		     int has_data, int expects, const void *send, void *recv, size_t count)
+{
+	if (c->ring)
+		return fail(c, INCCL_EINVAL, "inccl__comm_xfer: a ring communicator has no switch data path");
+	return mark_broken(c, run_xfer(c, (enum inc_prim)prim, (enum inc_op)op, dtype,
+				       prim == INC_ALLREDUCE ? INC_RANK_ALL : (uint16_t)dest, has_data, expects, send, recv,
+				       count));
+}
+
+int inccl__comm_ring_coll(inccl_comm_t *c, enum inccl__coll coll, const void *send, void *recv, size_t count,
+			  enum inccl_dtype dtype, enum inccl_op op)
+{
+	int rc;
+
+	if (c->broken)
+		return INCCL_EIO;
+	rc = inccl__ring_coll(c->ring, coll, send, recv, count, dtype, op, c->timeout_ms, c->err, sizeof(c->err));
+	if (rc == INCCL_OK)
+		c->err[0] = 0;
+	return mark_broken(c, rc);
+}
+
+int inccl__comm_has_ring(const inccl_comm_t *c)
+{
+	return c->ring != NULL;
 }
 
 int inccl_comm_rank(const inccl_comm_t *c)

@@ -187,8 +187,10 @@ struct inccl_comm_opts {
  * @INCCL_ALGO_INC: the switches aggregate (the point of this library).
  * @INCCL_ALGO_RING: the baseline without in-network aggregation: a pipelined
  *	ring of RC queue pairs between the hosts (reduce-scatter + all-gather
- *	for AllReduce, a chain from the root for Broadcast); the switches only
- *	route, the controller is not asked. Reduce returns INCCL_EINVAL.
+ *	for AllReduce, a chain from the root for Broadcast, its halves for
+ *	AllGather and ReduceScatter, AllToAll forwarded along the ring); the
+ *	switches only route, the controller is not asked. Reduce returns
+ *	INCCL_EINVAL.
  */
 enum inccl_algo { INCCL_ALGO_INC = 0, INCCL_ALGO_RING = 1 };
 
@@ -234,6 +236,49 @@ INCCL_API int inccl_reduce(inccl_comm_t *comm, const void *send, void *recv, siz
 
 /** inccl_broadcast() - every rank's @buf becomes rank @root's @buf (NULL: INCCL_EINVAL). */
 INCCL_API int inccl_broadcast(inccl_comm_t *comm, void *buf, size_t count, enum inccl_dtype dtype, int root);
+
+/*
+ * The collectives that move blocks, with nccl's argument convention (counts
+ * are elements per block; the buffers of different ranks' blocks are laid
+ * end to end in rank order). Each refuses bad arguments with INCCL_EINVAL
+ * before anything is sent: a NULL communicator or buffer, one not aligned
+ * to an element, a zero count, one whose bytes times the number of ranks
+ * overflow size_t, an unknown dtype or operator, and buffers that overlap
+ * other than in the in-place way shown.
+ * Every rank must pass the same count, dtype (and op).
+ *
+ * Through the switches (INCCL_ALGO_INC) each is a sequence of the switches'
+ * primitives, one per block (hostlib/coll.c): AllGather a Broadcast of each
+ * rank's block (a host sends its N/n bytes and receives the other N - N/n),
+ * ReduceScatter a Reduce of each block to its owner (the switches aggregate;
+ * a host sends N and receives only its N/n), AllToAll a Route of each block
+ * to its destination (INC_ROUTE: every host sends every pair's packets,
+ * empty when not its own, n(n-1) blocks' frames where a pairwise exchange
+ * sends n-1). On the ring baseline: the ring's all-gather and reduce-scatter
+ * halves, and AllToAll forwarded hop by hop along the ring.
+ */
+
+/**
+ * inccl_allgather() - @recv (nranks * @sendcount elements) = every rank's
+ * @send (@sendcount elements) in rank order. In place: @send ==
+ * @recv + rank * @sendcount elements (this rank's block of @recv).
+ */
+INCCL_API int inccl_allgather(inccl_comm_t *comm, const void *send, void *recv, size_t sendcount,
+			      enum inccl_dtype dtype);
+
+/**
+ * inccl_reducescatter() - @recv (@recvcount elements) = block `rank` of op
+ * over every rank's @send (nranks * @recvcount elements). In place: @recv ==
+ * @send + rank * @recvcount elements.
+ */
+INCCL_API int inccl_reducescatter(inccl_comm_t *comm, const void *send, void *recv, size_t recvcount,
+				  enum inccl_dtype dtype, enum inccl_op op);
+
+/**
+ * inccl_alltoall() - block j of @recv = block `rank` of rank j's @send; both
+ * hold nranks blocks of @count elements. In place: @send == @recv.
+ */
+INCCL_API int inccl_alltoall(inccl_comm_t *comm, const void *send, void *recv, size_t count, enum inccl_dtype dtype);
 
 /** inccl_barrier() - return once every rank has entered the barrier. */
 INCCL_API int inccl_barrier(inccl_comm_t *comm);

@@ -7,6 +7,7 @@
  *   cq.c      completion queues that can be slept on
  *   ring.c    the host ring baseline (its own queue pairs)
  *   comm.c    communicators and collectives over the switches (and ring.c)
+ *   coll.c    AllGather, ReduceScatter, AllToAll, made of comm.c's data path
  *   group.c   the bootstrap: ranks meet at rank 0, rank 0 asks the controller
  *
  * comm.c knows nothing of groups: group.c hands a communicator the function
@@ -85,6 +86,51 @@ int inccl__ring_broadcast(struct inccl_ring *r, void *buf, size_t count, enum in
 			  int timeout_ms, char *err, size_t errlen);
 
 void inccl__ring_destroy(struct inccl_ring *r);
+
+/* The collectives that move blocks (coll.c), as ring.c runs them. */
+enum inccl__coll { INCCL__ALLGATHER, INCCL__REDUCESCATTER, INCCL__ALLTOALL };
+
+/**
+ * inccl__ring_coll() - @coll on the ring, @count per block (AllGather: the
+ * send count; ReduceScatter: the receive count; AllToAll: per peer), the
+ * buffers as nccl has them (in place allowed as nccl defines it).
+ * AllGather and ReduceScatter are the two halves of the ring AllReduce;
+ * AllToAll forwards each block along the ring to its destination (rank r's
+ * block for r + d travels d hops: n(n-1)/2 blocks cross each link, against
+ * n - 1 for a pairwise exchange, which needs a connection to every peer).
+ * INCCL_OK, or an error with @err set (INCCL_ENOMEM: no room for the
+ * staging buffer, (n-1) blocks for AllToAll, n for ReduceScatter).
+ */
+int inccl__ring_coll(struct inccl_ring *r, enum inccl__coll coll, const void *send, void *recv, size_t count,
+		     enum inccl_dtype dtype, enum inccl_op op, int timeout_ms, char *err, size_t errlen);
+
+/* comm.c's pieces that coll.c builds on */
+
+/** inccl__dtype_size() - the bytes of one element of @dtype (a valid one). */
+size_t inccl__dtype_size(enum inccl_dtype dtype);
+
+/** inccl__check() - the argument checks of every collective (comm.c's check()): INCCL_OK or INCCL_EINVAL. */
+int inccl__check(inccl_comm_t *c, const char *what, size_t count, int dtype, int op, int root);
+
+/** inccl__fail() - set @c's message; return @status. */
+int inccl__fail(inccl_comm_t *c, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/**
+ * inccl__comm_xfer() - one collective through the switches with primitive
+ * @prim (enum inc_prim, proto/inc_proto.h) towards @dest (INC_ALLREDUCE: every rank): this rank sends @send's
+ * @count elements if @has_data (else every packet empty) and takes the
+ * results into @recv if @expects. A failure breaks the communicator as any
+ * collective's does. For a ring communicator: INCCL_EINVAL.
+ */
+int inccl__comm_xfer(inccl_comm_t *c, int prim, enum inccl_dtype dtype, enum inccl_op op, int dest,
+		     int has_data, int expects, const void *send, void *recv, size_t count);
+
+/** inccl__comm_ring_coll() - inccl__ring_coll() on @c's ring, a failure breaking @c. */
+int inccl__comm_ring_coll(inccl_comm_t *c, enum inccl__coll coll, const void *send, void *recv, size_t count,
+			  enum inccl_dtype dtype, enum inccl_op op);
+
+/** inccl__comm_has_ring() - whether @c runs on the ring baseline (INCCL_ALGO_RING). */
+int inccl__comm_has_ring(const inccl_comm_t *c);
 
 /**
  * inccl__comm_unconnected() - a communicator of rank @rank in @nranks with no

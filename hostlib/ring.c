@@ -14,8 +14,9 @@
  * i = q * steps + k in each direction; message i may be sent once message
  * i - 1 has been received (except at a round's first step), so rounds
  * overlap and at most RING_WINDOW messages are in flight. Broadcast is a
- * pipelined chain from the root along the ring. Reduce is not implemented
- * here (the MPI baseline covers it).
+ * pipelined chain from the root along the ring. AllGather and ReduceScatter
+ * are the AllReduce's halves; AllToAll forwards blocks hop by hop (below).
+ * Reduce is not implemented here (the MPI baseline covers it).
  *
  * Data travels in host byte order: the ring joins hosts of one architecture.
  */
@@ -62,6 +63,9 @@ struct ring_plan {
 	size_t nsend, nrecv;
 	void (*send_at)(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, size_t *need);
 	void (*recv_at)(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, int *reduce);
+	/* received message i may be folded once this many messages were sent (NULL: at once): where a
+	 * message lands on what an earlier send still has to read */
+	size_t (*recv_need)(const struct ring_plan *pl, size_t i);
 };
 
 /* ---- plans ---------------------------------------------------------------- */
@@ -113,6 +117,121 @@ static void bc_recv(const struct ring_plan *pl, size_t i, size_t *off, size_t *l
 
 	bc_send(pl, i, off, len, &need);
 	*reduce = 0;
+}
+
+/*
+ * AllGather and ReduceScatter: the two halves of the AllReduce above, on
+ * blocks of n elements (block b at b * n) cut into rounds of one piece per
+ * block. Step k of a round (0 <= k < nranks - 1) sends one block's piece
+ * and receives another's.
+ */
+static void blk_piece(const struct ring_plan *pl, size_t q, size_t b, size_t *off, size_t *len)
+{
+	size_t first = q * pl->piece, rest = pl->n - first;
+
+	*off = b * pl->n + first;
+	*len = rest < pl->piece ? rest : pl->piece;
+}
+
+/* AllGather: step k sends block rank - k (its own first, then what came in), receives rank - k - 1. */
+static void ag_send(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, size_t *need)
+{
+	size_t h = (size_t)pl->p - 1, q = i / h, k = i % h;
+
+	blk_piece(pl, q, mod((long)pl->rank - (long)k, pl->p), off, len);
+	*need = k == 0 ? 0 : i;
+}
+
+static void ag_recv(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, int *reduce)
+{
+	size_t h = (size_t)pl->p - 1, q = i / h, k = i % h;
+
+	blk_piece(pl, q, mod((long)pl->rank - (long)k - 1, pl->p), off, len);
+	*reduce = 0;
+}
+
+/* ReduceScatter: step k sends block rank - k - 1 (own, then partial sums), folds in rank - k - 2;
+ * the last step folds in block rank, which is then complete. */
+static void rs_send(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, size_t *need)
+{
+	size_t h = (size_t)pl->p - 1, q = i / h, k = i % h;
+
+	blk_piece(pl, q, mod((long)pl->rank - (long)k - 1, pl->p), off, len);
+	*need = k == 0 ? 0 : i;
+}
+
+static void rs_recv(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, int *reduce)
+{
+	size_t h = (size_t)pl->p - 1, q = i / h, k = i % h;
+
+	blk_piece(pl, q, mod((long)pl->rank - (long)k - 2, pl->p), off, len);
+	*reduce = 1;
+}
+
+/*
+ * AllToAll, forwarded along the ring. The work buffer holds nranks - 1
+ * blocks of n elements by distance: block j - 1 is for rank + j (at the
+ * start this rank's own data). In step s (1 <= s < nranks) a rank sends
+ * blocks s - 1 .. nranks - 2 of what it holds — at step 1 its own, later
+ * what it received in step s - 1, which came from rank - s + 1 — and
+ * receives the same range from the left, the blocks of rank - s; block s - 1
+ * of those is its own and stays (later steps move only blocks from s on).
+ * A step's range is cut into pieces from its end, so piece k of step s lies
+ * in piece k of step s - 1: it is sent once that one arrived, and a
+ * received piece is folded in once the same piece of the same step was sent
+ * (it overwrites it). n(n-1)/2 blocks cross each link.
+ */
+/* a2a_find() - step *@s and piece *@k of message @i; *@base: the messages of steps before *@s. */
+static void a2a_find(const struct ring_plan *pl, size_t i, size_t *s, size_t *k, size_t *base)
+{
+	size_t b = 0;
+
+	for (*s = 1; *s + 1 < (size_t)pl->p; (*s)++) {
+		size_t len = ((size_t)pl->p - *s) * pl->n, m = (len + pl->piece - 1) / pl->piece;
+		if (i < b + m)
+			break;
+		b += m;
+	}
+	*k = i - b;
+	*base = b;
+}
+
+/* a2a_pieces() - the messages of step @s. */
+static size_t a2a_pieces(const struct ring_plan *pl, size_t s)
+{
+	return (((size_t)pl->p - s) * pl->n + pl->piece - 1) / pl->piece;
+}
+
+static void a2a_piece(const struct ring_plan *pl, size_t s, size_t k, size_t *off, size_t *len)
+{
+	size_t end = ((size_t)pl->p - 1) * pl->n, start = (s - 1) * pl->n, hi = end - k * pl->piece;
+	size_t lo = hi - start > pl->piece ? hi - pl->piece : start;
+
+	*off = lo;
+	*len = hi - lo;
+}
+
+static void a2a_send(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, size_t *need)
+{
+	size_t s, k, base;
+
+	a2a_find(pl, i, &s, &k, &base);
+	a2a_piece(pl, s, k, off, len);
+	*need = s == 1 ? 0 : base - a2a_pieces(pl, s - 1) + k + 1;
+}
+
+static void a2a_recv(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, int *reduce)
+{
+	size_t s, k, base;
+
+	a2a_find(pl, i, &s, &k, &base);
+	a2a_piece(pl, s, k, off, len);
+	*reduce = 0;
+}
+
+static size_t a2a_recv_need(const struct ring_plan *pl, size_t i)
+{
+	return i + 1; /* the send of the same step and piece: the same message number */
 }
 
 /* ---- arithmetic (host order) ------------------------------------------------ */
@@ -289,12 +408,6 @@ static int run_plan(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *b
 	uint64_t last = now_ms();
 	struct ibv_wc wc[32];
 
-	for (; r->early_n && rdone < pl->nrecv; r->early_n--, rdone++) {
-		size_t e = r->early_head;
-		r->early_head = (e + 1) % RING_RECVS;
-		if (take(r, pl, buf, dtype, op, rdone, r->early_slot[e], r->early_len[e], err, errlen))
-			return INCCL_EIO;
-	}
 	while (sdone < pl->nsend || rdone < pl->nrecv) {
 		while (sent < pl->nsend && sent - sdone < RING_WINDOW) {
 			size_t off, len, need;
@@ -311,6 +424,19 @@ static int run_plan(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *b
 				return INCCL_EIO;
 			}
 			sent++;
+		}
+		/* messages kept for later (the next collective's, or ones that must wait for a send) */
+		int took = 0;
+		for (; r->early_n && rdone < pl->nrecv && (!pl->recv_need || sent >= pl->recv_need(pl, rdone));
+		     r->early_n--, rdone++, took = 1) {
+			size_t e = r->early_head;
+			r->early_head = (e + 1) % RING_RECVS;
+			if (take(r, pl, buf, dtype, op, rdone, r->early_slot[e], r->early_len[e], err, errlen))
+				return INCCL_EIO;
+		}
+		if (took) { /* sends may have become possible */
+			last = now_ms();
+			continue;
 		}
 		int n = inccl__cq_poll(&r->cq, 32, wc, 100);
 		if (n < 0) {
@@ -329,7 +455,9 @@ static int run_plan(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *b
 				continue;
 			}
 			uint32_t slot = (uint32_t)wc[i].wr_id;
-			if (rdone >= pl->nrecv || r->early_n) { /* the next collective's: keep it for then */
+			if (rdone >= pl->nrecv || r->early_n || (pl->recv_need && sent < pl->recv_need(pl, rdone))) {
+				/* the next collective's, or one that would overwrite what is still to be sent:
+				 * keep it for then (in order) */
 				size_t e = (r->early_head + r->early_n) % RING_RECVS;
 				if (r->early_n == RING_RECVS) {
 					snprintf(err, errlen, "ring: more early messages than receive slots");
@@ -359,7 +487,7 @@ int inccl__ring_allreduce(struct inccl_ring *r, const void *send, void *recv, si
 			  enum inccl_dtype dtype, enum inccl_op op, int timeout_ms, char *err, size_t errlen)
 {
 	size_t w = inc_dtype_size((enum inc_dtype)dtype);
-	struct ring_plan pl = { r->rank, r->nranks, 0, count, RING_PIECE / w, 0, 0, ar_send, ar_recv };
+	struct ring_plan pl = { r->rank, r->nranks, 0, count, RING_PIECE / w, 0, 0, ar_send, ar_recv, NULL };
 	size_t rounds = (count + (size_t)r->nranks * pl.piece - 1) / ((size_t)r->nranks * pl.piece);
 
 	if (send != recv)
@@ -374,7 +502,7 @@ int inccl__ring_broadcast(struct inccl_ring *r, void *buf, size_t count, enum in
 			  int timeout_ms, char *err, size_t errlen)
 {
 	struct ring_plan pl = { r->rank, r->nranks, root, count, RING_PIECE / inc_dtype_size((enum inc_dtype)dtype), 0, 0,
-				bc_send, bc_recv };
+				bc_send, bc_recv, NULL };
 	size_t chunks = (count + pl.piece - 1) / pl.piece;
 	int last = (root + r->nranks - 1) % r->nranks; /* the end of the chain sends nothing */
 
@@ -383,4 +511,101 @@ int inccl__ring_broadcast(struct inccl_ring *r, void *buf, size_t count, enum in
 	pl.nsend = r->rank == last ? 0 : chunks;
 	pl.nrecv = r->rank == root ? 0 : chunks;
 	return run_plan(r, &pl, buf, dtype, INCCL_SUM, timeout_ms, err, errlen);
+}
+
+/*
+ * A block collective on one rank: its plan, and the buffer the plan works on
+ * (the receive buffer, or a staging buffer of its own).
+ */
+struct coll_run {
+	struct ring_plan pl;
+	uint8_t *buf;   /* what run_plan() works on */
+	uint8_t *work;  /* staging, freed by coll_finish() */
+	int exchange;   /* 0: nothing to send or receive (one rank) */
+	size_t w;       /* bytes per element */
+};
+
+/*
+ * coll_setup() - the plan of @coll for rank @rank of @p, elements of @w
+ * bytes, with pieces of @piece elements, and its work buffer, filled from @send (and @recv's own
+ * block written where the plan does not): INCCL_OK, or INCCL_ENOMEM with
+ * @err set.
+ */
+static int coll_setup(struct coll_run *cr, int rank, int p, size_t w, size_t piece, enum inccl__coll coll,
+		      const void *send, void *recv, size_t count, char *err, size_t errlen)
+{
+	size_t blk = count * w, n = (size_t)p, rounds = (count + piece - 1) / piece;
+	const uint8_t *in = send;
+	uint8_t *out = recv;
+
+	*cr = (struct coll_run){ .pl = { rank, p, 0, count, piece, 0, 0, NULL, NULL, NULL }, .exchange = p > 1, .w = w };
+	switch (coll) {
+	case INCCL__ALLGATHER:
+		if (in != out + (size_t)rank * blk)
+			memcpy(out + (size_t)rank * blk, in, blk);
+		cr->pl.send_at = ag_send;
+		cr->pl.recv_at = ag_recv;
+		cr->pl.nsend = cr->pl.nrecv = rounds * (n - 1);
+		cr->buf = out;
+		return INCCL_OK;
+	case INCCL__REDUCESCATTER:
+		if (!(cr->work = malloc(n * blk))) {
+			snprintf(err, errlen, "ring: no memory to stage %zu bytes of reduce-scatter", n * blk);
+			return INCCL_ENOMEM;
+		}
+		memcpy(cr->work, in, n * blk);
+		cr->pl.send_at = rs_send;
+		cr->pl.recv_at = rs_recv;
+		cr->pl.nsend = cr->pl.nrecv = rounds * (n - 1);
+		cr->buf = cr->work;
+		return INCCL_OK;
+	case INCCL__ALLTOALL:
+		if (n > 1 && !(cr->work = malloc((n - 1) * blk))) {
+			snprintf(err, errlen, "ring: no memory to stage %zu bytes of all-to-all", (n - 1) * blk);
+			return INCCL_ENOMEM;
+		}
+		for (size_t j = 1; j < n; j++) /* by distance: block j - 1 is for rank + j */
+			memcpy(cr->work + (j - 1) * blk, in + (((size_t)rank + j) % n) * blk, blk);
+		if (in != out)
+			memcpy(out + (size_t)rank * blk, in + (size_t)rank * blk, blk);
+		cr->pl.send_at = a2a_send;
+		cr->pl.recv_at = a2a_recv;
+		cr->pl.recv_need = a2a_recv_need;
+		for (size_t s = 1; s < n; s++)
+			cr->pl.nsend += a2a_pieces(&cr->pl, s);
+		cr->pl.nrecv = cr->pl.nsend;
+		cr->buf = cr->work;
+		return INCCL_OK;
+	}
+	snprintf(err, errlen, "ring: unknown collective %d", (int)coll);
+	return INCCL_EINVAL;
+}
+
+/* coll_finish() - after the plan ran (@ok) or failed: the result out of the staging buffer into @recv; free it. */
+static void coll_finish(struct coll_run *cr, enum inccl__coll coll, void *recv, int ok)
+{
+	size_t blk = cr->pl.n * cr->w, n = (size_t)cr->pl.p;
+	uint8_t *out = recv;
+
+	if (ok && coll == INCCL__REDUCESCATTER)
+		memcpy(out, cr->work + (size_t)cr->pl.rank * blk, blk);
+	for (size_t s = 1; ok && coll == INCCL__ALLTOALL && s < n; s++) /* step s brought rank - s's block */
+		memcpy(out + mod((long)cr->pl.rank - (long)s, (long)n) * blk, cr->work + (s - 1) * blk, blk);
+	free(cr->work);
+	cr->work = NULL;
+}
+
+int inccl__ring_coll(struct inccl_ring *r, enum inccl__coll coll, const void *send, void *recv, size_t count,
+		     enum inccl_dtype dtype, enum inccl_op op, int timeout_ms, char *err, size_t errlen)
+{
+	struct coll_run cr;
+	size_t w = inc_dtype_size((enum inc_dtype)dtype);
+	int rc = coll_setup(&cr, r->rank, r->nranks, w, RING_PIECE / w, coll, send, recv, count, err, errlen);
+
+	if (rc)
+		return rc;
+	if (cr.exchange)
+		rc = run_plan(r, &cr.pl, cr.buf, dtype, op, timeout_ms, err, errlen);
+	coll_finish(&cr, coll, recv, rc == INCCL_OK);
+	return rc;
 }

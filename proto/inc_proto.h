@@ -20,7 +20,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum inc_prim { INC_ALLREDUCE = 0, INC_REDUCE = 1, INC_BROADCAST = 2 };
+/*
+ * The primitives (2 bits of the immediate):
+ * - ALLREDUCE: every rank contributes, every rank gets op over all (dest_rank INC_RANK_ALL).
+ * - REDUCE: every rank contributes, only dest_rank gets the result.
+ * - BROADCAST: only the root (dest_rank) carries data, every other rank gets it.
+ * - ROUTE: per packet exactly one rank (any) carries data, and only dest_rank
+ *   gets it; the other ranks send the packet empty. AllToAll is a ROUTE for
+ *   each (source, destination) pair (hostlib/coll.c): every rank sends every
+ *   packet of every pair, n(n-1) blocks' packets instead of a pairwise
+ *   exchange's n-1 (the data itself crosses each link once, the empty frames
+ *   are the price of the switches' per-PSN slots).
+ */
+enum inc_prim { INC_ALLREDUCE = 0, INC_REDUCE = 1, INC_BROADCAST = 2, INC_ROUTE = 3 };
 enum inc_op { INC_OP_BARRIER = 0, INC_OP_SUM = 1, INC_OP_MAX = 2, INC_OP_MIN = 3 };
 /* dtype: 4 bits on the wire; 0 and 1 are the original two (wire compatible), 8..15 undefined */
 enum inc_dtype {
@@ -86,8 +98,9 @@ static inline uint32_t inc_imm_encode(const struct inc_imm *m)
 
 /**
  * inc_imm_decode() - split an immediate into its fields.
- * Return: 0, or -1 for values the protocol does not define (primitive 3,
- * dtype >= INC_NDTYPES, reserved bits set) so a switch can count and drop them.
+ * Return: 0, or -1 for values the protocol does not define (dtype >=
+ * INC_NDTYPES, reserved bits set) so a switch can count and drop them. Every
+ * primitive (0..3) is defined.
  */
 int inc_imm_decode(uint32_t imm, struct inc_imm *m);
 

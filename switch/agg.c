@@ -25,7 +25,7 @@ int inc_imm_decode(uint32_t imm, struct inc_imm *m)
 {
 	uint32_t prim = (imm >> 14) & 3, dtype = (imm >> 8) & 15;
 
-	if (prim > INC_BROADCAST || dtype >= INC_NDTYPES || (imm & 0xff) != 0)
+	if (dtype >= INC_NDTYPES || (imm & 0xff) != 0)
 		return -1;
 	m->dest_rank = (uint16_t)(imm >> 16);
 	m->prim = (enum inc_prim)prim;
@@ -59,8 +59,8 @@ int inc_dtype_parse(const char *s, enum inc_dtype *t)
 
 const char *inc_prim_name(enum inc_prim p)
 {
-	static const char *const n[] = { "allreduce", "reduce", "broadcast" };
-	return (unsigned)p < 3 ? n[p] : "?";
+	static const char *const n[] = { "allreduce", "reduce", "broadcast", "route" };
+	return (unsigned)p < 4 ? n[p] : "?";
 }
 
 /*

@@ -1,7 +1,7 @@
 /*
  * bench_engine — the switch engine's packet rate on one core, no capture I/O.
  *
- *   bench_engine [-k auto|simd|scalar] [-p PACKETS_PER_CHILD] [-c CHILDREN] [-d int32|float32] [-o in|reverse]
+ *   bench_engine [-k auto|simd|scalar] [-p PACKETS_PER_CHILD] [-c CHILDREN] [-d DTYPE] [-o in|reverse]
  *                [-w FILE.pcap]
  *   bench_engine [-k auto|simd|scalar] -r FILE.pcap [-n PASSES]
  *

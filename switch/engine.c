@@ -807,6 +807,7 @@ static int child_wants(const struct conn *k, const struct inc_imm *m)
 
 	switch (m->prim) {
 	case INC_REDUCE:
+	case INC_ROUTE: /* the source is never the destination (hostlib/coll.c copies its own block) */
 		return holds_dest;
 	case INC_BROADCAST: /* a host that is the root already has the data */
 		return !(holds_dest && k->cfg.nranks == 1);
@@ -1100,13 +1101,13 @@ static int fold(struct sw_engine *e, struct slot *sl, int child, uint32_t imm, c
 		sl->ordered = (uint8_t)order_matters(&sl->m);
 	}
 	if (e->fault == SW_FAULT_DROP && child == e->cfg.nchildren - 1 && sl->m.prim != INC_BROADCAST &&
-	    sl->m.op != INC_OP_BARRIER) {
+	    sl->m.prim != INC_ROUTE && sl->m.op != INC_OP_BARRIER) {
 		/* counted as arrived, its data left out */
 		e->fault = SW_FAULT_NONE;
 		e->c.faults_injected++;
-	} else if (sl->m.prim == INC_BROADCAST || sl->m.op == INC_OP_BARRIER) {
-		/* only the root rank carries data, in messages or not; everyone
-		 * else sends an empty SEND_ONLY_WITH_IMM */
+	} else if (sl->m.prim == INC_BROADCAST || sl->m.prim == INC_ROUTE || sl->m.op == INC_OP_BARRIER) {
+		/* only one rank carries data (a Broadcast's root, a Route's source),
+		 * in messages or not; everyone else sends an empty SEND_ONLY_WITH_IMM */
 		if (p->payload_len) {
 			if (sl->have_data)
 				return -1;

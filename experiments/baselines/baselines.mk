@@ -5,7 +5,8 @@
 # (hostlib/tools/perf_opts.c, which needs only inccl.h's enums, not libinccl).
 
 MPICC ?= mpicc
-MPI_PERF_SRC := experiments/baselines/mpi_perf.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h hostlib/inccl.h
+MPI_PERF_SRC := experiments/baselines/mpi_perf.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h hostlib/inccl.h \
+                proto/inc_elem.h proto/inc_proto.h
 $(BUILD)/mpi_perf: $(MPI_PERF_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(MPICC) $(CFLAGS) -Ihostlib -Ihostlib/tools -o $@ $(filter %.c,$(MPI_PERF_SRC)) -lm

@@ -66,6 +66,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../proto/inc_elem.h"
 #include "inccl.h"
 #include "perf_opts.h"
 
@@ -78,7 +79,8 @@
 enum { EXIT_WRONG = 1, EXIT_USAGE = 2, EXIT_NOT_STARTED = 3, EXIT_FAILED = 4 };
 
 static const char usage[] =
-	"usage: mpirun [MPIRUN OPTIONS] mpi_perf [-C allreduce|reduce|broadcast|barrier] [-b MIN] [-e MAX]\n"
+	"usage: mpirun [MPIRUN OPTIONS] mpi_perf [-C allreduce|reduce|broadcast|barrier|allgather|reducescatter|alltoall]\n"
+	"       [-b MIN] [-e MAX]\n"
 	"                  [-f FACTOR] [-d int32|float32] [-o sum|max|min] [-R ROOT] [-n ITERS]\n"
 	"                  [-w WARMUP] [-a LABEL] [-S max|rank0] [-F text|csv|json] [-O FILE] [-h]\n";
 
@@ -86,7 +88,9 @@ static const char help[] =
 	"Times an OpenMPI collective over a range of sizes on every rank and checks every result;\n"
 	"the baseline of inccl_perf, with the same options, report and checks.\n"
 	"\n"
-	"  -C COLL     allreduce (default), reduce, broadcast or barrier (one row, sizes ignored)\n"
+	"  -C COLL     allreduce (default), reduce, broadcast, barrier (one row, sizes ignored),\n"
+	"              allgather, reducescatter or alltoall (MPI_Allgather, MPI_Reduce_scatter_block,\n"
+	"              MPI_Alltoall, in place but MPI_Alltoall; sizes: the whole buffer, as inccl_perf)\n"
 	"  -b MIN      smallest size in bytes, K/M/G = 2^10/2^20/2^30 (default 1K)\n"
 	"  -e MAX      largest size (default 16M); sizes are rounded down to whole\n"
 	"              4-byte elements, at least one\n"
@@ -126,6 +130,7 @@ struct mpi_opts {
 struct bench {
 	const struct mpi_opts *o;
 	void *buf;            /* holds the largest size; NULL for barrier */
+	void *a2a;           /* alltoall: the receive buffer (out of place), copied to buf after the timing */
 	FILE *out;            /* the report; NULL except on rank 0 */
 	size_t chunk_elems;   /* the most elements per MPI call */
 	int corrupt_rank;     /* MPI_PERF_CORRUPT, -1: off */
@@ -204,13 +209,17 @@ static int set_option(struct mpi_opts *o, char flag, const char *val, char *err,
 
 	switch (flag) {
 	case 'C':
-		if ((i = find_name(val, coll_name, 4)) < 0)
-			return fail(err, errlen, "unknown collective '%s' (allreduce, reduce, broadcast, barrier)", val);
+		if ((i = find_name(val, coll_name, PERF_NCOLLS)) < 0)
+			return fail(err, errlen,
+				    "unknown collective '%s' (allreduce, reduce, broadcast, barrier, allgather, "
+				    "reducescatter, alltoall)", val);
 		o->p.coll = (enum perf_coll)i;
 		return 0;
 	case 'd':
-		if ((i = find_name(val, dtype_name, 2)) < 0)
-			return fail(err, errlen, "unknown dtype '%s' (int32, float32)", val);
+		if ((i = find_name(val, dtype_name, PERF_NDTYPES)) < 0)
+			return fail(err, errlen,
+				    "unknown dtype '%s' (int32, uint32, int64, uint64, float16, bfloat16, float32, float64)",
+				    val);
 		o->p.dtype = (enum inccl_dtype)i;
 		return 0;
 	case 'o':
@@ -304,6 +313,9 @@ static int parse_args(int argc, char *const argv[], int rank, int nranks, struct
 			    nranks, PERF_MAX_NRANKS);
 	if (o->p.root >= nranks)
 		return fail(err, errlen, "root %d is not a rank of 0..%d", o->p.root, nranks - 1);
+	if (o->p.coll != PERF_BARRIER && o->p.coll != PERF_BROADCAST && nranks > perf_max_nranks(o->p.dtype))
+		return fail(err, errlen, "%s sums of %d ranks are not exact for the input pattern (at most %d ranks)",
+			    perf_dtype_name(o->p.dtype), nranks, perf_max_nranks(o->p.dtype));
 	if (o->p.coll == PERF_BARRIER)
 		return 0; /* moves no data: sizes do not matter */
 	if (o->p.min_bytes > o->p.max_bytes)
@@ -323,16 +335,17 @@ static int test_hooks(struct bench *b, char *err, size_t errlen)
 	const char *s;
 	size_t bytes;
 
-	b->chunk_elems = MPI_PERF_CHUNK_BYTES / PERF_ELEM_SIZE;
+	size_t w = perf_dtype_size(b->o->p.dtype);
+
+	b->chunk_elems = MPI_PERF_CHUNK_BYTES / w;
 	b->corrupt_rank = -1;
 	if ((s = getenv("MPI_PERF_CORRUPT")) && parse_int(s, 0, b->o->p.nranks - 1, &b->corrupt_rank))
 		return fail(err, errlen, "MPI_PERF_CORRUPT='%s' is not a rank of 0..%d", s, b->o->p.nranks - 1);
 	if ((s = getenv("MPI_PERF_CHUNK_BYTES"))) {
-		if (perf_parse_size(s, &bytes) || bytes < PERF_ELEM_SIZE || bytes % PERF_ELEM_SIZE ||
-		    bytes > MPI_PERF_CHUNK_BYTES)
-			return fail(err, errlen, "MPI_PERF_CHUNK_BYTES='%s' is not a whole number of 4-byte elements up to 1G",
-				    s);
-		b->chunk_elems = bytes / PERF_ELEM_SIZE;
+		if (perf_parse_size(s, &bytes) || bytes < w || bytes % w || bytes > MPI_PERF_CHUNK_BYTES)
+			return fail(err, errlen, "MPI_PERF_CHUNK_BYTES='%s' is not a whole number of %zu-byte elements up to 1G",
+				    s, w);
+		b->chunk_elems = bytes / w;
 	}
 	return 0;
 }
@@ -369,10 +382,56 @@ static void check_mpi(const struct bench *b, int rc, const char *what, size_t by
 	exit(b->started ? EXIT_FAILED : EXIT_NOT_STARTED); /* not reached */
 }
 
-/** The MPI datatype and operation of the options. */
-static MPI_Datatype mpi_dtype(const struct perf_opts *p) { return p->dtype == INCCL_INT32 ? MPI_INT32_T : MPI_FLOAT; }
+/*
+ * float16 and bfloat16: MPI has no such types; they travel as MPI_UINT16_T
+ * and combine through operators of our own (MPI_Op_create()) with the
+ * switches' arithmetic (proto/inc_elem.h: each combine in float32, rounded
+ * back to the type), so the baseline reduces what the switches reduce.
+ */
+static enum inc_dtype half_dtype; /* the type half_combine() works on (one per job) */
+static enum inc_op half_op;
+
+/** half_combine() - MPI_User_function: inout[i] = op(in[i], inout[i]) for *@len 16-bit elements. */
+static void half_combine(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	uint16_t *a = inout;
+	const uint16_t *b = in;
+
+	(void)dt;
+	for (int i = 0; i < *len; i++)
+		a[i] = (uint16_t)inc_elem_combine(b[i], a[i], half_op, half_dtype);
+}
+
+/** The MPI datatype of the options. */
+static MPI_Datatype mpi_dtype(const struct perf_opts *p)
+{
+	switch (p->dtype) {
+	case INCCL_INT32: return MPI_INT32_T;
+	case INCCL_UINT32: return MPI_UINT32_T;
+	case INCCL_INT64: return MPI_INT64_T;
+	case INCCL_UINT64: return MPI_UINT64_T;
+	case INCCL_FLOAT32: return MPI_FLOAT;
+	case INCCL_FLOAT64: return MPI_DOUBLE;
+	case INCCL_FLOAT16:
+	case INCCL_BFLOAT16: return MPI_UINT16_T;
+	}
+	return MPI_FLOAT;
+}
+
+/** The MPI operation of the options (float16/bfloat16: half_combine(), created on first use). */
 static MPI_Op mpi_op(const struct perf_opts *p)
 {
+	static MPI_Op half = MPI_OP_NULL;
+
+	if (p->dtype == INCCL_FLOAT16 || p->dtype == INCCL_BFLOAT16) {
+		if (half == MPI_OP_NULL) {
+			half_dtype = (enum inc_dtype)p->dtype;
+			half_op = (enum inc_op)p->op;
+			if (MPI_Op_create(half_combine, 1, &half) != MPI_SUCCESS)
+				MPI_Abort(MPI_COMM_WORLD, EXIT_NOT_STARTED);
+		}
+		return half;
+	}
 	return p->op == INCCL_MAX ? MPI_MAX : p->op == INCCL_MIN ? MPI_MIN : MPI_SUM;
 }
 
@@ -392,11 +451,25 @@ static void collective(struct bench *b, size_t count)
 		check_mpi(b, MPI_Barrier(w), "MPI_Barrier", 0);
 		return;
 	}
+	if (perf_coll_blocks(p->coll)) { /* one call: a block of at most 2G / 4 ranks elements fits an int */
+		int n = (int)(count / (size_t)p->nranks);
+		size_t bytes = count * perf_dtype_size(p->dtype);
+		if (p->coll == PERF_ALLGATHER)
+			check_mpi(b, MPI_Allgather(MPI_IN_PLACE, 0, dt, b->buf, n, dt, w), "MPI_Allgather", bytes);
+		else if (p->coll == PERF_ALLTOALL)
+			/* out of place: Open MPI 4.1's in-place MPI_Alltoall crashed here now and then (SIGSEGV,
+			 * "address not mapped", in 1 of 4 make check runs; its IN_PLACE offsets were fixed for 5.0) */
+			check_mpi(b, MPI_Alltoall(b->buf, n, dt, b->a2a, n, dt, w), "MPI_Alltoall", bytes);
+		else /* in place: the input from the buffer, the result to its start */
+			check_mpi(b, MPI_Reduce_scatter_block(MPI_IN_PLACE, b->buf, n, dt, op, w), "MPI_Reduce_scatter_block",
+				  bytes);
+		return;
+	}
 	for (size_t off = 0; off < count; off += b->chunk_elems) {
 		size_t left = count - off;
 		int n = (int)(left < b->chunk_elems ? left : b->chunk_elems);
-		char *piece = (char *)b->buf + off * PERF_ELEM_SIZE;
-		size_t bytes = (size_t)n * PERF_ELEM_SIZE;
+		char *piece = (char *)b->buf + off * perf_dtype_size(p->dtype);
+		size_t bytes = (size_t)n * perf_dtype_size(p->dtype);
 
 		switch (p->coll) {
 		case PERF_ALLREDUCE:
@@ -418,14 +491,18 @@ static void collective(struct bench *b, size_t count)
 static void iterate(struct bench *b, size_t bytes, double *elapsed_us)
 {
 	const struct perf_opts *p = &b->o->p;
-	size_t count = bytes / PERF_ELEM_SIZE;
+	size_t count = bytes / perf_dtype_size(p->dtype);
 
-	if (p->coll != PERF_BARRIER)
+	if (perf_coll_blocks(p->coll))
+		perf_fill_blocks(p, b->buf, count);
+	else if (p->coll != PERF_BARRIER)
 		perf_fill(b->buf, count, p->dtype, p->coll == PERF_BROADCAST && p->rank != p->root ? NOT_A_RANK : p->rank);
 	check_mpi(b, MPI_Barrier(MPI_COMM_WORLD), "the MPI_Barrier before an iteration", bytes);
 	double t0 = now_us();
 	collective(b, count);
 	*elapsed_us += now_us() - t0;
+	if (p->coll == PERF_ALLTOALL) /* the result where the checks look, after the timing */
+		memcpy(b->buf, b->a2a, bytes);
 }
 
 /** Wrong elements in this rank's buffer after an iteration on @count elements. */
@@ -441,6 +518,10 @@ static size_t count_wrong(const struct bench *b, size_t count)
 					  : perf_count_wrong_input(b->buf, count, p->dtype, p->rank);
 	case PERF_BROADCAST:
 		return perf_count_wrong_input(b->buf, count, p->dtype, p->root);
+	case PERF_ALLGATHER:
+	case PERF_REDUCESCATTER: /* MPI_IN_PLACE: its block of the result at the buffer's start */
+	case PERF_ALLTOALL:
+		return perf_count_wrong_blocks(p, b->buf, count);
 	default:
 		return 0;
 	}
@@ -449,15 +530,12 @@ static size_t count_wrong(const struct bench *b, size_t count)
 /** The MPI_PERF_CORRUPT test hook: flip the lowest bit of the middle element on the chosen rank. */
 static void corrupt(struct bench *b, size_t count)
 {
-	uint32_t v;
-	char *e;
+	uint8_t *e;
 
 	if (b->corrupt_rank != b->o->p.rank || !b->buf || !count)
 		return;
-	e = (char *)b->buf + count / 2 * PERF_ELEM_SIZE;
-	memcpy(&v, e, sizeof(v));
-	v ^= 1; /* a different int32, or a different float (0 becomes the smallest denormal) */
-	memcpy(e, &v, sizeof(v));
+	e = (uint8_t *)b->buf + count / 2 * perf_dtype_size(b->o->p.dtype);
+	*e ^= 1; /* its lowest byte (host order): a different integer, or float (0 becomes the smallest denormal) */
 }
 
 /** Run one size: warm-up, timed iterations, check, sums over the ranks; fill @row (valid on rank 0). */
@@ -465,7 +543,7 @@ static void run_size(struct bench *b, size_t bytes, struct perf_row *row)
 {
 	const struct perf_opts *p = &b->o->p;
 	double elapsed_us = 0, warmup_us = 0, mean_us, slowest_us;
-	size_t count = bytes / PERF_ELEM_SIZE;
+	size_t count = bytes / perf_dtype_size(p->dtype);
 	uint64_t local, total;
 
 	for (int k = 0; k < p->warmup; k++)
@@ -497,7 +575,8 @@ static int prepare(struct bench *b, size_t largest)
 	char size[32];
 	int ok = 1, all_ok = 0;
 
-	if (p->coll != PERF_BARRIER && !(b->buf = malloc(largest))) {
+	if ((p->coll != PERF_BARRIER && !(b->buf = malloc(largest))) ||
+	    (p->coll == PERF_ALLTOALL && !(b->a2a = malloc(largest)))) {
 		fprintf(stderr, PROG ": rank %d: cannot allocate %s for the largest size\n", p->rank,
 			perf_format_size(largest, size, sizeof(size)));
 		ok = 0;
@@ -520,6 +599,8 @@ static int cleanup(struct bench *b)
 
 	free(b->buf);
 	b->buf = NULL;
+	free(b->a2a);
+	b->a2a = NULL;
 	if (b->out) {
 		bad = ferror(b->out);
 		bad |= b->out == stdout ? fflush(b->out) : fclose(b->out);

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -272,9 +273,159 @@ const char *cref_pattern_name(enum cref_pattern p)
 	return p == CREF_EXACT ? "exact" : p == CREF_IEEE ? "ieee" : "?";
 }
 
+/* ---- dtypes ------------------------------------------------------------------------ */
+
+/* The layout of a float dtype: bytes, mantissa bits (after the point), exponent bits. */
+struct ffmt {
+	int w, mbits, ebits;
+};
+
+static const struct ffmt F16 = { 2, 10, 5 }, BF16 = { 2, 7, 8 }, F32 = { 4, 23, 8 }, F64 = { 8, 52, 11 };
+
+/** The layout of float dtype @t, or NULL for an integer dtype. */
+static const struct ffmt *ffmt_of(enum inccl_dtype t)
+{
+	switch (t) {
+	case INCCL_FLOAT16: return &F16;
+	case INCCL_BFLOAT16: return &BF16;
+	case INCCL_FLOAT32: return &F32;
+	case INCCL_FLOAT64: return &F64;
+	default: return NULL;
+	}
+}
+
+size_t cref_dtype_size(enum inccl_dtype t)
+{
+	switch (t) {
+	case INCCL_FLOAT16:
+	case INCCL_BFLOAT16: return 2;
+	case INCCL_INT32:
+	case INCCL_UINT32:
+	case INCCL_FLOAT32: return 4;
+	case INCCL_INT64:
+	case INCCL_UINT64:
+	case INCCL_FLOAT64: return 8;
+	}
+	return 0;
+}
+
+static const char *const dtype_names[CREF_NDTYPES] = { "int32",  "float32", "uint32",   "int64",
+						       "uint64", "float16", "bfloat16", "float64" };
+
+const char *cref_dtype_name(enum inccl_dtype t)
+{
+	return (unsigned)t < CREF_NDTYPES ? dtype_names[t] : "?";
+}
+
+int cref_dtype_list(const char *s, enum inccl_dtype *out, int max)
+{
+	char buf[256], *save = NULL;
+	int n = 0;
+
+	if (!s || strlen(s) >= sizeof(buf))
+		return -1;
+	if (!strcmp(s, "all")) {
+		for (n = 0; n < CREF_NDTYPES && n < max; n++)
+			out[n] = (enum inccl_dtype)n;
+		return n;
+	}
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int t = 0;
+		while (t < CREF_NDTYPES && strcmp(tok, dtype_names[t]))
+			t++;
+		if (t == CREF_NDTYPES || n >= max)
+			return -1;
+		for (int k = 0; k < n; k++)
+			if (out[k] == (enum inccl_dtype)t)
+				return -1; /* twice */
+		out[n++] = (enum inccl_dtype)t;
+	}
+	return n ? n : -1;
+}
+
+/** The mask of a @w-byte element. */
+static uint64_t wmask(int w)
+{
+	return w == 8 ? ~0ull : (1ull << (8 * w)) - 1;
+}
+
+/* The pieces of a float layout's bits. */
+static uint64_t f_sign(const struct ffmt *f) { return 1ull << (8 * f->w - 1); }
+static uint64_t f_inf(const struct ffmt *f) { return ((1ull << f->ebits) - 1) << f->mbits; }
+static uint64_t f_mant(const struct ffmt *f) { return (1ull << f->mbits) - 1; }
+static int f_bias(const struct ffmt *f) { return (1 << (f->ebits - 1)) - 1; }
+
+/** Whether bits @h are a NaN of layout @f (exponent all ones, mantissa not zero). */
+static int f_is_nan(const struct ffmt *f, uint64_t h)
+{
+	return (h & ~f_sign(f) & wmask(f->w)) > f_inf(f);
+}
+
+/** The value of bits @h of layout @f (not a NaN), decoded field by field: exact in a double. */
+static double f_value(const struct ffmt *f, uint64_t h)
+{
+	uint64_t m = h & f_mant(f);
+	int e = (int)((h >> f->mbits) & ((1u << f->ebits) - 1));
+	double v;
+
+	if (f == &F64 || f == &F32) { /* the machine's own types */
+		if (f == &F64) {
+			memcpy(&v, &h, 8);
+			return v;
+		}
+		float x;
+		uint32_t h32 = (uint32_t)h;
+		memcpy(&x, &h32, 4);
+		return x;
+	}
+	if (e == (1 << f->ebits) - 1)
+		v = INFINITY;
+	else if (e == 0)
+		v = ldexp((double)m, 1 - f_bias(f) - f->mbits);
+	else
+		v = ldexp((double)(m | 1ull << f->mbits), e - f_bias(f) - f->mbits);
+	return h & f_sign(f) ? -v : v;
+}
+
+/**
+ * @x (a double, not a NaN) rounded once to layout @f (float16 or bfloat16),
+ * to nearest-even, as bits: scaled to the quantum of its binade (or of the
+ * subnormals), rint() (the default rounding mode: to nearest-even), scaled
+ * back; at 2^(emax+1) or beyond +-Inf. Zeros keep their sign.
+ */
+static uint64_t f_round(const struct ffmt *f, double x)
+{
+	uint64_t sign = signbit(x) ? f_sign(f) : 0;
+	int emax = f_bias(f), emin = 1 - emax, e;
+	double a = fabs(x);
+
+	if (a != 0 && !isinf(a)) {
+		frexp(a, &e);
+		int lead = e - 1 < emin ? emin : e - 1;
+		double q = ldexp(1.0, lead - f->mbits);
+		a = rint(a / q) * q;
+	}
+	if (isinf(a) || a >= ldexp(1.0, emax + 1))
+		return sign | f_inf(f);
+	if (a < ldexp(1.0, emin)) /* subnormal or zero: the quantum 2^(emin - mbits) */
+		return sign | (uint64_t)ldexp(a, f->mbits - emin);
+	frexp(a, &e);
+	return sign | (uint64_t)(e - 1 + emax) << f->mbits | ((uint64_t)ldexp(a, f->mbits + 1 - e) & f_mant(f));
+}
+
+/** Whether integer dtype @t is signed (int32, int64). */
+static int is_signed(enum inccl_dtype t)
+{
+	return t == INCCL_INT32 || t == INCCL_INT64;
+}
+
+/* ---- pattern inputs ------------------------------------------------------------------ */
+
 /* The exact pattern, as inccl_check has always had it: int32 in
  * [-100000, 100000], float32 multiples of 1/8 in [-256, 256]: every partial
- * sum of up to 2^16 ranks is exact in float32, in any order. */
+ * sum of up to 2^16 ranks is exact in float32, in any order. Integer sums
+ * are exact modulo 2^width in any order anyway. */
 static int32_t exact_i32(int r, size_t i)
 {
 	return (int32_t)(((uint32_t)i * 2654435761u + (uint32_t)r * 97u) % 200001u) - 100000;
@@ -294,19 +445,40 @@ static uint32_t bits_of(float f)
 	return h;
 }
 
-/** The float with bits @h. */
-static float float_of(uint32_t h)
+/** The bits of double @d. */
+static uint64_t bits64_of(double d)
 {
-	float f;
+	uint64_t h;
 
-	memcpy(&f, &h, sizeof(f));
-	return f;
+	memcpy(&h, &d, sizeof(h));
+	return h;
 }
 
-/** Whether bits @h are a float32 NaN (exponent all ones, mantissa not zero). */
-static int is_nan(uint32_t h)
+/*
+ * exact_input() - element @i of @rank's exact input of @t: the old int32 and
+ * float32 values; uint32 the int32 ones plus 100000; 64-bit integers those
+ * times 4294967311 (a prime above 2^32: the high bytes take part); float64
+ * the float32 values; float16 multiples of 1/4 in [-8, 8] and bfloat16
+ * integers in [-4, 4], whose partial sums over up to 64 ranks are exact
+ * (within 2^11 quarters, 2^8 units).
+ */
+static uint64_t exact_input(enum inccl_dtype t, int rank, size_t i)
 {
-	return (h & 0x7fffffffu) > 0x7f800000u;
+	int32_t v = exact_i32(rank, i);
+
+	switch (t) {
+	case INCCL_INT32: return (uint32_t)v;
+	case INCCL_UINT32: return (uint32_t)(v + 100000);
+	case INCCL_INT64: return (uint64_t)((int64_t)v * 4294967311ll);
+	case INCCL_UINT64: return (uint64_t)(v + 100000) * 4294967311ull;
+	case INCCL_FLOAT32: return bits_of(exact_f32(rank, i));
+	case INCCL_FLOAT64: return bits64_of((double)exact_f32(rank, i));
+	case INCCL_FLOAT16:
+		return f_round(&F16, (double)((int)(((uint32_t)i * 2246822519u + (uint32_t)rank * 31u) % 65u) - 32) / 4.0);
+	case INCCL_BFLOAT16:
+		return f_round(&BF16, (double)((int)(((uint32_t)i * 2246822519u + (uint32_t)rank * 31u) % 9u) - 4));
+	}
+	return 0;
 }
 
 /** A 32-bit mixer (a bijection with good avalanche: lowbias32). */
@@ -335,7 +507,13 @@ static uint32_t rank_hash(int rank, size_t i, uint32_t salt)
 }
 
 /* Salts: independent streams of the hash for each use. */
-enum { SALT_VALUE = 1, SALT_MANTISSA = 2, SALT_WHO = 3, SALT_SPECIAL = 4 };
+enum { SALT_VALUE = 1, SALT_MANTISSA = 2, SALT_WHO = 3, SALT_SPECIAL = 4, SALT_HIGH = 5 };
+
+/** 64 hashed bits of (@rank, @i, @salt): two 32-bit streams. */
+static uint64_t rank_hash64(int rank, size_t i, uint32_t salt)
+{
+	return (uint64_t)rank_hash(rank, i, salt + SALT_HIGH * 16) << 32 | rank_hash(rank, i, salt);
+}
 
 /*
  * The ieee pattern places its special cases at fixed positions: element i
@@ -344,8 +522,8 @@ enum { SALT_VALUE = 1, SALT_MANTISSA = 2, SALT_WHO = 3, SALT_SPECIAL = 4 };
  */
 #define IEEE_PERIOD 64
 
-/* float32 special cases; "s" and "s+1" are two ranks chosen per element (see role()) */
-enum f32_case {
+/* float special cases (every float dtype); "s" and "s+1" are two ranks chosen per element (see role()) */
+enum f_case {
 	F_NAN_ONE,      /* rank s: a NaN; others normal. SUM NaN; MAX/MIN: the others' */
 	F_NAN_ALL,      /* every rank a NaN (quiet or signaling, any sign and payload) */
 	F_PINF_ONE,     /* rank s: +Inf */
@@ -355,37 +533,31 @@ enum f32_case {
 	F_NZERO_ALL,    /* every rank -0: -0 + -0 = -0 */
 	F_CANCEL,       /* rank s: x, rank s+1: -x, others -0: x + -x = +0 */
 	F_SUBNORMAL,    /* every rank a subnormal of either sign */
-	F_TO_SUBNORMAL, /* rank s: FLT_MIN, others negative subnormals: results fall below FLT_MIN */
-	F_FMAX_PAIR,    /* ranks s, s+1: FLT_MAX: SUM overflows to +Inf */
-	F_NFMAX_PAIR,   /* ranks s, s+1: -FLT_MAX: SUM overflows to -Inf */
-	F_FMAX_CANCEL,  /* rank s: FLT_MAX, rank s+1: -FLT_MAX, others normal */
+	F_TO_SUBNORMAL, /* rank s: the smallest normal, others negative subnormals: results fall below it */
+	F_FMAX_PAIR,    /* ranks s, s+1: the largest finite value: SUM overflows to +Inf */
+	F_NFMAX_PAIR,   /* ranks s, s+1: its negative: SUM overflows to -Inf */
+	F_FMAX_CANCEL,  /* rank s: the largest, rank s+1: its negative, others normal */
 	F_NAN_INF,      /* rank s: a NaN, rank s+1: +Inf */
 	F_CASES
 };
 
-/* int32 special cases */
-enum i32_case {
-	I_NEAR_MAX, /* every rank just below INT32_MAX: SUM wraps negative */
-	I_NEAR_MIN, /* every rank just above INT32_MIN: SUM wraps positive */
-	I_EXTREMES, /* rank s: INT32_MAX, rank s+1: INT32_MIN: MAX/MIN at the limits */
-	I_ALL_MIN,  /* every rank INT32_MIN */
-	I_ALL_MAX,  /* every rank INT32_MAX */
-	I_MINUS_ONE, /* rank s: -1, others 0 */
+/* integer special cases (every integer dtype; for unsigned ones the limits are 0 and 2^w - 1) */
+enum i_case {
+	I_NEAR_MAX, /* every rank just below the maximum: SUM wraps */
+	I_NEAR_MIN, /* every rank just above the minimum: SUM wraps (signed) */
+	I_EXTREMES, /* rank s: the maximum, rank s+1: the minimum: MAX/MIN at the limits */
+	I_ALL_MIN,  /* every rank the minimum */
+	I_ALL_MAX,  /* every rank the maximum */
+	I_MINUS_ONE, /* rank s: -1 (all ones), others 0 */
 	I_CASES
 };
 
-#define F32_SIGN 0x80000000u
-#define F32_INF 0x7f800000u
-#define F32_FLT_MAX 0x7f7fffffu
-#define F32_FLT_MIN 0x00800000u /* the smallest normal */
-#define F32_MANT 0x007fffffu
-#define F32_QUIET 0x00400000u   /* the quiet bit of a NaN's mantissa */
 /* Normal values lie in [2^-2, 2^2): 4 binades. Any two with different
  * exponents (or both odd mantissas) round when added; values this close
  * in magnitude make the order of additions matter most often (about 1 in 3
  * elements of 4 ranks differ between ((a+b)+c)+d and (a+b)+(c+d); with 16
  * binades, 1 in 4, as small addends vanish in either order). */
-#define NORMAL_EXP_MIN (127 - 2)
+#define NORMAL_EXP_LOW (-2)
 #define NORMAL_EXP_SPAN 4
 
 /**
@@ -406,137 +578,184 @@ static int role(int rank, int nranks, size_t i)
 	return rank == s ? 1 : rank == (s + 1) % n ? 2 : 0;
 }
 
-/** A normal float32 of @rank at @i: random sign, one of 4 binades, a full 24-bit mantissa (lowest bit set). */
-static uint32_t f32_normal(int rank, size_t i)
+/** A normal value of layout @f of @rank at @i: random sign, one of 4 binades, a full mantissa (lowest bit set). */
+static uint64_t f_normal(const struct ffmt *f, int rank, size_t i)
 {
-	uint32_t h = rank_hash(rank, i, SALT_VALUE), m = rank_hash(rank, i, SALT_MANTISSA);
+	uint32_t h = rank_hash(rank, i, SALT_VALUE);
+	uint64_t m = rank_hash64(rank, i, SALT_MANTISSA);
 
-	return (h & F32_SIGN) | (NORMAL_EXP_MIN + (h >> 23) % NORMAL_EXP_SPAN) << 23 | (m & F32_MANT) | 1;
+	return (h >> 31 ? f_sign(f) : 0) | (uint64_t)(f_bias(f) + NORMAL_EXP_LOW + (int)((h >> 23) % NORMAL_EXP_SPAN))
+						   << f->mbits |
+	       (m & f_mant(f)) | 1;
 }
 
-/** A NaN of @rank at @i: any sign, quiet or signaling, any payload. */
-static uint32_t f32_nan(int rank, size_t i)
+/** A NaN of layout @f of @rank at @i: any sign, quiet or signaling, any payload. */
+static uint64_t f_nan(const struct ffmt *f, int rank, size_t i)
 {
-	uint32_t h = rank_hash(rank, i, SALT_SPECIAL), mant = h & F32_MANT;
+	uint64_t h = rank_hash64(rank, i, SALT_SPECIAL), mant = h & f_mant(f);
 
-	return (h & F32_SIGN) | F32_INF | (mant ? mant : F32_QUIET);
+	return (h >> 63 ? f_sign(f) : 0) | f_inf(f) | (mant ? mant : 1ull << (f->mbits - 1));
 }
 
-/** A subnormal (not zero) of @rank at @i with the sign of @sign (or random if @sign is 1). */
-static uint32_t f32_subnormal(int rank, size_t i, int sign)
+/** A subnormal (not zero) of layout @f of @rank at @i with the sign of @sign (or random if @sign is 1). */
+static uint64_t f_subnormal(const struct ffmt *f, int rank, size_t i, int sign)
 {
-	uint32_t h = rank_hash(rank, i, SALT_SPECIAL);
+	uint64_t h = rank_hash64(rank, i, SALT_SPECIAL);
 
-	return (sign == 1 ? h & F32_SIGN : sign < 0 ? F32_SIGN : 0) | (h & F32_MANT) | 1;
+	return (sign == 1 ? (h >> 63 ? f_sign(f) : 0) : sign < 0 ? f_sign(f) : 0) | (h & f_mant(f)) | 1;
 }
 
-/** Element @i of @rank's ieee float32 input. */
-static uint32_t ieee_f32(int rank, int nranks, size_t i)
+/** Element @i of @rank's ieee input of float layout @f. */
+static uint64_t ieee_float(const struct ffmt *f, int rank, int nranks, size_t i)
 {
 	size_t q = i % IEEE_PERIOD;
 	int who = role(rank, nranks, i);
+	uint64_t S = f_sign(f), INF = f_inf(f), FMAX = f_inf(f) - 1, FMIN = 1ull << f->mbits;
 
 	if (q < 1 || q > F_CASES)
-		return f32_normal(rank, i);
-	switch ((enum f32_case)(q - 1)) {
-	case F_NAN_ONE: return who == 1 ? f32_nan(rank, i) : f32_normal(rank, i);
-	case F_NAN_ALL: return f32_nan(rank, i);
-	case F_PINF_ONE: return who == 1 ? F32_INF : f32_normal(rank, i);
-	case F_NINF_ONE: return who == 1 ? F32_SIGN | F32_INF : f32_normal(rank, i);
-	case F_INF_BOTH: return who == 1 ? F32_INF : who == 2 ? F32_SIGN | F32_INF : f32_normal(rank, i);
+		return f_normal(f, rank, i);
+	switch ((enum f_case)(q - 1)) {
+	case F_NAN_ONE: return who == 1 ? f_nan(f, rank, i) : f_normal(f, rank, i);
+	case F_NAN_ALL: return f_nan(f, rank, i);
+	case F_PINF_ONE: return who == 1 ? INF : f_normal(f, rank, i);
+	case F_NINF_ONE: return who == 1 ? S | INF : f_normal(f, rank, i);
+	case F_INF_BOTH: return who == 1 ? INF : who == 2 ? S | INF : f_normal(f, rank, i);
 	case F_ZERO_MIX: /* rank s -0, s+1 +0, s+2 -0, ... */
-		return ((unsigned)rank - (unsigned)chosen(nranks, i)) & 1 ? 0 : F32_SIGN;
-	case F_NZERO_ALL: return F32_SIGN;
+		return ((unsigned)rank - (unsigned)chosen(nranks, i)) & 1 ? 0 : S;
+	case F_NZERO_ALL: return S;
 	case F_CANCEL: {
-		uint32_t x = f32_normal(chosen(nranks, i), i); /* the same x on both ranks */
-		return who == 1 ? x : who == 2 ? x ^ F32_SIGN : F32_SIGN;
+		uint64_t x = f_normal(f, chosen(nranks, i), i); /* the same x on both ranks */
+		return who == 1 ? x : who == 2 ? x ^ S : S;
 	}
-	case F_SUBNORMAL: return f32_subnormal(rank, i, 1);
-	case F_TO_SUBNORMAL: return who == 1 ? F32_FLT_MIN : f32_subnormal(rank, i, -1);
-	case F_FMAX_PAIR: return who ? F32_FLT_MAX : f32_normal(rank, i);
-	case F_NFMAX_PAIR: return who ? F32_SIGN | F32_FLT_MAX : f32_normal(rank, i);
-	case F_FMAX_CANCEL: return who == 1 ? F32_FLT_MAX : who == 2 ? F32_SIGN | F32_FLT_MAX : f32_normal(rank, i);
-	case F_NAN_INF: return who == 1 ? f32_nan(rank, i) : who == 2 ? F32_INF : f32_normal(rank, i);
+	case F_SUBNORMAL: return f_subnormal(f, rank, i, 1);
+	case F_TO_SUBNORMAL: return who == 1 ? FMIN : f_subnormal(f, rank, i, -1);
+	case F_FMAX_PAIR: return who ? FMAX : f_normal(f, rank, i);
+	case F_NFMAX_PAIR: return who ? S | FMAX : f_normal(f, rank, i);
+	case F_FMAX_CANCEL: return who == 1 ? FMAX : who == 2 ? S | FMAX : f_normal(f, rank, i);
+	case F_NAN_INF: return who == 1 ? f_nan(f, rank, i) : who == 2 ? INF : f_normal(f, rank, i);
 	case F_CASES: break;
 	}
-	return f32_normal(rank, i);
+	return f_normal(f, rank, i);
 }
 
-/** Element @i of @rank's ieee int32 input: the full int32 range (sums wrap), and the cases above. */
-static uint32_t ieee_i32(int rank, int nranks, size_t i)
+/** Element @i of @rank's ieee input of integer dtype @t: the type's whole range (sums wrap), and the cases above. */
+static uint64_t ieee_int(enum inccl_dtype t, int rank, int nranks, size_t i)
 {
 	size_t q = i % IEEE_PERIOD;
-	int who = role(rank, nranks, i);
-	uint32_t h = rank_hash(rank, i, SALT_VALUE), near = h % 1024; /* a small distance from a limit */
+	int who = role(rank, nranks, i), w = (int)cref_dtype_size(t);
+	uint64_t mask = wmask(w), h = rank_hash64(rank, i, SALT_VALUE) & mask, near = h % 1024; /* near a limit */
+	uint64_t max = is_signed(t) ? mask >> 1 : mask, min = is_signed(t) ? (mask >> 1) + 1 : 0;
 
+	if (t == INCCL_INT32) /* int32's values of old */
+		h = rank_hash(rank, i, SALT_VALUE), near = h % 1024;
 	if (q < 1 || q > I_CASES)
 		return h;
-	switch ((enum i32_case)(q - 1)) {
-	case I_NEAR_MAX: return 0x7fffffffu - near;
-	case I_NEAR_MIN: return 0x80000000u + near;
-	case I_EXTREMES: return who == 1 ? 0x7fffffffu : who == 2 ? 0x80000000u : h;
-	case I_ALL_MIN: return 0x80000000u;
-	case I_ALL_MAX: return 0x7fffffffu;
-	case I_MINUS_ONE: return who == 1 ? 0xffffffffu : 0;
+	switch ((enum i_case)(q - 1)) {
+	case I_NEAR_MAX: return max - near;
+	case I_NEAR_MIN: return min + near;
+	case I_EXTREMES: return who == 1 ? max : who == 2 ? min : h;
+	case I_ALL_MIN: return min;
+	case I_ALL_MAX: return max;
+	case I_MINUS_ONE: return who == 1 ? mask : 0;
 	case I_CASES: break;
 	}
 	return h;
 }
 
-uint32_t cref_input(enum cref_pattern p, enum inccl_dtype dtype, int rank, int nranks, size_t i)
+uint64_t cref_input(enum cref_pattern p, enum inccl_dtype dtype, int rank, int nranks, size_t i)
 {
+	const struct ffmt *f = ffmt_of(dtype);
+
 	if (p == CREF_IEEE)
-		return dtype == INCCL_INT32 ? ieee_i32(rank, nranks, i) : ieee_f32(rank, nranks, i);
-	return dtype == INCCL_INT32 ? (uint32_t)exact_i32(rank, i) : bits_of(exact_f32(rank, i));
+		return f ? ieee_float(f, rank, nranks, i) : ieee_int(dtype, rank, nranks, i);
+	return exact_input(dtype, rank, i);
+}
+
+/** put_elem(), get_elem() - a @w-byte element (host order) at @p, any alignment. */
+static void put_elem(uint8_t *p, uint64_t v, size_t w)
+{
+	uint16_t h = (uint16_t)v;
+	uint32_t s = (uint32_t)v;
+
+	if (w == 2)
+		memcpy(p, &h, 2);
+	else if (w == 4)
+		memcpy(p, &s, 4);
+	else
+		memcpy(p, &v, 8);
+}
+
+static uint64_t get_elem(const uint8_t *p, size_t w)
+{
+	uint16_t h;
+	uint32_t s;
+	uint64_t v;
+
+	if (w == 2)
+		return memcpy(&h, p, 2), h;
+	if (w == 4)
+		return memcpy(&s, p, 4), s;
+	return memcpy(&v, p, 8), v;
 }
 
 void cref_fill(enum cref_pattern p, enum inccl_dtype dtype, int rank, int nranks, void *buf, size_t count)
 {
 	uint8_t *b = buf;
+	size_t w = cref_dtype_size(dtype);
 
-	for (size_t i = 0; i < count; i++) {
-		uint32_t v = cref_input(p, dtype, rank, nranks, i);
-		memcpy(b + 4 * i, &v, sizeof(v));
-	}
+	for (size_t i = 0; i < count; i++)
+		put_elem(b + w * i, cref_input(p, dtype, rank, nranks, i), w);
 }
 
 /* ---- arithmetic, expectation, comparison ----------------------------------------- */
 
-/** A key of non-NaN float bits that orders as the values do, with -0 < +0 (both zeros distinct). */
-static uint32_t order_key(uint32_t h)
+/** A key of non-NaN bits of layout @f that orders as the values do, with -0 < +0 (both zeros distinct). */
+static uint64_t order_key(const struct ffmt *f, uint64_t h)
 {
-	return h & F32_SIGN ? ~h : h | F32_SIGN;
+	return h & f_sign(f) ? ~h & wmask(f->w) : h | f_sign(f);
 }
 
-uint32_t cref_combine(enum inccl_dtype dtype, enum inccl_op op, uint32_t acc, uint32_t in)
+uint64_t cref_combine(enum inccl_dtype dtype, enum inccl_op op, uint64_t acc, uint64_t in)
 {
-	if (dtype == INCCL_INT32) {
+	const struct ffmt *f = ffmt_of(dtype);
+	int w = (int)cref_dtype_size(dtype);
+
+	if (!f) {
+		uint64_t mask = wmask(w), flip = is_signed(dtype) ? (mask >> 1) + 1 : 0; /* signed: order by offset */
 		switch (op) {
-		case INCCL_SUM: return acc + in; /* modulo 2^32: two's complement wrap */
-		case INCCL_MAX: return (int32_t)in > (int32_t)acc ? in : acc;
-		case INCCL_MIN: return (int32_t)in < (int32_t)acc ? in : acc;
+		case INCCL_SUM: return (acc + in) & mask; /* modulo 2^w: two's complement wrap */
+		case INCCL_MAX: return (in ^ flip) > (acc ^ flip) ? in : acc;
+		case INCCL_MIN: return (in ^ flip) < (acc ^ flip) ? in : acc;
 		}
 		return acc;
 	}
 	if (op == INCCL_SUM) {
-		float sum = float_of(acc) + float_of(in); /* one float32 addition, rounded to nearest */
-		return bits_of(sum);
+		if (f == &F64)
+			return bits64_of(f_value(f, acc) + f_value(f, in)); /* one double addition */
+		if (f_is_nan(f, acc) || f_is_nan(f, in))
+			return f_inf(f) | 1ull << (f->mbits - 1); /* a NaN (any will do) */
+		float sum = (float)f_value(f, acc) + (float)f_value(f, in); /* one float32 addition, to nearest */
+		if (f == &F32)
+			return bits_of(sum);
+		if (isnan(sum))
+			return f_inf(f) | 1ull << (f->mbits - 1);
+		return f_round(f, sum); /* float16/bfloat16: rounded again, to the type */
 	}
-	if (is_nan(acc))
+	if (f_is_nan(f, acc))
 		return in; /* a NaN loses to a number; two NaNs: a NaN */
-	if (is_nan(in))
+	if (f_is_nan(f, in))
 		return acc;
 	if (op == INCCL_MAX)
-		return order_key(in) > order_key(acc) ? in : acc;
-	return order_key(in) < order_key(acc) ? in : acc;
+		return order_key(f, in) > order_key(f, acc) ? in : acc;
+	return order_key(f, in) < order_key(f, acc) ? in : acc;
 }
 
 /** The value node @k of @t computes at element @i (recursion bounded by CREF_MAX_DEPTH). */
-static uint32_t eval(const struct cref_tree *t, int k, enum cref_pattern p, enum inccl_dtype dtype, enum inccl_op op,
+static uint64_t eval(const struct cref_tree *t, int k, enum cref_pattern p, enum inccl_dtype dtype, enum inccl_op op,
 		     size_t i)
 {
 	const struct cref_node *nd = &t->node[k];
-	uint32_t acc;
+	uint64_t acc;
 	int c = nd->child;
 
 	if (nd->rank >= 0)
@@ -547,30 +766,29 @@ static uint32_t eval(const struct cref_tree *t, int k, enum cref_pattern p, enum
 	return acc;
 }
 
-uint32_t cref_expect(const struct cref_tree *t, enum cref_pattern p, enum inccl_dtype dtype, enum inccl_op op,
+uint64_t cref_expect(const struct cref_tree *t, enum cref_pattern p, enum inccl_dtype dtype, enum inccl_op op,
 		     size_t i)
 {
 	return eval(t, 0, p, dtype, op, i);
 }
 
-int cref_same(enum inccl_dtype dtype, uint32_t got, uint32_t want)
+int cref_same(enum inccl_dtype dtype, uint64_t got, uint64_t want)
 {
-	if (dtype == INCCL_FLOAT32 && is_nan(got) && is_nan(want))
+	const struct ffmt *f = ffmt_of(dtype);
+
+	if (f && f_is_nan(f, got) && f_is_nan(f, want))
 		return 1; /* a NaN's sign and payload are unspecified */
 	return got == want;
 }
 
-size_t cref_count_wrong(enum inccl_dtype dtype, const void *buf, const uint32_t *want, size_t count, size_t *first)
+size_t cref_count_wrong(enum inccl_dtype dtype, const void *buf, const uint64_t *want, size_t count, size_t *first)
 {
 	const uint8_t *b = buf;
-	size_t wrong = 0;
+	size_t wrong = 0, w = cref_dtype_size(dtype);
 
-	for (size_t i = 0; i < count; i++) {
-		uint32_t got;
-		memcpy(&got, b + 4 * i, sizeof(got));
-		if (!cref_same(dtype, got, want[i]) && !wrong++ && first)
+	for (size_t i = 0; i < count; i++)
+		if (!cref_same(dtype, get_elem(b + w * i, w), want[i]) && !wrong++ && first)
 			*first = i;
-	}
 	return wrong;
 }
 

@@ -5,10 +5,11 @@
  *
  * - the aggregation tree, from a spec such as "((0,1),(2,3))": nested
  *   parentheses are switches, numbers are ranks, 0..n-1 each exactly once;
- * - the input patterns: "exact" (small multiples of 1/8 and small integers:
- *   every sum exact in any order) and "ieee" (float32 with full mantissas of
- *   varied exponents, whose sums round and depend on the order of addition,
- *   NaN, +-Inf, +-0, subnormals, overflow; int32 sums that wrap);
+ * - the input patterns of every dtype: "exact" (small multiples of 1/8 and
+ *   small integers: every sum exact in any order) and "ieee" (floats with
+ *   full mantissas of varied exponents, whose sums round and depend on the
+ *   order of addition, NaN, +-Inf, +-0, subnormals, overflow; integers over
+ *   their whole range, whose sums wrap);
  * - the expected result of SUM/MAX/MIN over every rank, folded in the
  *   tree's order (the switches' order of a float SUM at any fan-in) with the
  *   switches' documented arithmetic (proto/inc_proto.h, inc_combine()), and
@@ -16,8 +17,9 @@
  * - the timing rule of the barrier check (a rank enters late by a known
  *   delay; every other rank must have waited for it).
  *
- * Elements are handled as uint32_t bit patterns in host order: int32 as two's
- * complement, float32 as IEEE 754 single.
+ * Elements are handled as bit patterns in host order in a uint64_t, zero-
+ * extended from the dtype's width (cref_dtype_size()): integers as two's
+ * complement, floats as their IEEE 754 (or bfloat16) bits.
  */
 #ifndef CHECK_REF_H
 #define CHECK_REF_H
@@ -32,6 +34,20 @@
 #define CREF_MAX_NODES CREF_MAX_SPEC  /* every node takes at least one character of the spec */
 #define CREF_MAX_RANKS (CREF_MAX_NODES - 1) /* a tree of n ranks has at least one switch */
 #define CREF_BARRIER_DELAY_MS 1000    /* default delay of the late rank in the barrier check */
+#define CREF_NDTYPES 8                /* enum inccl_dtype's values 0..7 */
+
+/** cref_dtype_size() - bytes of an element of @t (2, 4 or 8; 0 for no dtype). */
+size_t cref_dtype_size(enum inccl_dtype t);
+
+/** cref_dtype_name() - "int32", "float32", "uint32", "int64", "uint64", "float16", "bfloat16", "float64" or "?". */
+const char *cref_dtype_name(enum inccl_dtype t);
+
+/**
+ * cref_dtype_list() - the dtypes named in @s ("int32,float16" or "all", in
+ * that order, none twice) into @out (room for @max). Return: how many, or
+ * -1 for an unknown or repeated name, an empty list or too many.
+ */
+int cref_dtype_list(const char *s, enum inccl_dtype *out, int max);
 
 /** One node of a tree: a rank (a leaf) or a switch with an ordered list of children. */
 struct cref_node {
@@ -84,18 +100,21 @@ const char *cref_pattern_name(enum cref_pattern p);
  * The exact pattern does not depend on @nranks; the ieee pattern uses it to
  * choose which ranks hold a special value (NaN, Inf, ...) at an element.
  */
-uint32_t cref_input(enum cref_pattern p, enum inccl_dtype dtype, int rank, int nranks, size_t i);
+uint64_t cref_input(enum cref_pattern p, enum inccl_dtype dtype, int rank, int nranks, size_t i);
 
-/** cref_fill() - @count elements of rank @rank's input into @buf (host order, any alignment). */
+/** cref_fill() - @count elements of rank @rank's input into @buf (host order, each of the dtype's width, any alignment). */
 void cref_fill(enum cref_pattern p, enum inccl_dtype dtype, int rank, int nranks, void *buf, size_t count);
 
 /**
  * cref_combine() - one combine of the switches' documented arithmetic
- * (proto/inc_proto.h), written here independently of switch/agg.c: int32
- * SUM modulo 2^32, MAX/MIN signed; float32 SUM one float addition rounded to
- * nearest; float32 MAX/MIN with a NaN losing to a number and -0 < +0.
+ * (proto/inc_proto.h), written here independently of switch/agg.c and
+ * proto/inc_elem.h: integer SUM modulo 2^width, MAX/MIN signed (int32,
+ * int64) or unsigned; float32 SUM one float addition rounded to nearest,
+ * float64 one double addition; float16/bfloat16 SUM one float32 addition of
+ * the two values, rounded again to the type (to nearest-even, by rint() in
+ * double); float MAX/MIN with a NaN losing to a number and -0 < +0.
  */
-uint32_t cref_combine(enum inccl_dtype dtype, enum inccl_op op, uint32_t acc, uint32_t in);
+uint64_t cref_combine(enum inccl_dtype dtype, enum inccl_op op, uint64_t acc, uint64_t in);
 
 /**
  * cref_expect() - element @i of @op over every rank's input (pattern @p) as
@@ -107,18 +126,18 @@ uint32_t cref_combine(enum inccl_dtype dtype, enum inccl_op op, uint32_t acc, ui
  * lowest rank (proto/inc_proto.h); integer SUMs and MAX/MIN are the same in
  * any order.
  */
-uint32_t cref_expect(const struct cref_tree *t, enum cref_pattern p, enum inccl_dtype dtype, enum inccl_op op,
+uint64_t cref_expect(const struct cref_tree *t, enum cref_pattern p, enum inccl_dtype dtype, enum inccl_op op,
 		     size_t i);
 
-/** cref_same() - whether @got is @want: equal bits, except that for float32 any NaN matches any NaN. */
-int cref_same(enum inccl_dtype dtype, uint32_t got, uint32_t want);
+/** cref_same() - whether @got is @want: equal bits, except that for a float dtype any NaN matches any NaN. */
+int cref_same(enum inccl_dtype dtype, uint64_t got, uint64_t want);
 
 /**
  * cref_count_wrong() - elements of @buf (@count, host order, any alignment)
  * that are not cref_same() as @want[0..@count-1]; the index of the first in
  * *@first (untouched when none is wrong).
  */
-size_t cref_count_wrong(enum inccl_dtype dtype, const void *buf, const uint32_t *want, size_t count, size_t *first);
+size_t cref_count_wrong(enum inccl_dtype dtype, const void *buf, const uint64_t *want, size_t count, size_t *first);
 
 /*
  * The barrier check. The ranks line up at one barrier, then rank L enters

@@ -12,7 +12,9 @@
  * After every iteration, warm-up included, each rank checks its buffer
  * against what it computes itself from the deterministic inputs of all
  * ranks (reduce non-roots: still their own input), so one wrong result in
- * any iteration counts. Barrier moves no data: after its iterations a
+ * any iteration counts. AllGather, ReduceScatter and AllToAll run in place
+ * as nccl defines it, their sizes the whole buffer (nccl-tests' way).
+ * Barrier moves no data: after its iterations a
  * verification round has rank NRANKS-1 enter a barrier -D ms late, and
  * every other rank that leaves it before half of that counts as one wrong
  * (verify_barrier()). Per size, one more inccl_allreduce (int32 SUM, see
@@ -178,15 +180,28 @@ static void refill(struct bench *b, size_t count)
 
 	if (o->coll == PERF_BARRIER)
 		return;
-	perf_fill(b->buf, count, o->dtype, o->coll == PERF_BROADCAST && o->rank != o->root ? NOT_A_RANK : o->rank);
+	if (perf_coll_blocks(o->coll))
+		perf_fill_blocks(o, b->buf, count);
+	else
+		perf_fill(b->buf, count, o->dtype, o->coll == PERF_BROADCAST && o->rank != o->root ? NOT_A_RANK : o->rank);
 }
 
-/** One call of the collective on @count elements, in place. */
+/** The block of this rank in a buffer of @count elements (allgather's send, reducescatter's result). */
+static uint8_t *own_block(const struct bench *b, size_t count)
+{
+	return (uint8_t *)b->buf + (size_t)b->o->rank * (count / (size_t)b->o->nranks) * perf_dtype_size(b->o->dtype);
+}
+
+/** One call of the collective on @count elements (all blocks), in place (nccl's conventions). */
 static int collective(struct bench *b, size_t count)
 {
 	const struct perf_opts *o = b->o;
+	size_t blk = count / (size_t)o->nranks;
 
 	switch (o->coll) {
+	case PERF_ALLGATHER: return inccl_allgather(b->comm, own_block(b, count), b->buf, blk, o->dtype);
+	case PERF_REDUCESCATTER: return inccl_reducescatter(b->comm, b->buf, own_block(b, count), blk, o->dtype, o->op);
+	case PERF_ALLTOALL: return inccl_alltoall(b->comm, b->buf, b->buf, blk, o->dtype);
 	case PERF_ALLREDUCE: return inccl_allreduce(b->comm, b->buf, b->buf, count, o->dtype, o->op);
 	case PERF_REDUCE: return inccl_reduce(b->comm, b->buf, b->buf, count, o->dtype, o->op, o->root);
 	case PERF_BROADCAST: return inccl_broadcast(b->comm, b->buf, count, o->dtype, o->root);
@@ -199,11 +214,11 @@ static int iterate(struct bench *b, size_t bytes, double *elapsed_us)
 {
 	int rc;
 
-	refill(b, bytes / PERF_ELEM_SIZE);
+	refill(b, bytes / perf_dtype_size(b->o->dtype));
 	if ((rc = inccl_barrier(b->comm)))
 		return call_failed(b, "the barrier before an iteration", rc, inccl_errmsg(b->comm));
 	double t0 = now_us();
-	rc = collective(b, bytes / PERF_ELEM_SIZE);
+	rc = collective(b, bytes / perf_dtype_size(b->o->dtype));
 	*elapsed_us += now_us() - t0;
 	return rc ? collective_failed(b, bytes, rc) : 0;
 }
@@ -221,6 +236,11 @@ static size_t count_wrong(const struct bench *b, size_t count)
 					  : perf_count_wrong_input(b->buf, count, o->dtype, o->rank);
 	case PERF_BROADCAST:
 		return perf_count_wrong_input(b->buf, count, o->dtype, o->root);
+	case PERF_ALLGATHER:
+	case PERF_ALLTOALL:
+		return perf_count_wrong_blocks(o, b->buf, count);
+	case PERF_REDUCESCATTER: /* only this rank's block is the result */
+		return perf_count_wrong_blocks(o, own_block(b, count), count);
 	default:
 		return 0;
 	}
@@ -253,7 +273,7 @@ static int tally(struct bench *b, size_t local, uint64_t *total)
 static int checked_iteration(struct bench *b, size_t bytes, const char *phase, int k, int n, double *elapsed_us,
 			     size_t *wrong)
 {
-	size_t count = bytes / PERF_ELEM_SIZE, w;
+	size_t count = bytes / perf_dtype_size(b->o->dtype), w;
 
 	progress(b, bytes, phase, k, n);
 	if (iterate(b, bytes, elapsed_us))
@@ -309,7 +329,7 @@ static int run_size(struct bench *b, size_t bytes, struct perf_row *row)
 {
 	const struct perf_opts *o = b->o;
 	double elapsed_us = 0, warmup_us = 0;
-	size_t count = bytes / PERF_ELEM_SIZE, local = 0, early;
+	size_t count = bytes / perf_dtype_size(b->o->dtype), local = 0, early;
 	uint64_t total;
 
 	for (int k = 1; k <= o->warmup; k++)

@@ -11,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../proto/inc_elem.h"
+
 const char perf_usage[] =
-	"usage: inccl_perf [-C allreduce|reduce|broadcast|barrier] [-b MIN] [-e MAX] [-f FACTOR]\n"
+	"usage: inccl_perf [-C allreduce|reduce|broadcast|barrier|allgather|reducescatter|alltoall]\n"
+	"                  [-b MIN] [-e MAX] [-f FACTOR]\n"
 	"                  [-d int32|float32] [-o sum|max|min] [-R ROOT] [-n ITERS] [-w WARMUP]\n"
 	"                  [-r RANK] [-N NRANKS] [-m HOST[:PORT]] [-c HOST[:PORT]] [-t SECONDS]\n"
 	"                  [-T SECONDS] [-W PACKETS] [-A inc|ring] [-D MS] [-F text|csv|json] [-O FILE]\n"
@@ -21,13 +24,16 @@ const char perf_usage[] =
 const char perf_help[] =
 	"Times a libinccl collective over a range of sizes on every rank and checks every result.\n"
 	"\n"
-	"  -C COLL     allreduce (default), reduce, broadcast or barrier (one row, sizes ignored)\n"
+	"  -C COLL     allreduce (default), reduce, broadcast, barrier (one row, sizes ignored),\n"
+	"              allgather, reducescatter or alltoall (sizes: the whole buffer, nccl-tests'\n"
+	"              way, rounded down to whole blocks of NRANKS)\n"
 	"  -b MIN      smallest size in bytes, K/M/G = 2^10/2^20/2^30 (default 1K)\n"
 	"  -e MAX      largest size (default 16M); sizes are rounded down to whole\n"
 	"              4-byte elements, at least one\n"
 	"  -f FACTOR   multiply the size by this integer (>= 2 unless MIN = MAX; default 2)\n"
-	"  -d DTYPE    int32 or float32 (default)\n"
-	"  -o OP       sum (default), max or min (allreduce, reduce)\n"
+	"  -d DTYPE    int32, uint32, int64, uint64, float16, bfloat16, float32 (default)\n"
+	"              or float64 (float16 at most 256 ranks, bfloat16 128: exact sums)\n"
+	"  -o OP       sum (default), max or min (allreduce, reduce, reducescatter)\n"
 	"  -R ROOT     root rank of reduce and broadcast (default 0)\n"
 	"  -n ITERS    timed iterations per size (default 5)\n"
 	"  -w WARMUP   untimed iterations before them, checked too (default 1)\n"
@@ -44,8 +50,8 @@ const char perf_help[] =
 	"              default 512)\n"
 	"  -M PACKETS  packets per RDMA message (libinccl's message, 1..64; default 16)\n"
 	"  -A ALGO     inc (default): aggregated in the switches; ring: the host-based\n"
-	"              baseline, a ring of RDMA connections between the hosts (allreduce,\n"
-	"              broadcast, barrier), the switches only routing\n"
+	"              baseline, a ring of RDMA connections between the hosts (every\n"
+	"              collective but reduce), the switches only routing\n"
 	"  -D MS       barrier: the late rank's delay in the verification round (default 1000,\n"
 	"              0: no verification round; at most 30000)\n"
 	"  -F FORMAT   text (default), csv or json\n"
@@ -57,7 +63,7 @@ const char perf_help[] =
 	"other ranks at a barrier, then times the collective; neither refill nor barrier\n"
 	"is timed. time_us is the reporting rank's average over the timed iterations,\n"
 	"algbw = bytes / time, busbw as in nccl-tests (allreduce: algbw * 2(n-1)/n;\n"
-	"reduce, broadcast: algbw). Every rank checks its result of every iteration,\n"
+	"allgather, reducescatter, alltoall: algbw * (n-1)/n; reduce, broadcast: algbw). Every rank checks its result of every iteration,\n"
 	"warm-up included, against the exact expected values (floats by value: -0\n"
 	"passes for 0, a NaN never); 'wrong' counts the wrong elements of all ranks and\n"
 	"iterations, summed by one extra int32 allreduce per size, and every rank names\n"
@@ -72,8 +78,10 @@ const char perf_help[] =
 
 /* ---- names --------------------------------------------------------------- */
 
-static const char *const coll_names[] = { "allreduce", "reduce", "broadcast", "barrier" };
-static const char *const dtype_names[] = { "int32", "float32" };
+static const char *const coll_names[PERF_NCOLLS] = { "allreduce", "reduce",    "broadcast",    "barrier",
+							"allgather", "reducescatter", "alltoall" };
+static const char *const dtype_names[PERF_NDTYPES] = { "int32",  "float32", "uint32",   "int64",
+							 "uint64", "float16", "bfloat16", "float64" };
 static const char *const op_names[] = { "sum", "max", "min" };
 static const char *const format_names[] = { "text", "csv", "json" };
 static const char *const algo_names[] = { "inc", "ring" };
@@ -89,12 +97,17 @@ static int find_name(const char *s, const char *const names[], int n)
 
 const char *perf_coll_name(enum perf_coll coll)
 {
-	return (unsigned)coll < 4 ? coll_names[coll] : "?";
+	return (unsigned)coll < PERF_NCOLLS ? coll_names[coll] : "?";
+}
+
+int perf_coll_blocks(enum perf_coll coll)
+{
+	return coll == PERF_ALLGATHER || coll == PERF_REDUCESCATTER || coll == PERF_ALLTOALL;
 }
 
 const char *perf_dtype_name(enum inccl_dtype dtype)
 {
-	return (unsigned)dtype < 2 ? dtype_names[dtype] : "?";
+	return (unsigned)dtype < PERF_NDTYPES ? dtype_names[dtype] : "?";
 }
 
 const char *perf_op_name(enum inccl_op op)
@@ -132,9 +145,26 @@ int perf_parse_size(const char *s, size_t *bytes)
 	return 0;
 }
 
-size_t perf_round_bytes(size_t bytes)
+size_t perf_dtype_size(enum inccl_dtype dtype)
 {
-	return bytes < PERF_ELEM_SIZE ? PERF_ELEM_SIZE : bytes - bytes % PERF_ELEM_SIZE;
+	switch (dtype) {
+	case INCCL_FLOAT16:
+	case INCCL_BFLOAT16: return 2;
+	case INCCL_INT32:
+	case INCCL_UINT32:
+	case INCCL_FLOAT32: return 4;
+	case INCCL_INT64:
+	case INCCL_UINT64:
+	case INCCL_FLOAT64: return 8;
+	}
+	return 4; /* not a dtype: perf_parse_args() lets none through */
+}
+
+size_t perf_round_bytes(size_t bytes, enum inccl_dtype dtype)
+{
+	size_t w = perf_dtype_size(dtype);
+
+	return bytes < w ? w : bytes - bytes % w;
 }
 
 /** Parse a whole decimal int of [@min, @max] into *@out. Return 0 or -1. */
@@ -160,7 +190,10 @@ size_t perf_sweep(const struct perf_opts *o, size_t sizes[PERF_MAX_SIZES])
 		return n;
 	}
 	for (size_t raw = o->min_bytes; raw <= o->max_bytes && n < PERF_MAX_SIZES; raw *= o->factor) {
-		size_t bytes = perf_round_bytes(raw);
+		size_t bytes = perf_round_bytes(raw, o->dtype);
+		size_t whole = (size_t)(o->nranks > 0 ? o->nranks : 1) * perf_dtype_size(o->dtype);
+		if (perf_coll_blocks(o->coll)) /* whole blocks: nranks elements at least */
+			bytes = bytes < whole ? whole : bytes - bytes % whole;
 		if (n == 0 || bytes != sizes[n - 1])
 			sizes[n++] = bytes;
 		if (o->factor < 2 || raw > o->max_bytes / o->factor)
@@ -178,6 +211,9 @@ double perf_busbw_MBps(enum perf_coll coll, int nranks, double algbw)
 {
 	switch (coll) {
 	case PERF_ALLREDUCE: return nranks > 0 ? algbw * 2.0 * (nranks - 1) / nranks : 0;
+	case PERF_ALLGATHER:
+	case PERF_REDUCESCATTER:
+	case PERF_ALLTOALL: return nranks > 0 ? algbw * (nranks - 1) / nranks : 0;
 	case PERF_REDUCE:
 	case PERF_BROADCAST: return algbw;
 	default: return 0;
@@ -234,13 +270,17 @@ static enum perf_parse_result set_option(struct perf_opts *o, char flag, const c
 
 	switch (flag) {
 	case 'C':
-		if ((i = find_name(val, coll_names, 4)) < 0)
-			return fail(err, errlen, "unknown collective '%s' (allreduce, reduce, broadcast, barrier)", val);
+		if ((i = find_name(val, coll_names, PERF_NCOLLS)) < 0)
+			return fail(err, errlen,
+				    "unknown collective '%s' (allreduce, reduce, broadcast, barrier, allgather, reducescatter, "
+				    "alltoall)", val);
 		o->coll = (enum perf_coll)i;
 		return PERF_PARSE_OK;
 	case 'd':
-		if ((i = find_name(val, dtype_names, 2)) < 0)
-			return fail(err, errlen, "unknown dtype '%s' (int32, float32)", val);
+		if ((i = find_name(val, dtype_names, PERF_NDTYPES)) < 0)
+			return fail(err, errlen,
+				    "unknown dtype '%s' (int32, uint32, int64, uint64, float16, bfloat16, float32, float64)",
+				    val);
 		o->dtype = (enum inccl_dtype)i;
 		return PERF_PARSE_OK;
 	case 'o':
@@ -350,7 +390,11 @@ static enum perf_parse_result validate(const struct perf_opts *o, char *err, siz
 	if (o->root >= o->nranks)
 		return fail(err, errlen, "root %d is not a rank of 0..%d", o->root, o->nranks - 1);
 	if (o->algorithm == INCCL_ALGO_RING && o->coll == PERF_REDUCE)
-		return fail(err, errlen, "the ring baseline has no reduce (allreduce, broadcast, barrier)");
+		return fail(err, errlen, "the ring baseline has no reduce (every other collective)");
+	if (o->coll != PERF_BARRIER && o->coll != PERF_BROADCAST && o->coll != PERF_ALLGATHER &&
+	    o->coll != PERF_ALLTOALL && o->nranks > perf_max_nranks(o->dtype))
+		return fail(err, errlen, "%s sums of %d ranks are not exact for the input pattern (at most %d ranks)",
+			    perf_dtype_name(o->dtype), o->nranks, perf_max_nranks(o->dtype));
 	if (o->coll == PERF_BARRIER && o->comm_timeout_ms && o->barrier_delay_ms >= o->comm_timeout_ms)
 		return fail(err, errlen, "-D %d ms is not below -T (%d s): the ranks waiting for the late one would time out",
 			    o->barrier_delay_ms, o->comm_timeout_ms / 1000);
@@ -398,7 +442,10 @@ enum perf_parse_result perf_parse_args(int argc, char *const argv[], struct perf
 /* Fields that do not apply (root of allreduce, op of broadcast, ...) are "-"
  * in text and CSV, null in JSON. */
 static int has_root(const struct perf_opts *o) { return o->coll == PERF_REDUCE || o->coll == PERF_BROADCAST; }
-static int has_op(const struct perf_opts *o) { return o->coll == PERF_ALLREDUCE || o->coll == PERF_REDUCE; }
+static int has_op(const struct perf_opts *o)
+{
+	return o->coll == PERF_ALLREDUCE || o->coll == PERF_REDUCE || o->coll == PERF_REDUCESCATTER;
+}
 static int has_data(const struct perf_opts *o) { return o->coll != PERF_BARRIER; }
 
 /** Print "-" / "" / null (by format) when !@applies, else the string @s. */
@@ -576,27 +623,63 @@ static inline uint32_t mix(int rank, size_t i)
 }
 
 /*
- * Inputs are small integers taken from the hash: int32 elements in
- * [-2^19, 2^19), so sums of PERF_MAX_NRANKS ranks fit an int32; float32
- * elements are the integers of [-2048, 2048) divided by 8, so every partial
- * sum of up to 8192 ranks is exact and the order of additions in the
- * switches does not matter. Expectations are computed on these integers.
+ * Inputs are small integers taken from the hash, of a range per dtype so
+ * that the sums of every rank's element are exact in any order and the
+ * switches' order of additions does not matter; expectations are computed
+ * on these integers (int64 arithmetic):
+ * - int32 in [-2^19, 2^19): sums of PERF_MAX_NRANKS ranks fit an int32;
+ *   uint32 in [0, 2^20) (sums may wrap, checked modulo 2^32);
+ * - int64 and uint64: those times 1048583 (a prime above 2^20, so the
+ *   high bytes take part), sums far from 2^63;
+ * - float32 and float64: the integers of [-2048, 2048) divided by 8, every
+ *   partial sum of up to 8192 ranks exact;
+ * - float16: the integers of [-8, 8): partial sums within 2^11 (exact in
+ *   float16's 11 bits) for up to 256 ranks;
+ * - bfloat16: the integers of [-2, 2): partial sums within 2^8 for up to
+ *   128 ranks (perf_max_nranks()).
  */
 #define I32_SHIFT 12
 #define I32_BIAS (1 << 19)
+#define I64_SCALE 1048583
 #define F32_SHIFT 20
 #define F32_BIAS 2048
+#define F16_SHIFT 28 /* 4 bits: [-8, 8) */
+#define F16_BIAS 8
+#define BF16_SHIFT 30 /* 2 bits: [-2, 2) */
+#define BF16_BIAS 2
+
+int perf_max_nranks(enum inccl_dtype dtype)
+{
+	return dtype == INCCL_FLOAT16 ? 256 : dtype == INCCL_BFLOAT16 ? 128 : PERF_MAX_NRANKS;
+}
 
 /** The integer behind element @i of rank @rank's input (of dtype @dtype). */
-static inline int32_t raw_input(enum inccl_dtype dtype, int rank, size_t i)
+static inline int64_t raw_input(enum inccl_dtype dtype, int rank, size_t i)
 {
-	return dtype == INCCL_INT32 ? (int32_t)(mix(rank, i) >> I32_SHIFT) - I32_BIAS
-				    : (int32_t)(mix(rank, i) >> F32_SHIFT) - F32_BIAS;
+	uint32_t h = mix(rank, i);
+
+	switch (dtype) {
+	case INCCL_INT32: return (int32_t)(h >> I32_SHIFT) - I32_BIAS;
+	case INCCL_UINT32: return h >> I32_SHIFT;
+	case INCCL_INT64: return ((int64_t)(h >> I32_SHIFT) - I32_BIAS) * I64_SCALE;
+	case INCCL_UINT64: return (int64_t)(h >> I32_SHIFT) * I64_SCALE;
+	case INCCL_FLOAT16: return (int32_t)(h >> F16_SHIFT) - F16_BIAS;
+	case INCCL_BFLOAT16: return (int32_t)(h >> BF16_SHIFT) - BF16_BIAS;
+	case INCCL_FLOAT32:
+	case INCCL_FLOAT64: break;
+	}
+	return (int32_t)(h >> F32_SHIFT) - F32_BIAS;
+}
+
+/** The value of integer @raw of @dtype: floats 32/64 in eighths, everything else the integer itself. */
+static inline double raw_value(enum inccl_dtype dtype, int64_t raw)
+{
+	return dtype == INCCL_FLOAT32 || dtype == INCCL_FLOAT64 ? (double)raw / 8.0 : (double)raw;
 }
 
 int32_t perf_input_i32(int rank, size_t i)
 {
-	return raw_input(INCCL_INT32, rank, i);
+	return (int32_t)raw_input(INCCL_INT32, rank, i);
 }
 
 float perf_input_f32(int rank, size_t i)
@@ -604,19 +687,29 @@ float perf_input_f32(int rank, size_t i)
 	return (float)raw_input(INCCL_FLOAT32, rank, i) / 8.0f;
 }
 
+/** The host-order bits of value @raw of @dtype (exact in it; zero-extended to 64 bits). */
+static inline uint64_t raw_bits(enum inccl_dtype dtype, int64_t raw)
+{
+	switch (dtype) {
+	case INCCL_INT32:
+	case INCCL_UINT32: return (uint32_t)raw;
+	case INCCL_INT64:
+	case INCCL_UINT64: return (uint64_t)raw;
+	case INCCL_FLOAT32: return inc_f32_bits((float)raw_value(dtype, raw));
+	case INCCL_FLOAT64: return inc_f64_bits(raw_value(dtype, raw));
+	case INCCL_FLOAT16: return inc_f32_to_f16((float)raw);  /* exact: small integers */
+	case INCCL_BFLOAT16: return inc_f32_to_bf16((float)raw);
+	}
+	return 0;
+}
+
 void perf_fill(void *buf, size_t count, enum inccl_dtype dtype, int rank)
 {
 	uint8_t *p = buf;
+	size_t w = perf_dtype_size(dtype);
 
-	for (size_t i = 0; i < count; i++, p += PERF_ELEM_SIZE) {
-		if (dtype == INCCL_INT32) {
-			int32_t v = perf_input_i32(rank, i);
-			memcpy(p, &v, sizeof(v));
-		} else {
-			float v = perf_input_f32(rank, i);
-			memcpy(p, &v, sizeof(v));
-		}
-	}
+	for (size_t i = 0; i < count; i++, p += w)
+		inc_elem_put(p, raw_bits(dtype, raw_input(dtype, rank, i)), w);
 }
 
 /** SUM of the integers behind element @i of ranks 0..@nranks-1 (no overflow, see above). */
@@ -630,28 +723,52 @@ static inline int64_t raw_sum(enum inccl_dtype dtype, int nranks, size_t i)
 }
 
 /** MAX (@want_max) or MIN of the integers behind element @i of ranks 0..@nranks-1. */
-static inline int32_t raw_extreme(enum inccl_dtype dtype, int want_max, int nranks, size_t i)
+static inline int64_t raw_extreme(enum inccl_dtype dtype, int want_max, int nranks, size_t i)
 {
-	int32_t best = raw_input(dtype, 0, i);
+	int64_t best = raw_input(dtype, 0, i);
 
 	for (int r = 1; r < nranks; r++) {
-		int32_t v = raw_input(dtype, r, i);
+		int64_t v = raw_input(dtype, r, i);
 		best = want_max ? (v > best ? v : best) : (v < best ? v : best);
 	}
 	return best;
 }
 
-/** Whether the 4 bytes at @p are the element whose integer is @raw. */
+/** Whether the element at @p (of @dtype) is the one whose integer is @raw: integers by their bits
+ * (sums modulo 2^width), floats by value (-0 equals 0; a NaN never matches). */
 static inline int matches(const uint8_t *p, enum inccl_dtype dtype, int64_t raw)
 {
-	if (dtype == INCCL_INT32) {
-		int32_t got;
+	switch (dtype) {
+	case INCCL_INT32:
+	case INCCL_UINT32: {
+		uint32_t got;
 		memcpy(&got, p, sizeof(got));
-		return got == raw;
+		return got == (uint32_t)raw;
 	}
-	float got;
-	memcpy(&got, p, sizeof(got));
-	return got == (float)raw / 8.0f; /* -0 equals 0; NaN never matches */
+	case INCCL_INT64:
+	case INCCL_UINT64: {
+		uint64_t got;
+		memcpy(&got, p, sizeof(got));
+		return got == (uint64_t)raw;
+	}
+	case INCCL_FLOAT32: {
+		float got;
+		memcpy(&got, p, sizeof(got));
+		return got == (float)raw / 8.0f;
+	}
+	case INCCL_FLOAT64: {
+		double got;
+		memcpy(&got, p, sizeof(got));
+		return got == (double)raw / 8.0;
+	}
+	case INCCL_FLOAT16:
+	case INCCL_BFLOAT16: {
+		uint16_t got;
+		memcpy(&got, p, sizeof(got));
+		return (dtype == INCCL_FLOAT16 ? inc_f16_to_f32(got) : inc_bf16_to_f32(got)) == (float)raw;
+	}
+	}
+	return 0;
 }
 
 /*
@@ -660,42 +777,114 @@ static inline int matches(const uint8_t *p, enum inccl_dtype dtype, int64_t raw)
  * moving it.
  */
 #define COUNT_WRONG(dtype, expr)                                               \
-	for (size_t i = 0; i < count; i++)                                     \
-		wrong += !matches(p + i * PERF_ELEM_SIZE, dtype, (expr))
+	for (size_t j = 0, i = first; j < count; j++, i++)                     \
+		wrong += !matches(p + j * perf_dtype_size(dtype), dtype, (expr))
 
-size_t perf_count_wrong_reduced(const void *buf, size_t count, enum inccl_dtype dtype, enum inccl_op op,
-				int nranks)
+/* REDUCED_CASE() - the case of @T in perf_count_wrong_reduced(): its operator's loop. */
+#define REDUCED_CASE(T)                                                        \
+	case T:                                                                \
+		if (op == INCCL_SUM)                                           \
+			COUNT_WRONG(T, raw_sum(T, nranks, i));                 \
+		else                                                           \
+			COUNT_WRONG(T, raw_extreme(T, op == INCCL_MAX, nranks, i)); \
+		break;
+
+/* count_wrong_reduced(), count_wrong_input() - as the public ones, for elements @first.. of the inputs */
+static size_t count_wrong_reduced(const void *buf, size_t count, enum inccl_dtype dtype, enum inccl_op op, int nranks,
+				  size_t first)
 {
 	const uint8_t *p = buf;
 	size_t wrong = 0;
 
-	if (dtype == INCCL_INT32) {
-		if (op == INCCL_SUM) /* wraps modulo 2^32 like the switch (never happens within PERF_MAX_NRANKS) */
-			COUNT_WRONG(INCCL_INT32, (int32_t)(uint32_t)raw_sum(INCCL_INT32, nranks, i));
-		else
-			COUNT_WRONG(INCCL_INT32, raw_extreme(INCCL_INT32, op == INCCL_MAX, nranks, i));
-	} else {
-		if (op == INCCL_SUM)
-			COUNT_WRONG(INCCL_FLOAT32, raw_sum(INCCL_FLOAT32, nranks, i));
-		else
-			COUNT_WRONG(INCCL_FLOAT32, raw_extreme(INCCL_FLOAT32, op == INCCL_MAX, nranks, i));
+	switch (dtype) { /* integer SUM wraps modulo 2^width like the switch: matches() compares the low bits */
+		REDUCED_CASE(INCCL_INT32)
+		REDUCED_CASE(INCCL_UINT32)
+		REDUCED_CASE(INCCL_INT64)
+		REDUCED_CASE(INCCL_UINT64)
+		REDUCED_CASE(INCCL_FLOAT16)
+		REDUCED_CASE(INCCL_BFLOAT16)
+		REDUCED_CASE(INCCL_FLOAT32)
+		REDUCED_CASE(INCCL_FLOAT64)
 	}
 	return wrong;
 }
 
-size_t perf_count_wrong_input(const void *buf, size_t count, enum inccl_dtype dtype, int rank)
+/* INPUT_CASE() - the case of @T in count_wrong_input(). */
+#define INPUT_CASE(T)                                                          \
+	case T:                                                                \
+		COUNT_WRONG(T, raw_input(T, rank, i));                         \
+		break;
+
+static size_t count_wrong_input(const void *buf, size_t count, enum inccl_dtype dtype, int rank, size_t first)
 {
 	const uint8_t *p = buf;
 	size_t wrong = 0;
 
-	if (dtype == INCCL_INT32)
-		COUNT_WRONG(INCCL_INT32, raw_input(INCCL_INT32, rank, i));
-	else
-		COUNT_WRONG(INCCL_FLOAT32, raw_input(INCCL_FLOAT32, rank, i));
+	switch (dtype) {
+		INPUT_CASE(INCCL_INT32)
+		INPUT_CASE(INCCL_UINT32)
+		INPUT_CASE(INCCL_INT64)
+		INPUT_CASE(INCCL_UINT64)
+		INPUT_CASE(INCCL_FLOAT16)
+		INPUT_CASE(INCCL_BFLOAT16)
+		INPUT_CASE(INCCL_FLOAT32)
+		INPUT_CASE(INCCL_FLOAT64)
+	}
 	return wrong;
 }
 
 #undef COUNT_WRONG
+#undef REDUCED_CASE
+#undef INPUT_CASE
+
+size_t perf_count_wrong_reduced(const void *buf, size_t count, enum inccl_dtype dtype, enum inccl_op op,
+				int nranks)
+{
+	return count_wrong_reduced(buf, count, dtype, op, nranks, 0);
+}
+
+size_t perf_count_wrong_input(const void *buf, size_t count, enum inccl_dtype dtype, int rank)
+{
+	return count_wrong_input(buf, count, dtype, rank, 0);
+}
+
+/* fill_at() - @count elements of rank @rank's input from element @first on into @buf. */
+static void fill_at(void *buf, size_t count, enum inccl_dtype dtype, int rank, size_t first)
+{
+	uint8_t *p = buf;
+	size_t w = perf_dtype_size(dtype);
+
+	for (size_t i = first; i < first + count; i++, p += w)
+		inc_elem_put(p, raw_bits(dtype, raw_input(dtype, rank, i)), w);
+}
+
+#define PERF_NOT_A_RANK (-1) /* allgather's blocks to be overwritten hold this "rank's" input */
+
+void perf_fill_blocks(const struct perf_opts *o, void *buf, size_t count)
+{
+	size_t blk = count / (size_t)o->nranks;
+	uint8_t *p = buf;
+
+	if (o->coll != PERF_ALLGATHER) {
+		fill_at(buf, count, o->dtype, o->rank, 0);
+		return;
+	}
+	for (int b = 0; b < o->nranks; b++)
+		fill_at(p + (size_t)b * blk * perf_dtype_size(o->dtype), blk, o->dtype, b == o->rank ? b : PERF_NOT_A_RANK, 0);
+}
+
+size_t perf_count_wrong_blocks(const struct perf_opts *o, const void *res, size_t count)
+{
+	size_t blk = count / (size_t)o->nranks, wrong = 0;
+	const uint8_t *p = res;
+
+	if (o->coll == PERF_REDUCESCATTER)
+		return count_wrong_reduced(res, blk, o->dtype, o->op, o->nranks, (size_t)o->rank * blk);
+	for (int b = 0; b < o->nranks; b++)
+		wrong += count_wrong_input(p + (size_t)b * blk * perf_dtype_size(o->dtype), blk, o->dtype, b,
+					   o->coll == PERF_ALLTOALL ? (size_t)o->rank * blk : 0);
+	return wrong;
+}
 
 /* ---- tally of wrong counts --------------------------------------------------- */
 

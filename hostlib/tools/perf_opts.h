@@ -14,10 +14,15 @@
 
 #include "inccl.h"
 
-enum perf_coll { PERF_ALLREDUCE, PERF_REDUCE, PERF_BROADCAST, PERF_BARRIER };
+enum perf_coll { PERF_ALLREDUCE, PERF_REDUCE, PERF_BROADCAST, PERF_BARRIER, PERF_ALLGATHER, PERF_REDUCESCATTER,
+		 PERF_ALLTOALL };
+#define PERF_NCOLLS 7
+
+/** perf_coll_blocks() - whether @coll moves per-rank blocks (allgather, reducescatter, alltoall). */
+int perf_coll_blocks(enum perf_coll coll);
 enum perf_format { PERF_TEXT, PERF_CSV, PERF_JSON };
 
-#define PERF_ELEM_SIZE 4     /* int32 and float32 */
+#define PERF_NDTYPES 8       /* enum inccl_dtype's 0..7 */
 #define PERF_MAX_SIZES 64    /* a sweep with factor >= 2 has at most 64 sizes */
 #define PERF_MAX_NRANKS 4096 /* keeps every int32 sum of the input pattern exact */
 
@@ -67,12 +72,21 @@ enum perf_parse_result perf_parse_args(int argc, char *const argv[], struct perf
 /** perf_parse_size() - "4096", "1K", "512M", "2G" (powers of 1024) into *@bytes. Return 0 or -1. */
 int perf_parse_size(const char *s, size_t *bytes);
 
-/** perf_round_bytes() - @bytes rounded down to whole elements, at least one element. */
-size_t perf_round_bytes(size_t bytes);
+/** perf_dtype_size() - bytes of an element of @dtype (2, 4 or 8). */
+size_t perf_dtype_size(enum inccl_dtype dtype);
+
+/** perf_round_bytes() - @bytes rounded down to whole elements of @dtype, at least one element. */
+size_t perf_round_bytes(size_t bytes, enum inccl_dtype dtype);
+
+/** perf_max_nranks() - the most ranks whose sums of the input pattern of @dtype stay exact. */
+int perf_max_nranks(enum inccl_dtype dtype);
 
 /**
  * perf_sweep() - the sizes to run in bytes, rounded, increasing, without
  * repeats: MIN, MIN*FACTOR, ... up to MAX (one size of 0 bytes for barrier).
+ * A block collective's sizes are the whole buffer (nccl-tests' convention:
+ * AllGather's received bytes, ReduceScatter's sent bytes, AllToAll's either),
+ * rounded down to whole blocks of whole elements, nranks elements at least.
  * Return: how many were written to @sizes.
  */
 size_t perf_sweep(const struct perf_opts *o, size_t sizes[PERF_MAX_SIZES]);
@@ -82,7 +96,8 @@ double perf_algbw_MBps(size_t bytes, double time_us);
 
 /**
  * perf_busbw_MBps() - bus bandwidth as nccl-tests defines it: allreduce
- * algbw * 2(n-1)/n; reduce and broadcast algbw; barrier 0 (has none).
+ * algbw * 2(n-1)/n; allgather, reducescatter and alltoall algbw * (n-1)/n;
+ * reduce and broadcast algbw; barrier 0 (has none).
  */
 double perf_busbw_MBps(enum perf_coll coll, int nranks, double algbw);
 
@@ -137,7 +152,7 @@ void perf_report_end(struct perf_report *rep, int complete);
 int32_t perf_input_i32(int rank, size_t i);
 float perf_input_f32(int rank, size_t i);
 
-/** perf_fill() - write rank @rank's input into @buf (@count elements). */
+/** perf_fill() - write rank @rank's input into @buf (@count elements of @dtype's width). */
 void perf_fill(void *buf, size_t count, enum inccl_dtype dtype, int rank);
 
 /**
@@ -149,6 +164,25 @@ size_t perf_count_wrong_reduced(const void *buf, size_t count, enum inccl_dtype 
 
 /** perf_count_wrong_input() - elements of @buf that differ from rank @rank's input. */
 size_t perf_count_wrong_input(const void *buf, size_t count, enum inccl_dtype dtype, int rank);
+
+/*
+ * The block collectives' input and check, in place as inccl_perf runs them,
+ * for @count elements in all (nranks blocks of count / nranks). Element i of
+ * rank r's input is perf_input(r, i):
+ * - allgather: rank r's block r holds its input 0..count/n-1 (the other
+ *   blocks the input of a rank that does not exist, to be overwritten);
+ *   block b of the result must be rank b's input 0..count/n-1;
+ * - reducescatter: every rank's whole buffer holds its input 0..count-1; the
+ *   result (count/n elements at @res) must be op over every rank's input at
+ *   rank * count/n + i;
+ * - alltoall: as reducescatter's input; block b of the result must be rank
+ *   b's input at rank * count/n + i.
+ * perf_fill_blocks() - this rank's input. perf_count_wrong_blocks(): wrong
+ * elements of the result at @res (reducescatter: its count/n elements;
+ * else the whole buffer).
+ */
+void perf_fill_blocks(const struct perf_opts *o, void *buf, size_t count);
+size_t perf_count_wrong_blocks(const struct perf_opts *o, const void *res, size_t count);
 
 /*
  * The tally: each rank encodes its wrong count into PERF_TALLY_LEN int32

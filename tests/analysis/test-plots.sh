@@ -41,13 +41,13 @@ fields.csv|fields.csv:3: 12 fields, not 13
 time.csv|time.csv:2: time_us 'fast' is not a time > 0
 negative.csv|negative.csv:2: time_us '-5' is not a time > 0
 nan.csv|nan.csv:2: time_us 'nan' is not a time > 0
-collective.csv|collective.csv:2: collective 'allgather' is not
+collective.csv|collective.csv:2: collective 'gatherall' is not
 algbw.csv|algbw.csv:2: algbw_MBps 2.00 is not bytes / time_us = 1.00
 elements.csv|elements.csv:2: elements 1000 does not match bytes 1048576
 root.csv|root.csv:2: root '4' is not a rank of 0..3
 quoted.csv|quoted.csv:2: quoted fields are not part of this format
 wrong.csv|wrong.csv:3: wrong 'many' is not a whole number
-loggp-measure.csv|loggp-measure.csv:3: measure 'latency' is not half_rtt or gap
+loggp-measure.csv|loggp-measure.csv:3: measure 'latency' is not half_rtt, gap, cpu_send, cpu_recv, cpu_send_batch, cpu_swap, cpu_copy or cpu_sum
 round.csv|round.csv:3: round '21' is not a whole number 1..20
 round-zero.csv|round-zero.csv:2: round '0' is not a whole number 1..20
 round-missing.csv|round-missing.csv:2: 13 fields, not 14
@@ -328,10 +328,24 @@ n=$(awk -F, 'FNR > 1 && $13 == 0 { k = FILENAME "," $2 "," $7; t[$1 "," k] = 1; 
     END { for (k in inc) if (("ring," k) in t || ("mpi-tcp," k) in t || ("mpi-ucx," k) in t) n++; print n }' "$paper/results.csv" "$sweep/results.csv")
 check "REPORT: $n speed-up rows (every INC row with a baseline of the same size)" \
     [ "$(grep -c '^| \(paper\|sweep\)-[0-9-]* | ' "$rep")" = "$n" ]
-check "REPORT: LogGP parameters of the sweep run recovered (L 100, o 40, G 0.4 us/B)" \
-    grep -qF '| 100.0 us | 40.0 us | 0.40000 us/B | 2.50 MB/s | 0.45000 us/B | 5 half_rtt, 5 gap |' "$rep"
-# predicted INC AllReduce of 1 MiB = L + 2o + nG = 100 + 80 + 1048576 * 0.4 us = 419.6 ms
-check "REPORT: LogGP prediction of the 1 MiB INC AllReduce (419.6 ms)" grep -qF '| inc | 1 MiB | 1.2 s | 419.6 ms |' "$rep"
+# the sample's loggp.csv: CPU per 8 B message send 29/30/31.5 us, receive 48/50/52.5 (medians 30, 50), 32 per
+# post -3/20/21 (median 20: a negative difference is read, and outvoted); per 65544 B message 30 + 65536 x 0.2
+# and 50 + 65536 x 0.2; half round trip 183.6 us at 8 B, so L = 183.6 - (30 + 50) = 103.6 us
+check "REPORT: model parameters of the sweep run measured (o_s 30, o_r 50, o 40, o_sb 20, G_s = G_r = 0.2 us/B, L 103.6)" \
+    sh -c "grep -qF '| o_s | 30.0 us |' '$rep' && grep -qF '| o_r | 50.0 us |' '$rep' && grep -qF '| o | 40.0 us |' '$rep' &&
+        grep -qF '| o_sb | 20.0 us |' '$rep' && grep -qF '| G_s | 0.20000 us/B |' '$rep' && grep -qF '| G_r | 0.20000 us/B |' '$rep' &&
+        grep -qF '| L | 103.6 us | half a ping-pong of 8 B (ib_send_lat, 183.6 us) - 2o |' '$rep' && grep -qF '| C | 2 |' '$rep'"
+# INC AllReduce of 1 MiB on 1-2-4, C = 2: 1024 packets, 65 messages (packet 0, then 64 of 16); a host sends
+# 65 x 20 + 1048576 x 0.2 = 211015.2 us and receives 65 x 50 + 1048576 x 0.2 = 212965.2; four hosts' 1695921.6
+# over 2 cores = 847960.8 us, above one host's 423980.4; + L + 2o = 183.6: 848144.4 us; measured 1.2 s: -27 %
+# the sample's cpu.csv: during that measurement (4 collectives, 2 s) the hosts used 4 x 0.5 s, the switches
+# 3 x 0.1 s, the machine 3.3 s: the rest of it 1 s in 2 s, 0.5 cores; the lab had 1.5: 1695921.6 / 1.5 + 183.6
+# = 1130798 us, -2 % of 1154430; the busiest host 0.5 s / 4 = 125 ms a collective, all 2.3 s / 4 / 1.5 = 383.3 ms
+check "REPORT: the model's 1 MiB INC AllReduce on the 1.5 cores left to the lab (1.1 s, -2 %; 848.1 ms, -27 % on 2)" \
+    grep -qF '| AllReduce | inc | 1 MiB | 1.2 s | 1.1 s | -2 % | 1.50 (2 - 0.50 others) | W / C | 424.0 ms | 1.1 s | 183.6 us | 848.1 ms (-27 %) | 125.0 ms, 383.3 ms |' "$rep"
+check "REPORT: a size without cpu.csv rows: on all 2 cores (2 MiB INC AllReduce, 1.7 s)" \
+    grep -qF '| AllReduce | inc | 2 MiB | 2.3 s | 1.7 s | -27 % **miss** | 2 | W / C |' "$rep"
+check "REPORT: the count of predictions within 25 % (one in the samples)" grep -qF '1 of 15 predictions within ±25 % of the measured median.' "$rep"
 check "REPORT: the left-out wrong row is said" grep -q '1 row(s) with wrong elements left out' "$rep"
 check "REPORT: embeds every chart drawn" \
     [ "$(grep -c '^!\[' "$rep")" = "$(find "$res" -path '*/plots/*.png' | wc -l)" ]
@@ -426,14 +440,17 @@ check "even rounds: a load average recorded as unknown says so (not -1.00)" \
     grep -qxF -- '  - round 2 from 2026-11-05T10:05:00Z: load average 1.10 before, unknown after, 3.25 % of the CPU stolen' "$even/REPORT.md"
 check "a geometric mean over runs of different topologies and rank counts warns of both" \
     grep -qF '**Warning: The geometric mean over ring (host-based, switches route) combines 2 runs made under different conditions:** topology `1-2-4` (even-20261106-100000) vs `1-4-16` (big-20261106-110000); ranks `4` (even-20261106-100000) vs `16` (big-20261106-110000).' "$even/REPORT.md"
-# LogGP of the same run (L 100 us, o 40 us, G 0.4 us/B): one line per algorithm and size, the median and min-max
-# of its rounds; INC predicted 180 us + 128 MiB x 0.4 us/B = 53.7 s, ring 6 x 180 us + 1.5 x 128 MiB x 0.4 = 80.5 s
-check "even rounds: LogGP predicted vs measured: one INC line, median 30 s of 20 - 40 s, 30 / 53.7 = 0.56" \
-    sh -c "[ \$(grep -c '^| inc | 128 MiB |' '$even/REPORT.md') = 1 ] &&
-        grep -qxF '| inc | 128 MiB | 30.0 s (20.0 s – 40.0 s, 2 rounds) | 53.7 s | 0.56 |' '$even/REPORT.md'"
-check "even rounds: ... and one ring line, median 40 s of 30 - 50 s, 40 / 80.5 = 0.50" \
-    sh -c "[ \$(grep -c '^| ring | 128 MiB |' '$even/REPORT.md') = 1 ] &&
-        grep -qxF '| ring | 128 MiB | 40.0 s (30.0 s – 50.0 s, 2 rounds) | 80.5 s | 0.50 |' '$even/REPORT.md'"
+# the model of the same run (the sweep's loggp.csv): one line per algorithm and size, the median and min-max of
+# its rounds. INC 128 MiB: 8193 messages; a host 8193 x 20 + 8193 x 50 + 2 x 134217728 x 0.2 = 54260601.2 us,
+# four over 2 cores 108521202.4 + 183.6 = 108.5 s (+262 % of 30 s); ring: 6 steps of 32 MiB = 12288 messages of
+# 16 KiB each way, a host 12288 x (30 + 50) + 2 x 6 x 33554432 x 0.2 = 81513676.8 us, four over 2 cores
+# 163027353.6 + 6 x 183.6 = 163.0 s (+308 % of 40 s)
+check "even rounds: predicted vs measured: one INC line, median 30 s of 20 - 40 s, predicted 108.5 s" \
+    sh -c "[ \$(grep -c '^| AllReduce | inc | 128 MiB |' '$even/REPORT.md') = 1 ] &&
+        grep -qF '| AllReduce | inc | 128 MiB | 30.0 s (20.0 s – 40.0 s, 2 rounds) | 108.5 s | +262 % **miss** |' '$even/REPORT.md'"
+check "even rounds: ... and one ring line, median 40 s of 30 - 50 s, predicted 163.0 s" \
+    sh -c "[ \$(grep -c '^| AllReduce | ring | 128 MiB |' '$even/REPORT.md') = 1 ] &&
+        grep -qF '| AllReduce | ring | 128 MiB | 40.0 s (30.0 s – 50.0 s, 2 rounds) | 163.0 s | +308 % **miss** |' '$even/REPORT.md'"
 
 # a row of a round meta.yaml does not have: the run is refused by its file and line
 mkdir -p "$tmp/r3/r3-20261106-120000"
@@ -520,6 +537,44 @@ check "hostile runs: each title holds its payload as text, in one single-quoted 
 out=$(make -s --no-print-directory -C "$top" BUILD="$build" plots RESULTS="$tmp/none; touch $tmp/pwned-make" 2>&1); rc=$?
 check "make plots RESULTS='DIR; touch ...': fails naming that directory, runs nothing (got $rc)" \
     bash -c '[ "$1" != 0 ] && grep -qF "no results directory '"'"'$3/none; touch $3/pwned-make'"'"'" <<<"$2" && [ ! -e "$3/pwned-make" ]' _ "$rc" "$out" "$tmp"
+
+# ---- the block collectives (make exp-allgather, exp-reducescatter, exp-alltoall): their own charts and rows ----
+blk=$tmp/blocks br=allgather-20261127-003000
+mkdir -p "$blk/$br"
+{
+    head -n 1 "$paper/results.csv"
+    for c in allgather reducescatter alltoall; do
+        op=-; [ $c = reducescatter ] && op=max
+        echo "inc,$c,float32,$op,-,4,1048576,262144,3,500000.00,2.10,1.57,0"
+        echo "ring,$c,float32,$op,-,4,1048576,262144,3,1000000.00,1.05,0.79,0"
+        echo "inc,$c,float32,$op,-,4,4194304,1048576,3,1600000.00,2.62,1.97,0"
+        echo "mpi-tcp,$c,float32,$op,-,4,4194304,1048576,3,4000000.00,1.05,0.79,0"
+    done
+} >"$blk/$br/results.csv"
+printf '%s\n' "experiment: allgather" "commit: '89abcde'" "topology: 1-2-4" "accelerator: 'tcg'" "nranks: 4" \
+    "status: verified" >"$blk/$br/meta.yaml"
+out=$(analysis/plots.sh "$blk" 2>&1); rc=$?
+check "block collectives: make plots exits 0 ($(tail -n 1 <<<"$out"))" [ $rc = 0 ]
+for c in allgather reducescatter alltoall; do
+    for a in inc ring mpi-tcp; do
+        got=$(grep -v '^#' "$blk/$br/plots/$c-$a.dat" 2>/dev/null)
+        check "block collectives: $c-$a.dat holds the verified rows of results.csv" [ "$got" = "$(expect_dat "$blk/$br" "$a" "$c")" ]
+    done
+    for ch in $c-throughput $c-time; do
+        check "block collectives: $ch.png is a PNG" \
+            sh -c "[ \"\$(head -c 4 '$blk/$br/plots/$ch.png' | od -An -c | tr -d ' ')\" = '211PNG' ]"
+    done
+done
+check "block collectives: their charts' size is the whole buffer (nccl-tests' convention), AllReduce's the message" \
+    sh -c "grep -qF 'buffer size per rank, all nranks blocks (MiB)' '$blk/$br/plots/alltoall.gp' &&
+        ! grep -qF 'buffer size per rank' '$paper/plots/allreduce.gp'"
+check "block collectives: REPORT shows the AllGather, ReduceScatter and AllToAll charts" \
+    sh -c "grep -qF 'AllGather bandwidth vs size' '$blk/REPORT.md' && grep -qF 'ReduceScatter time vs size' '$blk/REPORT.md' &&
+        grep -qF 'AllToAll bandwidth vs size' '$blk/REPORT.md'"
+# speed-up rows: ring 1 s / INC 0.5 s = 2.00 at 1 MiB; OpenMPI 4 s / INC 1.6 s = 2.50 at 4 MiB
+check "block collectives: REPORT's speed-up rows (AllGather 1 MiB: ring / INC 2.00; AllToAll 4 MiB: TCP / INC 2.50)" \
+    sh -c "grep -q '^| $br | AllGather | 1 MiB | .* | \*\*2.00\*\* |' '$blk/REPORT.md' &&
+        grep -q '^| $br | AllToAll | 4 MiB | .* | \*\*2.50\*\* |' '$blk/REPORT.md'"
 
 # ---- nothing to read -------------------------------------------------------------------------
 out=$(analysis/plots.sh "$tmp/none" 2>&1); rc=$?

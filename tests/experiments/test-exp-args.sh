@@ -56,6 +56,12 @@ refused "ROOT=4 is not a rank of this topology (0..3)" exp_check_root 4 4
 refused "ROOT=-1 is not a rank" exp_check_root -1 4
 refused "ROOT=x is not a rank" exp_check_root x 4
 refused "DTYPE=float64 is not one of: int32 float32" exp_check_choice DTYPE float64 int32 float32
+refused "not a whole number of 8-byte elements" exp_size_bytes 1028 8
+refused "smaller than one 2-byte element" exp_size_bytes 1 2
+same 1026 exp_size_bytes 1026 2
+same 2 exp_dtype_width bfloat16
+same 4 exp_dtype_width uint32
+same 8 exp_dtype_width float64
 same "$(printf '1\n4\n16')" exp_sizes 1 16 4
 
 # run directories: never the same twice, even within one second
@@ -131,6 +137,33 @@ same "1000 40" exp_cpu_ticks "$tmp/stat3"
 # steal never below 0 (a counter that went back, a rounding of -0.001): "-0.00" would make meta.yaml unreadable
 same "0.00" exp_steal_pct "1000 40" "2000 39"
 same "0.00" exp_steal_pct "1000 40" "100000000 39.9"
+# the CPU time of the lab's processes (cpu.csv, loggp.sh): user + system ticks of /proc/PID/stat read after
+# the command name, which may hold ") " and spaces; a process gone is -1; a difference in microseconds
+cp "$(command -v sleep)" "$tmp/a) b c"
+"$tmp/a) b c" 30 &
+spid=$!
+same "sw1 switch 0" exp_cpu_snap "sw1 switch $spid"
+same "pku1 host 0
+sw1 switch -1" exp_cpu_snap "pku1 host $spid
+sw1 switch 999999999"
+hz=$(getconf CLK_TCK)
+same "pku1 host $((25 * 1000000 / hz))
+sw1 switch 0" exp_cpu_delta "pku1 host 100
+sw1 switch 7
+sw2 switch 5" "pku1 host 125
+sw1 switch 7
+sw2 switch -1"
+same "machine machine 190" exp_cpu_busy "$tmp/stat1"    # user 100 + system 50 + steal 40
+printf 'cpu  100 1 50 800 10 7 3 40 0 0\n' >"$tmp/stat4"
+same "machine machine 201" exp_cpu_busy "$tmp/stat4"      # 100 + 1 + 50 + 7 + 3 + 40: idle and iowait left out
+# the pids: a namespace node's service.pid, else the QEMU whose arguments name its domain (none here)
+mkdir -p "$tmp/st/gen" "$tmp/st/nodes/sw1/root/run/inclab"
+printf '# node\trole\trank\tmgmt\tdata_if\tdata_addr\tparent\tmemory_mib\tvcpus\tdomain\tkind\n' >"$tmp/st/gen/inventory.tsv"
+printf 'sw1\tswitch\t-1\t1.2.3.4\tbr0\t-\t-\t512\t1\tx-sw1\tnetns\npku1\thost\t0\t1.2.3.5\teth1\t-\tsw1\t512\t1\tx-pku1\tvm\ncontroller\tcontroller\t-1\t-\t-\t-\t-\t512\t1\tx-c\tnetns\n' >>"$tmp/st/gen/inventory.tsv"
+echo "$spid" >"$tmp/st/nodes/sw1/root/run/inclab/service.pid"
+same "sw1 switch $spid" env state="$tmp/st" bash -c '. experiments/lib.sh; exp_cpu_pids'
+refused "cpu: no process found for pku1 (host)" env state="$tmp/st" bash -c '. experiments/lib.sh; exp_cpu_pids'
+kill "$spid" 2>/dev/null
 printf 'processor\t: 0\nmodel\t\t: 85\nmodel name\t: Some CPU @ 2.0GHz\n' >"$tmp/cpuinfo"
 same "Some CPU @ 2.0GHz" exp_cpu_model "$tmp/cpuinfo"
 printf 'processor\t: 0\n' >"$tmp/cpuinfo"
@@ -208,7 +241,22 @@ refused "WINDOW=2k is not a whole number from 1 to 16384" env EXP_DRY_RUN=1 WIND
 refused "MESSAGE=0 is not a whole number from 1 to 64" env EXP_DRY_RUN=1 MESSAGE=0 experiments/exp.sh allreduce
 refused "MESSAGE=65 is not a whole number from 1 to 64" env EXP_DRY_RUN=1 MESSAGE=65 experiments/exp.sh allreduce
 refused "SIZES is empty" env EXP_DRY_RUN=1 SIZES="  " experiments/exp.sh sweep
-refused "COLLECTIVES=alltoall is not one of: allreduce reduce broadcast barrier" env EXP_DRY_RUN=1 COLLECTIVES="allreduce alltoall" experiments/exp.sh sweep
+refused "COLLECTIVES=alltogether is not one of: allreduce reduce broadcast barrier allgather reducescatter alltoall" env EXP_DRY_RUN=1 COLLECTIVES="allreduce alltogether" experiments/exp.sh sweep
+for c in allgather reducescatter alltoall; do
+    out=$(EXP=$c dry env SIZE=4M OP=max BASELINES=ring 2>&1)
+    if [ "$(grep -vc '^experiment' <<<"$out")" = 1 ] && grep -qx "$c 4194304" <<<"$out" && grep -q "op max root 0 baselines 'ring'" <<<"$out"; then
+        ok "$c SIZE=4M: one $c of the whole 4 MiB buffer"
+    else
+        ko "$c plan: $out"
+    fi
+done
+out=$(EXP=sweep dry env SIZES="1M" COLLECTIVES="alltoall allgather barrier" 2>&1)
+if [ "$(grep -vc '^experiment\|^mpi-ucx: skipped' <<<"$out")" = 3 ] && [ "$(sed -n 2p <<<"$out")" = "barrier 4" ] &&
+    [ "$(sed -n 3p <<<"$out")" = "allgather 1048576" ] && [ "$(sed -n 4p <<<"$out")" = "alltoall 1048576" ]; then
+    ok "sweep COLLECTIVES='alltoall allgather barrier': in the fixed order, the block collectives after barrier"
+else
+    ko "sweep with block collectives: $out"
+fi
 refused "COLLECTIVES is empty" env EXP_DRY_RUN=1 COLLECTIVES=" " experiments/exp.sh sweep
 out=$(EXP=reduce dry env SIZE=512M ROOT=3 DTYPE=int32 OP=max BASELINES=none 2>&1)
 if grep -qx "reduce 536870912" <<<"$out" && grep -q "dtype int32 op max root 3 baselines ''" <<<"$out"; then
@@ -220,6 +268,11 @@ refused "ROOT=4 is not a rank of this topology (0..3)" env EXP_DRY_RUN=1 ROOT=4 
 refused "size '1.5G' is not a number of bytes" env EXP_DRY_RUN=1 SIZE=1.5G experiments/exp.sh allreduce
 refused "larger than 2G" env EXP_DRY_RUN=1 SIZE=4G experiments/exp.sh allreduce
 refused "OP=prod is not one of: sum max min" env EXP_DRY_RUN=1 OP=prod experiments/exp.sh allreduce
+refused "DTYPE=float128 is not one of: int32 uint32 int64 uint64 float16 bfloat16 float32 float64" env EXP_DRY_RUN=1 DTYPE=float128 experiments/exp.sh allreduce
+refused "size '1020' (1020 bytes) is not a whole number of 8-byte elements" env EXP_DRY_RUN=1 DTYPE=float64 SIZE=1020 experiments/exp.sh allreduce
+out=$(EXP=allreduce dry env SIZE=2M DTYPE=bfloat16 BASELINES=none 2>&1)
+grep -qx "allreduce 2097152" <<<"$out" && grep -q "dtype bfloat16 op sum" <<<"$out" && ok "allreduce DTYPE=bfloat16 SIZE=2M" ||
+    ko "allreduce DTYPE=bfloat16: $out"
 refused "BASELINES=nccl is not one of" env EXP_DRY_RUN=1 BASELINES="ring nccl" experiments/exp.sh allreduce
 refused "MIN=1G is larger than MAX=1M" env EXP_DRY_RUN=1 MIN=1G MAX=1M experiments/exp.sh sweep
 refused "FACTOR=1 is not a whole number >= 2" env EXP_DRY_RUN=1 FACTOR=1 experiments/exp.sh sweep
@@ -237,7 +290,7 @@ grep -q "baselines 'ring mpi-ucx'" <<<"$out" && ! grep -q 'skipped by default' <
     ok "BASELINES naming mpi-ucx: measured, no skip line" || ko "BASELINES=ring mpi-ucx: $out"
 out=$(EXP=allreduce dry env ROUNDS=020 2>&1)
 grep -q " rounds 20$" <<<"$out" && ok "ROUNDS=020 is 20 rounds" || ko "ROUNDS=020: $out"
-refused "unknown experiment 'alltoall'" env EXP_DRY_RUN=1 experiments/exp.sh alltoall
+refused "unknown experiment 'alltogether'" env EXP_DRY_RUN=1 experiments/exp.sh alltogether
 # make run: its settings are checked before any lab-up (a lab that cannot exist: lab.sh would refuse its state)
 refused "SWITCHES must be vm or netns, not 'kvm'" env SWITCHES=kvm INCLAB_STATE=/nonexistent/lab experiments/run.sh
 refused "size '1.5G' is not a number of bytes" env SIZES="1M 1.5G" INCLAB_STATE=/nonexistent/lab experiments/run.sh

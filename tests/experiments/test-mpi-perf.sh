@@ -44,13 +44,18 @@ bytes() {
     case $1 in *K) echo $((${1%K} << 10)) ;; *M) echo $((${1%M} << 20)) ;; *) echo "$1" ;; esac
 }
 
-# sweep MIN MAX FACTOR — the sizes mpi_perf runs, in bytes (rounded down to whole
-# 4-byte elements, at least one, no repeats), space-separated
+# width DTYPE — the bytes of one element of DTYPE (4 for '-': barrier)
+width() {
+    case $1 in float16 | bfloat16) echo 2 ;; int64 | uint64 | float64) echo 8 ;; *) echo 4 ;; esac
+}
+
+# sweep MIN MAX FACTOR [WIDTH] — the sizes mpi_perf runs, in bytes (rounded down to whole
+# WIDTH-byte elements (default 4), at least one, no repeats), space-separated
 sweep() {
-    local raw b last=-1 out="" max
+    local raw b last=-1 out="" max w=${4:-4}
     raw=$(bytes "$1") max=$(bytes "$2")
     while [ "$raw" -le "$max" ]; do
-        b=$((raw < 4 ? 4 : raw - raw % 4))
+        b=$((raw < w ? w : raw - raw % w))
         [ "$b" != "$last" ] && out="$out $b" && last=$b
         [ "$3" -ge 2 ] || break
         raw=$((raw * $3))
@@ -68,7 +73,7 @@ check_csv() {
         return
     fi
     tail -n +2 "$f" | awk -F, -v label="$label" -v coll="$coll" -v dtype="$dtype" -v op="$op" -v root="$root" \
-        -v n="$NP" -v iters="$iters" -v wrong="$wrong" -v sizes="$sizes" '
+        -v n="$NP" -v iters="$iters" -v wrong="$wrong" -v sizes="$sizes" -v w="$(width "$dtype")" '
         function bad(what) { printf "row %d: %s: %s\n", NR, what, $0; err = 1 }
         function num(x) { return x ~ /^[0-9]+\.[0-9][0-9]$/ }
         # a, printed with two decimals, is b computed from the time before it was rounded to two decimals
@@ -84,7 +89,7 @@ check_csv() {
             if ($6 != n) bad("nranks " $6 ", not " n)
             if ($7 !~ /^[0-9]+$/ || $8 !~ /^[0-9]+$/) bad("bytes or elements not a number")
             if ($7 != want[NR]) bad("bytes " $7 ", not " want[NR])
-            if ($7 != 4 * $8) bad("bytes " $7 " are not 4 x " $8 " elements")
+            if ($7 != w * $8) bad("bytes " $7 " are not " w " x " $8 " elements")
             if ($9 != iters) bad("iters " $9 ", not " iters)
             if (!num($10) || $10 <= 0) bad("time_us " $10 " is not a positive number with two decimals")
             if (coll == "barrier") {
@@ -92,7 +97,7 @@ check_csv() {
             } else {
                 if (!num($11) || !num($12)) bad("algbw or busbw not a number with two decimals")
                 if (!near($11, $7 / $10)) bad("algbw " $11 " is not bytes / time_us = " $7 / $10)
-                f = coll == "allreduce" ? 2 * (n - 1) / n : 1
+                f = coll == "allreduce" ? 2 * (n - 1) / n : coll ~ /^(allgather|reducescatter|alltoall)$/ ? (n - 1) / n : 1
                 if (!near($12, f * $7 / $10)) bad("busbw " $12 " is not " f " x algbw")
             }
             if ($13 !~ /^[0-9]+$/ || $13 != wrong) bad("wrong " $13 ", not " wrong)
@@ -111,7 +116,7 @@ run() {
     shift 9
     what="$coll $dtype op $op root $root $min..$max x$factor${MPI_PERF_CHUNK_BYTES:+ in pieces of $MPI_PERF_CHUNK_BYTES} $*"
     mpi "$NP" -F csv -C "$coll" -n "$iters" -w 1 "$@"
-    sizes=$(sweep "$min" "$max" "$factor")
+    sizes=$(sweep "$min" "$max" "$factor" "$(width "$dtype")")
     [ "$coll" = barrier ] && sizes=0
     problems=$(check_csv "$tmp/out" "$label" "$coll" "$dtype" "$op" "$root" "$iters" 0 "$sizes")
     if [ "$(cat "$tmp/rc")" != 0 ]; then
@@ -152,6 +157,25 @@ run mpi reduce float32 min 0 2 100004 100004 1 -o min -b 100004 -e 100004
 run mpi broadcast float32 - 1 2 4 1M 11 -R 1 -b 4 -e 1M -f 11 -o max
 run mpi broadcast int32 - 1 2 28 28 1 -R 1 -d int32 -b 28 -e 28
 run mpi barrier - - - 4 0 0 1 -d int32 -o max -R 3
+# the block collectives, in place (MPI_IN_PLACE), every element of every rank checked; sizes of
+# whole blocks of 4 ranks (nccl-tests' busbw factor (n-1)/n)
+for dt in int32 float32; do
+    run mpi allgather $dt - - 2 16 1M 8 -d $dt -b 16 -e 1M -f 8
+    run mpi alltoall $dt - - 2 16 1M 8 -d $dt -b 16 -e 1M -f 8
+    for op in sum max min; do
+        run mpi reducescatter $dt $op - 2 16 64K 16 -d $dt -o $op -b 16 -e 64K -f 16
+    done
+done
+# the other dtypes (float16/bfloat16 through an MPI_Op of the switches' arithmetic), odd sizes
+for dt in uint32 int64 uint64 float16 bfloat16 float64; do
+    run mpi-tcp allreduce $dt sum - 2 6 100K 7 -a mpi-tcp -d $dt -o sum -b 6 -e 100K -f 7
+done
+run mpi reduce float16 max 1 2 2 64K 16 -d float16 -o max -R 1 -b 2 -e 64K -f 16
+run mpi reduce bfloat16 min 0 2 30 30 1 -d bfloat16 -o min -b 30 -e 30
+run mpi reduce uint64 max 2 2 8 8K 32 -d uint64 -o max -R 2 -b 8 -e 8K -f 32
+run mpi allreduce int64 min - 2 17 17 1 -d int64 -o min -b 17 -e 17
+run mpi broadcast float64 - 3 2 8 1M 32 -d float64 -R 3 -b 8 -e 1M -f 32
+MPI_PERF_CHUNK_BYTES=4K run mpi allreduce float16 sum - 2 100002 100002 1 -d float16 -b 100002 -e 100002
 # sizes that are not whole elements are rounded down (at least one element)
 run mpi allreduce float32 sum - 1 10 10 1 -b 10 -e 10
 run mpi allreduce float32 sum - 1 1 1 1 -b 1 -e 1
@@ -229,10 +253,14 @@ corrupted 0 allreduce -d int32 -o min -b 12 -e 12
 corrupted 2 reduce -R 2 -d int32 -o max -b 1K -e 1K
 corrupted 1 reduce -R 2 -b 1K -e 1K
 corrupted 3 broadcast -R 0 -b 100 -e 100
+corrupted 2 allgather -b 1K -e 1K
+corrupted 1 alltoall -d int32 -b 4K -e 4K
+corrupted 1 allreduce -d bfloat16 -b 2 -e 2K -f 32
+corrupted 2 allreduce -d float64 -o max -b 8 -e 8K -f 32
 
 # ---- bad options: exit 2, a reason and the usage -----------------------------------
-refused "unknown collective 'alltoall'" -C alltoall
-refused "unknown dtype 'float64'" -d float64
+refused "unknown collective 'alltogether'" -C alltogether
+refused "unknown dtype 'float128'" -d float128
 refused "unknown op 'prod'" -o prod
 refused "unknown format 'xml'" -F xml
 refused "-b: bad size '0'" -b 0
@@ -254,6 +282,7 @@ refused "unexpected argument 'extra'" extra
 refused "option -n needs a value" -n
 MPI_PERF_CORRUPT=7 refused "MPI_PERF_CORRUPT='7' is not a rank of 0..1" -b 4 -e 4
 MPI_PERF_CHUNK_BYTES=6 refused "MPI_PERF_CHUNK_BYTES='6' is not a whole number" -b 4 -e 4
+MPI_PERF_CHUNK_BYTES=12 refused "MPI_PERF_CHUNK_BYTES='12' is not a whole number of 8-byte elements" -d int64 -b 8 -e 8
 mpi 2 -h
 if [ "$(cat "$tmp/rc")" = 0 ] && grep -q '^usage: ' "$tmp/out" && grep -q -- '-a LABEL' "$tmp/out"; then
     ok "-h: the help, exit 0"

@@ -128,9 +128,14 @@ check "the namespace ends (to-sw2, to-sw0) went with their veths" \
 
 phase refusals "a held UDP port, hostile lines, bad arguments: refused, nothing made"
 port=$(awk -F'\t' '$2 == "udp" && $1 == "there" {print $9}' "$tmp/gen-vm/tunnels.tsv")
-ip netns exec "$U" python3 -c 'import socket, sys, time; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", int(sys.argv[1]))); time.sleep(5)' "$port" &
+ip netns exec "$U" python3 -c 'import socket, sys, time; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", int(sys.argv[1]))); time.sleep(30)' "$port" &
 holder=$!
-sleep 1
+# until it holds the port (a fixed second was not enough on a machine at a load of 35: nothing held yet,
+# tunnels.sh made its tunnel); it is killed as soon as tunnels.sh has answered
+for _ in $(seq 100); do
+    ip netns exec "$U" ss -Hluan "sport = :$port" 2>/dev/null | grep -q . && break
+    sleep 0.1
+done
 out=$(ip netns exec "$U" lab/tunnels.sh up "$tmp/gen-vm/tunnels.tsv" there "$P" 2>&1); rc=$?
 kill $holder 2>/dev/null; wait $holder 2>/dev/null
 check "VM mode, port $port of sw2's UDP tunnel held: exit $rc, nothing made first ($out)" \

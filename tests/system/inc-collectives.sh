@@ -17,6 +17,18 @@
 #   the switches fold a float SUM at any fan-in; INC_TREE=SPEC
 #   gives another, to show that a reference in the wrong order is caught)
 #   or exact.
+# INC_COLLS: inccl_check -k, the collectives to check (allreduce, reduce,
+#   broadcast, barrier, allgather, reducescatter, alltoall, separated by
+#   commas, or all; default: inccl_check's, allreduce,reduce,broadcast,barrier
+#   (the ring: without reduce): the block collectives cost a round trip per
+#   block, and the callers that check large counts ask for them by name).
+# INC_ALGO: inc (default) or ring (the host baseline: no reduce, exact inputs).
+# INC_DTYPES: inccl_check -d, the dtypes each collective runs in: a comma list
+#   of int32 uint32 int64 uint64 float16 bfloat16 float32 float64, or all
+#   (default int32,float32: each further dtype adds about as much time again
+#   as one of these two).
+# INC_DTYPES_LAST: the last rank's -d instead (a test of ranks that disagree:
+#   with INC_EXPECT_FAIL='the switch refused' every rank must fail, clearly).
 # INC_EXPECT_FAIL=REGEX: a switch was told to be wrong (lab.sh fault): every
 #   rank must exit 1, its first FAIL line the fault's (REGEX) or a timeout
 #   after a peer gave up, and at least one rank must show REGEX.
@@ -36,7 +48,11 @@ counts=${INC_COUNTS:-1,255,256,257,1031,65539}
 scope=${INC_SCOPE:-leaf}
 limit=${INC_LIMIT:-1500}   # seconds for all ranks to finish
 pattern=${INC_PATTERN:-ieee}
+dtypes=${INC_DTYPES:-int32,float32}
+dtypes_last=${INC_DTYPES_LAST:-$dtypes}
 expect_fail=${INC_EXPECT_FAIL:-}
+algo=${INC_ALGO:-inc}
+colls=${INC_COLLS:-}
 . tests/lib/caught.sh
 inv=$state/gen/inventory.tsv
 done_() { harness_end; }
@@ -65,6 +81,11 @@ tree_spec() {
 
 [ -r "$inv" ] || { ko "inc-collectives: no lab in $state (make lab-up)"; done_; }
 [[ $counts =~ ^[0-9]+(,[0-9]+)*$ ]] || { ko "INC_COUNTS must be element counts separated by commas, not '$counts'"; done_; }
+[ -z "$colls" ] || [[ $colls =~ ^[a-z]+(,[a-z]+)*$ ]] || { ko "INC_COLLS must be collective names separated by commas, not '$colls'"; done_; }
+case $algo in inc|ring) ;; *) ko "INC_ALGO must be inc or ring, not '$algo'"; done_ ;; esac
+for d in "$dtypes" "$dtypes_last"; do # inccl_check refuses unknown names itself; this keeps the shell line safe
+    [[ $d =~ ^[a-z0-9]+(,[a-z0-9]+)*$ ]] || { ko "INC_DTYPES and INC_DTYPES_LAST must be dtype names separated by commas, not '$d'"; done_; }
+done
 ctl=$(awk -F'\t' '$2 == "controller" {print $1}' "$inv")
 ctl_addr=$(col "$ctl" 4)
 leaf0=$(awk -F'\t' '$2 == "host" && $3 == 0 {print $7}' "$inv")
@@ -81,12 +102,18 @@ top=$(awk -F'\t' '!/^#/ && $2 == "switch" && $7 == "-" {print $1}' "$inv")
 spec=${INC_TREE:-$(tree_spec "$top")}
 case $spec in "("*) ;; *) spec="($spec)" ;; esac
 [[ $spec =~ ^[0-9(),]+$ ]] || { ko "the tree of this run from $inv is not a tree spec: '$spec'"; done_; }
+if [ "$algo" = ring ] && [ "$pattern" = ieee ]; then
+    # the ring adds floats in its own order, not the tree's: inccl_check refuses ieee with it
+    [ -z "${INC_PATTERN:-}" ] || { ko "INC_PATTERN=ieee: the ring baseline takes exact inputs only"; done_; }
+    pattern=exact
+fi
 case $pattern in
 ieee) topt="-p ieee -t '$spec'" ;;   # a tree spec holds only ( ) , and digits
 exact) topt="-p exact" ;;
 *) ko "INC_PATTERN must be ieee or exact, not '$pattern'"; done_ ;;
 esac
-echo "inc-collectives ($scope): ranks ${hosts[*]}; rank 0 at $master; controller $ctl_addr; counts $counts; inputs $pattern, tree $spec${expect_fail:+; expecting failures matching '$expect_fail'}"
+topt="$topt -A $algo${colls:+ -k $colls}"
+echo "inc-collectives ($scope, $algo): ranks ${hosts[*]}; rank 0 at $master; controller $ctl_addr; counts $counts; dtypes $dtypes${INC_DTYPES_LAST:+ (the last rank: $dtypes_last)}; inputs $pattern, tree $spec; collectives ${colls:-the default of inccl_check}${expect_fail:+; expecting failures matching '$expect_fail'}"
 
 # The control plane is up: every switch registered with the controller.
 mapfile -t switches < <(awk -F'\t' '$2 == "switch" {print $1}' "$inv")
@@ -103,7 +130,9 @@ done
 # the job's key (libinccl: INCCL_JOB_KEY): rank 0 takes only ranks that hold it
 job=$("${INCLAB_BUILD:-build}/incctl" -G -) || { ko "cannot make a job key (incctl -G -)"; done_; }
 for i in "${!hosts[@]}"; do
-    out=$("$lab" exec "${hosts[$i]}" "pkill -x inccl_check; rm -f /tmp/inccl.*; (INCCL_JOB_KEY=$job inccl_check -r $i -n $n -m $master -c $counts $topt \
+    d=$dtypes
+    [ "$i" != $((n - 1)) ] || d=$dtypes_last
+    out=$("$lab" exec "${hosts[$i]}" "pkill -x inccl_check; rm -f /tmp/inccl.*; (INCCL_JOB_KEY=$job inccl_check -r $i -n $n -m $master -c $counts -d $d $topt \
         > /tmp/inccl.out 2>&1; echo \$? > /tmp/inccl.rc) < /dev/null > /dev/null 2>&1 &" 2>&1) ||
         { ko "cannot start inccl_check on ${hosts[$i]}: $out"; done_; }
 done
@@ -121,7 +150,8 @@ secs=$(($(date +%s) - t0))
 # The communicator is gone by now: each switch logged its counters when its
 # rules ended ("incswitch NAME comm N: name=value ...", after where its log
 # stood before the run).
-if [ "$scope" = tree ]; then
+if [ "$scope" = tree ] && [ "$algo" = inc ] && [ -z "${INC_DTYPES_LAST:-}" ]; then
+    # the ring sends host to host: no switch link carries it; ranks that disagree may bundle nothing
     q=$(for sw in "${switches[@]}"; do
         "$lab" exec "$sw" "tail -n +$((${logged[$sw]:-0} + 1)) /var/log/inclab/incswitch.log |
             grep '^incswitch .* comm [0-9]*:.* bundles_tx=' | tail -n 1" 2>/dev/null

@@ -33,7 +33,7 @@ static void test_imm_layout(void **state)
 	assert_int_equal(inc_imm_encode(&m), 0x00027000);
 	m = (struct inc_imm){ 1, INC_BROADCAST, INC_OP_BARRIER, INC_INT32 };
 	assert_int_equal(inc_imm_encode(&m), 0x00018000);
-	for (int p = 0; p < 3; p++)
+	for (int p = 0; p < 4; p++) /* INC_ROUTE (3) included */
 		for (int o = 0; o < 4; o++)
 			for (int t = 0; t < INC_NDTYPES; t++) {
 				m = (struct inc_imm){ (uint16_t)(p * 1000 + o * 10 + t), p, o, t };
@@ -44,7 +44,10 @@ static void test_imm_layout(void **state)
 				assert_int_equal(d.op, m.op);
 				assert_int_equal(d.dtype, m.dtype);
 			}
-	assert_int_equal(inc_imm_decode(0xffffc000, &d), -1); /* primitive 3 */
+	assert_int_equal(inc_imm_decode(0x0002c100, &d), 0); /* primitive 3: route to rank 2 */
+	assert_int_equal(d.prim, INC_ROUTE);
+	assert_int_equal(d.dest_rank, 2);
+	assert_string_equal(inc_prim_name(INC_ROUTE), "route");
 	assert_int_equal(inc_imm_decode(0xffff1800, &d), -1); /* dtype 8: the first undefined */
 	assert_int_equal(inc_imm_decode(0xffff1f00, &d), -1); /* dtype 15 */
 	assert_int_equal(inc_imm_decode(0xffff1700, &d), 0);  /* dtype 7: float64 */

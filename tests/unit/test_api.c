@@ -188,6 +188,73 @@ static void test_collective_args(void **state)
 	inccl_comm_destroy(c);
 }
 
+/*
+ * AllGather, ReduceScatter, AllToAll: every bad argument refused by name
+ * before anything is sent; nccl's in-place conventions pass every check and
+ * meet the missing connection; any other overlap of the buffers is refused.
+ * Rank 1 of 4, blocks of 2 elements.
+ */
+static void test_block_collective_args(void **state)
+{
+	inccl_comm_t *c = inccl__comm_unconnected(1, 4);
+	int32_t b[8] = { 0 }, s[8] = { 0 }, r[8] = { 0 };
+	/* the first count that fits size_t in bytes (4 each) but not times 4 ranks */
+	size_t huge = SIZE_MAX / 4 / 4 + 1;
+
+	assert_non_null(c);
+	assert_einval(inccl_allgather(NULL, s, r, 2, INCCL_INT32), inccl_last_error(), "inccl_allgather: comm is NULL");
+	assert_einval(inccl_reducescatter(NULL, s, r, 2, INCCL_INT32, INCCL_SUM), inccl_last_error(),
+		      "inccl_reducescatter: comm is NULL");
+	assert_einval(inccl_alltoall(NULL, s, r, 2, INCCL_INT32), inccl_last_error(), "inccl_alltoall: comm is NULL");
+	assert_einval(inccl_allgather(c, s, r, 0, INCCL_INT32), inccl_errmsg(c), "count must be at least 1");
+	assert_einval(inccl_allgather(c, s, r, huge, INCCL_INT32), inccl_errmsg(c), "times 4 ranks overflows size_t");
+	assert_einval(inccl_reducescatter(c, s, r, huge, INCCL_INT32, INCCL_SUM), inccl_errmsg(c),
+		      "times 4 ranks overflows size_t");
+	assert_einval(inccl_alltoall(c, s, r, huge, INCCL_INT32), inccl_errmsg(c), "times 4 ranks overflows size_t");
+	assert_einval(inccl_allgather(c, s, r, 2, (enum inccl_dtype)8), inccl_errmsg(c), "unknown dtype 8");
+	assert_einval(inccl_alltoall(c, s, r, 2, (enum inccl_dtype)-1), inccl_errmsg(c), "unknown dtype -1");
+	assert_einval(inccl_reducescatter(c, s, r, 2, INCCL_FLOAT32, (enum inccl_op)0), inccl_errmsg(c), "unknown op 0");
+	assert_einval(inccl_reducescatter(c, s, r, 2, INCCL_FLOAT32, (enum inccl_op)4), inccl_errmsg(c), "unknown op 4");
+	assert_einval(inccl_allgather(c, NULL, r, 2, INCCL_INT32), inccl_errmsg(c), "the send buffer is NULL");
+	assert_einval(inccl_allgather(c, s, NULL, 2, INCCL_INT32), inccl_errmsg(c), "the receive buffer is NULL");
+	assert_einval(inccl_reducescatter(c, NULL, r, 2, INCCL_INT32, INCCL_MAX), inccl_errmsg(c), "the send buffer is NULL");
+	assert_einval(inccl_reducescatter(c, s, NULL, 2, INCCL_INT32, INCCL_MAX), inccl_errmsg(c),
+		      "the receive buffer is NULL");
+	assert_einval(inccl_alltoall(c, NULL, r, 2, INCCL_INT32), inccl_errmsg(c), "the send buffer is NULL");
+	assert_einval(inccl_alltoall(c, s, NULL, 2, INCCL_INT32), inccl_errmsg(c), "the receive buffer is NULL");
+	/* buffers aligned to an element (8 bytes for float64) */
+	static _Alignas(8) unsigned char raw[32];
+	assert_einval(inccl_allgather(c, raw + 4, r, 1, INCCL_FLOAT64), inccl_errmsg(c), "the send buffer 0x");
+	assert_einval(inccl_alltoall(c, s, (char *)r + 2, 1, INCCL_INT32), inccl_errmsg(c),
+		      "is not aligned to the 4 bytes of an element");
+	/* in place as nccl defines it: rank 1's block of the receive (AllGather) or send (ReduceScatter)
+	 * buffer, the same buffer (AllToAll); separate buffers too */
+	assert_einval(inccl_allgather(c, b + 2, b, 2, INCCL_INT32), inccl_errmsg(c), "communicator is not connected");
+	assert_einval(inccl_reducescatter(c, b, b + 2, 2, INCCL_INT32, INCCL_SUM), inccl_errmsg(c),
+		      "communicator is not connected");
+	assert_einval(inccl_alltoall(c, b, b, 2, INCCL_FLOAT32), inccl_errmsg(c), "communicator is not connected");
+	assert_einval(inccl_allgather(c, s, r, 2, INCCL_INT32), inccl_errmsg(c), "communicator is not connected");
+	assert_einval(inccl_reducescatter(c, s, r, 2, INCCL_INT32, INCCL_MIN), inccl_errmsg(c),
+		      "communicator is not connected");
+	assert_einval(inccl_alltoall(c, s, r, 2, INCCL_INT32), inccl_errmsg(c), "communicator is not connected");
+	/* the send block just past the receive buffer's end, and a send buffer ending at its start: no overlap */
+	assert_einval(inccl_allgather(c, b + 8 - 0, b, 2, INCCL_INT32), inccl_errmsg(c), "communicator is not connected");
+	assert_einval(inccl_alltoall(c, b, b + 8, 1, INCCL_INT32), inccl_errmsg(c), "communicator is not connected");
+	/* any other overlap: refused, the in-place rule in the message */
+	assert_einval(inccl_allgather(c, b, b, 2, INCCL_INT32), inccl_errmsg(c),
+		      "not this rank's block of it (in place: send = recv + rank * sendcount)");
+	assert_einval(inccl_allgather(c, b + 3, b, 2, INCCL_INT32), inccl_errmsg(c), "overlaps the receive buffer");
+	assert_einval(inccl_allgather(c, b + 6, b, 2, INCCL_INT32), inccl_errmsg(c), "overlaps the receive buffer");
+	assert_einval(inccl_reducescatter(c, b, b, 2, INCCL_INT32, INCCL_SUM), inccl_errmsg(c),
+		      "not this rank's block of it (in place: recv = send + rank * recvcount)");
+	assert_einval(inccl_reducescatter(c, b, b + 7, 2, INCCL_INT32, INCCL_SUM), inccl_errmsg(c),
+		      "overlaps the send buffer");
+	assert_einval(inccl_alltoall(c, b, b + 1, 2, INCCL_INT32), inccl_errmsg(c),
+		      "overlap but are not the same (in place: send = recv)");
+	assert_einval(inccl_alltoall(c, b + 3, b, 1, INCCL_INT32), inccl_errmsg(c), "overlap but are not the same");
+	inccl_comm_destroy(c);
+}
+
 /* ctl_quote(@s) in a message "msg: x\nerror: <quoted>\n" parses back to a mapping of exactly the keys
  * msg and error, error's value @want; the quoted text is one line. */
 static void quote_reads_back(const char *s, const char *want, size_t outlen)
@@ -307,6 +374,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_group_create), cmocka_unit_test(test_comm_create),
 		cmocka_unit_test(test_null_comm),    cmocka_unit_test(test_collective_args),
+		cmocka_unit_test(test_block_collective_args),
 		cmocka_unit_test(test_quote),        cmocka_unit_test(test_qp_entry),
 	};
 	return cmocka_run_group_tests_name("api", tests, NULL, NULL);

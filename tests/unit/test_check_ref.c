@@ -51,6 +51,13 @@ static uint32_t b_of(float f)
 
 static int is_nan(uint32_t h) { return (h & 0x7fffffffu) > 0x7f800000u; }
 
+/* is_float_t() - is @t a float dtype? */
+static int is_float_t(enum inccl_dtype t)
+{
+	return t == INCCL_FLOAT16 || t == INCCL_BFLOAT16 || t == INCCL_FLOAT32 || t == INCCL_FLOAT64;
+}
+
+
 /* ---- tree specs ---------------------------------------------------------- */
 
 static void test_parse_good(void **state)
@@ -385,7 +392,8 @@ static void test_ieee_specials(void **state)
 static void test_compare(void **state)
 {
 	const enum inccl_dtype F = INCCL_FLOAT32, I = INCCL_INT32;
-	uint32_t want[4] = { 0x3f800000u, 0x00000000u, 0x40490fdbu, 0x7fc00000u }, got[4];
+	uint64_t want[4] = { 0x3f800000u, 0x00000000u, 0x40490fdbu, 0x7fc00000u };
+	uint32_t got[4];
 	uint8_t buf[4 * 4 + 3], *p = buf + 3; /* any alignment */
 	size_t first = 99;
 
@@ -402,7 +410,8 @@ static void test_compare(void **state)
 	assert_false(cref_same(I, 0x7fc00001u, 0x7fc00000u)); /* int32 has no NaN */
 	assert_false(cref_same(I, 0x80000000u, 0));
 
-	memcpy(got, want, sizeof(got));
+	for (int i = 0; i < 4; i++)
+		got[i] = (uint32_t)want[i];
 	memcpy(p, got, sizeof(got));
 	assert_int_equal(cref_count_wrong(F, p, want, 4, &first), 0);
 	assert_int_equal(first, 99);
@@ -413,23 +422,45 @@ static void test_compare(void **state)
 	assert_int_equal(cref_count_wrong(F, p, want, 4, &first), 2);
 	assert_int_equal(first, 1);
 	assert_int_equal(cref_count_wrong(I, p, want, 4, &first), 3);
+	/* 2- and 8-byte elements: NaN of the type's own layout */
+	assert_true(cref_same(INCCL_FLOAT16, 0xfe01u, 0x7e00u));
+	assert_false(cref_same(INCCL_FLOAT16, 0x7c00u, 0x7e00u));      /* Inf is not NaN */
+	assert_false(cref_same(INCCL_FLOAT16, 0x8000u, 0x0000u));      /* -0 is not +0 */
+	assert_true(cref_same(INCCL_BFLOAT16, 0xff81u, 0x7fc0u));
+	assert_false(cref_same(INCCL_BFLOAT16, 0x7f80u, 0x7fc0u));
+	assert_true(cref_same(INCCL_FLOAT64, 0xfff0000000000001ull, 0x7ff8000000000000ull));
+	assert_false(cref_same(INCCL_FLOAT64, 0x7ff0000000000000ull, 0x7ff8000000000000ull));
+	assert_false(cref_same(INCCL_UINT64, 0x7ff8000000000001ull, 0x7ff8000000000000ull)); /* no NaN */
+	uint64_t w16[3] = { 0x3c00u, 0x7e00u, 0x0001u }, w64[2] = { 0x3ff0000000000000ull, 5 };
+	uint8_t b16[6 + 1], b64[16 + 3];
+	uint16_t g16[3] = { 0x3c00u, 0xfe00u, 0x0002u };
+	memcpy(b16 + 1, g16, 6);
+	assert_int_equal(cref_count_wrong(INCCL_FLOAT16, b16 + 1, w16, 3, &first), 1);
+	assert_int_equal(first, 2);
+	memcpy(b64 + 3, w64, 16);
+	assert_int_equal(cref_count_wrong(INCCL_INT64, b64 + 3, w64, 2, &first), 0);
+	b64[3 + 15] ^= 0x80; /* the top byte of element 1 */
+	assert_int_equal(cref_count_wrong(INCCL_INT64, b64 + 3, w64, 2, &first), 1);
+	assert_int_equal(first, 1);
 }
 
 /* ---- the switches, simulated with switch/agg.c --------------------------------------------- */
 
 /* Every rank's input in wire format, and a buffer per switch; 2 bytes past alignment as in a frame. */
 #define MAXR 8
-static uint8_t rank_raw[MAXR][N * 4 + PAYLOAD_OFF];
-static uint8_t node_raw[2 * MAXR][N * 4 + PAYLOAD_OFF];
+static uint8_t rank_raw[MAXR][N * 8 + PAYLOAD_OFF];
+static uint8_t node_raw[2 * MAXR][N * 8 + PAYLOAD_OFF];
 
 /** Rank @r's input (@p, @dtype, @nranks ranks) encoded as libinccl's to_wire() does: big-endian. */
 static void encode_rank(int r, enum cref_pattern p, enum inccl_dtype dtype, int nranks)
 {
 	uint8_t *w = rank_raw[r] + PAYLOAD_OFF;
+	size_t width = cref_dtype_size(dtype);
 
 	for (size_t i = 0; i < N; i++) {
-		uint32_t be = htonl(cref_input(p, dtype, r, nranks, i));
-		memcpy(w + 4 * i, &be, 4);
+		uint64_t v = cref_input(p, dtype, r, nranks, i);
+		for (size_t b = 0; b < width; b++)
+			w[width * i + b] = (uint8_t)(v >> (8 * (width - 1 - b)));
 	}
 }
 
@@ -491,13 +522,13 @@ static const uint8_t *simulate(const struct cref_tree *t, int k, unsigned long l
 			sw++;
 		}
 	assert_true(sw < 2 * MAXR);
-	n = arrival_order(t, k, op == INC_OP_SUM && dtype == INC_FLOAT32 && !sum_in_arrival_order ? 0 :
+	n = arrival_order(t, k, op == INC_OP_SUM && is_float_t((enum inccl_dtype)dtype) && !sum_in_arrival_order ? 0 :
 				      (unsigned)(s % orders_of(t, k)), order);
 	uint8_t *acc = node_raw[sw] + PAYLOAD_OFF;
 	for (int j = 0; j < n; j++) {
 		const uint8_t *in = simulate(t, order[j], sel, op, dtype);
 		if (j == 0)
-			memcpy(acc, in, N * 4);
+			memcpy(acc, in, N * inc_dtype_size(dtype));
 		else
 			inc_combine(acc, in, N, op, dtype);
 	}
@@ -522,12 +553,15 @@ static size_t switch_vs_reference(const struct cref_tree *t, enum cref_pattern p
 	const uint8_t *out = simulate(t, 0, sel, (enum inc_op)op, (enum inc_dtype)dtype);
 	size_t wrong = 0;
 
+	size_t w = cref_dtype_size(dtype);
+
 	for (size_t i = 0; i < N; i++) {
-		uint32_t be, want = cref_expect(t, p, dtype, op, i);
-		memcpy(&be, out + 4 * i, 4);
-		if (!cref_same(dtype, ntohl(be), want) && !wrong++ && tell)
-			print_message("element %zu: switches 0x%08x, reference 0x%08x\n", i, (unsigned)ntohl(be),
-				      (unsigned)want);
+		uint64_t got = 0, want = cref_expect(t, p, dtype, op, i);
+		for (size_t b = 0; b < w; b++)
+			got = got << 8 | out[w * i + b];
+		if (!cref_same(dtype, got, want) && !wrong++ && tell)
+			print_message("element %zu: switches 0x%llx, reference 0x%llx\n", i, (unsigned long long)got,
+				      (unsigned long long)want);
 	}
 	return wrong;
 }
@@ -545,7 +579,7 @@ static void expect_all_orders_match(const struct cref_tree *t, const char *spec,
 			size_t wrong = switch_vs_reference(t, p, dtype, (enum inccl_op)op, sel, 1);
 			if (wrong)
 				fail_msg("tree %s, %s %s %s, arrival orders %llu: %zu elements differ", spec,
-					 cref_pattern_name(p), dtype == INCCL_INT32 ? "int32" : "float32", opname[op], sel,
+					 cref_pattern_name(p), cref_dtype_name(dtype), opname[op], sel,
 					 wrong);
 		}
 }
@@ -554,7 +588,7 @@ static void expect_all_orders_match(const struct cref_tree *t, const char *spec,
  * The key test: for trees of fan-in <= 3 (the simulation's limit; the real
  * engine at fan-in 4 and 16: test_order.c, test_tree.c), the switches'
  * arithmetic in every combination of child arrival orders gives the
- * reference bit for bit (NaN as NaN), for both patterns, both dtypes and
+ * reference bit for bit (NaN as NaN), for both patterns, every dtype and
  * every operator.
  */
 static void test_switches_match_reference(void **state)
@@ -570,7 +604,7 @@ static void test_switches_match_reference(void **state)
 		assert_int_equal(cref_tree_parse(specs[s], &t, err, sizeof(err)), 0);
 		assert_true(t.nranks <= MAXR);
 		for (int p = CREF_EXACT; p <= CREF_IEEE; p++)
-			for (int dtype = INCCL_INT32; dtype <= INCCL_FLOAT32; dtype++)
+			for (int dtype = 0; dtype < CREF_NDTYPES; dtype++)
 				expect_all_orders_match(&t, specs[s], (enum cref_pattern)p, (enum inccl_dtype)dtype);
 	}
 }
@@ -591,21 +625,150 @@ static void test_fanin3_order(void **state)
 	sum_in_arrival_order = 1;
 	assert_int_equal(cref_tree_parse("(0,1,2)", &t, err, sizeof(err)), 0);
 	for (int p = CREF_EXACT; p <= CREF_IEEE; p++)
-		for (int dtype = INCCL_INT32; dtype <= INCCL_FLOAT32; dtype++) {
+		for (int dtype = 0; dtype < CREF_NDTYPES; dtype++) {
 			for (int r = 0; r < 3; r++)
 				encode_rank(r, (enum cref_pattern)p, (enum inccl_dtype)dtype, 3);
 			for (int op = INCCL_SUM; op <= INCCL_MIN; op++)
 				for (unsigned long long sel = 0; sel < 6; sel++) {
 					size_t wrong = switch_vs_reference(&t, (enum cref_pattern)p,
 									   (enum inccl_dtype)dtype, (enum inccl_op)op, sel, 0);
-					if (p == CREF_IEEE && dtype == INCCL_FLOAT32 && op == INCCL_SUM)
+					if (p == CREF_IEEE && is_float_t((enum inccl_dtype)dtype) && op == INCCL_SUM)
 						orders_differ += wrong > 0;
 					else
 						assert_int_equal(wrong, 0);
 				}
 		}
 	sum_in_arrival_order = 0;
-	assert_true(orders_differ >= 4); /* only the listed order (and its mirror of the first two) agree */
+	assert_true(orders_differ >= 4 * 4); /* per float dtype: only the listed order (and its mirror) agree */
+}
+
+/* decode() - the value of bits @h of float dtype @t (not a NaN), field by field. */
+static double decode(enum inccl_dtype t, uint64_t h)
+{
+	int mbits = t == INCCL_FLOAT16 ? 10 : t == INCCL_BFLOAT16 ? 7 : t == INCCL_FLOAT32 ? 23 : 52;
+	int ebits = t == INCCL_FLOAT16 ? 5 : t == INCCL_FLOAT64 ? 11 : 8, bias = (1 << (ebits - 1)) - 1;
+	int e = (int)(h >> mbits & ((1u << ebits) - 1));
+	uint64_t m = h & ((1ull << mbits) - 1);
+	double v = e == 0 ? ldexp((double)m, 1 - bias - mbits) : ldexp((double)(m | 1ull << mbits), e - bias - mbits);
+
+	return h >> (mbits + ebits) & 1 ? -v : v;
+}
+
+/* The dtype names, sizes and lists of -d. */
+static void test_dtypes(void **state)
+{
+	enum inccl_dtype l[CREF_NDTYPES];
+	static const char *const names[] = { "int32", "float32", "uint32", "int64", "uint64", "float16", "bfloat16", "float64" };
+	static const size_t sizes[] = { 4, 4, 4, 8, 8, 2, 2, 8 };
+
+	for (int t = 0; t < CREF_NDTYPES; t++) {
+		assert_string_equal(cref_dtype_name((enum inccl_dtype)t), names[t]);
+		assert_int_equal(cref_dtype_size((enum inccl_dtype)t), sizes[t]);
+	}
+	assert_string_equal(cref_dtype_name((enum inccl_dtype)8), "?");
+	assert_int_equal(cref_dtype_size((enum inccl_dtype)8), 0);
+	assert_int_equal(cref_dtype_list("all", l, CREF_NDTYPES), 8);
+	assert_int_equal(l[7], INCCL_FLOAT64);
+	assert_int_equal(cref_dtype_list("float16,int64", l, CREF_NDTYPES), 2);
+	assert_int_equal(l[0], INCCL_FLOAT16);
+	assert_int_equal(l[1], INCCL_INT64);
+	assert_int_equal(cref_dtype_list("float16,float16", l, CREF_NDTYPES), -1);
+	assert_int_equal(cref_dtype_list("float128", l, CREF_NDTYPES), -1);
+	assert_int_equal(cref_dtype_list("", l, CREF_NDTYPES), -1);
+	assert_int_equal(cref_dtype_list("int32,", l, CREF_NDTYPES), 1);
+	assert_int_equal(cref_dtype_list("int32,uint32", l, 1), -1); /* no room */
+	assert_int_equal(cref_dtype_list(NULL, l, CREF_NDTYPES), -1);
+}
+
+/* The new dtypes' arithmetic by hand: wraps, unsigned order, float16/bfloat16 rounding to the type. */
+static void test_combine_by_hand_every_dtype(void **state)
+{
+	assert_int_equal(cref_combine(INCCL_UINT32, INCCL_SUM, 0xffffffffu, 2), 1);
+	assert_int_equal(cref_combine(INCCL_UINT32, INCCL_MAX, 0x80000000u, 1), 0x80000000u); /* unsigned */
+	assert_int_equal(cref_combine(INCCL_INT32, INCCL_MAX, 0x80000000u, 1), 1);            /* signed */
+	assert_int_equal(cref_combine(INCCL_INT64, INCCL_SUM, 0x7fffffffffffffffull, 1), 0x8000000000000000ull);
+	assert_int_equal(cref_combine(INCCL_INT64, INCCL_MIN, 0x8000000000000000ull, 0), 0x8000000000000000ull);
+	assert_int_equal(cref_combine(INCCL_UINT64, INCCL_MIN, 0x8000000000000000ull, 0), 0);
+	assert_int_equal(cref_combine(INCCL_UINT64, INCCL_SUM, ~0ull, ~0ull), ~0ull - 1);
+	assert_int_equal(cref_combine(INCCL_INT64, INCCL_SUM, 0xffffffffull, 1), 0x100000000ull); /* carries past 32 */
+	/* float16: 1 + 2^-11 ties to 1; (1 + 2^-10) + 2^-11 to 1 + 2^-9; 65504 + 16 to Inf */
+	assert_int_equal(cref_combine(INCCL_FLOAT16, INCCL_SUM, 0x3c00u, 0x1000u), 0x3c00u);
+	assert_int_equal(cref_combine(INCCL_FLOAT16, INCCL_SUM, 0x3c01u, 0x1000u), 0x3c02u);
+	assert_int_equal(cref_combine(INCCL_FLOAT16, INCCL_SUM, 0x7bffu, 0x4c00u), 0x7c00u);
+	assert_int_equal(cref_combine(INCCL_FLOAT16, INCCL_SUM, 0x03ffu, 0x0001u), 0x0400u);
+	assert_int_equal(cref_combine(INCCL_FLOAT16, INCCL_SUM, 0x8000u, 0x8000u), 0x8000u);
+	assert_int_equal(cref_combine(INCCL_FLOAT16, INCCL_MAX, 0x8000u, 0x0000u), 0x0000u);
+	assert_int_equal(cref_combine(INCCL_FLOAT16, INCCL_MIN, 0x7e00u, 0xbc00u), 0xbc00u); /* NaN loses */
+	/* bfloat16: 1 + 2^-8 ties to 1; past it, up */
+	assert_int_equal(cref_combine(INCCL_BFLOAT16, INCCL_SUM, 0x3f80u, 0x3b80u), 0x3f80u);
+	assert_int_equal(cref_combine(INCCL_BFLOAT16, INCCL_SUM, 0x3f80u, 0x3b81u), 0x3f81u);
+	assert_int_equal(cref_combine(INCCL_BFLOAT16, INCCL_SUM, 0x7f7fu, 0x7f7fu), 0x7f80u);
+	/* float64: 1 + 2^-53 ties to 1 */
+	assert_int_equal(cref_combine(INCCL_FLOAT64, INCCL_SUM, 0x3ff0000000000000ull, 0x3ca0000000000000ull),
+			 0x3ff0000000000000ull);
+	assert_int_equal(cref_combine(INCCL_FLOAT64, INCCL_MIN, 0ull, 0x8000000000000000ull), 0x8000000000000000ull);
+}
+
+/*
+ * The exact pattern of every dtype: its sums over 16 ranks are exact (equal
+ * to the sum in long double arithmetic of the values) in the listed order,
+ * so in any order; and the ieee pattern of every dtype holds its cases.
+ */
+static void test_patterns_every_dtype(void **state)
+{
+	static struct cref_tree t16;
+
+	parse_ok("((0,1),(2,3))");
+	cref_tree_flat(&t16, 16);
+	for (int d = 0; d < CREF_NDTYPES; d++) {
+		enum inccl_dtype t = (enum inccl_dtype)d;
+		size_t w = cref_dtype_size(t);
+		uint64_t mask = w == 8 ? ~0ull : (1ull << (8 * w)) - 1;
+		int nan_sums = 0, wraps = 0, inf_sums = 0, nzero_sums = 0;
+		for (size_t i = 0; i < 256; i++) {
+			unsigned __int128 isum = 0;
+			for (int r = 0; r < 16; r++) {
+				uint64_t v = cref_input(CREF_EXACT, t, r, 16, i);
+				assert_int_equal(v & ~mask, 0);
+				isum += v;
+			}
+			uint64_t sum = cref_expect(&t16, CREF_EXACT, t, INCCL_SUM, i);
+			if (!is_float_t(t)) {
+				assert_int_equal(sum, (uint64_t)isum & mask);
+			} else {
+				/* every partial sum exact: the result is the sum in double of the values */
+				double exact_sum = 0;
+				for (int r = 0; r < 16; r++)
+					exact_sum += decode(t, cref_input(CREF_EXACT, t, r, 16, i));
+				if (decode(t, sum) != exact_sum)
+					fail_msg("%s exact: element %zu sums to %g, not %g", cref_dtype_name(t), i,
+						 decode(t, sum), exact_sum);
+			}
+			/* the ieee pattern over 4 ranks */
+			uint64_t is = 0;
+			unsigned __int128 exact = 0;
+			for (int r = 0; r < 4; r++)
+				exact += cref_input(CREF_IEEE, t, r, 4, i);
+			is = cref_expect(&tree, CREF_IEEE, t, INCCL_SUM, i);
+			if (!is_float_t(t)) {
+				assert_int_equal(is, (uint64_t)exact & mask);
+				wraps += (exact >> (8 * w)) != 0;
+			} else {
+				int ebits = t == INCCL_FLOAT16 ? 5 : t == INCCL_FLOAT64 ? 11 : 8, mbits = 8 * (int)w - 1 - ebits;
+				uint64_t inf = ((1ull << ebits) - 1) << mbits, sign = 1ull << (8 * w - 1);
+				nan_sums += (is & ~sign) > inf;
+				inf_sums += (is & ~sign) == inf;
+				nzero_sums += is == sign;
+			}
+		}
+		if (is_float_t(t)) {
+			if (nan_sums < 4 * 3 || inf_sums < 4 * 2 || nzero_sums < 4)
+				fail_msg("%s ieee: %d NaN, %d Inf, %d -0 sums in 256 elements", cref_dtype_name(t), nan_sums,
+					 inf_sums, nzero_sums);
+		} else if (wraps < 8) {
+			fail_msg("%s ieee: %d sums wrap in 256 elements", cref_dtype_name(t), wraps);
+		}
+	}
 }
 
 /* ---- barrier timing ----------------------------------------------------------------------- */
@@ -643,6 +806,9 @@ int main(void)
 		cmocka_unit_test(test_switches_match_reference),
 		cmocka_unit_test(test_fanin3_order),
 		cmocka_unit_test(test_barrier_rule),
+		cmocka_unit_test(test_dtypes),
+		cmocka_unit_test(test_combine_by_hand_every_dtype),
+		cmocka_unit_test(test_patterns_every_dtype),
 	};
 	return cmocka_run_group_tests_name("check_ref", tests, NULL, NULL);
 }

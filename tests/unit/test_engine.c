@@ -676,6 +676,51 @@ static void test_broadcast_and_barrier(void **state)
 	sw_engine_free(eng);
 }
 
+/*
+ * INC_ROUTE (AllToAll): per packet one rank carries data and only dest_rank
+ * receives it, whoever the source; the other ranks send the packet empty. A
+ * second source in the same slot is refused (mismatch), and a route to a
+ * rank that does not exist is a bad immediate.
+ */
+static void test_route_delivers_only_to_the_destination(void **state)
+{
+	char msg[32];
+	uint32_t one = htonl(1);
+
+	setup_engine(16);
+	for (int src = 0; src < HOSTS; src++)
+		for (int dst = 0; dst < HOSTS; dst++) {
+			if (dst == src)
+				continue;
+			int before[HOSTS];
+			snprintf(msg, sizeof(msg), "route %d->%d", src, dst);
+			for (int i = 0; i < HOSTS; i++)
+				before[i] = h[i].nresults;
+			for (int o = 0; o < HOSTS; o++) { /* the source at every place in the arrival order */
+				int i = (o + src + dst) % HOSTS;
+				host_send(i, imm(INC_ROUTE, INC_OP_SUM, INC_INT32, (uint16_t)dst), i == src ? msg : NULL,
+					  i == src ? 16 : 0, -1, 0);
+			}
+			pump(0);
+			for (int i = 0; i < HOSTS; i++)
+				assert_int_equal(h[i].nresults - before[i], i == dst ? 1 : 0);
+			assert_int_equal(h[dst].result_len[h[dst].nresults - 1], 16);
+			assert_memory_equal(h[dst].result[h[dst].nresults - 1], msg, 16);
+			assert_int_equal(h[dst].result_imm[h[dst].nresults - 1],
+					 imm(INC_ROUTE, INC_OP_SUM, INC_INT32, (uint16_t)dst));
+		}
+	assert_int_equal(sw_engine_busy_slots(eng), 0);
+	assert_int_equal(sw_engine_counters(eng)->aggregations, 0); /* copied, never combined */
+	/* two sources in one slot: the second is refused */
+	host_send(0, imm(INC_ROUTE, INC_OP_SUM, INC_INT32, 2), &one, 4, -1, 0);
+	host_send(1, imm(INC_ROUTE, INC_OP_SUM, INC_INT32, 2), &one, 4, -1, 0);
+	assert_int_equal(sw_engine_counters(eng)->drop_mismatch, 1);
+	/* a route to a rank that does not exist */
+	host_send(2, imm(INC_ROUTE, INC_OP_SUM, INC_INT32, HOSTS), NULL, 0, -1, 0);
+	assert_int_equal(sw_engine_counters(eng)->drop_bad_imm, 1);
+	sw_engine_free(eng);
+}
+
 static void test_busy_slot_gets_rnr_then_succeeds(void **state)
 {
 	uint32_t one = htonl(1);
@@ -1938,6 +1983,7 @@ int main(void)
 		cmocka_unit_test(test_allreduce_every_dtype),
 		cmocka_unit_test(test_dtype_mismatch_dropped),
 		cmocka_unit_test(test_broadcast_and_barrier),
+		cmocka_unit_test(test_route_delivers_only_to_the_destination),
 		cmocka_unit_test(test_root_held_back_by_acks),
 		cmocka_unit_test(test_root_held_back_by_acks_mixed_psns),
 		cmocka_unit_test(test_mixed_children_share_slots),

@@ -13,16 +13,14 @@
  * the engine lets it, in that order), or at random; frames may be lost (the
  * child resends them) or duplicated (the copy arrives later).
  *
- * Every float type the switch reduces, with inputs whose sums round and
+ * Every float type the switch reduces (float16, bfloat16, float32,
+ * float64), with check_ref.c's ieee pattern as inputs: sums that round and
  * depend on the order of additions, NaN with payloads, +-Inf, +-0,
- * subnormals: float32 check_ref.c's ieee pattern, float16, bfloat16 and
- * float64 values of the same kinds made here. Every run must give every
- * child the same bits, and every run of the same fan-in the same bits as
- * the first (memcmp: NaN payloads included), equal to the reference folded
- * in child order, child 0, then child 1, ... (NaN as NaN): for float32
- * check_ref.c's cref_expect() over one switch of F ranks, for the others
- * the wire-format inc_combine() (switch/agg.c, itself checked against an
- * independent reference by test_agg.c) applied in that order. Fan-in 2,
+ * subnormals, overflow. Every run must give every child the same bits, and
+ * every run of the same fan-in the same bits as the first (memcmp: NaN
+ * payloads included), equal to check_ref.c's cref_expect() over one switch
+ * of F ranks, which folds child 0, then child 1, ... (NaN as NaN), written
+ * independently of the switch's arithmetic. Fan-in 2,
  * 3 and 4: every arrival permutation,
  * three ways each (packet by packet, each child running ahead, and with
  * loss and duplicates); fan-in 16: 200 random permutations, with loss and
@@ -64,14 +62,14 @@
 struct ftype {
 	const char *name;
 	enum inc_dtype wire;
+	enum inccl_dtype host;      /* as check_ref.c names it */
 	size_t size;                /* bytes per element */
-	int exp_bits, mant_bits;    /* IEEE layout: sign, exponent, mantissa */
 };
 static const struct ftype ftypes[] = {
-	{ "float16", INC_FLOAT16, 2, 5, 10 },
-	{ "bfloat16", INC_BFLOAT16, 2, 8, 7 },
-	{ "float32", INC_FLOAT32, 4, 8, 23 },
-	{ "float64", INC_FLOAT64, 8, 11, 52 },
+	{ "float16", INC_FLOAT16, INCCL_FLOAT16, 2 },
+	{ "bfloat16", INC_BFLOAT16, INCCL_BFLOAT16, 2 },
+	{ "float32", INC_FLOAT32, INCCL_FLOAT32, 4 },
+	{ "float64", INC_FLOAT64, INCCL_FLOAT64, 8 },
 };
 #define NFTYPES (sizeof(ftypes) / sizeof(ftypes[0]))
 
@@ -142,55 +140,6 @@ static uint64_t get_elem(const uint8_t *p, size_t size)
 	return v;
 }
 
-/* is_nan() - are bits @v a NaN of @ft (exponent all ones, mantissa not zero)? */
-static int is_nan(const struct ftype *ft, uint64_t v)
-{
-	uint64_t mant = v & ((1ull << ft->mant_bits) - 1), exp = v >> ft->mant_bits & ((1ull << ft->exp_bits) - 1);
-
-	return exp == (1ull << ft->exp_bits) - 1 && mant;
-}
-
-/* same() - @got is @want: equal bits, or both NaN (a NaN's sign and payload are unspecified). */
-static int same(const struct ftype *ft, uint64_t got, uint64_t want)
-{
-	return got == want || (is_nan(ft, got) && is_nan(ft, want));
-}
-
-/* mix() - a hash of @a and @b (splitmix64's finaliser). */
-static uint64_t mix(uint64_t a, uint64_t b)
-{
-	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
-
-	x = (x ^ x >> 30) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ x >> 27) * 0x94d049bb133111ebull;
-	return x ^ x >> 31;
-}
-
-/*
- * gen() - child @c's element @i of type @ft (not float32) at fan-in @f, as
- * bits: mostly normal values of either sign in 4 binades around 1 with a
- * full mantissa (sums round, and depend on the order), and at fixed places
- * one child's NaN, every child's NaN (payloads differ), +Inf on one child
- * and -Inf on another, zeros of both signs, subnormals.
- */
-static uint64_t gen(const struct ftype *ft, int c, int f, size_t i)
-{
-	uint64_t h = mix((uint64_t)c, i), bias = (1ull << (ft->exp_bits - 1)) - 1;
-	uint64_t sign = (h >> 63) << (ft->exp_bits + ft->mant_bits), mant = (h >> 8) & ((1ull << ft->mant_bits) - 1);
-	uint64_t inf = ((1ull << ft->exp_bits) - 1) << ft->mant_bits;
-	int who = (int)(mix(i, 7) % (uint64_t)f);
-
-	switch (i % 16) {
-	case 1: return c == who ? inf | mant | 1 : sign | (bias << ft->mant_bits) | mant;
-	case 2: return sign | inf | mant | 1;
-	case 3: return c == who ? inf : c == (who + 1) % f ? (1ull << (ft->exp_bits + ft->mant_bits)) | inf :
-				   sign | (bias << ft->mant_bits) | mant;
-	case 4: return sign;
-	case 5: return sign | mant | 1;
-	}
-	return sign | ((bias - 2 + (h >> 4) % 4) << ft->mant_bits) | mant | 1;
-}
-
 /*
  * setup_inputs() - every child's packets and the reference result of fan-in
  * @f and type @ft: element i of the whole collective is packet i / n,
@@ -205,22 +154,13 @@ static void setup_inputs(const struct ftype *ft, int f)
 	S.f = f;
 	S.have_golden = 0;
 	assert_int_equal(cref_tree_flat(&t, f), 0);
-	for (int k = 0; k < PACKETS; k++) {
+	for (int k = 0; k < PACKETS; k++)
 		for (size_t j = 0; j < n; j++) {
 			size_t i = (size_t)k * n + j;
 			for (int c = 0; c < f; c++)
-				put_elem(&S.in[c][k][j * ft->size],
-					 ft->wire == INC_FLOAT32 ? cref_input(CREF_IEEE, INCCL_FLOAT32, c, f, i) : gen(ft, c, f, i),
-					 ft->size);
-			if (ft->wire == INC_FLOAT32)
-				put_elem(&S.want[k][j * ft->size], cref_expect(&t, CREF_IEEE, INCCL_FLOAT32, INCCL_SUM, i), 4);
+				put_elem(&S.in[c][k][j * ft->size], cref_input(CREF_IEEE, ft->host, c, f, i), ft->size);
+			put_elem(&S.want[k][j * ft->size], cref_expect(&t, CREF_IEEE, ft->host, INCCL_SUM, i), ft->size);
 		}
-		if (ft->wire != INC_FLOAT32) { /* the switch's own combine, in child order */
-			memcpy(S.want[k], S.in[0][k], PAYLOAD);
-			for (int c = 1; c < f; c++)
-				inc_combine(S.want[k], S.in[c][k], n, INC_OP_SUM, ft->wire);
-		}
-	}
 }
 
 /*
@@ -232,17 +172,15 @@ static void setup_inputs(const struct ftype *ft, int f)
 static long orders_differ(void)
 {
 	size_t n = PAYLOAD / S.ft->size;
-	uint8_t acc[PAYLOAD];
 	long differ = 0;
 
-	for (int k = 0; k < PACKETS; k++) {
-		memcpy(acc, S.in[S.f - 1][k], PAYLOAD);
-		for (int c = S.f - 2; c >= 0; c--)
-			inc_combine(acc, S.in[c][k], n, INC_OP_SUM, S.ft->wire);
-		for (size_t j = 0; j < n; j++)
-			differ += !same(S.ft, get_elem(&acc[j * S.ft->size], S.ft->size),
-					get_elem(&S.want[k][j * S.ft->size], S.ft->size));
-	}
+	for (int k = 0; k < PACKETS; k++)
+		for (size_t j = 0; j < n; j++) {
+			uint64_t acc = get_elem(&S.in[S.f - 1][k][j * S.ft->size], S.ft->size);
+			for (int c = S.f - 2; c >= 0; c--)
+				acc = cref_combine(S.ft->host, INCCL_SUM, acc, get_elem(&S.in[c][k][j * S.ft->size], S.ft->size));
+			differ += !cref_same(S.ft->host, acc, get_elem(&S.want[k][j * S.ft->size], S.ft->size));
+		}
 	return differ;
 }
 
@@ -466,7 +404,7 @@ static uint64_t run(enum sched how, const int *perm, uint64_t seed, unsigned los
 			for (size_t j = 0; j < n; j++) {
 				uint64_t got = get_elem(&S.ch[0].res[p][j * S.ft->size], S.ft->size);
 				uint64_t want = get_elem(&S.want[p][j * S.ft->size], S.ft->size);
-				if (!same(S.ft, got, want))
+				if (!cref_same(S.ft->host, got, want))
 					fail_msg("%s fan-in %d: packet %d element %zu is 0x%llx, the reference 0x%llx", S.ft->name,
 						 S.f, p, j, (unsigned long long)got, (unsigned long long)want);
 			}
@@ -583,9 +521,27 @@ static void test_kernels_agree(void **state)
 	}
 }
 
+/* A pool of more than SW_HOLDS_MAX hold buffers is refused, not allocated; at most it is taken. */
+static void test_holds_bounded(void **state)
+{
+	struct sw_cfg cfg = { .nchildren = 2, .nslots = NSLOTS, .retransmit_ns = 1000000000, .holds = SW_HOLDS_MAX + 1 };
+	struct sw_engine *e;
+
+	(void)state;
+	for (int c = 0; c < 2; c++)
+		cfg.child[c] = (struct sw_conn_cfg){ .port = c, .local_ip = SW_IP, .peer_ip = CHILD_IP0 + (uint32_t)c,
+						     .local_qpn = SW_QPN0 + (uint32_t)c, .udp_dst = ROCE_PORT_HOST,
+						     .first_rank = (uint16_t)c, .nranks = 1 };
+	assert_null(sw_engine_new(&cfg, tx, NULL));
+	cfg.holds = SW_HOLDS_MAX;
+	assert_non_null(e = sw_engine_new(&cfg, tx, NULL));
+	sw_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_holds_bounded),
 		cmocka_unit_test(test_every_permutation),
 		cmocka_unit_test(test_fanin16_random),
 		cmocka_unit_test(test_kernels_agree),

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "../../proto/inc_elem.h"
 #include "perf_opts.h"
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -56,14 +57,25 @@ static void test_parse_size(void **state)
 
 static void test_round_bytes(void **state)
 {
-	assert_int_equal(perf_round_bytes(0), 4);
-	assert_int_equal(perf_round_bytes(1), 4);
-	assert_int_equal(perf_round_bytes(3), 4);
-	assert_int_equal(perf_round_bytes(4), 4);
-	assert_int_equal(perf_round_bytes(7), 4);
-	assert_int_equal(perf_round_bytes(8), 8);
-	assert_int_equal(perf_round_bytes(1023), 1020);
-	assert_int_equal(perf_round_bytes((size_t)2 << 30), (size_t)2 << 30);
+	const enum inccl_dtype I = INCCL_INT32;
+
+	assert_int_equal(perf_round_bytes(0, I), 4);
+	assert_int_equal(perf_round_bytes(1, I), 4);
+	assert_int_equal(perf_round_bytes(3, I), 4);
+	assert_int_equal(perf_round_bytes(4, I), 4);
+	assert_int_equal(perf_round_bytes(7, I), 4);
+	assert_int_equal(perf_round_bytes(8, I), 8);
+	assert_int_equal(perf_round_bytes(1023, I), 1020);
+	assert_int_equal(perf_round_bytes((size_t)2 << 30, I), (size_t)2 << 30);
+	/* the type's width */
+	assert_int_equal(perf_round_bytes(1, INCCL_FLOAT16), 2);
+	assert_int_equal(perf_round_bytes(1023, INCCL_BFLOAT16), 1022);
+	assert_int_equal(perf_round_bytes(1, INCCL_INT64), 8);
+	assert_int_equal(perf_round_bytes(1023, INCCL_FLOAT64), 1016);
+	assert_int_equal(perf_round_bytes(1023, INCCL_UINT32), 1020);
+	static const size_t w[PERF_NDTYPES] = { 4, 4, 4, 8, 8, 2, 2, 8 };
+	for (int t = 0; t < PERF_NDTYPES; t++)
+		assert_int_equal(perf_dtype_size((enum inccl_dtype)t), w[t]);
 }
 
 /** The sweep of MIN..MAX by FACTOR for allreduce. */
@@ -100,7 +112,7 @@ static void test_sweep(void **state)
 
 	n = sweep((size_t)2 << 30, (size_t)2 << 30, 2, s); /* 2 GiB = 536,870,912 elements */
 	assert_int_equal(n, 1);
-	assert_int_equal(s[0] / PERF_ELEM_SIZE, 536870912);
+	assert_int_equal(s[0] / 4, 536870912);
 
 	n = sweep(1, SIZE_MAX, 2, s); /* 4, 8, ... up to the top bit, then stops before overflowing */
 	assert_int_equal(n, sizeof(size_t) * 8 - 2);
@@ -131,6 +143,11 @@ static void test_bandwidth(void **state)
 	assert_true(perf_busbw_MBps(PERF_REDUCE, 8, 100) == 100);
 	assert_true(perf_busbw_MBps(PERF_BROADCAST, 8, 100) == 100);
 	assert_true(perf_busbw_MBps(PERF_BARRIER, 8, 100) == 0);
+	/* nccl-tests: AllGather, ReduceScatter, AllToAll move (n-1)/n of the buffer per rank */
+	assert_true(fabs(perf_busbw_MBps(PERF_ALLGATHER, 4, 100) - 75) < 1e-12);
+	assert_true(fabs(perf_busbw_MBps(PERF_REDUCESCATTER, 8, 100) - 87.5) < 1e-12);
+	assert_true(fabs(perf_busbw_MBps(PERF_ALLTOALL, 2, 100) - 50) < 1e-12);
+	assert_true(perf_busbw_MBps(PERF_ALLTOALL, 1, 100) == 0);
 }
 
 static void test_format_size(void **state)
@@ -241,7 +258,7 @@ static void refused(const char *why, int argc, char *const args[])
 
 static void test_parse_errors(void **state)
 {
-	REFUSED("unknown collective 'alltoall'", "-C", "alltoall");
+	REFUSED("unknown collective 'alltogether'", "-C", "alltogether");
 	REFUSED("MIN (2 MiB) is larger than MAX (1 MiB)", "-b", "2M", "-e", "1M");
 	REFUSED("factor 1", "-b", "1K", "-e", "2K", "-f", "1");
 	REFUSED("bad factor '0'", "-f", "0");
@@ -252,7 +269,8 @@ static void test_parse_errors(void **state)
 	REFUSED("-e: bad size '-4'", "-e", "-4");
 	REFUSED("root 4 is not a rank of 0..3", "-C", "reduce", "-R", "4");
 	REFUSED("bad root '-1'", "-R", "-1");
-	REFUSED("unknown dtype 'float64'", "-d", "float64");
+	REFUSED("unknown dtype 'float128'", "-d", "float128");
+	REFUSED("unknown dtype 'half'", "-d", "half");
 	REFUSED("unknown op 'prod'", "-o", "prod");
 	REFUSED("unknown format 'xml'", "-F", "xml");
 	REFUSED("unknown algorithm 'tree'", "-A", "tree");
@@ -273,6 +291,20 @@ static void test_parse_errors(void **state)
 	assert_int_equal(parse(ARGC(ok), ok, &o, err), PERF_PARSE_OK); /* MIN = MAX needs no factor */
 	char *barrier[] = { "inccl_perf", "-r", "0", "-N", "2", "-C", "barrier", "-b", "2K", "-e", "1K" };
 	assert_int_equal(parse(ARGC(barrier), barrier, &o, err), PERF_PARSE_OK); /* sizes do not matter */
+	/* every dtype by name; float16/bfloat16 sums only as far as they stay exact */
+	for (int t = 0; t < PERF_NDTYPES; t++) {
+		char *d[] = { "inccl_perf", "-r", "0", "-N", "128", "-d", (char *)perf_dtype_name((enum inccl_dtype)t) };
+		assert_int_equal(parse(ARGC(d), d, &o, err), PERF_PARSE_OK);
+		assert_int_equal(o.dtype, t);
+	}
+	char *f16[] = { "inccl_perf", "-r", "0", "-N", "257", "-d", "float16" };
+	assert_int_equal(parse(ARGC(f16), f16, &o, err), PERF_PARSE_ERROR);
+	assert_non_null(strstr(err, "float16 sums of 257 ranks are not exact for the input pattern (at most 256 ranks)"));
+	char *bf16[] = { "inccl_perf", "-r", "0", "-N", "129", "-d", "bfloat16", "-C", "reduce" };
+	assert_int_equal(parse(ARGC(bf16), bf16, &o, err), PERF_PARSE_ERROR);
+	assert_non_null(strstr(err, "at most 128 ranks"));
+	char *bc[] = { "inccl_perf", "-r", "0", "-N", "129", "-d", "bfloat16", "-C", "broadcast" };
+	assert_int_equal(parse(ARGC(bc), bc, &o, err), PERF_PARSE_OK); /* copies: any number */
 }
 
 /** The report of @o with @nrows rows, as one string (caller frees). */
@@ -364,31 +396,23 @@ static void test_report_text(void **state)
 #define N 1031 /* elements: not a multiple of anything convenient */
 #define RANKS 5
 
-/** What the switches should compute: @op over the inputs of @nranks ranks, ranks taken in reverse order. */
+/**
+ * What the switches should compute: @op over the inputs of @nranks ranks,
+ * ranks taken in reverse order, with the switches' own arithmetic
+ * (proto/inc_elem.h, tested against an independent reference by test_agg).
+ */
 static void simulate(void *out, size_t count, enum inccl_dtype dtype, enum inccl_op op, int nranks)
 {
-	static uint8_t in[RANKS][N * 4];
+	static uint8_t in[RANKS][N * 8];
+	size_t w = perf_dtype_size(dtype);
 
 	for (int r = 0; r < nranks; r++)
 		perf_fill(in[r], count, dtype, r);
 	for (size_t i = 0; i < count; i++) {
-		if (dtype == INCCL_INT32) {
-			int32_t a, v;
-			memcpy(&a, in[nranks - 1] + 4 * i, 4);
-			for (int r = nranks - 2; r >= 0; r--) {
-				memcpy(&v, in[r] + 4 * i, 4);
-				a = op == INCCL_SUM ? (int32_t)((int64_t)a + v) : op == INCCL_MAX ? (v > a ? v : a) : (v < a ? v : a);
-			}
-			memcpy((uint8_t *)out + 4 * i, &a, 4);
-		} else {
-			float a, v;
-			memcpy(&a, in[nranks - 1] + 4 * i, 4);
-			for (int r = nranks - 2; r >= 0; r--) {
-				memcpy(&v, in[r] + 4 * i, 4);
-				a = op == INCCL_SUM ? a + v : op == INCCL_MAX ? fmaxf(a, v) : fminf(a, v);
-			}
-			memcpy((uint8_t *)out + 4 * i, &a, 4);
-		}
+		uint64_t a = inc_elem_get(in[nranks - 1] + w * i, w);
+		for (int r = nranks - 2; r >= 0; r--)
+			a = inc_elem_combine(a, inc_elem_get(in[r] + w * i, w), (enum inc_op)op, (enum inc_dtype)dtype);
+		inc_elem_put((uint8_t *)out + w * i, a, w);
 	}
 }
 
@@ -417,20 +441,23 @@ static void test_inputs(void **state)
 
 static void test_verify_reduced(void **state)
 {
-	static uint8_t buf[N * 4];
+	static uint8_t buf[N * 8];
 
-	for (int dtype = INCCL_INT32; dtype <= INCCL_FLOAT32; dtype++)
+	for (int dtype = 0; dtype < PERF_NDTYPES; dtype++)
 		for (int op = INCCL_SUM; op <= INCCL_MIN; op++)
 			for (int nranks = 1; nranks <= RANKS; nranks++) {
+				size_t w = perf_dtype_size((enum inccl_dtype)dtype);
 				simulate(buf, N, dtype, op, nranks);
 				assert_int_equal(perf_count_wrong_reduced(buf, N, dtype, op, nranks), 0);
 				/* a result missing one rank: SUM differs almost everywhere, MAX/MIN
 				 * wherever that rank holds the extreme value (about 1 in nranks + 1) */
 				size_t missing = perf_count_wrong_reduced(buf, N, dtype, op, nranks + 1);
 				assert_true(missing > (op == INCCL_SUM ? N / 2 : N / (4 * (size_t)(nranks + 1))));
-				buf[4 * 17] ^= 0x01;    /* one bit of element 17 */
-				buf[4 * 1030 + 3] ^= 0x80; /* the sign of the last element */
-				assert_int_equal(perf_count_wrong_reduced(buf, N, dtype, op, nranks), 2);
+				buf[w * 17] ^= 0x01;         /* the lowest bit of element 17 */
+				buf[w * 1030 + w - 1] ^= 0x40; /* a high bit of the last (exponent, in a float) */
+				if (perf_count_wrong_reduced(buf, N, dtype, op, nranks) != 2)
+					fail_msg("%s %s of %d ranks: %zu wrong, not 2", perf_dtype_name(dtype),
+						 perf_op_name(op), nranks, perf_count_wrong_reduced(buf, N, dtype, op, nranks));
 			}
 }
 
@@ -550,14 +577,14 @@ static void test_verify_ieee_specials(void **state)
 
 static void test_verify_input(void **state)
 {
-	static uint8_t buf[N * 4];
+	static uint8_t buf[N * 8];
 
-	for (int dtype = INCCL_INT32; dtype <= INCCL_FLOAT32; dtype++) {
+	for (int dtype = 0; dtype < PERF_NDTYPES; dtype++) {
 		perf_fill(buf, N, dtype, 2);
 		assert_int_equal(perf_count_wrong_input(buf, N, dtype, 2), 0);
 		assert_true(perf_count_wrong_input(buf, N, dtype, 1) > N / 2);
 		assert_true(perf_count_wrong_input(buf, N, dtype, -1) > N / 2); /* broadcast non-roots' filler */
-		buf[4 * 100] ^= 0x10;
+		buf[perf_dtype_size(dtype) * 100] ^= 0x10;
 		assert_int_equal(perf_count_wrong_input(buf, N, dtype, 2), 1);
 	}
 	assert_int_equal(perf_count_wrong_input(buf, 0, INCCL_INT32, 2), 0);
@@ -572,6 +599,70 @@ static void sum_tallies(int n, const int *ranks, const uint64_t *wrong, int32_t 
 		perf_tally_encode(wrong[k], ranks[k], v);
 		for (int j = 0; j < PERF_TALLY_LEN; j++)
 			sum[j] += v[j];
+	}
+}
+
+/*
+ * The block collectives' sizes (whole blocks of nranks elements) and checks:
+ * a correct result computed here element by element passes, one changed
+ * element in any block (or the wrong block's data) is counted.
+ */
+static void test_blocks(void **state)
+{
+	struct perf_opts o = { .coll = PERF_ALLGATHER, .dtype = INCCL_INT32, .op = INCCL_SUM, .rank = 2, .nranks = 3,
+			       .min_bytes = 10, .max_bytes = 100, .factor = 3 };
+	size_t sizes[PERF_MAX_SIZES], n = perf_sweep(&o, sizes), count = 12, blk = 4;
+	int32_t buf[12], res[12];
+
+	/* 10 -> 12 (3 ranks x 4 B), 30 -> 24, 90 -> 84 */
+	assert_int_equal(n, 3);
+	assert_int_equal(sizes[0], 12);
+	assert_int_equal(sizes[1], 24);
+	assert_int_equal(sizes[2], 84);
+	o.min_bytes = o.max_bytes = 4; /* below one element per rank: one each */
+	assert_int_equal(perf_sweep(&o, sizes), 1);
+	assert_int_equal(sizes[0], 12);
+	assert_true(perf_coll_blocks(PERF_ALLTOALL) && perf_coll_blocks(PERF_REDUCESCATTER) && !perf_coll_blocks(PERF_BROADCAST));
+
+	/* AllGather: rank 2's own block holds its input; the result block b is rank b's input 0..3 */
+	perf_fill_blocks(&o, buf, count);
+	for (size_t i = 0; i < blk; i++)
+		assert_int_equal(buf[2 * blk + i], perf_input_i32(2, i));
+	assert_true(perf_count_wrong_blocks(&o, buf, count) >= blk * 2 - 1); /* the others' blocks are not theirs yet */
+	for (int b = 0; b < 3; b++)
+		for (size_t i = 0; i < blk; i++)
+			res[b * blk + i] = perf_input_i32(b, i);
+	assert_int_equal(perf_count_wrong_blocks(&o, res, count), 0);
+	res[5] ^= 1;
+	assert_int_equal(perf_count_wrong_blocks(&o, res, count), 1);
+
+	/* AllToAll: result block b is rank b's input at rank 2's offset 2 * 4 */
+	o.coll = PERF_ALLTOALL;
+	perf_fill_blocks(&o, buf, count);
+	for (size_t i = 0; i < count; i++)
+		assert_int_equal(buf[i], perf_input_i32(2, i));
+	for (int b = 0; b < 3; b++)
+		for (size_t i = 0; i < blk; i++)
+			res[b * blk + i] = perf_input_i32(b, 2 * blk + i);
+	assert_int_equal(perf_count_wrong_blocks(&o, res, count), 0);
+	res[0] = perf_input_i32(0, 0); /* rank 0's block for rank 0, not for rank 2 */
+	assert_int_equal(perf_count_wrong_blocks(&o, res, count), res[0] != perf_input_i32(0, 2 * blk));
+
+	/* ReduceScatter: rank 2's block of the sum, elements 8..11 of every rank's input */
+	o.coll = PERF_REDUCESCATTER;
+	for (int op = INCCL_SUM; op <= INCCL_MIN; op++) {
+		o.op = (enum inccl_op)op;
+		for (size_t i = 0; i < blk; i++) {
+			int32_t v = perf_input_i32(0, 2 * blk + i);
+			for (int r = 1; r < 3; r++) {
+				int32_t x = perf_input_i32(r, 2 * blk + i);
+				v = op == INCCL_SUM ? v + x : op == INCCL_MAX ? (x > v ? x : v) : (x < v ? x : v);
+			}
+			res[i] = v;
+		}
+		assert_int_equal(perf_count_wrong_blocks(&o, res, count), 0);
+		res[3]++;
+		assert_int_equal(perf_count_wrong_blocks(&o, res, count), 1);
 	}
 }
 
@@ -623,6 +714,7 @@ int main(void)
 		cmocka_unit_test(test_verify_reduced),
 		cmocka_unit_test(test_verify_input),
 		cmocka_unit_test(test_verify_ieee_specials),
+		cmocka_unit_test(test_blocks),
 		cmocka_unit_test(test_tally),
 	};
 

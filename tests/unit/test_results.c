@@ -1,6 +1,6 @@
 /*
  * test_results.c — the readers of stored results (analysis/results.c) and
- * the LogGP fit and predictions (analysis/loggp.c), cmocka. Inputs are in
+ * the LogGP model's parameters and predictions (analysis/loggp.c), cmocka. Inputs are in
  * memory (fmemopen); expectations are written out by hand from the model's
  * formulas.
  */
@@ -42,10 +42,15 @@ static void test_rows_of_every_kind(void **state)
 				      "ring,reduce,int32,max,3,4,4,1,1,2.00,2.00,2.00,0\r\n"
 				      "mpi-tcp,barrier,-,-,-,4,0,0,3,90.41,-,-,0\n"
 				      "ceiling,p2p,-,-,-,2,65536,-,400,27306.67,2.40,2.40,0\n"
-				      "inc,broadcast,int32,-,1,4,8,2,1,4.00,2.00,2.00,17\n",
+				      "inc,broadcast,int32,-,1,4,8,2,1,4.00,2.00,2.00,17\n"
+				      "inc,allreduce,bfloat16,sum,-,4,8,4,1,4.00,2.00,3.00,0\n"
+				      "inc,allreduce,float64,min,-,4,8,1,1,4.00,2.00,3.00,0\n",
 			       &t, err),
 			 0);
-	assert_int_equal(t.n, 5);
+	assert_int_equal(t.n, 7);
+	assert_string_equal(t.rows[5].dtype, "bfloat16"); /* 2-byte elements */
+	assert_int_equal(t.rows[5].elements, 4);
+	assert_string_equal(t.rows[6].dtype, "float64"); /* 8-byte elements */
 	assert_string_equal(t.rows[0].algo, "inc");
 	assert_int_equal(t.rows[0].coll, RES_ALLREDUCE);
 	assert_int_equal(t.rows[0].root, -1);
@@ -71,8 +76,10 @@ static void test_bad_rows_named_by_line(void **state)
 		{ "inc,allreduce,float32,sum,-,4,1048576,262144,3,1048576.00,1.00,1.50", "r.csv:2: 12 fields, not 13" },
 		{ "inc,allreduce,float32,sum,-,4,1048576,262144,3,1048576.00,1.00,1.50,0,9", "r.csv:2: 14 fields, not 13" },
 		{ "in c,allreduce,float32,sum,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: algorithm 'in c' is not a name" },
-		{ "inc,alltoall,float32,sum,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: collective 'alltoall'" },
-		{ "inc,allreduce,float64,sum,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: dtype 'float64'" },
+		{ "inc,alltogether,float32,sum,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: collective 'alltogether'" },
+		{ "inc,allreduce,float128,sum,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: dtype 'float128'" },
+		{ "inc,allreduce,float64,sum,-,4,16,4,1,4.00,1.00,1.50,0", "r.csv:2: elements 4 does not match bytes 16 (8-byte" },
+		{ "inc,allreduce,bfloat16,sum,-,4,16,4,1,4.00,1.00,1.50,0", "r.csv:2: elements 4 does not match bytes 16 (2-byte" },
 		{ "inc,allreduce,float32,prod,-,4,4,1,1,4.00,1.00,1.50,0", "r.csv:2: op 'prod'" },
 		{ "inc,allreduce,float32,sum,-,0,4,1,1,4.00,1.00,1.50,0", "r.csv:2: nranks '0'" },
 		{ "inc,reduce,float32,sum,-1,4,4,1,1,4.00,1.00,1.00,0", "r.csv:2: root '-1' is not a rank of 0..3" },
@@ -263,35 +270,281 @@ static void test_line_fit(void **state)
 	assert_int_equal(loggp_line(x, y, 2, &a, &b), -1); /* one distinct size */
 }
 
-static void test_loggp_fit_and_predictions(void **state)
+/* A loggp.csv in memory, parsed. */
+static void points(const char *text, struct res_points *p)
 {
-	/* generated from L = 100 us, o = 40 us, G = 0.4 us/B, G_pp = 0.45 us/B */
-	struct res_point p[] = {
-		{ RES_HALF_RTT, 8, 100, 180 + 0.45 * 8 },    { RES_GAP, 8, 400, 40 + 0.4 * 8 },
-		{ RES_HALF_RTT, 4096, 100, 180 + 0.45 * 4096 }, { RES_GAP, 4096, 400, 40 + 0.4 * 4096 },
-		{ RES_HALF_RTT, 32768, 100, 180 + 0.45 * 32768 }, { RES_GAP, 32768, 400, 40 + 0.4 * 32768 },
-	};
+	char err[RES_ERR_LEN];
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+
+	assert_non_null(f);
+	memset(p, 0, sizeof(*p));
+	assert_int_equal(res_parse_loggp(f, "l.csv", p, err, sizeof(err)), 0);
+	fclose(f);
+}
+
+#define NEAR(x, want) assert_true(fabs((double)(x) - (double)(want)) < 1e-6 * (1 + fabs((double)(want))))
+
+static void test_loggp_params(void **state)
+{
+	/* o_s 30 (median of 29, 30, 31.5), o_r 50, o_sb 20 (of -3, 20, 21: a negative difference is read),
+	 * at 65544 B: 30 + 65536 x 0.2 and 50 + 65536 x 0.3; half round trip 183.6 at 8 B: L = 183.6 - 80 */
+	const char *csv = RES_LOGGP_HEADER "\nhalf_rtt,8,100,183.6\ngap,8,400,43.2\nhalf_rtt,1024,100,300\n"
+					   "gap,1032,400,455.2\ncpu_send,8,5120,29\ncpu_send,8,5120,31.5\ncpu_send,8,5120,30\n"
+					   "cpu_recv,8,5120,52.5\ncpu_recv,8,5120,48\ncpu_recv,8,5120,50\n"
+					   "cpu_send_batch,8,5120,-3\ncpu_send_batch,8,5120,20\ncpu_send_batch,8,5120,21\n"
+					   "cpu_send,65544,400,13137.2\ncpu_recv,65544,400,19710.8\n"
+					   "cpu_swap,4194304,3,4194.304\ncpu_copy,4194304,3,8388.608\ncpu_sum,4194304,3,16777.216\n"
+					   "cpu_sum,4194304,3,1\ncpu_sum,4194304,3,20000\n";
+	struct res_points p;
 	struct loggp m;
 	char err[RES_ERR_LEN];
 
-	assert_int_equal(loggp_fit(p, 6, &m, err, sizeof(err)), 0);
-	assert_true(fabs(m.L - 100) < 1e-6 && fabs(m.o - 40) < 1e-6 && fabs(m.G - 0.4) < 1e-9);
-	assert_true(fabs(m.g - m.o) < 1e-12 && !m.L_clamped);
-	assert_int_equal(m.n_pp, 3);
-	assert_true(fabs(loggp_p2p_us(&m, 1000) - (100 + 80 + 400)) < 1e-6);
-	assert_true(fabs(loggp_inc_allreduce_us(&m, 1 << 20) - (180 + 0.4 * (1 << 20))) < 1e-6);
-	/* ring, 4 ranks: 6 steps of L + 2o, and 6/4 of n·G */
-	assert_true(fabs(loggp_ring_allreduce_us(&m, 1 << 20, 4) - (6 * 180 + 1.5 * 0.4 * (1 << 20))) < 1e-6);
+	points(csv, &p);
+	assert_int_equal(p.p[10].measure, RES_CPU_SEND_BATCH);
+	NEAR(p.p[10].value_us, -3);
+	/* switches: 5000 us of CPU over 2500 frames counted, 1000 modelled: c_sw 2, f_sw 2.5 */
+	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
+	NEAR(m.o_s, 30);
+	NEAR(m.o_r, 50);
+	NEAR(m.o, 40);
+	NEAR(m.o_sb, 20);
+	assert_true(m.batch);
+	NEAR(m.G_s, 0.2);
+	NEAR(m.G_r, 0.3);
+	NEAR(m.L, 103.6);
+	NEAR(m.g, 43.2);
+	NEAR(m.G, (455.2 - 43.2) / 1024); /* the stream's slope: 0.40234375 */
+	assert_true(m.hostwork); /* per pass over 4 MiB: 0.001, 0.002 and (the median of 1, 16777.216, 20000) 0.004 us/B */
+	NEAR(m.G_swap, 0.001);
+	NEAR(m.G_copy, 0.002);
+	NEAR(m.G_sum, 0.004);
+	NEAR(m.c_sw, 2);
+	NEAR(m.f_sw, 2.5);
+	/* a copy too quick for /proc's 10 ms tick: passes of 3 differ by whole ticks (3333.333 us each); a median
+	 * within one tick of 0 is 0, its bound a tick per pass; below by more is refused */
+	for (size_t i = 0; i < p.n; i++)
+		if (p.p[i].measure == RES_CPU_COPY)
+			p.p[i].value_us = -3333.333;
+	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
+	assert_true(m.hostwork && m.G_copy == 0);
+	NEAR(m.hostwork_bound[1], 10000.0 / 3 / 4194304);
+	for (size_t i = 0; i < p.n; i++)
+		if (p.p[i].measure == RES_CPU_COPY)
+			p.p[i].value_us = -6666.667;
+	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "below 0 by more than a clock tick"));
+	for (size_t i = 0; i < p.n; i++)
+		if (p.p[i].measure == RES_CPU_COPY)
+			p.p[i].value_us = 8388.608;
+	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
+	NEAR(m.C, 2);
+	assert_int_equal(m.message, LOGGP_INC_MESSAGE);
+	/* no switch figures: no switch term */
+	assert_int_equal(loggp_params(p.p, p.n, 2, 0, 0, 0, &m, err, sizeof(err)), 0);
+	assert_true(m.c_sw == 0 && m.f_sw == 0);
+	/* cores unknown */
+	assert_int_equal(loggp_params(p.p, p.n, 0, 0, 0, 0, &m, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cores"));
+	/* without the batched stream: every post alone, o_sb = o_s */
+	for (size_t i = 0; i < p.n; i++)
+		if (p.p[i].measure == RES_CPU_SEND_BATCH)
+			p.p[i].measure = RES_GAP, p.p[i].bytes = 2048, p.p[i].value_us = 43.2 + 2040 * (455.2 - 43.2) / 1024;
+	assert_int_equal(loggp_params(p.p, p.n, 2, 0, 0, 0, &m, err, sizeof(err)), 0);
+	assert_true(!m.batch);
+	NEAR(m.o_sb, 30);
+	/* a receive that costs nothing is refused, not clamped */
+	for (size_t i = 0; i < p.n; i++)
+		if (p.p[i].measure == RES_CPU_RECV && p.p[i].bytes == 8)
+			p.p[i].value_us = -1;
+	assert_int_equal(loggp_params(p.p, p.n, 2, 0, 0, 0, &m, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "host CPU per message not above 0"));
+	/* o so large that L = half round trip - 2o is not above 0: refused */
+	for (size_t i = 0; i < p.n; i++)
+		if (p.p[i].measure == RES_CPU_RECV && p.p[i].bytes == 8)
+			p.p[i].value_us = 160; /* o = (30 + 160) / 2 = 95: L = 183.6 - 190 */
+	assert_int_equal(loggp_params(p.p, p.n, 2, 0, 0, 0, &m, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "L = half round trip 184 us - 2o 190 us is not above 0"));
+	res_points_free(&p);
+	/* a run from before the CPU measures: no model */
+	points(RES_LOGGP_HEADER "\nhalf_rtt,8,100,183.6\ngap,8,400,43.2\ngap,64,400,65.6\n", &p);
+	assert_int_equal(loggp_params(p.p, p.n, 2, 0, 0, 0, &m, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "no cpu_send and cpu_recv at two sizes"));
+	res_points_free(&p);
+}
 
-	/* L + 2o below 2o: L clamped at 0, said */
-	for (int i = 0; i < 6; i += 2)
-		p[i].value_us -= 150;
-	assert_int_equal(loggp_fit(p, 6, &m, err, sizeof(err)), 0);
-	assert_true(m.L_clamped && m.L == 0);
+static void test_loggp_tree_and_frames(void **state)
+{
+	struct loggp_tree t;
 
-	/* one size of gap only: no fit */
-	assert_int_equal(loggp_fit(p, 3, &m, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "gap measured at 1 size(s)"));
+	assert_int_equal(loggp_tree_parse("1-2-4", &t), 0);
+	assert_int_equal(t.levels, 3);
+	assert_int_equal(t.count[2], 4);
+	assert_int_equal(loggp_tree_parse("1-4-16", &t), 0);
+	/* 1-4-16 AllReduce: the root takes 4 and sends 4, each leaf 4 + 1 each way: 2 x (4 + 20) per packet */
+	NEAR(loggp_frames(&t, LOGGP_ALLREDUCE, 1024, 0), 48);
+	assert_int_equal(loggp_tree_parse("2-4", &t), -1);   /* two roots */
+	assert_int_equal(loggp_tree_parse("1-3-4", &t), -1); /* 4 hosts under 3 leaves */
+	assert_int_equal(loggp_tree_parse("1-2-x", &t), -1);
+	assert_int_equal(loggp_tree_parse("1", &t), -1);
+	assert_int_equal(loggp_tree_parse("1-2-", &t), -1);
+	assert_int_equal(loggp_tree_parse("unknown topology", &t), -1);
+	assert_int_equal(loggp_tree_parse("1-2-4", &t), 0);
+	/* per packet on 1-2-4: up the tree sw1, sw2 take 2 and send 1, sw0 takes 2 (8 frames); down the same 8;
+	 * one path root -> host: sw0 sends 1, a leaf takes 1 and sends 1 (3) */
+	NEAR(loggp_frames(&t, LOGGP_ALLREDUCE, 65536, 0), 64 * 16);
+	NEAR(loggp_frames(&t, LOGGP_BROADCAST, 65536, 2), 64 * 16);
+	NEAR(loggp_frames(&t, LOGGP_REDUCE, 65536, 3), 64 * 11);
+	/* libinccl's block collectives, 4 blocks of 16 packets: AllGather 4 Broadcasts, ReduceScatter 4 Reduces */
+	NEAR(loggp_frames(&t, LOGGP_REDUCESCATTER, 65536, 0), 4 * 16 * 11);
+	NEAR(loggp_frames(&t, LOGGP_ALLGATHER, 65536, 0), 4 * 16 * 16);
+	NEAR(loggp_frames(&t, LOGGP_ALLREDUCE, 1500, 0), 2 * 16); /* a short last packet is a frame */
+	/* AllToAll of 4 KiB: 12 Routes of a 1-packet block, each up the tree and one path down (11) */
+	NEAR(loggp_frames(&t, LOGGP_ALLTOALL, 4096, 0), 12 * 11);
+	assert_int_equal(loggp_coll_parse("reducescatter"), LOGGP_REDUCESCATTER);
+	assert_int_equal(loggp_coll_parse("alltoall"), LOGGP_ALLTOALL);
+	assert_int_equal(loggp_coll_parse("barrier"), -1);
+}
+
+static void test_loggp_predict(void **state)
+{
+	/* hand-made parameters: per message 10 (send), 20 (receive), 5 (libinccl's batched send); per byte 0.01,
+	 * 0.02; L 100, o 15 (so L + 2o = 130); 2 cores; switches 1 us per frame, 2 frames per data frame */
+	struct loggp m = { .L = 100, .o = 15, .o_s = 10, .o_r = 20, .o_sb = 5, .G_s = 0.01, .G_r = 0.02, .c_sw = 1,
+			   .f_sw = 2, .C = 2, .message = 16 };
+	struct loggp_tree t;
+	struct loggp_pred r;
+	double n = 65536; /* 64 packets: libinccl's 5 messages (packet 0, then 4 of 16); the ring's 4 of 16 KiB */
+
+	assert_int_equal(loggp_tree_parse("1-2-4", &t), 0);
+	/* INC AllReduce: a host sends 5 x 5 + 655.36 = 680.36 and receives 5 x 20 + 1310.72 = 1410.72: 2091.08;
+	 * four hosts 8364.32 + switches 1024 frames x 2 x 1 = 10412.32 over 2 cores 5206.16 + 130 */
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 5336.16);
+	NEAR(r.w_max, 2091.08);
+	NEAR(r.w_hosts, 8364.32);
+	NEAR(r.w_sw, 2048);
+	NEAR(r.steps, 1);
+	assert_true(r.cpu_bound);
+	/* INC Reduce to rank 0: three hosts send (680.36), the root also receives: 2091.08; 704 frames */
+	NEAR(loggp_predict(&m, &t, LOGGP_REDUCE, LOGGP_INC, n, 0, &r), (3 * 680.36 + 2091.08 + 1408) / 2 + 130);
+	NEAR(r.w_max, 2091.08);
+	/* INC Broadcast from rank 0: it sends 680.36; the others send 64 empty packets (5 each) and receive */
+	NEAR(loggp_predict(&m, &t, LOGGP_BROADCAST, LOGGP_INC, n, 0, &r), (680.36 + 3 * (320 + 1410.72) + 2048) / 2 + 130);
+	/* INC AllGather, 4 Broadcasts of 16 KiB one after another: a host sends its block (2 messages: 10 +
+	 * 163.84), and in each other block 16 empty packets (80) and receives it (40 + 327.68): 1516.88; 1024
+	 * frames; 4 steps */
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLGATHER, LOGGP_INC, n, 0, &r), (4 * 1516.88 + 2048) / 2 + 4 * 130);
+	NEAR(r.steps, 4);
+	/* INC ReduceScatter, 4 Reduces: each host sends its 4 parts (4 x 173.84) and receives its block (367.68) */
+	NEAR(loggp_predict(&m, &t, LOGGP_REDUCESCATTER, LOGGP_INC, n, 0, &r), (4 * 1063.04 + 1408) / 2 + 4 * 130);
+	/* INC AllToAll, 12 Routes of 16 KiB one after another (the seed's serial per-peer puts): a host sends
+	 * its 3 blocks and receives 3 (3 x 541.52), and 16 empty packets in each of the 9 others' (720);
+	 * 12 x 16 x 11 = 2112 frames; 12 steps */
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLTOALL, LOGGP_INC, n, 0, &r), (4 * 2344.56 + 4224) / 2 + 12 * 130);
+	NEAR(r.frames, 2112);
+	/* ring AllToAll, hop by hop: 6 blocks of 16 KiB each way per host (1043.04 + 2086.08), 3 steps */
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLTOALL, LOGGP_RING, n, 0, &r), 4 * 3129.12 / 2 + 3 * 130);
+	/* ring AllReduce: 6 pieces of 16 KiB each way: 6 x 10 + 983.04 + 6 x 20 + 1966.08 = 3129.12 a host;
+	 * no switch work (they route); 4 hosts over 2 cores + 6 steps x 130 */
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 4 * 3129.12 / 2 + 6 * 130);
+	NEAR(r.w_sw, 0);
+	/* ring Broadcast from 0: the root sends (4 x 10 + 655.36), 1 and 2 receive and send, 3 receives
+	 * (4 x 20 + 1310.72): 6258.24 over 2 cores + 3 steps; Reduce to 0 the same chain reversed */
+	NEAR(loggp_predict(&m, &t, LOGGP_BROADCAST, LOGGP_RING, n, 0, &r), 6258.24 / 2 + 390);
+	NEAR(r.w_max, 2086.08);
+	NEAR(loggp_predict(&m, &t, LOGGP_REDUCE, LOGGP_RING, n, 0, &r), 6258.24 / 2 + 390);
+	/* ring AllGather: 3 pieces each way, (30 + 491.52) + (60 + 983.04) a host */
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLGATHER, LOGGP_RING, n, 0, &r), 4 * 1564.56 / 2 + 390);
+	/* many cores: the busiest host bounds it */
+	m.C = 16;
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 2091.08 + 130);
+	assert_false(r.cpu_bound);
+	/* messages of 64 packets: 2 messages (packet 0, then 63) */
+	m.C = 2;
+	m.message = 64;
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), (4 * (2 * 5 + 655.36 + 2 * 20 + 1310.72) + 2048) / 2 + 130);
+	/* the host's own loops: INC swaps every byte it sends and receives (0.001 us/B); the ring copies every
+	 * byte it sends (0.002) and sums (0.004) or copies each it receives. INC AllReduce: a host sends
+	 * 25 + 65536 x 0.011 = 745.896, receives 100 + 65536 x 0.021 = 1476.256; (4 x 2222.152 + 2048) / 2 + 130 */
+	m.message = 16;
+	m.G_swap = 0.001, m.G_copy = 0.002, m.G_sum = 0.004;
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 5598.304);
+	/* ring AllReduce: sends 6 pieces 60 + 98304 x 0.012, sums 3 (60 + 49152 x 0.024), copies 3 (60 +
+	 * 49152 x 0.022): 3620.64 a host, 4 over 2 cores + 780 */
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 8021.28);
+	/* ring Reduce to 0: rank 1 only sends (40 + 65536 x 0.012 = 826.432), 2 and 3 sum what they receive
+	 * (80 + 65536 x 0.024 = 1652.864) and send, the root only sums: 3 x 826.432 + 3 x 1652.864 over 2,
+	 * + 3 steps */
+	NEAR(loggp_predict(&m, &t, LOGGP_REDUCE, LOGGP_RING, n, 0, &r), (3 * 826.432 + 3 * 1652.864) / 2 + 390);
+	NEAR(r.w_max, 826.432 + 1652.864);
+	/* 1.25 cores left to the lab: (4 x 2222.152 + 2048) / 1.25 + 130 */
+	m.C = 1.25;
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 10936.608 / 1.25 + 130);
+	m.C = 2;
+	/* a root that is not a rank */
+	assert_true(loggp_predict(&m, &t, LOGGP_REDUCE, LOGGP_INC, n, 4, &r) < 0);
+}
+
+/* @text written to a temporary file; its path in @path (of PATH_LEN). */
+#define PATH_LEN 64
+static void temp_file(char *path, const char *text)
+{
+	int fd;
+
+	snprintf(path, PATH_LEN, "/tmp/test_loggpXXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static void test_loggp_cpu_and_frames(void **state)
+{
+	char path[PATH_LEN], err[RES_ERR_LEN];
+	struct loggp_cpu c;
+	double frames;
+
+	temp_file(path, LOGGP_CPU_HEADER "\ninc,allreduce,1048576,1,4,pku1,host,300000,900000\n"
+					 "inc,allreduce,1048576,1,4,pku2,host,500000,900000\ninc,allreduce,1048576,1,4,sw0,switch,"
+					 "40000,900000\ninc,allreduce,1048576,1,4,sw1,switch,60000,900000\n"
+					 "inc,allreduce,1048576,1,4,machine,machine,1700000,900000\n"
+					 "ring,allreduce,1048576,1,4,pku1,host,700000,1200000\n");
+	assert_int_equal(loggp_load_cpu(path, &c, err, sizeof(err)), 0);
+	unlink(path);
+	assert_int_equal(c.n, 2);
+	assert_string_equal(c.r[0].algo, "inc");
+	assert_int_equal(c.r[0].calls, 4);
+	assert_int_equal(c.r[0].hosts, 2);
+	NEAR(c.r[0].host_max, 500000);
+	NEAR(c.r[0].host_sum, 800000);
+	NEAR(c.r[0].sw_sum, 100000);
+	NEAR(c.r[0].machine, 1700000);
+	NEAR(c.r[1].host_sum, 700000);
+	NEAR(c.r[1].machine, -1); /* not recorded */
+	loggp_cpu_free(&c);
+	temp_file(path, LOGGP_CPU_HEADER "\ninc,allreduce,1048576,1,4,pku1,vm,300000,900000\n");
+	assert_int_equal(loggp_load_cpu(path, &c, err, sizeof(err)), -1);
+	unlink(path);
+	assert_non_null(strstr(err, ":2: not 'algorithm,"));
+	temp_file(path, "algorithm,bytes\n");
+	assert_int_equal(loggp_load_cpu(path, &c, err, sizeof(err)), -1);
+	unlink(path);
+	assert_non_null(strstr(err, ":1: header is not"));
+
+	/* a communicator's counters grow (its last line counts); a drop starts a new one of that number */
+	temp_file(path, "incswitch sw1 comm 1: rx_frames=10 tx_frames=5 aggregations=3\n"
+			"incswitch sw1 comm 1: rx_frames=100 tx_frames=50 aggregations=30\n"
+			"incswitch sw0 comm 1: rx_frames=7 tx_frames=3\n"
+			"incswitch sw1 comm 1: FAULT INJECTION armed: drop (test lab)\n"
+			"incswitch sw1 comm 1: rx_frames=20 tx_frames=10\n"
+			"incswitch sw1 comm 2: rx_frames=1 tx_frames=1\n");
+	assert_int_equal(loggp_load_frames(path, &frames, err, sizeof(err)), 0);
+	unlink(path);
+	NEAR(frames, 150 + 10 + 30 + 2);
+	temp_file(path, "incswitch sw1 comm 1: rx_frames=1x tx_frames=5\n");
+	assert_int_equal(loggp_load_frames(path, &frames, err, sizeof(err)), -1);
+	unlink(path);
+	assert_non_null(strstr(err, ":1: rx_frames or tx_frames"));
+	assert_int_equal(loggp_load_frames("/nonexistent/switch-counters.txt", &frames, err, sizeof(err)), -1);
 }
 
 int main(void)
@@ -305,7 +558,10 @@ int main(void)
 		cmocka_unit_test(test_meta),
 		cmocka_unit_test(test_meta_rounds),
 		cmocka_unit_test(test_line_fit),
-		cmocka_unit_test(test_loggp_fit_and_predictions),
+		cmocka_unit_test(test_loggp_params),
+		cmocka_unit_test(test_loggp_tree_and_frames),
+		cmocka_unit_test(test_loggp_predict),
+		cmocka_unit_test(test_loggp_cpu_and_frames),
 	};
 	return cmocka_run_group_tests_name("results", tests, NULL, NULL);
 }

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "../../proto/inc_elem.h"
 #include "check_ref.h"
 #include "engine.h"
 #include "plan.h"
@@ -1031,11 +1032,43 @@ static void gt_clear(void)
 		G.rk[r].nres = 0;
 }
 
+/* dsmall() - rank @r's element @j for dtype @t in gt_collectives(): a small integer, -5..5 (0..10 unsigned). */
+static double dsmall(int r, int t, size_t j)
+{
+	int v = (int)((r * 5 + (int)j * 3 + t) % 11) - 5;
+
+	return t == INC_UINT32 || t == INC_UINT64 ? v + 5 : v;
+}
+
+/* dbits() - the host-order bits of the integer value @x (exact) in dtype @t. */
+static uint64_t dbits(enum inc_dtype t, double x)
+{
+	switch (t) {
+	case INC_FLOAT16: return inc_f32_to_f16((float)x);
+	case INC_BFLOAT16: return inc_f32_to_bf16((float)x);
+	case INC_FLOAT32: return inc_f32_bits((float)x);
+	case INC_FLOAT64: return inc_f64_bits(x);
+	case INC_INT32:
+	case INC_UINT32: return (uint32_t)(int32_t)x;
+	default: return (uint64_t)(int64_t)x;
+	}
+}
+
+/* put_be() - @w-byte element @v at @p, big-endian. */
+static void put_be(uint8_t *p, uint64_t v, size_t w)
+{
+	for (size_t b = 0; b < w; b++)
+		p[b] = (uint8_t)(v >> (8 * (w - 1 - b)));
+}
+
 /*
  * gt_collectives() - on the tree gt_build() made: an AllReduce int32 SUM of
  * 20 packets in messages of 4 (more packets than the 8 slots; the hosts'
- * PSNs wrap), an AllReduce float32 MAX, a Reduce int32 SUM to every rank, a
- * Broadcast from every rank, a Barrier entered rank by rank. Ranks send each
+ * PSNs wrap), an AllReduce float32 MAX, an AllReduce SUM and MIN of every
+ * dtype, a Reduce int32 SUM to every rank, a
+ * Broadcast from every rank, the per-block collectives of hostlib/coll.c
+ * (AllGather: a Broadcast per block; ReduceScatter: a Reduce per block to its
+ * owner; AllToAll: a Route per pair), a Barrier entered rank by rank. Ranks send each
  * packet in a turning order; every result is checked against what is
  * computed here from the inputs, and in the end every rank was acknowledged
  * all it sent, in its own PSNs, and every switch is idle.
@@ -1102,6 +1135,39 @@ static void gt_collectives(void)
 	}
 	gt_clear();
 
+	/* AllReduce SUM and MIN of every dtype, one full packet (1024 / width elements) each:
+	 * small integers, so every sum is exact and computed here in double */
+	for (int t = 0; t < INC_NDTYPES; t++)
+		for (int op = INC_OP_SUM; op <= INC_OP_MIN; op += INC_OP_MIN - INC_OP_SUM) {
+			size_t w = inc_dtype_size((enum inc_dtype)t), ne = 1024 / w;
+			uint8_t bytes[1024];
+			for (int r = 0; r < n; r++) {
+				for (size_t j = 0; j < ne; j++)
+					put_be(bytes + j * w, dbits((enum inc_dtype)t, dsmall(r, t, j)), w);
+				gt_host_frame(r, RC_SEND_ONLY_WITH_IMM, 0,
+					      gimm(INC_ALLREDUCE, (enum inc_op)op, (enum inc_dtype)t, INC_RANK_ALL), bytes, 1024);
+			}
+			gt_pump();
+			sent++;
+			for (int r = 0; r < n; r++) {
+				assert_int_equal(G.rk[r].nres, 1);
+				assert_int_equal(G.rk[r].len[0], 1024);
+				for (size_t j = 0; j < ne; j++) {
+					double want = dsmall(0, t, j);
+					for (int i = 1; i < n; i++)
+						want = op == INC_OP_SUM ? want + dsmall(i, t, j)
+									: (dsmall(i, t, j) < want ? dsmall(i, t, j) : want);
+					uint64_t got = 0;
+					for (size_t b = 0; b < w; b++)
+						got = got << 8 | G.rk[r].res[0][j * w + b];
+					if (got != dbits((enum inc_dtype)t, want))
+						fail_msg("%s %s element %zu of rank %d: 0x%llx, want %g", inc_dtype_name((enum inc_dtype)t),
+							 inc_op_name((enum inc_op)op), j, r, (unsigned long long)got, want);
+				}
+			}
+			gt_clear();
+		}
+
 	/* Reduce int32 SUM to each rank in turn: only the root takes the result */
 	for (int root = 0; root < n; root++) {
 		for (int r = 0; r < n; r++) {
@@ -1141,6 +1207,73 @@ static void gt_collectives(void)
 		gt_clear();
 	}
 	sent += n;
+
+	/* AllGather as hostlib/coll.c runs it: block b (2 packets) a Broadcast from rank b; every rank
+	 * assembles all blocks, its own kept, and must hold every rank's block */
+	for (int b = 0; b < n; b++) {
+		for (int k = 0; k < 2; k++) {
+			for (int r = n - 1; r >= 0; r--) {
+				for (int j = 0; j < GT_ELEMS; j++)
+					buf[j] = htonl(gval(b, 200 + k, j));
+				gt_host_frame(r, RC_SEND_ONLY_WITH_IMM, 0,
+					      gimm(INC_BROADCAST, INC_OP_SUM, INC_INT32, (uint16_t)b), r == b ? buf : NULL,
+					      r == b ? sizeof(buf) : 0);
+			}
+			gt_pump();
+		}
+		for (int r = 0; r < n; r++) {
+			assert_int_equal(G.rk[r].nres, r == b ? 0 : 2);
+			for (int k = 0; r != b && k < 2; k++)
+				for (int j = 0; j < GT_ELEMS; j++)
+					assert_int_equal(word_at(G.rk[r].res[k], j), gval(b, 200 + k, j));
+		}
+		gt_clear();
+	}
+	sent += 2 * n;
+
+	/* ReduceScatter: block b (every rank's elements of block b) a Reduce to rank b; only rank b
+	 * takes it, the sum over every rank of block b's inputs */
+	for (int b = 0; b < n; b++) {
+		for (int r = 0; r < n; r++) {
+			for (int j = 0; j < GT_ELEMS; j++)
+				buf[j] = htonl(gval(r, 300 + b, j));
+			gt_host_frame(r, RC_SEND_ONLY_WITH_IMM, 0, gimm(INC_REDUCE, INC_OP_SUM, INC_INT32, (uint16_t)b), buf,
+				      sizeof(buf));
+		}
+		gt_pump();
+		for (int r = 0; r < n; r++)
+			assert_int_equal(G.rk[r].nres, r == b ? 1 : 0);
+		for (int j = 0; j < GT_ELEMS; j++) {
+			uint32_t want = 0;
+			for (int i = 0; i < n; i++)
+				want += gval(i, 300 + b, j);
+			assert_int_equal(word_at(G.rk[b].res[0], j), want);
+		}
+		gt_clear();
+	}
+	sent += n;
+
+	/* AllToAll: a Route for every (source, destination) pair; only the destination takes the
+	 * source's block, whatever leaf either is under */
+	for (int src = 0; src < n; src++)
+		for (int dst = 0; dst < n; dst++) {
+			if (dst == src)
+				continue;
+			for (int r = 0; r < n; r++) {
+				for (int j = 0; j < 9; j++)
+					buf[j] = htonl(gval(src, 400 + dst, j));
+				gt_host_frame(r, RC_SEND_ONLY_WITH_IMM, 0, gimm(INC_ROUTE, INC_OP_SUM, INC_INT32, (uint16_t)dst),
+					      r == src ? buf : NULL, r == src ? 36 : 0);
+			}
+			gt_pump();
+			for (int r = 0; r < n; r++)
+				assert_int_equal(G.rk[r].nres, r == dst ? 1 : 0);
+			assert_int_equal(G.rk[dst].len[0], 36);
+			for (int j = 0; j < 9; j++)
+				assert_int_equal(word_at(G.rk[dst].res[0], j), gval(src, 400 + dst, j));
+			gt_clear();
+			sent++;
+		}
 
 	/* Barrier: ranks enter one by one (the last first); nobody hears back before the last */
 	for (int o = 0; o < n; o++) {

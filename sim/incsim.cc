@@ -1,0 +1,375 @@
+/*
+ * incsim — inclab's trees and AllReduce in ns-3 (model.h), in the lab's
+ * results format (experiments/README.md) so that `make plots` draws it.
+ *
+ *   incsim (--topology FILE | --tree SHAPE) --size LIST [--algorithms inc,ring]
+ *          [--run DIR] [--link-bw-MBps X] [--link-latency-us X] [--host-o-us X]
+ *          [--host-G-us-per-byte X] [--switch-frame-us X] [--loss P] [--seed N]
+ *          [--window N] [--message N] [--slots N] [--rto-us X]
+ *          [--results DIR] [--commit HASH]
+ *
+ * Exit: 0 every result right, 1 a wrong result or a host that never
+ * finished, 2 bad input (a precise message on stderr).
+ */
+#include "model.h"
+#include "params.h"
+
+#include <getopt.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+using namespace incsim;
+
+namespace {
+
+/* Fail() - print "incsim: MSG" and exit 2 (bad input). */
+[[noreturn]] void Fail(const std::string &msg)
+{
+	fprintf(stderr, "incsim: %s\n", msg.c_str());
+	exit(2);
+}
+
+/* Num() - @s as a finite number in [@lo, @hi], or Fail() naming @what. */
+double Num(const char *what, const char *s, double lo, double hi)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !std::isfinite(v) || v < lo || v > hi)
+		Fail(std::string(what) + ": '" + s + "' is not a number in " + std::to_string(lo) + ".." + std::to_string(hi));
+	return v;
+}
+
+/* Size() - "4", "64K", "16M", "2G" (powers of 1024) as bytes 1..kMaxBytes, or Fail(). */
+uint64_t Size(const std::string &s)
+{
+	char *end;
+	errno = 0;
+	if (s.empty() || s[0] < '0' || s[0] > '9')
+		Fail("size '" + s + "': a number with K, M or G");
+	unsigned long long v = strtoull(s.c_str(), &end, 10);
+	int sh = 0;
+	if (*end == 'K' || *end == 'k')
+		sh = 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		sh = 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		sh = 30, end++;
+	if (errno || *end || v == 0 || v > (kMaxBytes >> sh))
+		Fail("size '" + s + "': 1 B .. 2G (K, M, G are powers of 1024)");
+	return uint64_t(v) << sh;
+}
+
+/* Quote() - @s as a YAML single-quoted string, control characters as spaces. */
+std::string Quote(const std::string &s)
+{
+	std::string q = "'";
+	for (char c : s)
+		q += c == '\'' ? std::string("''") : std::string(1, (unsigned char)c < 0x20 || c == 0x7f ? ' ' : c);
+	return q + "'";
+}
+
+/* Loadavg() - /proc/loadavg's three figures, or "unknown". */
+std::string Loadavg()
+{
+	std::ifstream f("/proc/loadavg");
+	std::string a, b, c;
+	if (!(f >> a >> b >> c))
+		return "unknown";
+	return a + " " + b + " " + c;
+}
+
+/* CpuModel() - /proc/cpuinfo's first model name, "" if none. */
+std::string CpuModel()
+{
+	std::ifstream f("/proc/cpuinfo");
+	std::string line;
+	while (std::getline(f, line))
+		if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+			std::string v = line.substr(line.find(':') + 1);
+			return v.substr(v.find_first_not_of(' ') == std::string::npos ? v.size() : v.find_first_not_of(' '));
+		}
+	return "";
+}
+
+/* UtcNow() - the time as @fmt (strftime) in UTC. */
+std::string UtcNow(const char *fmt)
+{
+	char b[64];
+	time_t t = time(nullptr);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(b, sizeof b, fmt, &tm);
+	return b;
+}
+
+struct Param {
+	const char *name, *opt, *unit;
+	double cli = -1, run = -1; /* < 0: not given */
+	std::string run_src;
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	enum { O_TOPO = 256, O_TREE, O_SIZE, O_ALGOS, O_RUN, O_BW, O_LAT, O_O, O_G, O_SW, O_LOSS, O_SEED, O_WIN, O_MSG, O_SLOTS,
+	       O_RTO, O_QUEUE, O_UNIT, O_RESULTS, O_COMMIT, O_HELP };
+	static const struct option opts[] = {
+		{"topology", 1, 0, O_TOPO}, {"tree", 1, 0, O_TREE}, {"size", 1, 0, O_SIZE}, {"algorithms", 1, 0, O_ALGOS},
+		{"run", 1, 0, O_RUN}, {"link-bw-MBps", 1, 0, O_BW}, {"link-latency-us", 1, 0, O_LAT}, {"host-o-us", 1, 0, O_O},
+		{"host-G-us-per-byte", 1, 0, O_G}, {"switch-frame-us", 1, 0, O_SW}, {"loss", 1, 0, O_LOSS},
+		{"seed", 1, 0, O_SEED}, {"window", 1, 0, O_WIN}, {"message", 1, 0, O_MSG}, {"slots", 1, 0, O_SLOTS},
+		{"rto-us", 1, 0, O_RTO}, {"queue", 1, 0, O_QUEUE}, {"unit", 1, 0, O_UNIT}, {"results", 1, 0, O_RESULTS}, {"commit", 1, 0, O_COMMIT}, {"help", 0, 0, O_HELP},
+		{0, 0, 0, 0}};
+	std::string topo_file, shape, sizes, algos = "inc,ring", run, results, commit = "unknown";
+	Params p;
+	enum { BW, LAT, HO, HG, SW, NP };
+	Param par[NP] = {{"link bandwidth", "--link-bw-MBps", "MB/s", -1, -1, ""},
+			 {"link latency", "--link-latency-us", "us", -1, -1, ""},
+			 {"host o", "--host-o-us", "us", -1, -1, ""},
+			 {"host G", "--host-G-us-per-byte", "us/B", -1, -1, ""},
+			 {"switch per-frame cost c_sw", "--switch-frame-us", "us", -1, -1, ""}};
+	int c;
+	while ((c = getopt_long(argc, argv, "", opts, nullptr)) != -1) {
+		switch (c) {
+		case O_TOPO: topo_file = optarg; break;
+		case O_TREE: shape = optarg; break;
+		case O_SIZE: sizes = optarg; break;
+		case O_ALGOS: algos = optarg; break;
+		case O_RUN: run = optarg; break;
+		case O_BW: par[BW].cli = Num("--link-bw-MBps", optarg, 1e-6, 1e7); break;
+		case O_LAT: par[LAT].cli = Num("--link-latency-us", optarg, 0, 1e7); break;
+		case O_O: par[HO].cli = Num("--host-o-us", optarg, 0, 1e7); break;
+		case O_G: par[HG].cli = Num("--host-G-us-per-byte", optarg, 0, 1e6); break;
+		case O_SW: par[SW].cli = Num("--switch-frame-us", optarg, 0, 1e7); break;
+		case O_LOSS: p.loss = Num("--loss", optarg, 0, 0.5); break;
+		case O_SEED: p.seed = uint32_t(Num("--seed", optarg, 1, 4294967295.0)); break;
+		case O_WIN: p.window_host = uint32_t(Num("--window", optarg, 1, 16384)); break;
+		case O_MSG: p.message = uint32_t(Num("--message", optarg, 1, 64)); break;
+		case O_SLOTS: p.slots = uint32_t(Num("--slots", optarg, 1, 4194304)); break;
+		case O_RTO: p.rto = Num("--rto-us", optarg, 1, 1e8) * 1e-6; break;
+		case O_QUEUE: p.queue = uint32_t(Num("--queue", optarg, 1, 16777216)); break;
+		case O_UNIT: p.unit = uint32_t(Num("--unit", optarg, 1, 32)); break;
+		case O_RESULTS: results = optarg; break;
+		case O_COMMIT: commit = optarg; break;
+		case O_HELP:
+			printf("usage: incsim (--topology FILE | --tree 1-32-1024) --size 1M[,16M,...] [--algorithms inc,ring]\n"
+			       "  parameters: --run RUNDIR and/or --link-bw-MBps --link-latency-us --host-o-us\n"
+			       "  --host-G-us-per-byte --switch-frame-us (the command line wins over the run)\n"
+			       "  model: --loss P --seed N --window FRAMES --message FRAMES --slots N --rto-us US --queue FRAMES\n"
+			       "  --unit PACKETS (a model frame stands for this many of the lab's: fewer events)\n"
+			       "  output: --results DIR (a run directory sim-allreduce-DATE-TIME in it) --commit HASH\n");
+			return 0;
+		default: Fail("unknown option (incsim --help)");
+		}
+	}
+	if (optind < argc)
+		Fail(std::string("unexpected argument '") + argv[optind] + "'");
+	if (topo_file.empty() == shape.empty())
+		Fail("give one of --topology FILE and --tree SHAPE");
+	if (sizes.empty())
+		Fail("give --size (e.g. 1M or 1M,16M,64M)");
+	std::vector<uint64_t> size_list;
+	{
+		std::stringstream ss(sizes);
+		std::string s;
+		while (std::getline(ss, s, ','))
+			size_list.push_back(Size(s));
+		if (size_list.empty() || size_list.size() > 64)
+			Fail("--size: 1..64 sizes joined by ','");
+	}
+	bool do_inc = false, do_ring = false;
+	{
+		std::stringstream ss(algos);
+		std::string a;
+		while (std::getline(ss, a, ',')) {
+			if (a == "inc")
+				do_inc = true;
+			else if (a == "ring")
+				do_ring = true;
+			else
+				Fail("--algorithms: '" + a + "' is not inc or ring");
+		}
+		if (!do_inc && !do_ring)
+			Fail("--algorithms: inc, ring or inc,ring");
+	}
+	Tree tree;
+	std::string err;
+	if (!(shape.empty() ? TreeFromTopology(topo_file.c_str(), &tree, &err) : TreeFromShape(shape, &tree, &err)))
+		Fail(err);
+
+	RunFigures rf;
+	if (!run.empty()) {
+		if (!ReadRun(run, &rf, &err))
+			Fail("--run: " + err);
+		par[BW].run = rf.ceiling_MBps;
+		par[BW].run_src = "the median ceiling of " + run;
+		par[HO].run = rf.o_us;
+		par[HG].run = rf.G_us;
+		par[HO].run_src = par[HG].run_src = "the gap fit of " + run + "/loggp.csv";
+		par[SW].run = rf.c_sw_us;
+		par[SW].run_src = "the switches' CPU (cpu.csv) over their frames (switch-counters.txt) of " + run;
+	}
+	for (int i = 0; i < NP; i++) {
+		if (i == LAT)
+			continue;
+		if (par[i].cli < 0 && par[i].run < 0)
+			Fail(std::string("no ") + par[i].name + ": give " + par[i].opt + " (" + par[i].unit + ")" +
+			     (run.empty() ? " or --run RUNDIR"
+				      : i == SW ? ": " + run + " has no cpu.csv and switch-counters.txt of INC measurements"
+						: ": " + run + " does not give it"));
+	}
+	auto val = [&](int i) { return par[i].cli >= 0 ? par[i].cli : par[i].run; };
+	p.link_bw = val(BW) * 1e6;
+	p.host_o = val(HO) * 1e-6;
+	p.host_G = val(HG) * 1e-6;
+	p.sw_frame = val(SW) * 1e-6;
+	std::string lat_src;
+	if (par[LAT].cli >= 0) {
+		p.link_lat = par[LAT].cli * 1e-6;
+	} else if (!run.empty()) {
+		double lat = LinkLatency(rf.L_us, 2 * rf.tree_levels, p.sw_frame, p.link_bw, rf.smallest);
+		if (lat < 0)
+			Fail("--run: " + run + "/loggp.csv's L = half_rtt - 2o = " + std::to_string(rf.L_us) +
+			     " us is shorter than the model's switches and serialisation on the path: give --link-latency-us");
+		p.link_lat = lat;
+		par[LAT].run = lat * 1e6;
+		lat_src = "L = half_rtt - 2o of " + run + "/loggp.csv over " + std::to_string(2 * rf.tree_levels) + " links";
+	} else {
+		Fail("no link latency: give --link-latency-us (us) or --run RUNDIR");
+	}
+	par[LAT].run_src = lat_src;
+	if (!ValidateParams(p, &err))
+		Fail(err);
+	int nranks = int(tree.host_of_rank.size());
+	if (do_ring && p.unit > 1)
+		for (uint64_t b : size_list)
+			if (b / uint64_t(nranks) < uint64_t(p.unit) * kMtu)
+				Fail("--unit " + std::to_string(p.unit) + " with the ring on " + std::to_string(nranks) + " ranks needs a size of at least " +
+				     std::to_string(nranks * p.unit) + " KiB (a ring chunk, size / ranks, of at least one model frame); " +
+				     std::to_string(b) + " B gives chunks of " + std::to_string(b / uint64_t(nranks)) + " B");
+	if (do_ring)
+		for (uint64_t b : size_list)
+			if (b > kMaxBytes)
+				Fail("size too large");
+
+	/* the run directory first, so that a bad --results fails before the simulation */
+	std::string rundir;
+	if (!results.empty()) {
+		struct stat st;
+		if (stat(results.c_str(), &st) < 0 || !S_ISDIR(st.st_mode))
+			Fail("--results: '" + results + "' is not a directory");
+		std::string base = results + "/sim-allreduce-" + UtcNow("%Y%m%d-%H%M%S");
+		for (int i = 1; i < 100; i++) {
+			std::string d = i == 1 ? base : base + "-" + std::to_string(i);
+			if (mkdir(d.c_str(), 0777) == 0) {
+				rundir = d;
+				break;
+			}
+			if (errno != EEXIST)
+				Fail("--results: cannot make " + d + ": " + strerror(errno));
+		}
+		if (rundir.empty())
+			Fail("--results: 99 runs in the same second");
+	}
+
+	std::string start = UtcNow("%Y-%m-%dT%H:%M:%SZ"), load0 = Loadavg();
+	std::ostringstream csv, stats;
+	csv << "algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong,round\n";
+	std::string status = "verified";
+	int rc = 0;
+	for (uint64_t bytes : size_list) {
+		for (int a = 0; a < 2; a++) {
+			if ((a == 0 && !do_inc) || (a == 1 && !do_ring))
+				continue;
+			const char *name = a == 0 ? "inc" : "ring";
+			auto t0 = std::chrono::steady_clock::now();
+			Result r = RunAllReduce(tree, p, bytes, a == 0 ? Algo::Inc : Algo::Ring);
+			double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+			uint64_t elements = bytes / 4;
+			uint64_t wrong = r.wrong_pkts * p.unit * (kMtu / 4);
+			bool finished = std::isfinite(r.time_s);
+			printf("%s allreduce %s ranks %d bytes %llu: %s s simulated; wall %.2f s, %llu events (%.3g events/s); "
+			       "frames %llu, lost %llu, retransmits %llu, naks %llu, rnr %llu, timeouts %llu, wrong packets %llu\n",
+			       name, tree.name.c_str(), nranks, (unsigned long long)bytes,
+			       finished ? std::to_string(r.time_s).c_str() : "never finished", wall,
+			       (unsigned long long)r.events, r.events / std::max(wall, 1e-9), (unsigned long long)r.frames,
+			       (unsigned long long)r.lost, (unsigned long long)r.retransmits, (unsigned long long)r.naks,
+			       (unsigned long long)r.rnr_naks, (unsigned long long)r.timeouts, (unsigned long long)r.wrong_pkts);
+			fflush(stdout);
+			stats << "  - {algorithm: " << name << ", bytes: " << bytes << ", wall_s: " << wall << ", events: " << r.events
+			      << ", frames: " << r.frames << ", lost: " << r.lost << ", retransmits: " << r.retransmits
+			      << ", timeouts: " << r.timeouts << "}\n";
+			if (!finished || r.wrong_pkts) {
+				rc = 1;
+				std::string why = std::string(name) + " allreduce " + std::to_string(bytes) + " B: " +
+						  (!finished ? "a host never finished" : std::to_string(wrong) + " wrong elements");
+				status = status == "verified" ? "failed: " + why : status + "; " + why;
+				if (!finished)
+					continue;
+			}
+			double us = r.time_s * 1e6, algbw = double(bytes) / us;
+			char row[256];
+			snprintf(row, sizeof row, "%s,allreduce,float32,sum,-,%d,%llu,%llu,1,%.2f,%.2f,%.2f,%llu,1\n", name, nranks,
+				 (unsigned long long)bytes, (unsigned long long)elements, us, algbw,
+				 algbw * 2.0 * (nranks - 1) / nranks, (unsigned long long)wrong);
+			csv << row;
+		}
+	}
+	if (rundir.empty())
+		return rc;
+
+	std::ofstream(rundir + "/results.csv") << csv.str();
+	std::ostringstream m;
+	m << "experiment: sim-allreduce\n"
+	  << "date: " << UtcNow("%Y-%m-%dT%H:%M:%SZ") << "\n"
+	  << "commit: " << Quote(commit) << "\n"
+	  << "topology: " << Quote(tree.name) << "\n"
+	  << "topology_file: " << Quote(shape.empty() ? topo_file : "generated: " + shape) << "\n"
+	  << "simulated: true\n"
+	  << "simulator: 'incsim (ns-3 3.37, sim/README.md)'\n"
+	  << "accelerator: 'simulated'\n"
+	  << "switch_mode: 'simulated'\n"
+	  << "host_cpu: " << Quote(CpuModel()) << "\n"
+	  << "host_cores: " << sysconf(_SC_NPROCESSORS_ONLN) << "\n"
+	  << "nranks: " << nranks << "\n"
+	  << "tree_levels: " << tree.levels << "\n"
+	  << "mtu: " << kMtu << "\n"
+	  << "dtype: float32\nop: sum\nroot: 0\nrounds: 1\n"
+	  << "round_conditions:\n  - round: 1\n    start: '" << start << "'\n    loadavg_before: " << Quote(load0)
+	  << "\n    loadavg_after: " << Quote(Loadavg()) << "\n"
+	  << "sizes: [";
+	for (size_t i = 0; i < size_list.size(); i++)
+		m << (i ? ", " : "") << size_list[i];
+	m << "]\ncollectives: [allreduce]\n"
+	  << "window: " << p.window_host << "\nmessage: " << p.message << "\n"
+	  << "baselines: \"" << (do_ring ? "ring" : "") << "\"\n"
+	  << "parameters:\n";
+	const char *keys[NP] = {"link_bw_MBps", "link_latency_us", "host_o_us", "host_G_us_per_byte", "switch_frame_us"};
+	for (int i = 0; i < NP; i++) {
+		double v = par[i].cli >= 0 ? par[i].cli : par[i].run;
+		char num[64];
+		snprintf(num, sizeof num, "%.9g", v);
+		m << "  " << keys[i] << ": {value: " << num << ", from: "
+		  << Quote(par[i].cli >= 0 ? "command line" : par[i].run_src) << "}\n";
+	}
+	m << "  loss: " << p.loss << "\n  seed: " << p.seed << "\n  window_switch: " << p.window_switch
+	  << "\n  slots: " << p.slots << "\n  rto_us: " << p.rto * 1e6 << "\n  rnr_us: " << p.rnr * 1e6
+	  << "\n  queue_frames: " << p.queue << "\n  unit_packets: " << p.unit << "\n"
+	  << "simulation:\n" << stats.str()
+	  << "status: " << (status == "verified" ? status : Quote(status)) << "\n";
+	std::ofstream(rundir + "/meta.yaml") << m.str();
+	printf("incsim: run stored in %s\n", rundir.c_str());
+	return rc;
+}

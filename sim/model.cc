@@ -1,0 +1,999 @@
+/*
+ * model.cc — the simulation of model.h on ns-3 (core, network, point-to-point).
+ *
+ * One Sim per run: it makes the nodes and links, the connections and the
+ * applications of one collective, runs ns-3's simulator to the end and
+ * destroys it. No per-packet logging: counters in Result.
+ */
+#include "model.h"
+
+#include <ns3/double.h>
+#include <ns3/drop-tail-queue.h>
+#include <ns3/error-model.h>
+#include <ns3/header.h>
+#include <ns3/node-container.h>
+#include <ns3/node.h>
+#include <ns3/packet.h>
+#include <ns3/point-to-point-helper.h>
+#include <ns3/point-to-point-net-device.h>
+#include <ns3/pointer.h>
+#include <ns3/ppp-header.h>
+#include <ns3/queue-size.h>
+#include <ns3/rng-seed-manager.h>
+#include <ns3/simulator.h>
+#include <ns3/string.h>
+
+#include <algorithm>
+#include <deque>
+#include <functional>
+#include <memory>
+
+using namespace ns3;
+
+namespace incsim {
+
+namespace {
+
+constexpr uint16_t kProto = 0x0800; /* ns-3's point-to-point device carries IPv4 and IPv6 only; no IP stack is installed, so the simulator owns 0x0800 */
+constexpr uint32_t kNone = UINT32_MAX;
+constexpr uint32_t kRxeUnacked = 129; /* rxe sends at most this many PSNs past the last ACK (RXE_MAX_UNACKED_PSNS) */
+constexpr uint32_t kAckReserve = 256; /* the switch's ACK_AHEAD_RESERVE: slots kept from a child that runs ahead */
+
+enum : uint8_t { T_DATA = 1, T_ACK = 2, T_NAK = 3, T_RNR = 4 };
+enum : uint8_t { F_ACKREQ = 1 };
+
+/* The frame header: a RoCE BTH/AETH stand-in plus the message size of seeds/001. */
+class SimHeader : public Header {
+      public:
+	uint8_t type = 0, flags = 0;
+	uint16_t bytes = 0;       /* payload bytes of this frame */
+	uint32_t conn = 0, psn = 0;
+	uint32_t msg_bytes = 0;   /* bytes of the message the frame belongs to */
+	uint32_t dst = 0;         /* node the frame is for (switches forward others) */
+	uint32_t value = 0;       /* stand-in of the frame's elements */
+
+	/* GetTypeId() - ns-3's type of the header. */
+	static TypeId GetTypeId()
+	{
+		static TypeId tid = TypeId("incsim::SimHeader").SetParent<Header>().AddConstructor<SimHeader>();
+		return tid;
+	}
+	TypeId GetInstanceTypeId() const override { return GetTypeId(); }
+	/* GetSerializedSize() - the 24 bytes Serialize() writes. */
+	uint32_t GetSerializedSize() const override { return 24; }
+	/* Serialize() - every field, network order. */
+	void Serialize(Buffer::Iterator i) const override
+	{
+		i.WriteU8(type);
+		i.WriteU8(flags);
+		i.WriteHtonU16(bytes);
+		i.WriteHtonU32(conn);
+		i.WriteHtonU32(psn);
+		i.WriteHtonU32(msg_bytes);
+		i.WriteHtonU32(dst);
+		i.WriteHtonU32(value);
+	}
+	/* Deserialize() - the fields Serialize() wrote; returns the bytes read. */
+	uint32_t Deserialize(Buffer::Iterator i) override
+	{
+		type = i.ReadU8();
+		flags = i.ReadU8();
+		bytes = i.ReadNtohU16();
+		conn = i.ReadNtohU32();
+		psn = i.ReadNtohU32();
+		msg_bytes = i.ReadNtohU32();
+		dst = i.ReadNtohU32();
+		value = i.ReadNtohU32();
+		return 24;
+	}
+	/* Print() - the fields, for ns-3's packet printing. */
+	void Print(std::ostream &os) const override
+	{
+		os << "type=" << unsigned(type) << " conn=" << conn << " psn=" << psn << " bytes=" << bytes;
+	}
+};
+
+/* DropOnce — the tests' loss: the first copy of data frame Params.drop_psn on connection 0. */
+class DropOnce : public ErrorModel {
+      public:
+	int64_t psn = -1;
+	bool done = false;
+
+      private:
+	/* DoCorrupt() - true for the one frame to drop (the packet still has its PPP header). */
+	bool DoCorrupt(Ptr<Packet> p) override
+	{
+		if (done)
+			return false;
+		Ptr<Packet> c = p->Copy();
+		PppHeader ppp;
+		SimHeader h;
+		c->RemoveHeader(ppp);
+		c->PeekHeader(h);
+		if (h.type == T_DATA && h.conn == 0 && h.psn == psn)
+			return done = true;
+		return false;
+	}
+	void DoReset() override {}
+};
+
+/* F() - the stand-in value of packet @k of rank @r: a hash, so that sums of wrong packets differ. */
+uint32_t F(uint32_t r, uint32_t k)
+{
+	uint64_t x = (uint64_t(r) << 32 | k) * 0x9E3779B97F4A7C15ull;
+	x ^= x >> 29;
+	x *= 0xBF58476D1CE4E5B9ull;
+	return uint32_t(x >> 32);
+}
+
+/* LabFrames() - the lab's frames a model frame with header @h stands for (Params.unit per full one; an ACK: 1). */
+uint32_t LabFrames(const SimHeader &h)
+{
+	return h.type == T_DATA && h.bytes > kMtu ? (h.bytes + kMtu - 1) / kMtu : 1;
+}
+
+/* CountLost() - a frame a link dropped (its loss, or the tests' DropOnce). */
+void CountLost(uint64_t *lost, Ptr<const Packet>)
+{
+	++*lost;
+}
+
+struct Frame {
+	uint32_t bytes, msg_bytes, value;
+	bool last;
+};
+
+/* One RC-like connection: the sender's and the receiver's state. */
+struct Conn {
+	int src = -1, dst = -1;
+	uint32_t window = 0;
+	/* sender */
+	uint32_t next = 0, una = 0, ready = 0, max_sent = 0;
+	bool rnr_wait = false;
+	EventId timer;
+	std::function<Frame(uint32_t)> frame;   /* what frame PSN carries */
+	std::function<void()> on_ack;           /* progress at the sender */
+	/* receiver */
+	uint32_t expected = 0;
+	uint32_t held = kNone;                  /* a switch's ACK held back: the PSN it would acknowledge */
+	uint32_t acked = kNone;                 /* the last PSN acknowledged, kNone: none */
+	bool nak_sent = false;
+	std::function<bool(uint32_t, const Frame &)> on_data; /* in order; false: no room (RNR) */
+};
+
+struct Slot {
+	uint32_t psn = kNone, count = 0, val = 0, result = 0;
+	Frame meta{};
+	bool agg = false, res = false;
+};
+
+struct NodeState {
+	bool host = false;
+	std::deque<std::pair<Time, std::function<void()>>> cpu; /* work waiting for the CPU, the head running */
+	uint32_t backlog = 0;                /* switch: frames waiting for the CPU */
+	std::vector<Ptr<NetDevice>> port_dev; /* per tree neighbour */
+	std::vector<int> port_peer;
+	int up = -1, down = -1;               /* INC: connections to and from the parent */
+	/* switch (INC) */
+	std::vector<Slot> slots;
+	uint32_t agg_next = 0, res_next = 0, free_next = 0;
+	/* host */
+	uint32_t post_next = 0;              /* INC and transfers: next message to post */
+	uint32_t recv_msgs = 0;
+	bool done = false;
+	/* ring */
+	int out = -1, in = -1;
+	std::vector<uint32_t> buf;
+	int send_posted = 0, recv_done = 0, cur_step = 0;
+	uint32_t cur_off = 0, sent_total = 0;
+	struct Seg {
+		uint32_t psn0, pkt0, n;
+	};
+	std::vector<Seg> segs;
+	struct Post {
+		uint32_t end, bytes;
+	};
+	std::vector<Post> pending;
+	size_t pending_head = 0;
+};
+
+class Sim {
+      public:
+	Sim(const Tree &t, const Params &p, uint64_t bytes);
+	~Sim() { Simulator::Destroy(); }
+	Result RunInc();
+	Result RunRing();
+	Result RunTransfer(int src, int dst);
+
+      private:
+	const Tree &t_;
+	Params p_;      /* the caller's, with windows, message, slots and queue in model frames (Params.unit) */
+	uint32_t unit_; /* payload bytes of a model frame: Params.unit packets of kMtu */
+	uint32_t host_tx_window_; /* a host's frames in flight: libinccl's window, at most rxe's */
+	uint64_t bytes_;
+	uint32_t npkts_, nmsgs_;
+	std::vector<NodeState> n_;
+	std::vector<Conn> c_;
+	std::vector<uint32_t> expect_;
+	Result r_;
+	uint32_t base_id_ = 0;
+	Ptr<DropOnce> drop_;
+
+	void Build();
+	int NewConn(int src, int dst);
+	int Route(int u, int dst) const;
+	void Cpu(int u, double cost, std::function<void()> fn);
+	void CpuDone(int u);
+	void SendPacket(int u, int port, Ptr<Packet> p);
+	void SendFrame(int u, const SimHeader &h, uint32_t wire_bytes);
+	void Receive(Ptr<NetDevice> dev, Ptr<const Packet> p, uint16_t proto, const Address &from, const Address &to,
+		     NetDevice::PacketType type);
+	void Handle(int u, const SimHeader &h);
+	void Kick(int ci);
+	void SendData(int ci, uint32_t psn, const Frame &f);
+	void SendCtl(int ci, uint8_t type, uint32_t psn);
+	void Ack(int ci, uint32_t psn);
+	uint32_t AckLimit(int ci) const;
+	void ArmTimer(int ci, bool restart);
+	void Timeout(int ci);
+	uint32_t PktBytes(uint64_t k) const;
+	Frame SrcFrame(int rank, uint32_t k) const;
+	void PostMore(int u);
+	void HostCheckDone(int u);
+	void SwitchResults(int s);
+	void SwitchFree(int s);
+	void RingPostStep(int u);
+	void RingRecvDone(int u, int s);
+	uint32_t RingChunk(int rank, int step, bool send) const;
+	uint32_t ChunkStart(uint32_t c) const { return uint32_t(uint64_t(c) * npkts_ / Ranks()); }
+	uint32_t ChunkLen(uint32_t c) const { return ChunkStart(c + 1) - ChunkStart(c); }
+	int Ranks() const { return int(t_.host_of_rank.size()); }
+	Frame ChunkFrame(uint32_t pkt0, uint32_t n, uint32_t idx, uint32_t value) const;
+	Result Finish();
+};
+
+Sim::Sim(const Tree &t, const Params &p, uint64_t bytes) : t_(t), p_(p), bytes_(bytes)
+{
+	uint32_t k = p.unit;
+	unit_ = kMtu * k;
+	p_.message = p.message / k;
+	p_.slots = std::max(1u, p.slots / k);
+	p_.window_host = std::max(1u, p.window_host / k);
+	host_tx_window_ = std::max(1u, std::min(p.window_host, kRxeUnacked) / k);
+	p_.window_switch = std::max(1u, p.window_switch / k);
+	p_.queue = std::max(1u, p.queue / k);
+	npkts_ = uint32_t((bytes + unit_ - 1) / unit_);
+	nmsgs_ = (npkts_ + p_.message - 1) / p_.message;
+	r_.host_done.assign(t.host_of_rank.size(), 0);
+	Build();
+}
+
+/* Build() - a node per tree node, a link per edge, a protocol handler per device. */
+void Sim::Build()
+{
+	RngSeedManager::SetSeed(p_.seed ? p_.seed : 1);
+	NodeContainer nodes;
+	nodes.Create(uint32_t(t_.nodes.size()));
+	base_id_ = nodes.Get(0)->GetId();
+	n_.resize(t_.nodes.size());
+	PointToPointHelper ph;
+	ph.SetDeviceAttribute("DataRate", DataRateValue(DataRate(uint64_t(p_.link_bw * 8.0 + 0.5))));
+	ph.SetChannelAttribute("Delay", TimeValue(Seconds(p_.link_lat)));
+	ph.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, p_.queue)));
+	if (p_.drop_psn >= 0) {
+		drop_ = CreateObject<DropOnce>();
+		drop_->psn = p_.drop_psn;
+	}
+	for (size_t i = 0; i < t_.nodes.size(); i++) {
+		n_[i].host = t_.nodes[i].host;
+		int par = t_.nodes[i].parent;
+		if (par < 0)
+			continue;
+		NetDeviceContainer d = ph.Install(nodes.Get(uint32_t(i)), nodes.Get(uint32_t(par)));
+		for (int e = 0; e < 2; e++) {
+			int self = e ? par : int(i), peer = e ? int(i) : par;
+			Ptr<NetDevice> dev = d.Get(uint32_t(e));
+			n_[self].port_dev.push_back(dev);
+			n_[self].port_peer.push_back(peer);
+			dev->GetNode()->RegisterProtocolHandler(MakeCallback(&Sim::Receive, this), kProto, dev);
+			Ptr<PointToPointNetDevice> pd = DynamicCast<PointToPointNetDevice>(dev);
+			if (p_.loss > 0) {
+				Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
+				em->SetAttribute("ErrorRate", DoubleValue(p_.loss));
+				em->SetAttribute("ErrorUnit", StringValue("ERROR_UNIT_PACKET"));
+				pd->SetReceiveErrorModel(em);
+			} else if (drop_) {
+				pd->SetReceiveErrorModel(drop_);
+			}
+			pd->TraceConnectWithoutContext("PhyRxDrop", MakeBoundCallback(&CountLost, &r_.lost));
+		}
+	}
+	std::vector<uint32_t> sum(npkts_, 0);
+	for (int r = 0; r < Ranks(); r++)
+		for (uint32_t k = 0; k < npkts_; k++)
+			sum[k] += F(uint32_t(r), k);
+	expect_.swap(sum);
+}
+
+/* NewConn() - a connection from node @src to node @dst; returns its index. */
+int Sim::NewConn(int src, int dst)
+{
+	Conn c;
+	c.src = src;
+	c.dst = dst;
+	c.window = n_[src].host ? host_tx_window_ : n_[dst].host ? p_.window_host : p_.window_switch;
+	c_.push_back(std::move(c));
+	return int(c_.size()) - 1;
+}
+
+/* Route() - the port of node @u towards node @dst: the child whose subtree holds it, else the parent. */
+int Sim::Route(int u, int dst) const
+{
+	const TreeNode &d = t_.nodes[size_t(dst)];
+	const NodeState &s = n_[size_t(u)];
+	for (size_t i = 0; i < s.port_peer.size(); i++) {
+		const TreeNode &q = t_.nodes[size_t(s.port_peer[i])];
+		if (s.port_peer[i] != t_.nodes[size_t(u)].parent && q.tin <= d.tin && d.tin < q.tout)
+			return int(i);
+	}
+	for (size_t i = 0; i < s.port_peer.size(); i++)
+		if (s.port_peer[i] == t_.nodes[size_t(u)].parent)
+			return int(i);
+	return -1;
+}
+
+/*
+ * Cpu() - node @u's CPU does @cost seconds of work after what it has queued,
+ * then @fn. One event per node is pending at a time (CpuDone()), not one per
+ * task: a switch with thousands of frames waiting would otherwise fill ns-3's
+ * event set, whose cost grows with its size.
+ */
+void Sim::Cpu(int u, double cost, std::function<void()> fn)
+{
+	auto &q = n_[size_t(u)].cpu;
+	q.emplace_back(Seconds(cost), std::move(fn));
+	if (q.size() == 1)
+		Simulator::Schedule(q.front().first, &Sim::CpuDone, this, u);
+}
+
+/* CpuDone() - the head of node @u's CPU queue is done: run it, start the next. */
+void Sim::CpuDone(int u)
+{
+	auto &q = n_[size_t(u)].cpu;
+	std::function<void()> fn = std::move(q.front().second);
+	fn();
+	q.pop_front();
+	if (!q.empty())
+		Simulator::Schedule(q.front().first, &Sim::CpuDone, this, u);
+}
+
+/* SendPacket() - @p out of port @port of node @u; a full queue loses it. */
+void Sim::SendPacket(int u, int port, Ptr<Packet> p)
+{
+	Ptr<NetDevice> dev = n_[size_t(u)].port_dev[size_t(port)];
+	r_.frames++;
+	if (!dev->Send(p, dev->GetBroadcast(), kProto))
+		r_.lost++;
+}
+
+/* SendFrame() - a frame of @wire_bytes with header @h from node @u towards h.dst (a switch pays c_sw first). */
+void Sim::SendFrame(int u, const SimHeader &h, uint32_t wire_bytes)
+{
+	Ptr<Packet> p = Create<Packet>(wire_bytes - h.GetSerializedSize());
+	p->AddHeader(h);
+	int port = Route(u, int(h.dst));
+	if (n_[size_t(u)].host)
+		SendPacket(u, port, p);
+	else
+		Cpu(u, p_.sw_frame * LabFrames(h), [this, u, port, p]() { SendPacket(u, port, p); });
+}
+
+/* Receive() - a frame off a device: forwarded when it is for another node, handled when for this one. */
+void Sim::Receive(Ptr<NetDevice> dev, Ptr<const Packet> p, uint16_t, const Address &, const Address &, NetDevice::PacketType)
+{
+	int u = int(dev->GetNode()->GetId() - base_id_);
+	SimHeader h;
+	p->PeekHeader(h);
+	NodeState &s = n_[size_t(u)];
+	if (!s.host && s.backlog >= p_.queue) {
+		r_.lost++; /* the switch's receive ring is full: the frame is dropped */
+		return;
+	}
+	if (int(h.dst) != u) {
+		/* a frame between hosts (the ring): routed by the kernel of a namespace switch, not by
+		 * the aggregation engine whose cost c_sw is, so it costs the links only */
+		SendPacket(u, Route(u, int(h.dst)), p->Copy());
+		return;
+	}
+	if (s.host) {
+		Handle(u, h);
+		return;
+	}
+	s.backlog++;
+	Cpu(u, p_.sw_frame * LabFrames(h), [this, u, h]() {
+		n_[size_t(u)].backlog--;
+		Handle(u, h);
+	});
+}
+
+/* Handle() - the transport's work on a frame for node @u: the receiver's for data, the sender's for ACK/NAK/RNR. */
+void Sim::Handle(int u, const SimHeader &h)
+{
+	Conn &c = c_[h.conn];
+	if (h.type == T_DATA) {
+		if (h.psn == c.expected) {
+			Frame f{h.bytes, h.msg_bytes, h.value, false};
+			f.last = h.flags & F_ACKREQ;
+			if (!c.on_data(h.psn, f)) {
+				r_.rnr_naks++;
+				SendCtl(int(h.conn), T_RNR, h.psn);
+				return;
+			}
+			c.expected++;
+			c.nak_sent = false;
+			if (h.flags & F_ACKREQ)
+				Ack(int(h.conn), h.psn);
+		} else if (h.psn < c.expected) {
+			if (c.acked != kNone)
+				SendCtl(int(h.conn), T_ACK, c.acked); /* a duplicate: what is acknowledged already */
+		} else if (!c.nak_sent) {
+			c.nak_sent = true;
+			SendCtl(int(h.conn), T_NAK, c.expected);
+		}
+		return;
+	}
+	int ci = int(h.conn);
+	if (h.type == T_ACK) {
+		if (h.psn + 1 <= c.una || h.psn >= c.max_sent)
+			return; /* stale, or of a PSN never sent */
+		c.una = h.psn + 1;
+		c.next = std::max(c.next, c.una);
+		ArmTimer(ci, true);
+		if (c.on_ack)
+			c.on_ack();
+		Kick(ci);
+	} else if (h.type == T_NAK) {
+		r_.naks++;
+		if (h.psn < c.una || h.psn >= c.max_sent)
+			return;
+		bool progress = h.psn > c.una;
+		c.una = h.psn; /* a NAK of PSN k acknowledges every PSN before it */
+		c.next = h.psn;
+		ArmTimer(ci, true);
+		if (progress && c.on_ack)
+			c.on_ack();
+		Kick(ci);
+	} else if (h.type == T_RNR) {
+		if (h.psn < c.una || h.psn >= c.max_sent)
+			return;
+		bool progress = h.psn > c.una;
+		c.una = h.psn;
+		c.next = h.psn;
+		c.rnr_wait = true;
+		if (progress && c.on_ack)
+			c.on_ack();
+		Simulator::Schedule(Seconds(p_.rnr), [this, ci]() {
+			c_[size_t(ci)].rnr_wait = false;
+			Kick(ci);
+		});
+	}
+}
+
+/* Kick() - send what the window and the frames ready allow on connection @ci. */
+void Sim::Kick(int ci)
+{
+	Conn &c = c_[size_t(ci)];
+	if (c.rnr_wait)
+		return;
+	while (c.next < c.ready && c.next < c.una + c.window) {
+		if (c.next < c.max_sent)
+			r_.retransmits++;
+		SendData(ci, c.next, c.frame(c.next));
+		c.next++;
+		c.max_sent = std::max(c.max_sent, c.next);
+	}
+	ArmTimer(ci, false);
+}
+
+/* SendData() - data frame @psn of connection @ci; AckReq on the last frame of a message. */
+void Sim::SendData(int ci, uint32_t psn, const Frame &f)
+{
+	const Conn &c = c_[size_t(ci)];
+	SimHeader h;
+	h.type = T_DATA;
+	h.flags = f.last ? F_ACKREQ : 0;
+	h.bytes = uint16_t(f.bytes);
+	h.conn = uint32_t(ci);
+	h.psn = psn;
+	h.msg_bytes = f.msg_bytes;
+	h.dst = uint32_t(c.dst);
+	h.value = f.value;
+	uint32_t frames = (f.bytes + kMtu - 1) / kMtu; /* the lab's frames this model frame stands for */
+	SendFrame(c.src, h, f.bytes + frames * kFrameOverhead);
+}
+
+/* SendCtl() - an ACK, NAK or RNR NAK of @psn from connection @ci's receiver to its sender. */
+void Sim::SendCtl(int ci, uint8_t type, uint32_t psn)
+{
+	const Conn &c = c_[size_t(ci)];
+	SimHeader h;
+	h.type = type;
+	h.conn = uint32_t(ci);
+	h.psn = psn;
+	h.dst = uint32_t(c.src);
+	SendFrame(c.dst, h, kAckBytes);
+}
+
+/*
+ * AckLimit() - the highest PSN a switch acknowledges to a child on connection
+ * @ci: kAckReserve short of its slot table's end counted from the oldest slot
+ * in use, as the lab's switch holds a child that runs ahead (ACK_AHEAD_RESERVE);
+ * kNone - 1 (no limit) elsewhere.
+ */
+uint32_t Sim::AckLimit(int ci) const
+{
+	const Conn &c = c_[size_t(ci)];
+	const NodeState &s = n_[size_t(c.dst)];
+	if (s.host || s.slots.empty() || t_.nodes[size_t(c.src)].parent != c.dst)
+		return kNone - 1;
+	uint32_t reserve = kAckReserve / (unit_ / kMtu);
+	uint32_t room = p_.slots > reserve ? p_.slots - reserve : 1;
+	return s.free_next + room - 1;
+}
+
+/* Ack() - the receiver of @ci acknowledges up to @psn, or as far as AckLimit() allows and holds the rest. */
+void Sim::Ack(int ci, uint32_t psn)
+{
+	Conn &c = c_[size_t(ci)];
+	uint32_t lim = AckLimit(ci);
+	if (psn > lim) {
+		c.held = psn;
+		if (c.acked != kNone && lim <= c.acked)
+			return;
+		psn = lim;
+	} else {
+		c.held = kNone;
+	}
+	c.acked = psn;
+	SendCtl(ci, T_ACK, psn);
+}
+
+/* ArmTimer() - the retransmission timer of @ci runs while frames are unacknowledged (@restart: anew). */
+void Sim::ArmTimer(int ci, bool restart)
+{
+	Conn &c = c_[size_t(ci)];
+	if (restart)
+		c.timer.Cancel();
+	if (c.una < c.max_sent && !c.timer.IsRunning())
+		c.timer = Simulator::Schedule(Seconds(p_.rto), &Sim::Timeout, this, ci);
+}
+
+/* Timeout() - no progress for an RTO: go back to the oldest unacknowledged frame. */
+void Sim::Timeout(int ci)
+{
+	Conn &c = c_[size_t(ci)];
+	if (c.una >= c.max_sent)
+		return;
+	r_.timeouts++;
+	c.next = c.una;
+	Kick(ci);
+	ArmTimer(ci, false);
+}
+
+/* PktBytes() - payload bytes of packet @k of a rank's buffer (the last one may be short). */
+uint32_t Sim::PktBytes(uint64_t k) const
+{
+	uint64_t end = std::min<uint64_t>((k + 1) * unit_, bytes_);
+	return uint32_t(end - k * unit_);
+}
+
+/* SrcFrame() - packet @k of rank @rank's own data, in messages of p.message packets. */
+Frame Sim::SrcFrame(int rank, uint32_t k) const
+{
+	uint32_t m = k / p_.message, first = m * p_.message, end = std::min(first + p_.message, npkts_);
+	uint64_t mb = std::min<uint64_t>(uint64_t(end) * unit_, bytes_) - uint64_t(first) * unit_;
+	return Frame{PktBytes(k), uint32_t(mb), rank >= 0 ? F(uint32_t(rank), k) : 0, k + 1 == end};
+}
+
+/* PostMore() - host @u posts its next messages on its up connection while they fit the window; each costs o + n·G. */
+void Sim::PostMore(int u)
+{
+	NodeState &s = n_[size_t(u)];
+	Conn &c = c_[size_t(s.up)];
+	while (s.post_next < nmsgs_) {
+		uint32_t first = s.post_next * p_.message, end = std::min(first + p_.message, npkts_);
+		if (end > c.una + c.window)
+			break;
+		Frame f = SrcFrame(-1, first);
+		int ci = s.up;
+		Cpu(u, p_.host_o + f.msg_bytes * p_.host_G, [this, ci, end]() {
+			c_[size_t(ci)].ready = end;
+			Kick(ci);
+		});
+		s.post_next++;
+	}
+}
+
+/* HostCheckDone() - host @u is done once every result is processed and every frame it sent acknowledged. */
+void Sim::HostCheckDone(int u)
+{
+	NodeState &s = n_[size_t(u)];
+	if (s.done || s.recv_msgs < nmsgs_ || c_[size_t(s.up)].una < npkts_)
+		return;
+	s.done = true;
+	r_.host_done[size_t(t_.nodes[size_t(u)].rank)] = Simulator::Now().GetSeconds();
+}
+
+/* SwitchResults() - switch @s passes the results ready in order to every child. */
+void Sim::SwitchResults(int s)
+{
+	NodeState &st = n_[size_t(s)];
+	while (st.res_next < npkts_) {
+		Slot &sl = st.slots[st.res_next % p_.slots];
+		if (sl.psn != st.res_next || !sl.res)
+			break;
+		st.res_next++;
+	}
+	for (int ch : t_.nodes[size_t(s)].children) {
+		Conn &c = c_[size_t(n_[size_t(ch)].down)];
+		c.ready = st.res_next;
+		Kick(n_[size_t(ch)].down);
+	}
+}
+
+/* SwitchFree() - switch @s frees the slots every child and the parent acknowledged. */
+void Sim::SwitchFree(int s)
+{
+	NodeState &st = n_[size_t(s)];
+	uint32_t before = st.free_next;
+	while (st.free_next < st.res_next) {
+		uint32_t k = st.free_next;
+		bool all = !(st.up >= 0 && c_[size_t(st.up)].una <= k);
+		for (int ch : t_.nodes[size_t(s)].children)
+			all = all && c_[size_t(n_[size_t(ch)].down)].una > k;
+		if (!all)
+			break;
+		st.slots[k % p_.slots] = Slot();
+		st.free_next++;
+	}
+	if (st.free_next == before)
+		return;
+	for (int ch : t_.nodes[size_t(s)].children) { /* the ACKs held back go as far as the slots freed allow */
+		int ci = n_[size_t(ch)].up;
+		if (c_[size_t(ci)].held != kNone)
+			Ack(ci, c_[size_t(ci)].held);
+	}
+}
+
+Result Sim::RunInc()
+{
+	for (size_t i = 0; i < t_.nodes.size(); i++) {
+		int par = t_.nodes[i].parent;
+		if (par < 0)
+			continue;
+		n_[i].up = NewConn(int(i), par);
+		n_[i].down = NewConn(par, int(i));
+	}
+	for (size_t i = 0; i < t_.nodes.size(); i++) {
+		int u = int(i);
+		NodeState &s = n_[i];
+		const TreeNode &tn = t_.nodes[i];
+		if (tn.host) {
+			int rank = tn.rank;
+			c_[size_t(s.up)].frame = [this, rank](uint32_t k) { return SrcFrame(rank, k); };
+			c_[size_t(s.up)].on_ack = [this, u]() {
+				PostMore(u);
+				HostCheckDone(u);
+			};
+			c_[size_t(s.down)].on_data = [this, u](uint32_t k, const Frame &f) {
+				if (f.value != expect_[k])
+					r_.wrong_pkts++;
+				if (f.last)
+					Cpu(u, p_.host_o + f.msg_bytes * p_.host_G, [this, u]() {
+						n_[size_t(u)].recv_msgs++;
+						HostCheckDone(u);
+					});
+				return true;
+			};
+			continue;
+		}
+		s.slots.assign(p_.slots, Slot());
+		uint32_t nch = uint32_t(tn.children.size());
+		bool root = tn.parent < 0;
+		for (int ch : tn.children) {
+			c_[size_t(n_[size_t(ch)].up)].on_data = [this, u, nch, root](uint32_t k, const Frame &f) {
+				NodeState &st = n_[size_t(u)];
+				Slot &sl = st.slots[k % p_.slots];
+				if (sl.psn != k) {
+					if (sl.psn != kNone)
+						return false; /* an older round still holds the slot */
+					sl = Slot();
+					sl.psn = k;
+					sl.meta = f;
+				}
+				sl.val += f.value;
+				if (++sl.count < nch)
+					return true;
+				sl.agg = true;
+				if (root) {
+					sl.result = sl.val;
+					sl.res = true;
+					SwitchResults(u);
+					return true;
+				}
+				while (st.agg_next < npkts_) {
+					Slot &a = st.slots[st.agg_next % p_.slots];
+					if (a.psn != st.agg_next || !a.agg)
+						break;
+					st.agg_next++;
+				}
+				c_[size_t(st.up)].ready = st.agg_next;
+				Kick(st.up);
+				return true;
+			};
+			Conn &dc = c_[size_t(n_[size_t(ch)].down)];
+			dc.frame = [this, u](uint32_t k) {
+				const Slot &sl = n_[size_t(u)].slots[k % p_.slots];
+				return Frame{sl.meta.bytes, sl.meta.msg_bytes, sl.result, sl.meta.last};
+			};
+			dc.on_ack = [this, u]() { SwitchFree(u); };
+		}
+		if (!root) {
+			c_[size_t(s.up)].frame = [this, u](uint32_t k) {
+				const Slot &sl = n_[size_t(u)].slots[k % p_.slots];
+				return Frame{sl.meta.bytes, sl.meta.msg_bytes, sl.val, sl.meta.last};
+			};
+			c_[size_t(s.up)].on_ack = [this, u]() { SwitchFree(u); };
+			c_[size_t(s.down)].on_data = [this, u](uint32_t k, const Frame &f) {
+				Slot &sl = n_[size_t(u)].slots[k % p_.slots];
+				if (sl.psn != k) {
+					r_.wrong_pkts++; /* a result no slot awaits: a fault of the model */
+					return true;
+				}
+				sl.result = f.value;
+				sl.res = true;
+				SwitchResults(u);
+				return true;
+			};
+		}
+	}
+	for (int u : t_.host_of_rank)
+		Simulator::ScheduleNow(&Sim::PostMore, this, u);
+	Simulator::Run();
+	return Finish();
+}
+
+/* RingChunk() - the chunk rank @rank sends (@send) or receives at ring step @step. */
+uint32_t Sim::RingChunk(int rank, int step, bool send) const
+{
+	int p = Ranks(), c;
+	if (step < p - 1)
+		c = send ? rank - step : rank - step - 1;
+	else
+		c = send ? rank + 1 - (step - (p - 1)) : rank - (step - (p - 1));
+	return uint32_t(((c % p) + p) % p);
+}
+
+/* ChunkFrame() - frame @idx of a chunk of @n packets from packet @pkt0, in messages of p.message. */
+Frame Sim::ChunkFrame(uint32_t pkt0, uint32_t n, uint32_t idx, uint32_t value) const
+{
+	uint32_t first = idx / p_.message * p_.message, end = std::min(first + p_.message, n);
+	uint64_t mb = 0;
+	for (uint32_t j = first; j < end; j++)
+		mb += PktBytes(pkt0 + j);
+	return Frame{PktBytes(pkt0 + idx), uint32_t(mb), value, idx + 1 == end};
+}
+
+/* RingPostStep() - host @u posts the sends of its next ring step: messages queued for the window. */
+void Sim::RingPostStep(int u)
+{
+	NodeState &s = n_[size_t(u)];
+	int rank = t_.nodes[size_t(u)].rank;
+	uint32_t ch = RingChunk(rank, s.send_posted++, true), pkt0 = ChunkStart(ch), n = ChunkLen(ch);
+	if (n) {
+		s.segs.push_back(NodeState::Seg{s.sent_total, pkt0, n});
+		for (uint32_t first = 0; first < n; first += p_.message) {
+			Frame f = ChunkFrame(pkt0, n, first, 0);
+			s.pending.push_back(NodeState::Post{s.sent_total + std::min(first + p_.message, n), f.msg_bytes});
+		}
+		s.sent_total += n;
+	}
+	Conn &c = c_[size_t(s.out)];
+	while (s.pending_head < s.pending.size() && s.pending[s.pending_head].end <= c.una + c.window) {
+		const NodeState::Post &po = s.pending[s.pending_head++];
+		int ci = s.out;
+		uint32_t end = po.end;
+		Cpu(u, p_.host_o + po.bytes * p_.host_G, [this, ci, end]() {
+			c_[size_t(ci)].ready = end;
+			Kick(ci);
+		});
+	}
+}
+
+/* RingRecvDone() - host @u processed all of ring step @step's receive: the next step's send may go. */
+void Sim::RingRecvDone(int u, int step)
+{
+	NodeState &s = n_[size_t(u)];
+	int steps = 2 * (Ranks() - 1), rank = t_.nodes[size_t(u)].rank;
+	s.recv_done = step + 1;
+	if (s.recv_done < steps) {
+		RingPostStep(u);
+		if (ChunkLen(RingChunk(rank, s.recv_done, false)) == 0)
+			RingRecvDone(u, s.recv_done);
+		return;
+	}
+	if (c_[size_t(s.out)].una >= s.sent_total && !s.done) {
+		s.done = true;
+		r_.host_done[size_t(rank)] = Simulator::Now().GetSeconds();
+	}
+}
+
+Result Sim::RunRing()
+{
+	int p = Ranks();
+	for (int r = 0; r < p; r++)
+		n_[size_t(t_.host_of_rank[size_t(r)])].out = NewConn(t_.host_of_rank[size_t(r)], t_.host_of_rank[size_t((r + 1) % p)]);
+	for (int r = 0; r < p; r++) {
+		int u = t_.host_of_rank[size_t(r)];
+		NodeState &s = n_[size_t(u)];
+		s.in = n_[size_t(t_.host_of_rank[size_t((r + p - 1) % p)])].out;
+		s.buf.resize(npkts_);
+		for (uint32_t k = 0; k < npkts_; k++)
+			s.buf[k] = F(uint32_t(r), k);
+		Conn &out = c_[size_t(s.out)];
+		out.frame = [this, u](uint32_t psn) {
+			const NodeState &st = n_[size_t(u)];
+			auto it = std::upper_bound(st.segs.begin(), st.segs.end(), psn,
+						   [](uint32_t v, const NodeState::Seg &g) { return v < g.psn0; });
+			const NodeState::Seg &g = *(it - 1);
+			uint32_t idx = psn - g.psn0;
+			return ChunkFrame(g.pkt0, g.n, idx, st.buf[g.pkt0 + idx]);
+		};
+		out.on_ack = [this, u]() {
+			NodeState &st = n_[size_t(u)];
+			Conn &c = c_[size_t(st.out)];
+			while (st.pending_head < st.pending.size() && st.pending[st.pending_head].end <= c.una + c.window) {
+				const NodeState::Post &po = st.pending[st.pending_head++];
+				int ci = st.out;
+				uint32_t end = po.end;
+				Cpu(u, p_.host_o + po.bytes * p_.host_G, [this, ci, end]() {
+					c_[size_t(ci)].ready = end;
+					Kick(ci);
+				});
+			}
+			int steps = 2 * (Ranks() - 1);
+			if (st.recv_done == steps && c.una >= st.sent_total && !st.done) {
+				st.done = true;
+				r_.host_done[size_t(t_.nodes[size_t(u)].rank)] = Simulator::Now().GetSeconds();
+			}
+		};
+		c_[size_t(s.in)].on_data = [this, u, r, p](uint32_t, const Frame &f) {
+			NodeState &st = n_[size_t(u)];
+			int steps = 2 * (p - 1);
+			while (st.cur_step < steps && st.cur_off == ChunkLen(RingChunk(r, st.cur_step, false))) {
+				st.cur_step++;
+				st.cur_off = 0;
+			}
+			if (st.cur_step >= steps) {
+				r_.wrong_pkts++; /* more data than the ring sends: a fault of the model */
+				return true;
+			}
+			uint32_t ch = RingChunk(r, st.cur_step, false), n = ChunkLen(ch), pkt = ChunkStart(ch) + st.cur_off;
+			if (st.cur_step < p - 1)
+				st.buf[pkt] += f.value;
+			else
+				st.buf[pkt] = f.value;
+			st.cur_off++;
+			if (f.last) {
+				int step = st.cur_step;
+				bool step_end = st.cur_off == n;
+				Cpu(u, p_.host_o + f.msg_bytes * p_.host_G, [this, u, step, step_end]() {
+					if (step_end)
+						RingRecvDone(u, step);
+				});
+			}
+			return true;
+		};
+	}
+	for (int r = 0; r < p; r++) {
+		int u = t_.host_of_rank[size_t(r)];
+		Simulator::ScheduleNow([this, u, r]() {
+			RingPostStep(u);
+			if (ChunkLen(RingChunk(r, 0, false)) == 0)
+				RingRecvDone(u, 0);
+		});
+	}
+	Simulator::Run();
+	for (int r = 0; r < p; r++) {
+		const NodeState &s = n_[size_t(t_.host_of_rank[size_t(r)])];
+		for (uint32_t k = 0; k < npkts_; k++)
+			r_.wrong_pkts += s.buf[k] != expect_[k];
+	}
+	return Finish();
+}
+
+Result Sim::RunTransfer(int src, int dst)
+{
+	int su = t_.host_of_rank[size_t(src)], du = t_.host_of_rank[size_t(dst)];
+	n_[size_t(su)].up = NewConn(su, du);
+	Conn &c = c_[size_t(n_[size_t(su)].up)];
+	c.frame = [this, src](uint32_t k) { return SrcFrame(src, k); };
+	c.on_ack = [this, su]() {
+		PostMore(su);
+		if (c_[size_t(n_[size_t(su)].up)].una == npkts_)
+			r_.host_done[0] = Simulator::Now().GetSeconds();
+	};
+	c.on_data = [this, du, src](uint32_t k, const Frame &f) {
+		if (f.value != F(uint32_t(src), k))
+			r_.wrong_pkts++;
+		if (f.last)
+			Cpu(du, p_.host_o + f.msg_bytes * p_.host_G, [this, du]() {
+				if (++n_[size_t(du)].recv_msgs == nmsgs_)
+					r_.host_done[1] = Simulator::Now().GetSeconds();
+			});
+		return true;
+	};
+	Simulator::ScheduleNow(&Sim::PostMore, this, su);
+	Simulator::Run();
+	return Finish();
+}
+
+/* Finish() - the run's time (the last completion; a host that never finished makes it infinite) and counters. */
+Result Sim::Finish()
+{
+	r_.events = Simulator::GetEventCount();
+	double tmax = 0;
+	for (double d : r_.host_done)
+		tmax = d > 0 ? std::max(tmax, d) : 1.0 / 0.0;
+	r_.time_s = tmax;
+	return r_;
+}
+
+} // namespace
+
+bool ValidateParams(const Params &p, std::string *err)
+{
+	auto bad = [err](const std::string &m) {
+		*err = m;
+		return false;
+	};
+	if (!(p.link_bw > 0 && p.link_bw < 1e13))
+		return bad("link bandwidth must be above 0 and below 10 TB/s");
+	if (!(p.link_lat >= 0 && p.link_lat < 10))
+		return bad("link latency must be 0..10 s");
+	if (!(p.host_o >= 0 && p.host_o < 10) || !(p.host_G >= 0 && p.host_G < 1))
+		return bad("host o must be 0..10 s and G 0..1 s per byte");
+	if (!(p.sw_frame >= 0 && p.sw_frame < 10))
+		return bad("switch per-frame cost must be 0..10 s");
+	if (!(p.loss >= 0 && p.loss < 1))
+		return bad("loss must be in [0, 1)");
+	if (!(p.rto > 0 && p.rto < 100) || !(p.rnr >= 0 && p.rnr < 100))
+		return bad("RTO must be above 0 and RNR wait 0..100 s");
+	if (p.window_host < 1 || p.window_host > 16384 || p.window_switch < 1 || p.window_switch > 16384)
+		return bad("windows must be 1..16384 frames");
+	if (p.message < 1 || p.message > 64)
+		return bad("message must be 1..64 frames");
+	if (p.unit < 1 || p.unit > 32 || p.unit > p.message || p.message % p.unit)
+		return bad("a model frame must be 1..32 packets, at most a message, and divide the message");
+	if (p.slots < 1 || p.slots > (1u << 22))
+		return bad("slots must be 1..4194304");
+	if (p.queue < 1 || p.queue > (1u << 24))
+		return bad("device queue must be 1..16777216 frames");
+	return true;
+}
+
+Result RunAllReduce(const Tree &t, const Params &p, uint64_t bytes, Algo a)
+{
+	Sim s(t, p, bytes);
+	return a == Algo::Inc ? s.RunInc() : s.RunRing();
+}
+
+Result RunTransfer(const Tree &t, const Params &p, int src, int dst, uint64_t bytes)
+{
+	Sim s(t, p, bytes);
+	Result r = s.RunTransfer(src, dst);
+	r.host_done.resize(2);
+	return r;
+}
+
+} // namespace incsim

@@ -1,0 +1,127 @@
+/*
+ * model.h — inclab's trees and collectives as an ns-3 simulation (incsim).
+ *
+ * What is modelled (README.md says why and what is not):
+ *   - the tree: a node per switch and host, an ns-3 point-to-point link per
+ *     tree edge (bandwidth, one-way latency, a drop-tail device queue);
+ *   - an RC-like reliable transport per connection: PSNs, a window of frames
+ *     in flight, an ACK per message (the AckReq of its last frame), a NAK once
+ *     per gap and go-back-N from it, an RNR NAK and a wait when a switch's
+ *     slot is busy, a retransmission timer;
+ *   - a host's CPU: one server that takes o + n·G for each message it sends
+ *     and for each it receives (LogGP, seeds/004), one after another;
+ *   - a switch's CPU: one server that takes c_sw for every frame in and out;
+ *   - in-network aggregation: a switch sums packet k of every child in slot
+ *     k % slots, sends the sum up (or, at the root, the result down), frees
+ *     the slot once every child and the parent acknowledged it;
+ *   - the host ring baseline: reduce-scatter then allgather, 2(p-1) steps of
+ *     n/p bytes over end-to-end connections that the switches only forward;
+ *     a step's send starts on the completion of the step before's receive
+ *     (the receive-side completion of seeds/001).
+ * Every packet carries a 32-bit stand-in of its elements; results are checked
+ * against sums computed apart from the simulation (Result.wrong_pkts).
+ */
+#ifndef INCSIM_MODEL_H
+#define INCSIM_MODEL_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace incsim {
+
+constexpr uint32_t kMtu = 1024;         /* payload bytes per frame: the lab's RoCE MTU, one switch slot */
+constexpr uint32_t kFrameOverhead = 58; /* Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 around a RoCE v2 payload */
+constexpr uint32_t kAckBytes = 62;      /* an ACK or NAK: the same headers and an AETH of 4 */
+constexpr uint32_t kPppBytes = 2;       /* ns-3's point-to-point device adds its 2-byte PPP header */
+constexpr int kMaxHosts = 65536;        /* generated trees: a bound on what a run is asked to hold */
+constexpr uint64_t kMaxBytes = 1ull << 31; /* 2 GiB per rank, as the lab's experiments */
+
+struct TreeNode {
+	std::string name;
+	bool host = false;
+	int rank = -1;              /* hosts: 0..nhosts-1 */
+	int parent = -1;            /* -1: the root */
+	std::vector<int> children;
+	int tin = 0, tout = 0;      /* subtree interval (DFS order), for routing */
+};
+
+struct Tree {
+	std::string name;           /* "1-2-4" */
+	std::vector<TreeNode> nodes;
+	int root = -1;
+	int levels = 0;             /* switch levels (1-2-4: 2) */
+	std::vector<int> host_of_rank;
+};
+
+/**
+ * TreeFromShape() - the tree @shape names: node counts per level joined by
+ * '-' ("1-32-1024"), the first 1 (the root switch), each a multiple of the one
+ * before, hosts last, at least two levels and two hosts. Switch i of level l
+ * is "s<l>-<i>", host r is "h<r>". Returns true, or false with the reason in @err.
+ */
+bool TreeFromShape(const std::string &shape, Tree *t, std::string *err);
+
+/**
+ * TreeFromTopology() - the tree of an inclab topology file (topology/topo.c
+ * reads and validates it; the controller is not part of the tree). Returns
+ * true, or false with the parser's messages or the reason in @err.
+ */
+bool TreeFromTopology(const char *path, Tree *t, std::string *err);
+
+/** The model's parameters; every measured one has to be given (params.h). */
+struct Params {
+	double link_bw = 0;          /* bytes/s of every link */
+	double link_lat = 0;         /* s, one way, every link */
+	double host_o = 0;           /* s of host CPU per message sent or received */
+	double host_G = 0;           /* s of host CPU per byte sent or received */
+	double sw_frame = 0;         /* s of switch CPU per frame in or out */
+	double loss = 0;             /* probability that a link drops a frame */
+	double rto = 0.050;          /* s: retransmission timeout (the switch daemon's min_rto of 50 ms) */
+	double rnr = 0.001;          /* s: a sender's wait after an RNR NAK */
+	uint32_t window_host = 512;  /* frames in flight to a host, and from one up to rxe's 129 (libinccl's WINDOW default) */
+	uint32_t window_switch = 256;/* frames in flight on a switch's connection (SW_WINDOW) */
+	uint32_t message = 16;       /* frames per message (libinccl's MESSAGE default) */
+	uint32_t slots = 8192;       /* aggregation slots per switch (the controller's) */
+	uint32_t queue = 1000;       /* frames a device queue holds (Linux's txqueuelen) */
+	uint32_t seed = 1;           /* of the loss draws */
+	uint32_t unit = 1;           /* packets per model frame (coarsening, README.md): 1 is the lab's frame */
+	int64_t drop_psn = -1;       /* tests: the first copy of data frame PSN drop_psn on connection 0 is lost */
+};
+
+struct Result {
+	double time_s = 0;           /* the last host's completion */
+	uint64_t wrong_pkts = 0;     /* result model frames unlike the expected sums, every host */
+	uint64_t events = 0;         /* ns-3 events executed */
+	uint64_t frames = 0;         /* frames put on links */
+	uint64_t lost = 0;           /* frames dropped by a link's loss or a full queue */
+	uint64_t retransmits = 0, naks = 0, rnr_naks = 0, timeouts = 0;
+	std::vector<double> host_done; /* per rank, s */
+};
+
+enum class Algo { Inc, Ring };
+
+/**
+ * ValidateParams() - whether @p can be simulated (positive bandwidth, no
+ * negative times, loss in [0, 1), windows, message and slots in range);
+ * false with the reason in @err.
+ */
+bool ValidateParams(const Params &p, std::string *err);
+
+/**
+ * RunAllReduce() - one AllReduce of @bytes per rank over @t with @a, every
+ * rank starting at time 0. Returns what happened (time, checks, counters).
+ * @bytes: 1..kMaxBytes; @p valid (ValidateParams()).
+ */
+Result RunAllReduce(const Tree &t, const Params &p, uint64_t bytes, Algo a);
+
+/**
+ * RunTransfer() - one message stream of @bytes from rank @src to rank @dst
+ * (messages of p.message frames), the switches only forwarding; done when
+ * @dst has received and processed the last message and @src has its ACK.
+ */
+Result RunTransfer(const Tree &t, const Params &p, int src, int dst, uint64_t bytes);
+
+} // namespace incsim
+
+#endif

@@ -1,0 +1,195 @@
+/*
+ * test_sim.cc — incsim's model against hand-computed values (make test-sim).
+ *
+ * Every case uses links of 1 MB/s (a 1 KiB frame, 1024 + 58 + 2 bytes on the
+ * wire, takes 1084 us), 100 us of latency, a host o of 10 us and G of 1 ns/B,
+ * so each figure below is a sum that can be checked by hand; ns-3 keeps time
+ * in ns, so the simulated figures must be exact to 10 ns.
+ */
+#include "model.h"
+#include "params.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace incsim;
+
+static int failures, checks;
+
+/* Near() - one check that @got is @want within @tol, printed either way. */
+static void Near(const char *what, double got, double want, double tol)
+{
+	checks++;
+	bool ok = std::fabs(got - want) <= tol;
+	failures += !ok;
+	printf("%s %s: %.3f (expected %.3f)\n", ok ? "ok  " : "FAIL", what, got, want);
+}
+
+/* Params0() - the parameters of the hand computations. */
+static Params Params0()
+{
+	Params p;
+	p.link_bw = 1e6;
+	p.link_lat = 100e-6;
+	p.host_o = 10e-6;
+	p.host_G = 1e-9;
+	p.sw_frame = 50e-6;
+	return p;
+}
+
+static Tree Shape(const char *s)
+{
+	Tree t;
+	std::string err;
+	if (!TreeFromShape(s, &t, &err)) {
+		printf("FAIL tree %s: %s\n", s, err.c_str());
+		failures++;
+	}
+	return t;
+}
+
+int main()
+{
+	setvbuf(stdout, nullptr, _IOLBF, 0);
+	const double F = 1084, A = 64, lat = 100, tol = 0.01; /* us: a full frame, an ACK on one link; latency; tolerance */
+	Tree t12 = Shape("1-2");
+
+	/* 1. Links: one frame of 1 KiB from rank 0 to rank 1 through the switch (it only routes).
+	 * Sender CPU o + nG = 11.024, two links of F + lat each, receiver CPU 11.024;
+	 * the ACK leaves the receiver as the frame arrives and crosses both links back. */
+	{
+		Params p = Params0();
+		Result r = RunTransfer(t12, p, 0, 1, 1024);
+		double arrive = 11.024 + 2 * (F + lat);
+		Near("one frame: receiver done (us)", r.host_done[1] * 1e6, arrive + 11.024, tol);
+		Near("one frame: sender has its ACK (us)", r.host_done[0] * 1e6, arrive + 2 * (A + lat), tol);
+		/* four frames, one message: the second link forwards each frame as it arrives,
+		 * so the last arrives 4F + lat + F + lat after the CPU's 10 + 4.096 us */
+		r = RunTransfer(t12, p, 0, 1, 4096);
+		arrive = 14.096 + 4 * F + lat + F + lat;
+		Near("four frames: receiver done (us)", r.host_done[1] * 1e6, arrive + 14.096, tol);
+		Near("four frames: sender has its ACK (us)", r.host_done[0] * 1e6, arrive + 2 * (A + lat), tol);
+		Near("four frames: wrong packets", double(r.wrong_pkts), 0, 0);
+	}
+
+	/* 1b. The window: four frames, a message each, at most two in flight. Frames 0 and 1
+	 * go at once (CPU 11.024 each; frame 1 waits for the link until 11.024 + F); frame 2
+	 * is posted when frame 0's ACK is back (11.024 + 2(F + lat) + 2(A + lat)) and frame 3
+	 * when frame 1's is (F later), its CPU then free, its link busy with frame 2 until
+	 * then; the last arrives 2(F + lat) after it starts. */
+	{
+		Params p = Params0();
+		p.message = 1;
+		p.window_host = 2;
+		Result r = RunTransfer(t12, p, 0, 1, 4096);
+		double ack0 = 11.024 + 2 * (F + lat) + 2 * (A + lat), f2 = ack0 + 11.024 + F, last = f2 + F + 2 * lat + F;
+		Near("window 2: receiver done (us)", r.host_done[1] * 1e6, last + 11.024, tol);
+		Near("window 2: sender has its ACK (us)", r.host_done[0] * 1e6, last + 2 * (A + lat), tol);
+	}
+
+	/* 1c. Coarsening: the same four packets as one model frame (unit 4) carry their four
+	 * frames' headers, 4 · 1082 + 2 bytes, over each link in one piece. */
+	{
+		Params p = Params0();
+		p.unit = 4;
+		Result r = RunTransfer(t12, p, 0, 1, 4096);
+		Near("unit 4: receiver done (us)", r.host_done[1] * 1e6, 14.096 + 2 * (4 * 1082 + 2 + lat) + 14.096, tol);
+		/* a lossless AllReduce of 1 MiB on 1-2-4 in frames of 16 packets is within 2 % of the lab's frames */
+		p.link_bw = 30e6;
+		p.sw_frame = 5e-6;
+		p.host_G = 0.0375e-6;
+		p.unit = 1;
+		Tree t124 = Shape("1-2-4");
+		double fine = RunAllReduce(t124, p, 1 << 20, Algo::Inc).time_s;
+		p.unit = 16;
+		Result cr = RunAllReduce(t124, p, 1 << 20, Algo::Inc);
+		Near("unit 16: 1 MiB INC on 1-2-4 against unit 1 (ratio)", cr.time_s / fine, 1, 0.02);
+		Near("unit 16: wrong", double(cr.wrong_pkts), 0, 0);
+	}
+
+	/* 2. One switch's aggregation: AllReduce of one 1 KiB packet on 1-2, c_sw = 50 us.
+	 * Both frames reach sw0 at ta = 11.024 + F + lat. Its CPU, one frame after the
+	 * other: rx A, rx B, ACK to A (queued while handling A), result to rank 0, result to
+	 * rank 1 (both queued when B completes the slot), ACK to B: each 50 us.
+	 * Rank 0: its ACK leaves at ta + 150 and holds the link for A, so its result goes
+	 * at ta + 150 + A, arrives F + lat later and takes o + nG = 11.024 to process.
+	 * Rank 1: its result goes at ta + 250; its ACK, ready at ta + 300, waits behind it on
+	 * the link and arrives at ta + 250 + F + A + lat, after the result was processed: a
+	 * host is done when it has its results and its own frames are acknowledged. */
+	{
+		Params p = Params0();
+		Result r = RunAllReduce(t12, p, 1024, Algo::Inc);
+		double ta = 11.024 + F + lat;
+		Near("aggregation: rank 0 done (us)", r.host_done[0] * 1e6, ta + 150 + A + F + lat + 11.024, tol);
+		Near("aggregation: rank 1 done (us)", r.host_done[1] * 1e6, ta + 250 + F + A + lat, tol);
+		Near("aggregation: wrong packets", double(r.wrong_pkts), 0, 0);
+		/* the switch's cost counts: with c_sw = 0 the result and the ACK leave at ta */
+		p.sw_frame = 0;
+		r = RunAllReduce(t12, p, 1024, Algo::Inc);
+		Near("aggregation, c_sw 0: rank 1 done (us)", r.host_done[1] * 1e6, ta + F + A + lat, tol);
+	}
+
+	/* 3. A retransmission: four frames, the first copy of PSN 1 lost on the first link.
+	 * PSN 2 reaches the receiver at t0 + 3F + lat + F + lat (t0 = 14.096): a gap, one NAK
+	 * of PSN 1, back over both links (2(A + lat)); PSN 3 is dropped without a second NAK.
+	 * The sender goes back to PSN 1 and resends 1, 2, 3: the last arrives 3F + lat + F +
+	 * lat after the NAK. */
+	{
+		Params p = Params0();
+		p.drop_psn = 1;
+		Result r = RunTransfer(t12, p, 0, 1, 4096);
+		double t0 = 14.096, nak = t0 + 4 * F + 2 * lat + 2 * (A + lat), last = nak + 4 * F + 2 * lat;
+		Near("retransmission: receiver done (us)", r.host_done[1] * 1e6, last + 14.096, tol);
+		Near("retransmission: sender has its ACK (us)", r.host_done[0] * 1e6, last + 2 * (A + lat), tol);
+		Near("retransmission: frames resent", double(r.retransmits), 3, 0);
+		Near("retransmission: NAKs", double(r.naks), 1, 0);
+		Near("retransmission: frames lost", double(r.lost), 1, 0);
+		Near("retransmission: wrong packets", double(r.wrong_pkts), 0, 0);
+	}
+
+	/* 4. Results right on bigger trees: every packet of every rank's result equals the sum
+	 * computed apart, INC and ring, also with random loss, and with ring chunks that are
+	 * empty (3 packets on 6 ranks) or uneven. */
+	{
+		Params p = Params0();
+		p.link_bw = 1e8;
+		p.sw_frame = 1e-6;
+		struct {
+			const char *shape;
+			uint64_t bytes;
+			double loss;
+		} cases[] = {{"1-2-4", 200 * 1024 + 100, 0}, {"1-2-6", 3 * 1024, 0}, {"1-3-6", 77 * 1024, 0},
+			     {"1-2-4", 100 * 1024, 0.02}, {"1-2-4-8", 50 * 1024, 0.01}};
+		for (auto &c : cases) {
+			p.loss = c.loss;
+			for (Algo a : {Algo::Inc, Algo::Ring}) {
+				Result r = RunAllReduce(Shape(c.shape), p, c.bytes, a);
+				char what[128];
+				snprintf(what, sizeof what, "%s %s %llu B, loss %.2f: wrong packets (finished: %s)",
+					 a == Algo::Inc ? "inc" : "ring", c.shape, (unsigned long long)c.bytes, c.loss,
+					 std::isfinite(r.time_s) ? "yes" : "no");
+				Near(what, std::isfinite(r.time_s) ? double(r.wrong_pkts) : -1, 0, 0);
+				if (c.loss > 0) {
+					snprintf(what, sizeof what, "%s %s loss %.2f: frames resent >= lost", a == Algo::Inc ? "inc" : "ring",
+						 c.shape, c.loss);
+					Near(what, r.retransmits >= r.lost && r.lost > 0, 1, 0);
+				}
+			}
+		}
+	}
+
+	/* 5. Trees and the latency a run's L gives. */
+	{
+		Tree t;
+		std::string err;
+		Near("shape 1-32-1024: hosts", TreeFromShape("1-32-1024", &t, &err) ? double(t.host_of_rank.size()) : -1, 1024, 0);
+		Near("shape 1-32-1024: levels", t.levels, 2, 0);
+		const char *bad[] = {"2-4", "1-3-4", "1", "1-1", "1--2", "1-2-", "x", "1-2-4-8-16-32-64-128-256", "1-99999999"};
+		for (const char *b : bad)
+			Near(b, TreeFromShape(b, &t, &err) ? 1 : 0, 0, 0);
+		/* L = 400 us over 4 links, c_sw 10 us at 3 switches in and out, 8 + 60 bytes at 1 MB/s per link */
+		Near("link latency from L (us)", LinkLatency(400, 4, 10e-6, 1e6, 8) * 1e6, (400 - 60 - 4 * 68) / 4.0, tol);
+	}
+	printf("%d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# test-sim.sh — incsim end to end (make test-sim, in make check): the model's
+# unit tests (sim/test_sim.cc, hand-computed values), then `make sim-allreduce`'s
+# script on small trees with the parameters of a stored run
+# (tests/analysis/samples/sweep-20261102-090000: o = 40 us, G = 0.4 us/B,
+# half_rtt 183.6 us at 8 B, ceiling 2.5 MB/s), the run directory it stores read
+# by the lab's own tools (increport check, analysis/plots.sh), and bad input:
+# each refused with exit 2 and a message that names what is wrong.
+# Tools from ${INCLAB_BUILD:-${BUILD:-build}}.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+build=${INCLAB_BUILD:-${BUILD:-build}}
+case $build in /*) ;; *) build=$top/$build ;; esac
+export INCLAB_BUILD=$build
+sample=tests/analysis/samples/sweep-20261102-090000
+tmp=$(mktemp -d)
+. "$top/tests/lib/harness.sh"
+gone() { rm -rf "$tmp"; }
+harness_begin test-sim "unit run bad"
+harness_on_exit gone
+
+phase unit "the model against hand-computed values"
+if timeout 300 "$build/test_sim" > "$tmp/unit.log" 2>&1; then
+    ok "test_sim: $(tail -n 1 "$tmp/unit.log")"
+else
+    grep FAIL "$tmp/unit.log" | head -n 20
+    ko "test_sim: $(tail -n 1 "$tmp/unit.log")"
+fi
+
+phase run "sim-allreduce on 1-2-4 with a stored run's parameters, 1-4-16 with given ones"
+# sim ENV... — sim/sim.sh with these settings (and nothing of the caller's), output in $tmp/out
+sim() { env -i PATH="$PATH" INCLAB_BUILD="$build" "$@" sim/sim.sh allreduce > "$tmp/out" 2>&1; }
+mkdir -p "$tmp/res"
+sim TOPOLOGY=topology/1-2-4.yaml SIZES="64K 100K" RUN=$sample LINK_BW=100 SWITCH_FRAME=5 RESULTS="$tmp/res"
+rc=$?
+check "1-2-4 simulated, exit 0 (got $rc)" [ "$rc" = 0 ]
+run=$(ls -d "$tmp"/res/sim-allreduce-* 2>/dev/null | head -n 1)
+check "a run directory sim-allreduce-DATE-TIME" [ -d "$run" ]
+csv=$run/results.csv meta=$run/meta.yaml
+# four rows: inc and ring at 65536 and 102400 B, 4 ranks, nothing wrong, round 1
+want=$'inc 102400 4 0 1\ninc 65536 4 0 1\nring 102400 4 0 1\nring 65536 4 0 1'
+got=$(awk -F, 'NR > 1 { print $1, $7, $6, $13, $14 }' "$csv" 2>/dev/null | sort)
+check "results.csv: inc and ring at both sizes, 4 ranks, no wrong element" [ "$got" = "$want" ]
+check "results.csv: algbw = bytes / time" awk -F, 'NR > 1 { d = $7 / $10 - $11; if (d > 0.01 || d < -0.01) exit 1 }' "$csv"
+check "meta.yaml: simulated" grep -qx 'simulated: true' "$meta"
+check "meta.yaml: o from the run's gap fit (40 us)" grep -q "host_o_us: {value: 40, from: 'the gap fit of $sample/loggp.csv'}" "$meta"
+check "meta.yaml: link bandwidth from the command line" grep -q "link_bw_MBps: {value: 100, from: 'command line'}" "$meta"
+# the latency that makes the model's 8-byte message take L = 183.6 - 2 * 40 us over 4 links
+lat=$(awk '/link_latency_us/ { sub(/.*value: /, ""); sub(/,.*/, ""); print }' "$meta")
+check "meta.yaml: link latency (103.6 - 4 * 68 B / 100 MB/s - 3 * 2 * 5) / 4 = 17.72 us (got $lat)" \
+    awk -v l="$lat" 'BEGIN { d = l - (103.6 - 4 * 0.68 - 30) / 4; exit !(d < 1e-6 && d > -1e-6) }'
+check "meta.yaml: status verified" grep -qx 'status: verified' "$meta"
+check "increport check reads results.csv" "$build/increport" check "$csv"
+check "make plots draws it (analysis/plots.sh)" analysis/plots.sh "$tmp/res"
+check "REPORT.md names the run" grep -qF "$(basename "$run")" "$tmp/res/REPORT.md"
+check "summary chart drawn" [ -s "$run/plots/summary.svg" ]
+# c_sw from a run that stores the switches' CPU (cpu.csv: 3 switches x 100000 us in INC) and
+# their frames (switch-counters.txt: 3 x (10000 rx + 10000 tx)): 300000 / 60000 = 5 us a frame
+cp -r "$sample" "$tmp/run2"
+for s in sw0 sw1 sw2; do echo "2026-11-02T09:00:00Z $s comm 1: rx_frames=10000 tx_frames=10000"; done > "$tmp/run2/switch-counters.txt"
+mkdir -p "$tmp/res2"
+sim TOPOLOGY=topology/1-2-4.yaml SIZE=64K RUN="$tmp/run2" LINK_BW=100 RESULTS="$tmp/res2"
+rc=$?
+check "c_sw from the run's cpu.csv and switch-counters.txt: exit 0 (got $rc: $(head -c 200 "$tmp/out"))" [ "$rc" = 0 ]
+check "meta.yaml: c_sw = 300000 us / 60000 frames = 5 us" grep -q "switch_frame_us: {value: 5, from: 'the switches'' CPU" "$tmp"/res2/*/meta.yaml
+mkdir -p "$tmp/res16"
+sim TOPOLOGY=1-4-16 SIZE=64K UNIT=4 LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1 LOSS=0.01 RESULTS="$tmp/res16"
+rc=$?
+check "a generated 1-4-16 tree with 1% loss, frames of 4 packets, every parameter by hand: exit 0 (got $rc)" [ "$rc" = 0 ]
+got=$(awk -F, 'NR > 1 { print $1, $6, $13 }' "$tmp"/res16/*/results.csv 2>/dev/null | sort | tr '\n' ' ')
+check "1-4-16: inc and ring on 16 ranks, no wrong element ($got)" [ "$got" = "inc 16 0 ring 16 0 " ]
+
+phase bad "bad input: exit 2 and a precise message"
+# refused WHAT TEXT ENV... — sim with ENV exits 2 and says TEXT
+refused() {
+    local what=$1 text=$2; shift 2
+    sim RESULTS="$tmp/res" "$@"
+    local rc=$?
+    if [ "$rc" = 2 ] && grep -qF -- "$text" "$tmp/out"; then ok "$what"; else ko "$what (exit $rc: $(head -c 300 "$tmp/out"))"; fi
+}
+refused "no switch cost" "no switch per-frame cost c_sw: give --switch-frame-us (us): $sample has no cpu.csv and switch-counters.txt" SIZE=64K RUN=$sample LINK_BW=100
+refused "no parameters at all" "no link bandwidth: give --link-bw-MBps (MB/s) or --run RUNDIR" SIZE=64K
+refused "a run without loggp.csv" "loggp.csv" SIZE=64K RUN=tests/analysis/samples/paper-20261101-120000 SWITCH_FRAME=1
+refused "a run whose L is shorter than the model's path" "is shorter than the model's switches and serialisation" \
+    SIZE=64K RUN=$sample SWITCH_FRAME=5
+refused "not a run directory" "meta.yaml" SIZE=64K RUN=$tmp/nothing SWITCH_FRAME=1
+refused "a tree shape that is not one" "each level's count must be a multiple" TOPOLOGY=1-3-4 SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1
+refused "a topology file that is missing" "nothing.yaml" TOPOLOGY=$tmp/nothing.yaml SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1
+refused "a size too large" "1 B .. 2G" SIZE=3G RUN=$sample LINK_BW=100 SWITCH_FRAME=1
+refused "a size that is not one" "size '12X'" SIZE=12X RUN=$sample LINK_BW=100 SWITCH_FRAME=1
+refused "no size" "give SIZE" RUN=$sample LINK_BW=100 SWITCH_FRAME=1
+refused "a negative parameter" "--host-o-us: '-1' is not a number" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 HOST_O=-1
+refused "an unknown algorithm" "'mpi' is not inc or ring" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 ALGORITHMS=mpi
+refused "loss of 1" "--loss" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 LOSS=1
+refused "a model frame that does not divide the message" "divide the message" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 UNIT=3
+refused "ring chunks smaller than a model frame" "needs a size of at least 64 KiB" TOPOLOGY=1-4-16 SIZE=32K UNIT=4 RUN=$sample LINK_BW=100 SWITCH_FRAME=1
+refused "results that are not a directory" "is not a directory" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 RESULTS=/dev/null
+harness_end

@@ -1,0 +1,181 @@
+/*
+ * test_ring_plan.c — the ring baseline's plans for AllGather, ReduceScatter
+ * and AllToAll (hostlib/ring.c), run on a simulated ring without RDMA: n
+ * ranks, each link a FIFO of messages whose data is copied when sent (as
+ * the verbs send buffer is), a window of messages a rank may have sent that
+ * its right neighbour has not taken yet, the ranks stepping in a shuffled
+ * order. Every rule of run_plan() is kept: a send waits for `need`
+ * messages received, a received message waits for `recv_need` sends. A
+ * stall (nobody can move) fails the test; every rank's result is compared
+ * element by element with what is computed here from the inputs, in place
+ * and out of place, for 1..7 ranks and pieces from 1 element to more than a
+ * block.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "../../hostlib/ring.c"
+
+#define MAXR 7
+#define MAXMSG 4096
+
+struct msg {
+	size_t len;
+	int32_t data[64];
+};
+
+static struct msg link_q[MAXR][MAXMSG]; /* link_q[r]: from rank r to r + 1, message i at index i */
+
+static uint64_t rng = 88172645463325252ull;
+static unsigned next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (unsigned)rng;
+}
+
+/* Rank r's input element i: distinct per rank and position, negatives too. */
+static int32_t input(int r, size_t i)
+{
+	return (int32_t)((r + 1) * 1000 + (int)i) * (i % 3 == 1 ? -1 : 1);
+}
+
+/*
+ * simulate() - @coll of @count elements per block on @n ranks with pieces of
+ * @piece elements and a window of @window messages; @inplace: nccl's in-place
+ * buffers. The results must be right on every rank.
+ */
+static void simulate(enum inccl__coll coll, int n, size_t count, size_t piece, size_t window, int inplace)
+{
+	struct coll_run cr[MAXR];
+	int32_t *sendb[MAXR], *recvb[MAXR];
+	size_t sent[MAXR] = { 0 }, rdone[MAXR] = { 0 }, total = (size_t)n * count;
+	char err[128];
+
+	for (int r = 0; r < n; r++) {
+		size_t slen = coll == INCCL__ALLGATHER ? count : total, rlen = coll == INCCL__REDUCESCATTER ? count : total;
+		recvb[r] = calloc(inplace ? (coll == INCCL__REDUCESCATTER ? total : rlen) : rlen, sizeof(int32_t));
+		assert_non_null(recvb[r]);
+		if (!inplace)
+			assert_non_null(sendb[r] = malloc(slen * sizeof(int32_t)));
+		else if (coll == INCCL__ALLGATHER) /* send = recv + rank * sendcount */
+			sendb[r] = recvb[r] + (size_t)r * count;
+		else if (coll == INCCL__REDUCESCATTER) { /* recv = send + rank * recvcount */
+			sendb[r] = recvb[r];
+			recvb[r] = sendb[r] + (size_t)r * count;
+		} else
+			sendb[r] = recvb[r];
+		for (size_t i = 0; i < slen; i++)
+			sendb[r][i] = input(r, i);
+		assert_int_equal(coll_setup(&cr[r], r, n, 4, piece, coll, sendb[r], recvb[r], count, err, sizeof(err)), 0);
+		assert_int_equal(cr[r].exchange, n > 1);
+		assert_true(cr[r].pl.nsend <= MAXMSG);
+	}
+	for (int moved = 1; moved;) {
+		moved = 0;
+		int order[MAXR];
+		for (int r = 0; r < n; r++)
+			order[r] = r;
+		for (int r = n - 1; r > 0; r--) {
+			int j = (int)(next_rand() % (unsigned)(r + 1)), t = order[r];
+			order[r] = order[j];
+			order[j] = t;
+		}
+		for (int o = 0; o < n; o++) {
+			int r = order[o], right = (r + 1) % n, left = (r + n - 1) % n;
+			struct ring_plan *pl = &cr[r].pl;
+			while (sent[r] < pl->nsend && sent[r] - rdone[right] < window) {
+				size_t off, len, need;
+				pl->send_at(pl, sent[r], &off, &len, &need);
+				if (rdone[r] < need)
+					break;
+				assert_true(len >= 1 && len <= 64);
+				link_q[r][sent[r]].len = len;
+				memcpy(link_q[r][sent[r]].data, cr[r].buf + off * 4, len * 4);
+				sent[r]++;
+				moved = 1;
+			}
+			/* take at most a few, so the ranks interleave */
+			for (int t = 0; t < 3 && rdone[r] < pl->nrecv && rdone[r] < sent[left] &&
+					(!pl->recv_need || sent[r] >= pl->recv_need(pl, rdone[r]));
+			     t++) {
+				size_t off, len;
+				int reduce;
+				pl->recv_at(pl, rdone[r], &off, &len, &reduce);
+				assert_int_equal(len, link_q[left][rdone[r]].len);
+				if (reduce)
+					combine(cr[r].buf + off * 4, (uint8_t *)link_q[left][rdone[r]].data, len, INCCL_INT32,
+						INCCL_SUM);
+				else
+					memcpy(cr[r].buf + off * 4, link_q[left][rdone[r]].data, len * 4);
+				rdone[r]++;
+				moved = 1;
+			}
+		}
+	}
+	for (int r = 0; r < n; r++) {
+		if (sent[r] != cr[r].pl.nsend || rdone[r] != cr[r].pl.nrecv)
+			fail_msg("collective %d, %d ranks, count %zu, piece %zu, window %zu: rank %d stalled at %zu/%zu sent, "
+				 "%zu/%zu received",
+				 (int)coll, n, count, piece, window, r, sent[r], cr[r].pl.nsend, rdone[r], cr[r].pl.nrecv);
+		coll_finish(&cr[r], coll, recvb[r], 1);
+	}
+	for (int r = 0; r < n; r++) {
+		size_t rlen = coll == INCCL__REDUCESCATTER ? count : total;
+		for (size_t i = 0; i < rlen; i++) {
+			size_t b = i / count, j = i % count;
+			int32_t want = 0;
+			if (coll == INCCL__ALLGATHER) /* block b: rank b's input */
+				want = input((int)b, j);
+			else if (coll == INCCL__ALLTOALL) /* block b: rank b's block for r */
+				want = input((int)b, (size_t)r * count + j);
+			else
+				for (int k = 0; k < n; k++) /* rank r's block of the sum */
+					want = (int32_t)((uint32_t)want + (uint32_t)input(k, (size_t)r * count + i));
+			if (recvb[r][i] != want)
+				fail_msg("collective %d, %d ranks, count %zu, piece %zu, %s: rank %d element %zu is %d, not %d",
+					 (int)coll, n, count, piece, inplace ? "in place" : "out of place", r, i, recvb[r][i],
+					 want);
+		}
+	}
+	for (int r = 0; r < n; r++) {
+		if (inplace && coll == INCCL__REDUCESCATTER)
+			free(sendb[r]);
+		else if (inplace)
+			free(recvb[r]);
+		else {
+			free(sendb[r]);
+			free(recvb[r]);
+		}
+	}
+}
+
+static void run_all(enum inccl__coll coll)
+{
+	static const size_t counts[] = { 1, 2, 5, 13, 64 }, pieces[] = { 1, 3, 8, 64 }, windows[] = { 1, 2, 64 };
+
+	for (int n = 1; n <= MAXR; n++)
+		for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
+			for (size_t p = 0; p < sizeof(pieces) / sizeof(pieces[0]); p++)
+				for (size_t w = 0; w < sizeof(windows) / sizeof(windows[0]); w++)
+					for (int inplace = 0; inplace <= 1; inplace++)
+						if (counts[c] * (size_t)n <= 64 * MAXMSG / 2)
+							simulate(coll, n, counts[c], pieces[p], windows[w], inplace);
+}
+
+static void test_ring_allgather(void **state) { run_all(INCCL__ALLGATHER); }
+static void test_ring_reducescatter(void **state) { run_all(INCCL__REDUCESCATTER); }
+static void test_ring_alltoall(void **state) { run_all(INCCL__ALLTOALL); }
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ring_allgather),
+		cmocka_unit_test(test_ring_reducescatter),
+		cmocka_unit_test(test_ring_alltoall),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
