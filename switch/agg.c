@@ -353,24 +353,6 @@ static inline uint32_t bswap_s(uint32_t x)
 	return WIRE_IS_HOST ? x : __builtin_bswap32(x);
 }
 
-/* f32() - the float whose host-order bits are @h. */
-static inline float f32(uint32_t h)
-{
-	float f;
-
-	memcpy(&f, &h, 4);
-	return f;
-}
-
-/* bits32() - the host-order bits of @f. */
-static inline uint32_t bits32(float f)
-{
-	uint32_t h;
-
-	memcpy(&h, &f, 4);
-	return h;
-}
-
 /*
  * fmaxmin_s() - float MAX (@max 1) or MIN of @fa (the accumulator) and @fb
  * (the input), as MAXMIN_F32() does it; @a and @b are their bits in the
@@ -391,9 +373,9 @@ static inline uint32_t fmaxmin_s(float fa, float fb, uint32_t a, uint32_t b, int
 #define MIN_I32_S(HOST, a, ah, bh, br) ((int32_t)(bh) < (int32_t)(ah) ? (br) : (a))
 #define MAX_U32_S(HOST, a, ah, bh, br) ((bh) > (ah) ? (br) : (a))
 #define MIN_U32_S(HOST, a, ah, bh, br) ((bh) < (ah) ? (br) : (a))
-#define SUM_F32_S(HOST, a, ah, bh, br) OUT_S(HOST, bits32(f32(ah) + f32(bh)))
-#define MAX_F32_S(HOST, a, ah, bh, br) fmaxmin_s(f32(ah), f32(bh), a, br, 1)
-#define MIN_F32_S(HOST, a, ah, bh, br) fmaxmin_s(f32(ah), f32(bh), a, br, 0)
+#define SUM_F32_S(HOST, a, ah, bh, br) OUT_S(HOST, inc_f32_bits(inc_f32_of(ah) + inc_f32_of(bh)))
+#define MAX_F32_S(HOST, a, ah, bh, br) fmaxmin_s(inc_f32_of(ah), inc_f32_of(bh), a, br, 1)
+#define MIN_F32_S(HOST, a, ah, bh, br) fmaxmin_s(inc_f32_of(ah), inc_f32_of(bh), a, br, 0)
 
 /* acc[i] = OP(acc[i], in[i]) for @n elements, the accumulator in host order if @HOST. */
 #define SCALAR_LOOP(OP, HOST)                                                                            \
