@@ -15,7 +15,7 @@ export TOPOLOGY
 DEPS_STAMP     := $(BUILD)/.deps-build-$(shell cat lab/packages.build | sha256sum | cut -c1-12)
 LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages.host | sha256sum | cut -c1-12)
 
-.PHONY: all help run deps payload install uninstall test-install images bench-switch bench-order lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
+.PHONY: test-fuzz-build all help run deps payload install uninstall test-install images bench-switch bench-order lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-deps test-lab-down test-lab-stop test-unit test-golden test-lab test-lab-aborts test-lab-mixed test-lab-hypervisors scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatter exp-alltoall exp-sweep exp-paper plots test-analysis test-capture test-swports test-tunnels \
         fuzz fuzz-build test-fuzz sim-allreduce test-sim
@@ -267,7 +267,10 @@ test: check
 	@$(MAKE) --no-print-directory test-lab SWITCHES=netns LAB_TEST_DEPTH=full
 	@$(MAKE) --no-print-directory test-lab-mixed
 	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
-check: test-harness test-deps test-lab-down test-lab-stop test-capture test-swports test-tunnels test-unit test-golden test-experiments test-baselines test-analysis test-install test-sim
+check: test-harness test-deps test-lab-down test-lab-stop test-capture test-swports test-tunnels test-unit test-golden test-experiments test-baselines test-analysis test-install test-sim test-fuzz-build
+# every fuzz target builds and links (clang, ASan, libFuzzer; ~17 s): a reader's API change shows here, not in make test
+test-fuzz-build:
+	@tests/run-phase.sh fuzz-build $(MAKE) --no-print-directory fuzz-build
 # the test harness (tests/lib/harness.sh): no run that was cut short can pass
 test-harness:
 	@tests/run-phase.sh harness tests/harness/test-harness.sh

@@ -15,7 +15,7 @@ FUZZ_CI_SECONDS ?= 8
 FUZZ_DIR      := $(BUILD)/fuzz
 FUZZ_ALL      := roce bundle engine swconfig ctlmsg incctl topo results group
 FUZZ_TARGETS  ?= $(FUZZ_ALL)
-FUZZ_CFLAGS   := -g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wno-unused-parameter -Wno-string-plus-int \
+FUZZ_CFLAGS   := -g -O1 -std=c11 -D_GNU_SOURCE -Wall -Werror=implicit-function-declaration -Wno-unused-parameter -Wno-string-plus-int \
                  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
 FUZZ_SWITCH := switch/roce.c switch/crc32.c

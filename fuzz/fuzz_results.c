@@ -10,7 +10,8 @@
  * "NAME: ..."; one that accepts it returns only values its header promises
  * (collective known, nranks >= 1, root < nranks, time > 0, elements * 4 =
  * bytes, rounds 1..RES_MAX_ROUNDS, text without control characters); the
- * LogGP fit of accepted points gives finite parameters or an error.
+ * LogGP parameters of accepted points are refused with a reason, or give a
+ * finite positive prediction of every collective (or -1: no such algorithm).
  */
 #include <math.h>
 
@@ -109,10 +110,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct loggp lg;
 		rc = res_parse_loggp(in, NAME, &pts, err, sizeof(err));
 		check_err(rc, err);
-		if (rc == 0 && loggp_fit(pts.p, pts.n, &lg, err, sizeof(err)) == 0) {
-			(void)loggp_p2p_us(&lg, 1024);
-			(void)loggp_inc_allreduce_us(&lg, 1 << 20);
-			(void)loggp_ring_allreduce_us(&lg, 1 << 20, 4);
+		if (rc == 0 && loggp_params(pts.p, pts.n, 2, 0, 0, 0, &lg, err, sizeof(err)) == 0) {
+			struct loggp_tree tree;
+			FZ_CHECK(loggp_tree_parse("1-2-4", &tree) == 0);
+			for (int c = 0; c < LOGGP_NCOLL; c++)
+				for (int a = LOGGP_INC; a <= LOGGP_RING; a++) {
+					struct loggp_pred pr;
+					double t = loggp_predict(&lg, &tree, c, a, 1 << 20, 0, &pr);
+					/* a prediction is finite and positive, or -1: no such algorithm */
+					FZ_CHECK(t == -1 || (isfinite(t) && t > 0));
+				}
 		}
 		res_points_free(&pts);
 	} else {
