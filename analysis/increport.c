@@ -1181,8 +1181,8 @@ static int write_loggp(const struct run *r, const char *pdir, FILE *list)
 			   "set xlabel 'message size per rank (MiB)'\nset ylabel 'time per AllReduce (s)'\n",
 			lo / MIB / 2, hi / MIB * 2);
 		n = (size_t)snprintf(plot, sizeof(plot),
-				     "plot 'loggp-predicted.dat' using 1:2 with lines lw 2 dt 2 lc rgb '%s' title 'INC predicted: max(W_max, W/C) + L + 2o', "
-				     "'loggp-predicted.dat' using 1:3 with lines lw 2 dt 2 lc rgb '%s' title 'ring predicted: max(W_max, W/C) + 2(p-1)(L + 2o)'",
+				     "plot 'loggp-predicted.dat' using 1:2 with lines lw 2 dt 2 lc rgb '%s' title 'INC predicted: max(W_max, W/C) + step', "
+				     "'loggp-predicted.dat' using 1:3 with lines lw 2 dt 2 lc rgb '%s' title 'ring predicted: max(W_max, W/C) + 2(p-1) steps'",
 				     algos[0].colour, algos[1].colour);
 		for (size_t a = 0; a < 2; a++) {
 			int rounds = rounds_of(r, algos[a].name, RES_ALLREDUCE, false);
