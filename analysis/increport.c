@@ -1381,8 +1381,8 @@ static void report_seed(FILE *f, struct run *runs, size_t n)
 		char size[32];
 		struct agg g;
 
-		for (size_t i = n; i-- > 0 && !x;) /* runs are oldest first */
-			if (!strcmp(runs[i].meta.topology, SEED_TOPOLOGY) &&
+		for (size_t i = n; i-- > 0 && !x;) /* runs are oldest first; a simulation is no measurement */
+			if (!runs[i].meta.simulated && !strcmp(runs[i].meta.topology, SEED_TOPOLOGY) &&
 			    (x = find_row(&runs[i], "inc", seed[s].coll, (int64_t)seed[s].mib << 20)))
 				from = &runs[i];
 		fmt_size(size, sizeof(size), (uint64_t)seed[s].mib << 20);
@@ -1422,11 +1422,13 @@ static void report_speedups(FILE *f, struct run *runs, size_t n)
 	fprintf(f, "## INC speed-up over the host-based baselines\n\n"
 		   "Time of the baseline / time of INC for the same collective and size in the same run, "
 		   "medians over the run's rounds (> 1: in-network aggregation is faster); INC's min – max and rounds "
-		   "when several.\n\n"
+		   "when several. Lab runs only: simulated runs are compared with the lab below.\n\n"
 		   "| run | collective | size | INC time | ring | ring / INC | OpenMPI TCP | TCP / INC | OpenMPI UCX | UCX / INC |\n"
 		   "|---|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t i = n; i-- > 0;) {
 		const struct run *r = &runs[i];
+		if (r->meta.simulated) /* in "Simulated against measured" */
+			continue;
 		for (size_t k = 0; k < r->t.n; k++) {
 			const struct res_row *x = &r->t.rows[k];
 			char t[32], size[32], nm[600];
@@ -1475,6 +1477,93 @@ static void report_speedups(FILE *f, struct run *runs, size_t n)
 	for (size_t a = 0; a < NALGOS; a++)
 		free(used[a]);
 	fprintf(f, "\n");
+}
+
+/* SIM_TOLERANCE: how far a simulated time may be from the lab's median and still agree (issue 19: ±25 %). */
+#define SIM_TOLERANCE 0.25
+
+/*
+ * The newest lab run (not simulated) of topology @topo with a verified row of
+ * @algo / @coll / @bytes, or NULL.
+ */
+static const struct run *measured_run(const struct run *runs, size_t n, const char *topo, const char *algo,
+				      enum res_coll coll, uint64_t bytes)
+{
+	for (size_t i = n; i-- > 0;) /* runs are oldest first */
+		if (!runs[i].meta.simulated && !strcmp(runs[i].meta.topology, topo) &&
+		    find_row(&runs[i], algo, coll, (int64_t)bytes))
+			return &runs[i];
+	return NULL;
+}
+
+/*
+ * Each simulated run's times next to the lab's: for every verified row of a
+ * simulated run, the newest lab run of the same topology that measured the
+ * same collective, algorithm and size (its median, min – max), the error
+ * (simulated / measured - 1) and, where both ran INC and ring at a size, the
+ * ring / INC ratio of each. Nothing when there is no simulated run.
+ */
+static void report_sim(FILE *f, struct run *runs, size_t n)
+{
+	int compared = 0, within = 0, sims = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sims += runs[i].meta.simulated;
+	if (!sims)
+		return;
+	fprintf(f, "## Simulated against measured\n\n"
+		   "Each simulated run (sim/, `simulated: true`) next to the newest lab run of the same topology that "
+		   "measured the same collective, algorithm and size (the lab's median over its rounds, min – max). "
+		   "Error = simulated / measured − 1; within ±%.0f %% agrees. *ring / INC* is the ratio of the ring's "
+		   "time to INC's at that size, simulated and measured (each from its own run).\n\n"
+		   "| simulated run | collective | algorithm | size | simulated | measured | error | ring / INC simulated "
+		   "| ring / INC measured | lab run |\n"
+		   "|---|---|---|---|---|---|---|---|---|---|\n",
+		SIM_TOLERANCE * 100);
+	for (size_t i = n; i-- > 0;) {
+		const struct run *r = &runs[i];
+		if (!r->meta.simulated)
+			continue;
+		for (size_t k = 0; k < r->t.n; k++) {
+			const struct res_row *x = &r->t.rows[k];
+			char size[32], t[32], nm[600], lab[600];
+			struct agg gs, gm, gi, gr;
+
+			if (x->wrong || find_row(r, x->algo, x->coll, (int64_t)x->bytes) != x ||
+			    !aggregate(r, x->algo, x->coll, (int64_t)x->bytes, &gs))
+				continue;
+			fmt_size(size, sizeof(size), x->bytes);
+			fmt_time(t, sizeof(t), gs.t_med);
+			fprintf(f, "| %s | %s | %s | %s | %s |", md_text(nm, sizeof(nm), r->name), coll_titles[x->coll],
+				md_text(lab, sizeof(lab), x->algo), size, t);
+			const struct run *m = measured_run(runs, n, r->meta.topology, x->algo, x->coll, x->bytes);
+			if (!m || !aggregate(m, x->algo, x->coll, (int64_t)x->bytes, &gm)) {
+				fprintf(f, " not measured on the lab | | | | |\n");
+				continue;
+			}
+			double err = gs.t_med / gm.t_med - 1;
+			bool ok = fabs(err) <= SIM_TOLERANCE;
+			compared++;
+			within += ok;
+			time_cell(f, &gm);
+			fprintf(f, " %s%+.0f %%%s |", ok ? "" : "**", err * 100, ok ? "" : "**");
+			if (aggregate(r, "inc", x->coll, (int64_t)x->bytes, &gi) &&
+			    aggregate(r, "ring", x->coll, (int64_t)x->bytes, &gr))
+				fprintf(f, " %.2f |", gr.t_med / gi.t_med);
+			else
+				fprintf(f, " - |");
+			if (aggregate(m, "inc", x->coll, (int64_t)x->bytes, &gi) &&
+			    aggregate(m, "ring", x->coll, (int64_t)x->bytes, &gr))
+				fprintf(f, " %.2f |", gr.t_med / gi.t_med);
+			else
+				fprintf(f, " - |");
+			fprintf(f, " %s |\n", md_text(lab, sizeof(lab), m->name));
+		}
+	}
+	fprintf(f, "\n%d of %d simulated times within ±%.0f %% of the lab's median", within, compared,
+		SIM_TOLERANCE * 100);
+	fprintf(f, compared ? ".\n\n" : " (no simulated row has a lab run of the same topology, collective, "
+					  "algorithm and size to compare with).\n\n");
 }
 
 /* The median of the run's measured host and switch CPU per collective (cpu.csv) of @algo / @coll / @bytes: 0 when none. */
@@ -1822,6 +1911,7 @@ static int write_report(const char *dir, struct run *runs, size_t n, size_t bad)
 		   "MB/s are 10^6 bytes/s.\n\n");
 	report_seed(f, runs, n);
 	report_speedups(f, runs, n);
+	report_sim(f, runs, n);
 	report_loggp(f, runs, n);
 	report_runs(f, runs, n);
 	return finish(f, path);
