@@ -101,6 +101,17 @@ struct Result {
 
 enum class Algo { Inc, Ring };
 
+/** The collectives simulated: who sends data and who takes results is the lab's (README.md). */
+enum class Coll { AllReduce, Reduce, Broadcast };
+
+constexpr uint32_t kRingPiece = 16; /* packets per message of libinccl's ring baseline (RING_PIECE, 16 KiB) */
+
+/** CollName() - "allreduce", "reduce" or "broadcast", as results.csv names them. */
+const char *CollName(Coll c);
+
+/** CollParse() - the collective @name names (CollName()); false when none. */
+bool CollParse(const std::string &name, Coll *c);
+
 /**
  * ValidateParams() - whether @p can be simulated (positive bandwidth, no
  * negative times, loss in [0, 1), windows, message and slots in range);
@@ -114,6 +125,16 @@ bool ValidateParams(const Params &p, std::string *err);
  * @bytes: 1..kMaxBytes; @p valid (ValidateParams()).
  */
 Result RunAllReduce(const Tree &t, const Params &p, uint64_t bytes, Algo a);
+
+/**
+ * RunCollective() - one collective @c of @bytes per rank over @t with @a,
+ * rooted at rank @root (Reduce, Broadcast; 0..ranks-1), every rank starting
+ * at time 0. INC as the lab's switches do it; the host baseline (Algo::Ring)
+ * is the ring AllReduce, or a pipelined chain along the ring for Broadcast
+ * (libinccl's) and Reduce (its mirror). Returns what happened. @p valid;
+ * with Algo::Ring and Reduce or Broadcast, p.unit at most kRingPiece.
+ */
+Result RunCollective(const Tree &t, const Params &p, uint64_t bytes, Coll c, Algo a, int root);
 
 /**
  * RunTransfer() - one message stream of @bytes from rank @src to rank @dst
