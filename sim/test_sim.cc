@@ -170,22 +170,23 @@ int main()
 	}
 
 	/* 2d. The host baseline of Broadcast and Reduce: the chain along the ring on 1-3,
-	 * one packet. Broadcast from 0: 0 -> 1 -> 2. Rank 1 has the frame at t1 = 11.024 +
-	 * 2(F + lat), sends its ACK at once (A on its link), processes the message and posts
-	 * the forward (2 x 11.024 < A), which waits for the ACK on its link; rank 2 has it
-	 * at t1 + A + 2(F + lat) and processes it. Reduce to 0: 1 -> 2 -> 0 alike, each
-	 * rank adding its own packet; rank 0 checks the sum. */
+	 * one packet, o = 100 us (o + nG = c = 101.024). Broadcast from 0: 0 -> 1 -> 2.
+	 * Rank 1 has the frame at t1 = c + 2(F + lat) and sends its ACK at once (A on its
+	 * link); it processes the message (c), then posts the forward (c): rank 2 has it at
+	 * t1 + 2c + 2(F + lat) and processes it. Reduce to 0: 1 -> 2 -> 0 alike, each rank
+	 * adding its own packet; rank 0 checks the sum. */
 	{
 		Params p = Params0();
+		p.host_o = 100e-6;
 		Tree t13 = Shape("1-3");
-		double t1 = 11.024 + 2 * (F + lat), t2 = t1 + A + 2 * (F + lat);
+		double c = 101.024, t1 = c + 2 * (F + lat), t2 = t1 + 2 * c + 2 * (F + lat);
 		Result r = RunCollective(t13, p, 1024, Coll::Broadcast, Algo::Ring, 0);
-		Near("chain broadcast: rank 2 done (us)", r.host_done[2] * 1e6, t2 + 11.024, tol);
+		Near("chain broadcast: rank 2 done (us)", r.host_done[2] * 1e6, t2 + c, tol);
 		Near("chain broadcast: rank 1 done (us)", r.host_done[1] * 1e6, t2 + 2 * (A + lat), tol);
 		Near("chain broadcast: rank 0 done (us)", r.host_done[0] * 1e6, t1 + 2 * (A + lat), tol);
 		Near("chain broadcast: wrong packets", double(r.wrong_pkts), 0, 0);
 		r = RunCollective(t13, p, 1024, Coll::Reduce, Algo::Ring, 0);
-		Near("chain reduce: rank 0 (root) done (us)", r.host_done[0] * 1e6, t2 + 11.024, tol);
+		Near("chain reduce: rank 0 (root) done (us)", r.host_done[0] * 1e6, t2 + c, tol);
 		Near("chain reduce: rank 2 done (us)", r.host_done[2] * 1e6, t2 + 2 * (A + lat), tol);
 		Near("chain reduce: rank 1 done (us)", r.host_done[1] * 1e6, t1 + 2 * (A + lat), tol);
 		Near("chain reduce: wrong packets", double(r.wrong_pkts), 0, 0);
