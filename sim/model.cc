@@ -268,6 +268,7 @@ class Sim {
 	uint32_t ChunkLen(uint32_t c) const { return ChunkStart(c + 1) - ChunkStart(c); }
 	int Ranks() const { return int(t_.host_of_rank.size()); }
 	Frame ChunkFrame(uint32_t pkt0, uint32_t n, uint32_t idx, uint32_t value) const;
+	bool inc_ = false;   /* RunInc(): hosts post within libinccl's window of their results */
 	uint32_t piece_ = 1; /* the chain: model frames per message (kRingPiece packets) */
 	int chain_first_ = 0, chain_last_ = 0; /* the chain: the rank that starts it, the one that ends it */
 	void ChainQueue(int u, uint32_t piece);
@@ -677,17 +678,22 @@ bool Sim::SubtreeWants(int s) const
 /*
  * PostMore() - host @u posts its next messages on its up connection while
  * they fit the window; each costs o + n·G. A rank without data posts each
- * packet as an empty message of its own: o each.
+ * packet as an empty message of its own: o each. In a collective (INC), a
+ * rank that takes results also stays within libinccl's window of the
+ * results it has processed (run_xfer(): at most a window unanswered).
  */
 void Sim::PostMore(int u)
 {
 	NodeState &s = n_[size_t(u)];
 	Conn &c = c_[size_t(s.up)];
-	bool data = HasData(t_.nodes[size_t(u)].rank);
+	int rank = t_.nodes[size_t(u)].rank;
+	bool data = HasData(rank), answered = inc_ && Expects(rank);
 	uint32_t per = data ? p_.message : 1, msgs = data ? nmsgs_ : npkts_;
 	while (s.post_next < msgs) {
 		uint32_t first = s.post_next * per, end = std::min(first + per, npkts_);
 		if (end > c.una + c.window)
+			break;
+		if (answered && end > std::min(s.recv_msgs * p_.message, npkts_) + p_.window_host)
 			break;
 		double cost = data ? p_.host_o + SrcFrame(-1, first).msg_bytes * p_.host_G : p_.host_o * EmptyFrame(first).pkts;
 		int ci = s.up;
@@ -754,6 +760,7 @@ void Sim::SwitchFree(int s)
 
 Result Sim::RunInc()
 {
+	inc_ = true;
 	for (size_t i = 0; i < t_.nodes.size(); i++) {
 		int par = t_.nodes[i].parent;
 		if (par < 0)
@@ -782,6 +789,7 @@ Result Sim::RunInc()
 				if (f.last)
 					Cpu(u, p_.host_o + f.msg_bytes * p_.host_G, [this, u]() {
 						n_[size_t(u)].recv_msgs++;
+						PostMore(u);
 						HostCheckDone(u);
 					});
 				return true;

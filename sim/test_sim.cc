@@ -169,6 +169,28 @@ int main()
 		Near("broadcast, 4 packets: wrong packets", double(r.wrong_pkts), 0, 0);
 	}
 
+	/* 2e. libinccl's window counts results: Broadcast from 0 on 1-2, two packets, a
+	 * message each, a window of 1, c_sw = 0. Rank 1's empty packet 0 is acknowledged at
+	 * 10 + E + lat + A + lat, but it posts packet 1 only once it has processed result 0
+	 * (at most a window unanswered): the root's data 0 reaches the switch at ta, result
+	 * 0 rank 1 at ta + F + lat; rank 1 processes it and posts packet 1 (11.024 + o),
+	 * which goes after rank 1's ACK of result 0 (A on its link), E + lat to the switch:
+	 * the last slot completes there, after the root's data 1 (posted on the ACK of data
+	 * 0, at ta + A + lat + 11.024, it arrives F + lat later). Result 1 goes first, then
+	 * the ACK of rank 1's packet: it arrives F + A + lat after the slot completed. */
+	{
+		Params p = Params0();
+		p.sw_frame = 0;
+		p.message = 1;
+		p.window_host = 1;
+		Result r = RunCollective(t12, p, 2048, Coll::Broadcast, Algo::Inc, 0);
+		double ta = 11.024 + F + lat, e1 = ta + F + lat + A + 60 + lat, d1 = ta + A + lat + 11.024 + F + lat;
+		Near("window of results: root's data 1 before rank 1's empty 1", d1 < e1, 1, 0);
+		Near("window of results: rank 1 done (us)", r.host_done[1] * 1e6, e1 + F + A + lat, tol);
+		Near("window of results: rank 0 done (us)", r.host_done[0] * 1e6, d1 + A + lat, tol);
+		Near("window of results: wrong packets", double(r.wrong_pkts), 0, 0);
+	}
+
 	/* 2d. The host baseline of Broadcast and Reduce: the chain along the ring on 1-3,
 	 * one packet, o = 100 us (o + nG = c = 101.024). Broadcast from 0: 0 -> 1 -> 2.
 	 * Rank 1 has the frame at t1 = c + 2(F + lat) and sends its ACK at once (A on its
