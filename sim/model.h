@@ -14,10 +14,15 @@
  *   - in-network aggregation: a switch sums packet k of every child in slot
  *     k % slots, sends the sum up (or, at the root, the result down), frees
  *     the slot once every child and the parent acknowledged it;
+ *   - Reduce and Broadcast in the network as the lab's switches do them:
+ *     every rank sends every packet (a Broadcast's non-roots each empty and
+ *     alone), a switch sends the result only to the children due it (a
+ *     Reduce's towards the root, a Broadcast's to all but the root host);
  *   - the host ring baseline: reduce-scatter then allgather, 2(p-1) steps of
  *     n/p bytes over end-to-end connections that the switches only forward;
  *     a step's send starts on the completion of the step before's receive
- *     (the receive-side completion of seeds/001).
+ *     (the receive-side completion of seeds/001); for Broadcast libinccl's
+ *     pipelined chain along the ring, for Reduce its mirror.
  * Every packet carries a 32-bit stand-in of its elements; results are checked
  * against sums computed apart from the simulation (Result.wrong_pkts).
  */
