@@ -333,7 +333,6 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 static int run_ring(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, int root,
 		    const uint8_t *send, uint8_t *recv, size_t count)
 {
-	int32_t token = 0;
 	int rc;
 
 	if (c->broken)
@@ -343,8 +342,7 @@ static int run_ring(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 	if (prim == INC_BROADCAST)
 		rc = inccl__ring_broadcast(c->ring, recv, count, dtype, root, c->timeout_ms, c->err, sizeof(c->err));
 	else if (op == INC_OP_BARRIER)
-		rc = inccl__ring_allreduce(c->ring, &token, &token, 1, INCCL_INT32, INCCL_SUM, c->timeout_ms, c->err,
-					   sizeof(c->err));
+		rc = inccl__ring_barrier(c->ring, c->timeout_ms, c->err, sizeof(c->err));
 	else
 		rc = inccl__ring_allreduce(c->ring, send, recv, count, dtype, (enum inccl_op)op, c->timeout_ms, c->err,
 					   sizeof(c->err));
@@ -730,9 +728,19 @@ int inccl__comm_algorithm(const inccl_comm_t *c)
 	return c->algorithm;
 }
 
+/* ring_faulted() - faulted() for the ring's watch: @arg is the communicator. */
+static int ring_faulted(void *arg)
+{
+	return faulted(arg);
+}
+
 int inccl__comm_ring_create(inccl_comm_t *c, uint32_t qpn[2])
 {
-	return inccl__ring_create(c->ctx, c->pd, c->gid_index, c->rank, c->nranks, &c->ring, qpn);
+	int rc = inccl__ring_create(c->ctx, c->pd, c->gid_index, c->rank, c->nranks, &c->ring, qpn);
+
+	if (rc == INCCL_OK) /* the ring's calls write their errors into c->err, as faulted() does */
+		inccl__ring_watch(c->ring, ring_faulted, c);
+	return rc;
 }
 
 int inccl__comm_ring_connect(inccl_comm_t *c, uint32_t left_ip, uint32_t left_qpn, uint32_t right_ip,
