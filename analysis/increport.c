@@ -725,12 +725,16 @@ static void chart_title(char *buf, size_t len, const struct run *r, const char *
 	snprintf(buf, len, "%s — topology %s, %s, %d ranks (run %s)", what, r->meta.topology, acc, nranks_of(r), r->name);
 }
 
-/* The chart's second title line: the run's conditions (switch mode, commit, date, rounds). */
+/* The chart's second title line: the run's conditions (switch mode, the hypervisors when several, commit, date, rounds). */
 static void chart_conditions(char *buf, size_t len, const struct run *r)
 {
 	int rounds = r->meta.rounds ? r->meta.rounds : 1;
 
-	snprintf(buf, len, "switches %s, commit %s, %s, %d round%s%s", r->meta.switch_mode,
+	char hyp[40] = "";
+
+	if (r->meta.hypervisors > 1)
+		snprintf(hyp, sizeof(hyp), ", over %d hypervisors", r->meta.hypervisors);
+	snprintf(buf, len, "switches %s%s, commit %s, %s, %d round%s%s", r->meta.switch_mode, hyp,
 		 r->meta.commit[0] ? r->meta.commit : "unknown", r->meta.date[0] ? r->meta.date : "date unknown", rounds,
 		 rounds > 1 ? "s: medians, bars min – max" : "", r->t.with_rounds ? "" : " (a run from before rounds)");
 }
@@ -1281,7 +1285,7 @@ static void time_cell(FILE *f, const struct agg *g)
 /*
  * Whether runs @used[] of @runs[@n] were made under different conditions:
  * if so, one line saying how (accelerator, switch mode, commit, topology,
- * number of ranks, or their highest 1-minute load averages more than
+ * number of ranks, number of hypervisors, or their highest 1-minute load averages more than
  * LOAD_SPREAD apart) after @what,
  * as a warning; and how many recorded no load average.
  */
@@ -1293,7 +1297,7 @@ static void warn_conditions(FILE *f, const struct run *runs, const bool *used, s
 	char why[2048] = "";
 	size_t k = 0, len = 0;
 	int unknown = 0;
-	static const char *const fields[] = { "accelerator", "switch mode", "commit", "topology", "ranks" };
+	static const char *const fields[] = { "accelerator", "switch mode", "commit", "topology", "ranks", "hypervisors" };
 
 	for (size_t i = 0; i < n; i++) {
 		const struct run *r = &runs[i];
@@ -1310,10 +1314,11 @@ static void warn_conditions(FILE *f, const struct run *runs, const bool *used, s
 			if (b < lo) { lo = b; lo_run = r; }
 			if (b > hi) { hi = b; hi_run = r; }
 		}
-		for (int fi = 0; fi < 5; fi++) {
+		for (int fi = 0; fi < 6; fi++) {
 			const char *const xs[] = { first->meta.accelerator, first->meta.switch_mode, first->meta.commit,
-						   first->meta.topology, NULL };
-			const char *const ys[] = { r->meta.accelerator, r->meta.switch_mode, r->meta.commit, r->meta.topology, NULL };
+						   first->meta.topology, NULL, NULL };
+			const char *const ys[] = { r->meta.accelerator, r->meta.switch_mode, r->meta.commit, r->meta.topology,
+						   NULL, NULL };
 			char xr[16], yr[16];
 			const char *x = xs[fi], *y = ys[fi];
 			char tag[64], cx[160], cy[160], nx[600], ny[600];
@@ -1321,6 +1326,11 @@ static void warn_conditions(FILE *f, const struct run *runs, const bool *used, s
 			if (fi == 4) { /* the number of ranks, from the rows (else meta.yaml) */
 				snprintf(xr, sizeof(xr), "%d", nranks_of(first));
 				snprintf(yr, sizeof(yr), "%d", nranks_of(r));
+				x = xr;
+				y = yr;
+			} else if (fi == 5) { /* the machines: a run from before the key ran on one */
+				snprintf(xr, sizeof(xr), "%d", first->meta.hypervisors ? first->meta.hypervisors : 1);
+				snprintf(yr, sizeof(yr), "%d", r->meta.hypervisors ? r->meta.hypervisors : 1);
 				x = xr;
 				y = yr;
 			}
@@ -1836,6 +1846,10 @@ static void report_runs(FILE *f, struct run *runs, size_t n)
 			md_text(st, sizeof(st), r->meta.status[0] ? r->meta.status : "unknown"));
 		fprintf(f, "- conditions: switches %s, %d round(s)%s\n", md_code(sw, sizeof(sw), r->meta.switch_mode),
 			rounds, r->t.with_rounds ? "" : " (a run from before rounds: one of each)");
+		if (r->meta.hypervisors > 1)
+			fprintf(f, "- **spans %d hypervisors**: its nodes ran on %d machines' libvirt connections (meta.yaml "
+				   "`placement` says which node ran where); crossing edges went through tunnels\n",
+				r->meta.hypervisors, r->meta.hypervisors);
 		snprintf(rd, sizeof(rd), "%d round%s", rounds, rounds > 1 ? "s (medians, bars min – max)" : "");
 		md_url(url, sizeof(url), r->name);
 		for (int c = 0; c < r->meta.ncond; c++) {

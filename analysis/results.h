@@ -103,6 +103,7 @@ struct res_meta {
 	int message;         /* libinccl's packets per message (meta.yaml message); 0: the default */
 	double ceiling_poll; /* ceiling_busy_poll_MBps: ib_send_bw busy polling, 0 when absent */
 	bool simulated;      /* simulated: true — a run of the simulator (sim/), not of the lab */
+	int hypervisors;     /* the machines (libvirt connections) the lab's nodes ran on; 0 when absent */
 };
 
 const char *res_coll_name(enum res_coll c);

@@ -487,6 +487,26 @@ out=$("$increport" show "$simd/$sr" 2>&1); rc=$?
 check "simulated: anything but true or false is refused with its line (exit $rc): $out" \
     said $rc 1 "$sr/meta.yaml:5: simulated 'yes' is not true or false" <<<"$out"
 
+# ---- a run over two hypervisors (meta.yaml hypervisors: 2, placement): REPORT and its charts say it spans machines ----
+spd=$tmp/span sp=span-20261106-140000
+mkdir -p "$spd/$sp"
+cp -r "$rounds" "$spd/"
+cp "$rounds/results.csv" "$spd/$sp/"
+sed -e 's/^date: .*/date: 2026-11-06T14:00:00Z/' -e "/^switch_mode:/a hypervisors: 2\nplacement:\n  - {hypervisor: 'here', uri: 'qemu:///system', nodes: 'controller sw0 sw1 pku1 pku2'}\n  - {hypervisor: 'there', uri: 'qemu+ssh://root@127.0.0.1:2222/system?keyfile=/k&no_verify=1', nodes: 'sw2 pku3 pku4'}" \
+    "$rounds/meta.yaml" >"$spd/$sp/meta.yaml"
+out=$(analysis/plots.sh "$spd" 2>&1); rc=$?
+check "two hypervisors: make plots exits 0 ($(tail -n 1 <<<"$out"))" [ $rc = 0 ]
+check "two hypervisors: REPORT says the run spans 2 hypervisors" \
+    grep -qF -- '- **spans 2 hypervisors**: its nodes ran on 2 machines' "$spd/REPORT.md"
+check "two hypervisors: ... and of no other run" [ "$(grep -c 'spans [0-9]* hypervisors' "$spd/REPORT.md")" = 1 ]
+check "two hypervisors: its charts' conditions say so" grep -qF 'switches vm, over 2 hypervisors, commit' "$spd/$sp/plots/summary.gp"
+check "two hypervisors: a geometric mean over it and a one-machine run warns of it" \
+    grep -qF 'hypervisors `1` (rounds-20261105-100000) vs `2` (span-20261106-140000)' "$spd/REPORT.md"
+sed -i 's/^hypervisors: 2/hypervisors: 17/' "$spd/$sp/meta.yaml"
+out=$("$increport" show "$spd/$sp" 2>&1); rc=$?
+check "hypervisors: 17 (more than topogen allows) is refused with its line (exit $rc): $out" \
+    said $rc 1 "$sp/meta.yaml:8: hypervisors '17' is not a whole number 1..16" <<<"$out"
+
 # a row of a round meta.yaml does not have: the run is refused by its file and line
 mkdir -p "$tmp/r3/r3-20261106-120000"
 cp "$rounds/results.csv" "$tmp/r3/r3-20261106-120000/"
