@@ -747,12 +747,16 @@ static void chart_title(char *buf, size_t len, const struct run *r, const char *
 	snprintf(buf, len, "%s — topology %s, %s, %d ranks (run %s)", what, r->meta.topology, acc, nranks_of(r), r->name);
 }
 
-/* The chart's second title line: the run's conditions (switch mode, commit, date, rounds). */
+/* The chart's second title line: the run's conditions (switch mode, the hypervisors when several, commit, date, rounds). */
 static void chart_conditions(char *buf, size_t len, const struct run *r)
 {
 	int rounds = r->meta.rounds ? r->meta.rounds : 1;
 
-	snprintf(buf, len, "switches %s, commit %s, %s, %d round%s%s", r->meta.switch_mode,
+	char hyp[40] = "";
+
+	if (r->meta.hypervisors > 1)
+		snprintf(hyp, sizeof(hyp), ", over %d hypervisors", r->meta.hypervisors);
+	snprintf(buf, len, "switches %s%s, commit %s, %s, %d round%s%s", r->meta.switch_mode, hyp,
 		 r->meta.commit[0] ? r->meta.commit : "unknown", r->meta.date[0] ? r->meta.date : "date unknown", rounds,
 		 rounds > 1 ? "s: medians, bars min – max" : "", r->t.with_rounds ? "" : " (a run from before rounds)");
 }
@@ -1303,7 +1307,7 @@ static void time_cell(FILE *f, const struct agg *g)
 /*
  * Whether runs @used[] of @runs[@n] were made under different conditions:
  * if so, one line saying how (accelerator, switch mode, commit, topology,
- * number of ranks, or their highest 1-minute load averages more than
+ * number of ranks, number of hypervisors, or their highest 1-minute load averages more than
  * LOAD_SPREAD apart) after @what,
  * as a warning; and how many recorded no load average.
  */
@@ -1315,7 +1319,7 @@ static void warn_conditions(FILE *f, const struct run *runs, const bool *used, s
 	char why[2048] = "";
 	size_t k = 0, len = 0;
 	int unknown = 0;
-	static const char *const fields[] = { "accelerator", "switch mode", "commit", "topology", "ranks" };
+	static const char *const fields[] = { "accelerator", "switch mode", "commit", "topology", "ranks", "hypervisors" };
 
 	for (size_t i = 0; i < n; i++) {
 		const struct run *r = &runs[i];
@@ -1332,10 +1336,11 @@ static void warn_conditions(FILE *f, const struct run *runs, const bool *used, s
 			if (b < lo) { lo = b; lo_run = r; }
 			if (b > hi) { hi = b; hi_run = r; }
 		}
-		for (int fi = 0; fi < 5; fi++) {
+		for (int fi = 0; fi < 6; fi++) {
 			const char *const xs[] = { first->meta.accelerator, first->meta.switch_mode, first->meta.commit,
-						   first->meta.topology, NULL };
-			const char *const ys[] = { r->meta.accelerator, r->meta.switch_mode, r->meta.commit, r->meta.topology, NULL };
+						   first->meta.topology, NULL, NULL };
+			const char *const ys[] = { r->meta.accelerator, r->meta.switch_mode, r->meta.commit, r->meta.topology,
+						   NULL, NULL };
 			char xr[16], yr[16];
 			const char *x = xs[fi], *y = ys[fi];
 			char tag[64], cx[160], cy[160], nx[600], ny[600];
@@ -1343,6 +1348,11 @@ static void warn_conditions(FILE *f, const struct run *runs, const bool *used, s
 			if (fi == 4) { /* the number of ranks, from the rows (else meta.yaml) */
 				snprintf(xr, sizeof(xr), "%d", nranks_of(first));
 				snprintf(yr, sizeof(yr), "%d", nranks_of(r));
+				x = xr;
+				y = yr;
+			} else if (fi == 5) { /* the machines: a run from before the key ran on one */
+				snprintf(xr, sizeof(xr), "%d", first->meta.hypervisors ? first->meta.hypervisors : 1);
+				snprintf(yr, sizeof(yr), "%d", r->meta.hypervisors ? r->meta.hypervisors : 1);
 				x = xr;
 				y = yr;
 			}
@@ -1403,8 +1413,8 @@ static void report_seed(FILE *f, struct run *runs, size_t n)
 		char size[32];
 		struct agg g;
 
-		for (size_t i = n; i-- > 0 && !x;) /* runs are oldest first */
-			if (!strcmp(runs[i].meta.topology, SEED_TOPOLOGY) &&
+		for (size_t i = n; i-- > 0 && !x;) /* runs are oldest first; a simulation is no measurement */
+			if (!runs[i].meta.simulated && !strcmp(runs[i].meta.topology, SEED_TOPOLOGY) &&
 			    (x = find_row(&runs[i], "inc", seed[s].coll, (int64_t)seed[s].mib << 20)))
 				from = &runs[i];
 		fmt_size(size, sizeof(size), (uint64_t)seed[s].mib << 20);
@@ -1444,11 +1454,13 @@ static void report_speedups(FILE *f, struct run *runs, size_t n)
 	fprintf(f, "## INC speed-up over the host-based baselines\n\n"
 		   "Time of the baseline / time of INC for the same collective and size in the same run, "
 		   "medians over the run's rounds (> 1: in-network aggregation is faster); INC's min – max and rounds "
-		   "when several.\n\n"
+		   "when several. Lab runs only: simulated runs are compared with the lab below.\n\n"
 		   "| run | collective | size | INC time | ring | ring / INC | OpenMPI TCP | TCP / INC | OpenMPI UCX | UCX / INC |\n"
 		   "|---|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t i = n; i-- > 0;) {
 		const struct run *r = &runs[i];
+		if (r->meta.simulated) /* in "Simulated against measured" */
+			continue;
 		for (size_t k = 0; k < r->t.n; k++) {
 			const struct res_row *x = &r->t.rows[k];
 			char t[32], size[32], nm[600];
@@ -1497,6 +1509,93 @@ static void report_speedups(FILE *f, struct run *runs, size_t n)
 	for (size_t a = 0; a < NALGOS; a++)
 		free(used[a]);
 	fprintf(f, "\n");
+}
+
+/* SIM_TOLERANCE: how far a simulated time may be from the lab's median and still agree (issue 19: ±25 %). */
+#define SIM_TOLERANCE 0.25
+
+/*
+ * The newest lab run (not simulated) of topology @topo with a verified row of
+ * @algo / @coll / @bytes, or NULL.
+ */
+static const struct run *measured_run(const struct run *runs, size_t n, const char *topo, const char *algo,
+				      enum res_coll coll, uint64_t bytes)
+{
+	for (size_t i = n; i-- > 0;) /* runs are oldest first */
+		if (!runs[i].meta.simulated && !strcmp(runs[i].meta.topology, topo) &&
+		    find_row(&runs[i], algo, coll, (int64_t)bytes))
+			return &runs[i];
+	return NULL;
+}
+
+/*
+ * Each simulated run's times next to the lab's: for every verified row of a
+ * simulated run, the newest lab run of the same topology that measured the
+ * same collective, algorithm and size (its median, min – max), the error
+ * (simulated / measured - 1) and, where both ran INC and ring at a size, the
+ * ring / INC ratio of each. Nothing when there is no simulated run.
+ */
+static void report_sim(FILE *f, struct run *runs, size_t n)
+{
+	int compared = 0, within = 0, sims = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sims += runs[i].meta.simulated;
+	if (!sims)
+		return;
+	fprintf(f, "## Simulated against measured\n\n"
+		   "Each simulated run (sim/, `simulated: true`) next to the newest lab run of the same topology that "
+		   "measured the same collective, algorithm and size (the lab's median over its rounds, min – max). "
+		   "Error = simulated / measured − 1; within ±%.0f %% agrees. *ring / INC* is the ratio of the ring's "
+		   "time to INC's at that size, simulated and measured (each from its own run).\n\n"
+		   "| simulated run | collective | algorithm | size | simulated | measured | error | ring / INC simulated "
+		   "| ring / INC measured | lab run |\n"
+		   "|---|---|---|---|---|---|---|---|---|---|\n",
+		SIM_TOLERANCE * 100);
+	for (size_t i = n; i-- > 0;) {
+		const struct run *r = &runs[i];
+		if (!r->meta.simulated)
+			continue;
+		for (size_t k = 0; k < r->t.n; k++) {
+			const struct res_row *x = &r->t.rows[k];
+			char size[32], t[32], nm[600], lab[600];
+			struct agg gs, gm, gi, gr;
+
+			if (x->wrong || find_row(r, x->algo, x->coll, (int64_t)x->bytes) != x ||
+			    !aggregate(r, x->algo, x->coll, (int64_t)x->bytes, &gs))
+				continue;
+			fmt_size(size, sizeof(size), x->bytes);
+			fmt_time(t, sizeof(t), gs.t_med);
+			fprintf(f, "| %s | %s | %s | %s | %s |", md_text(nm, sizeof(nm), r->name), coll_titles[x->coll],
+				md_text(lab, sizeof(lab), x->algo), size, t);
+			const struct run *m = measured_run(runs, n, r->meta.topology, x->algo, x->coll, x->bytes);
+			if (!m || !aggregate(m, x->algo, x->coll, (int64_t)x->bytes, &gm)) {
+				fprintf(f, " not measured on the lab | | | | |\n");
+				continue;
+			}
+			double err = gs.t_med / gm.t_med - 1;
+			bool ok = fabs(err) <= SIM_TOLERANCE;
+			compared++;
+			within += ok;
+			time_cell(f, &gm);
+			fprintf(f, " %s%+.0f %%%s |", ok ? "" : "**", err * 100, ok ? "" : "**");
+			if (aggregate(r, "inc", x->coll, (int64_t)x->bytes, &gi) &&
+			    aggregate(r, "ring", x->coll, (int64_t)x->bytes, &gr))
+				fprintf(f, " %.2f |", gr.t_med / gi.t_med);
+			else
+				fprintf(f, " - |");
+			if (aggregate(m, "inc", x->coll, (int64_t)x->bytes, &gi) &&
+			    aggregate(m, "ring", x->coll, (int64_t)x->bytes, &gr))
+				fprintf(f, " %.2f |", gr.t_med / gi.t_med);
+			else
+				fprintf(f, " - |");
+			fprintf(f, " %s |\n", md_text(lab, sizeof(lab), m->name));
+		}
+	}
+	fprintf(f, "\n%d of %d simulated times within ±%.0f %% of the lab's median", within, compared,
+		SIM_TOLERANCE * 100);
+	fprintf(f, compared ? ".\n\n" : " (no simulated row has a lab run of the same topology, collective, "
+					  "algorithm and size to compare with).\n\n");
 }
 
 /* The median of the run's measured host and switch CPU per collective (cpu.csv) of @algo / @coll / @bytes: 0 when none. */
@@ -1811,6 +1910,10 @@ static void report_runs(FILE *f, struct run *runs, size_t n)
 			md_text(st, sizeof(st), r->meta.status[0] ? r->meta.status : "unknown"));
 		fprintf(f, "- conditions: switches %s, %d round(s)%s\n", md_code(sw, sizeof(sw), r->meta.switch_mode),
 			rounds, r->t.with_rounds ? "" : " (a run from before rounds: one of each)");
+		if (r->meta.hypervisors > 1)
+			fprintf(f, "- **spans %d hypervisors**: its nodes ran on %d machines' libvirt connections (meta.yaml "
+				   "`placement` says which node ran where); crossing edges went through tunnels\n",
+				r->meta.hypervisors, r->meta.hypervisors);
 		snprintf(rd, sizeof(rd), "%d round%s", rounds, rounds > 1 ? "s (medians, bars min – max)" : "");
 		md_url(url, sizeof(url), r->name);
 		for (int c = 0; c < r->meta.ncond; c++) {
@@ -1886,6 +1989,7 @@ static int write_report(const char *dir, struct run *runs, size_t n, size_t bad)
 		   "MB/s are 10^6 bytes/s.\n\n");
 	report_seed(f, runs, n);
 	report_speedups(f, runs, n);
+	report_sim(f, runs, n);
 	report_loggp(f, runs, n);
 	report_runs(f, runs, n);
 	return finish(f, path);

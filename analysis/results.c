@@ -417,7 +417,17 @@ static void copy_text(char *dst, size_t len, const char *src)
 	dst[i] = 0;
 }
 
-/* Copy scalar @val of @key into the field of @m it names, if any; -1 when a number is not one. */
+/* What meta_set() wants of @key's value, for the message when it refuses one. */
+static const char *meta_want(const char *key)
+{
+	if (!strcmp(key, "simulated"))
+		return "true or false";
+	if (!strcmp(key, "hypervisors"))
+		return "a whole number 1..16";
+	return "a number";
+}
+
+/* Copy scalar @val of @key into the field of @m it names, if any; -1 when a number (or simulated's boolean) is not one. */
 static int meta_set(struct res_meta *m, const char *key, const char *val)
 {
 	uint64_t u;
@@ -438,7 +448,11 @@ static int meta_set(struct res_meta *m, const char *key, const char *val)
 			copy_text((char *)m + text[i].off, text[i].len, val);
 			return 0;
 		}
-	if (!strcmp(key, "nranks") || !strcmp(key, "tree_levels") || !strcmp(key, "host_cores")) {
+	if (!strcmp(key, "hypervisors")) { /* 1..16 (topogen's limit) */
+		if (!parse_uint(val, 16, &u) || u < 1)
+			return -1;
+		m->hypervisors = (int)u;
+	} else if (!strcmp(key, "nranks") || !strcmp(key, "tree_levels") || !strcmp(key, "host_cores")) {
 		if (!parse_uint(val, 1 << 20, &u))
 			return -1;
 		*(!strcmp(key, "nranks") ? &m->nranks : !strcmp(key, "tree_levels") ? &m->tree_levels : &m->host_cores) = (int)u;
@@ -450,6 +464,10 @@ static int meta_set(struct res_meta *m, const char *key, const char *val)
 		if (!parse_uint(val, RES_MAX_ROUNDS, &u) || u < 1)
 			return -1;
 		m->rounds = (int)u;
+	} else if (!strcmp(key, "simulated")) { /* YAML's two booleans as incsim writes them, nothing looser */
+		if (strcmp(val, "true") && strcmp(val, "false"))
+			return -1;
+		m->simulated = !strcmp(val, "true");
 	} else if (!strcmp(key, "ceiling_busy_poll_MBps")) {
 		if (!parse_real(val, &d))
 			return -1;
@@ -596,8 +614,8 @@ int res_parse_meta(FILE *f, const char *path, struct res_meta *m, char *err, siz
 			rounds_line = (int)k->start_mark.line + 1;
 		if (k && v && k->type == YAML_SCALAR_NODE && v->type == YAML_SCALAR_NODE &&
 		    meta_set(m, (const char *)k->data.scalar.value, (const char *)v->data.scalar.value) < 0) {
-			fail(err, errlen, path, (int)v->start_mark.line + 1, "%s '%s' is not a number", k->data.scalar.value,
-			     v->data.scalar.value);
+			fail(err, errlen, path, (int)v->start_mark.line + 1, "%s '%s' is not %s", k->data.scalar.value,
+			     v->data.scalar.value, meta_want((const char *)k->data.scalar.value));
 			goto out;
 		}
 	}

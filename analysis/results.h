@@ -10,6 +10,7 @@
 #ifndef RESULTS_H
 #define RESULTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -102,6 +103,8 @@ struct res_meta {
 	int host_cores;      /* cores of the machine that ran the lab; 0 when absent */
 	int message;         /* libinccl's packets per message (meta.yaml message); 0: the default */
 	double ceiling_poll; /* ceiling_busy_poll_MBps: ib_send_bw busy polling, 0 when absent */
+	bool simulated;      /* simulated: true — a run of the simulator (sim/), not of the lab */
+	int hypervisors;     /* the machines (libvirt connections) the lab's nodes ran on; 0 when absent */
 };
 
 const char *res_coll_name(enum res_coll c);

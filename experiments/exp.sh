@@ -164,6 +164,7 @@ export CEILING_RUNS # ceiling.sh's runs, recorded in meta.yaml
 commit=$(exp_commit)
 accel=$(exp_word "$(exp_lab_env LAB_ACCEL)" unknown)
 switch_mode=$(exp_word "$(exp_lab_env LAB_SWITCHES)" vm)
+placement=$(exp_placement)
 cpu_model=$(exp_cpu_model)
 log=$run/run.log
 exec > >(tee -a "$log") 2>&1
@@ -324,6 +325,7 @@ done
     echo "topology_file: $(exp_yaml_str "$TOPOLOGY")"
     echo "accelerator: $(exp_yaml_str "$accel")"
     echo "switch_mode: $(exp_yaml_str "$switch_mode")"
+    echo "$placement"
     echo "host_cpu: $(exp_yaml_str "$cpu_model")"
     echo "host_cores: $(nproc)"
     echo "nranks: $nranks"

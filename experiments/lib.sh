@@ -453,6 +453,28 @@ exp_lab_env() {
         gsub(/[[:cntrl:]]/, "", v); print substr(v, 1, 200) }' | sed '/^$/d'
 }
 
+# exp_placement [GEN] — meta.yaml's record of where each node ran, from the
+# lab's generated files in GEN (default $state/gen): "hypervisors: N" and a
+# "placement:" list, one entry per hypervisor with its name, libvirt URI and
+# nodes (hypervisors.tsv, which topogen writes for a topology that declares
+# hypervisors); a lab without that file ran on this machine's qemu:///system:
+# one entry "local" with every node of inventory.tsv. Every string quoted
+# (exp_yaml_str); at most 16 hypervisors (topogen's limit).
+exp_placement() {
+    local gen=${1:-$state/gen} name uri addr net br mem nodes
+    if [ -r "$gen/hypervisors.tsv" ]; then
+        echo "hypervisors: $(grep -v '^#' "$gen/hypervisors.tsv" | head -n 16 | grep -c .)"
+        echo "placement:"
+        grep -v '^#' "$gen/hypervisors.tsv" | head -n 16 | while IFS=$'\t' read -r name uri addr net br mem nodes; do
+            echo "  - {hypervisor: $(exp_yaml_str "$name"), uri: $(exp_yaml_str "$uri"), nodes: $(exp_yaml_str "$nodes")}"
+        done
+    else
+        echo "hypervisors: 1"
+        echo "placement:"
+        echo "  - {hypervisor: 'local', uri: 'qemu:///system', nodes: $(exp_yaml_str "$(grep -v '^#' "$gen/inventory.tsv" 2>/dev/null | cut -f1 | head -n 4096 | tr '\n' ' ' | sed 's/ $//')")}"
+    fi
+}
+
 # exp_word VALUE DEFAULT — VALUE when it is a plain word (letters, digits, . _ + : , -;
 # 1..64 characters), else DEFAULT: lab.env's values as meta.yaml's conditions.
 exp_word() {

@@ -10,7 +10,12 @@
  * from packet 0, proto/inc_proto.h). One work request, one completion and
  * one receive per message instead of per packet is what a host under TCG
  * pays for. Ranks without data (Broadcast non-roots, Barrier) send every
- * packet empty, alone, so every rank's PSNs stay aligned. Results come back
+ * packet empty, alone, so every rank's PSNs stay aligned. The call's last
+ * packet carries INC_IMM_LAST in its immediate (and so does its result):
+ * a switch refuses a packet whose immediate differs from the other ranks'
+ * of the same place, so ranks whose calls differ in count by a packet or
+ * more are refused where one call ends and another goes on, never combined
+ * with a later call. Results come back
  * in messages as the data went up, into registered receive buffers, and
  * are copied out. At most `window` packets are in flight: memory does not
  * grow with the collective's size. Elements travel big-endian; any
@@ -267,7 +272,7 @@ int inccl_comm_connect(inccl_comm_t *c, const char *switch_ip, uint32_t switch_q
 /* inc_prim_label(), dtype_label(), op_label() - names for messages (libinccl does not link switch/agg.c). */
 static const char *inc_prim_label(enum inc_prim p)
 {
-	return p == INC_ALLREDUCE ? "allreduce" : p == INC_REDUCE ? "reduce" : "broadcast";
+	return p == INC_ALLREDUCE ? "allreduce" : p == INC_REDUCE ? "reduce" : p == INC_BROADCAST ? "broadcast" : "route";
 }
 
 static const char *dtype_label(enum inccl_dtype t)
@@ -328,7 +333,6 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 static int run_ring(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, int root,
 		    const uint8_t *send, uint8_t *recv, size_t count)
 {
-	int32_t token = 0;
 	int rc;
 
 	if (c->broken)
@@ -338,8 +342,7 @@ static int run_ring(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 	if (prim == INC_BROADCAST)
 		rc = inccl__ring_broadcast(c->ring, recv, count, dtype, root, c->timeout_ms, c->err, sizeof(c->err));
 	else if (op == INC_OP_BARRIER)
-		rc = inccl__ring_allreduce(c->ring, &token, &token, 1, INCCL_INT32, INCCL_SUM, c->timeout_ms, c->err,
-					   sizeof(c->err));
+		rc = inccl__ring_barrier(c->ring, c->timeout_ms, c->err, sizeof(c->err));
 	else
 		rc = inccl__ring_allreduce(c->ring, send, recv, count, dtype, (enum inccl_op)op, c->timeout_ms, c->err,
 					   sizeof(c->err));
@@ -419,10 +422,12 @@ static size_t msg_bytes(size_t first, size_t end, size_t bytes)
  * buffer; without, every packet an empty send, from *@msg as a packet
  * index. A send asks for a completion when it holds a packet whose number
  * + 1 is a multiple of signal_every, and the last one; its wr_id is the
- * last packet it holds. Advances *@msg; returns INCCL_OK or INCCL_EIO.
+ * last packet it holds. Every send carries immediate @imm (wire order) but
+ * the one that holds the last packet, @imm_last (@imm with INC_IMM_LAST).
+ * Advances *@msg; returns INCCL_OK or INCCL_EIO.
  */
 static int post_sends(inccl_comm_t *c, size_t *msg, size_t limit, size_t npk, const uint8_t *data, size_t bytes,
-		      uint32_t imm, size_t w)
+		      uint32_t imm, uint32_t imm_last, size_t w)
 {
 	/* a completion at least once per half window, or a full window could wait for one forever;
 	 * otherwise once per SIGNAL_EVERY packets but not more often than once per 4 messages */
@@ -445,7 +450,8 @@ static int post_sends(inccl_comm_t *c, size_t *msg, size_t limit, size_t npk, co
 			sge[nwr] = (struct ibv_sge){ (uintptr_t)buf, (uint32_t)len, c->smr->lkey };
 			wr[nwr] = (struct ibv_send_wr){ .wr_id = end - 1, .sg_list = &sge[nwr], .num_sge = len ? 1 : 0,
 							.opcode = IBV_WR_SEND_WITH_IMM,
-							.send_flags = signaled ? IBV_SEND_SIGNALED : 0, .imm_data = imm };
+							.send_flags = signaled ? IBV_SEND_SIGNALED : 0,
+							.imm_data = end == npk ? imm_last : imm };
 			if (nwr)
 				wr[nwr - 1].next = &wr[nwr];
 			if (len)
@@ -487,7 +493,7 @@ static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 {
 	size_t w = inc_dtype_size((enum inc_dtype)dtype), bytes = count * w, npk = bytes ? (bytes + PKT - 1) / PKT : 1;
 	struct inc_imm m = { dest, prim, op, (enum inc_dtype)dtype };
-	uint32_t imm = htonl(inc_imm_encode(&m));
+	uint32_t imm = htonl(inc_imm_encode(&m)), imm_last = htonl(inc_imm_encode(&m) | INC_IMM_LAST);
 	size_t smsg = 0, sdone = 0, rmsg = 0, rdone = 0;
 	uint64_t last = now_ms();
 	struct ibv_wc wc[32];
@@ -501,7 +507,7 @@ static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 	while (sdone < npk || (expects && rdone < npk)) {
 		/* at most a window unacknowledged, and unanswered where results are due */
 		size_t limit = (expects && rdone < sdone ? rdone : sdone) + (size_t)c->window;
-		int rc = post_sends(c, &smsg, limit < npk ? limit : npk, npk, has_data ? send : NULL, bytes, imm, w);
+		int rc = post_sends(c, &smsg, limit < npk ? limit : npk, npk, has_data ? send : NULL, bytes, imm, imm_last, w);
 		if (rc)
 			return rc;
 		int n = inccl__cq_poll(&c->cq, 32, wc, WAIT_MS);
@@ -510,11 +516,12 @@ static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 		for (int i = 0; i < n; i++) {
 			if (wc[i].status == IBV_WC_REM_INV_REQ_ERR && !(wc[i].opcode & IBV_WC_RECV))
 				/* the switch NAKs a packet that does not match its slot (drop_mismatch) */
-				return fail(c, INCCL_EIO, "the switch refused packet %llu of this %s %s %s: another rank's "
-					    "collective in the same place differs (dtype, operator, root or count) or it "
-					    "broke the protocol (%s)",
+				return fail(c, INCCL_EIO, "the switch refused packet %llu of this %s %s %s of %zu elements "
+					    "(%zu packets): another rank's collective in the same place differs in count "
+					    "(its call ends at another packet or its last packet has another length), dtype, "
+					    "operator or root, or it broke the protocol (%s)",
 					    (unsigned long long)wc[i].wr_id, inc_prim_label(prim),
-					    dtype_label(dtype), op == INC_OP_BARRIER ? "barrier" : op_label(op),
+					    dtype_label(dtype), op == INC_OP_BARRIER ? "barrier" : op_label(op), count, npk,
 					    ibv_wc_status_str(wc[i].status));
 			if (wc[i].status != IBV_WC_SUCCESS)
 				return fail(c, INCCL_EIO, "%s of %s %llu failed: %s (the switch or link is gone?)",
@@ -534,9 +541,20 @@ static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 				return fail(c, INCCL_EIO, "unexpected result %zu: %u bytes, immediate 0x%08x, when %s",
 					    rmsg, wc[i].byte_len, ntohl(wc[i].imm_data),
 					    expects ? "every result of this call had arrived" : "this rank is due no result");
-			if (wc[i].byte_len != want || !(wc[i].wc_flags & IBV_WC_WITH_IMM) || wc[i].imm_data != imm)
+			/* the last result message carries INC_IMM_LAST, as the call's last packet did */
+			uint32_t want_imm = end == npk ? imm_last : imm;
+			if (wc[i].byte_len != want || ((wc[i].imm_data ^ want_imm) & htonl(INC_IMM_LAST)))
+				/* a Broadcast's root (a Route's source) sent a call of another count: the
+				 * other ranks' empty packets cannot tell, its data does */
+				return fail(c, INCCL_EIO, "result %zu of this %s %s of %zu elements (%zu packets) has %u "
+					    "bytes (want %zu)%s: another rank's collective differs in count", rmsg,
+					    inc_prim_label(prim), dtype_label(dtype), count, npk, wc[i].byte_len, want,
+					    (wc[i].imm_data ^ want_imm) & htonl(INC_IMM_LAST)
+						    ? end == npk ? " and does not end the call" : " and ends the call early"
+						    : "");
+			if (!(wc[i].wc_flags & IBV_WC_WITH_IMM) || wc[i].imm_data != want_imm)
 				return fail(c, INCCL_EIO, "unexpected result %zu: %u bytes (want %zu), immediate 0x%08x (want 0x%08x)",
-					    rmsg, wc[i].byte_len, want, ntohl(wc[i].imm_data), ntohl(imm));
+					    rmsg, wc[i].byte_len, want, ntohl(wc[i].imm_data), ntohl(want_imm));
 			if (want)
 				from_wire(recv + off, c->rbuf + (size_t)slot * c->message * PKT, want, w);
 			if (post_recv(c, slot))
@@ -551,8 +569,8 @@ static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 		else if (now_ms() - last > (uint64_t)c->timeout_ms)
 			return fail(c, INCCL_ETIMEDOUT,
 				    "no progress for %d ms in %s %s %s of %zu elements (%zu/%zu sent, %zu acknowledged, "
-				    "%zu results): a rank is slow or gone, or called a collective that differs (dtype, "
-				    "operator, root or count)",
+				    "%zu results): a rank is slow or gone, or called a collective that differs in count, "
+				    "dtype, operator or root",
 				    c->timeout_ms, inc_prim_label(prim), dtype_label(dtype),
 				    op == INC_OP_BARRIER ? "barrier" : op_label(op), count,
 				    has_data ? (smsg ? msg_end(c, smsg - 1, npk) : 0) : smsg, npk, sdone, rdone);
@@ -710,9 +728,19 @@ int inccl__comm_algorithm(const inccl_comm_t *c)
 	return c->algorithm;
 }
 
+/* ring_faulted() - faulted() for the ring's watch: @arg is the communicator. */
+static int ring_faulted(void *arg)
+{
+	return faulted(arg);
+}
+
 int inccl__comm_ring_create(inccl_comm_t *c, uint32_t qpn[2])
 {
-	return inccl__ring_create(c->ctx, c->pd, c->gid_index, c->rank, c->nranks, &c->ring, qpn);
+	int rc = inccl__ring_create(c->ctx, c->pd, c->gid_index, c->rank, c->nranks, &c->ring, qpn);
+
+	if (rc == INCCL_OK) /* the ring's calls write their errors into c->err, as faulted() does */
+		inccl__ring_watch(c->ring, ring_faulted, c);
+	return rc;
 }
 
 int inccl__comm_ring_connect(inccl_comm_t *c, uint32_t left_ip, uint32_t left_qpn, uint32_t right_ip,

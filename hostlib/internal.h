@@ -85,6 +85,17 @@ int inccl__ring_allreduce(struct inccl_ring *r, const void *send, void *recv, si
 int inccl__ring_broadcast(struct inccl_ring *r, void *buf, size_t count, enum inccl_dtype dtype, int root,
 			  int timeout_ms, char *err, size_t errlen);
 
+/** inccl__ring_barrier() - a Barrier on the ring (an AllReduce of one int32 that no other call matches). */
+int inccl__ring_barrier(struct inccl_ring *r, int timeout_ms, char *err, size_t errlen);
+
+/**
+ * inccl__ring_watch() - while a ring call waits, it asks @watch(@arg) now and
+ * then whether the group says the call cannot end (a rank went away); on 1
+ * it fails at once with INCCL_ECONN, the reason written by @watch into the
+ * call's error buffer. NULL: no watch (the timeout alone).
+ */
+void inccl__ring_watch(struct inccl_ring *r, int (*watch)(void *arg), void *arg);
+
 void inccl__ring_destroy(struct inccl_ring *r);
 
 /* The collectives that move blocks (coll.c), as ring.c runs them. */

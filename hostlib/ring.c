@@ -19,7 +19,23 @@
  * Reduce is not implemented here (the MPI baseline covers it).
  *
  * Data travels in host byte order: the ring joins hosts of one architecture.
+ *
+ * Every message carries an immediate that says which call it belongs to
+ * (ring_call_imm()): the call's number on this ring (mod 128), a 24-bit hash
+ * of what the call is (collective, dtype, operator, root, count), and
+ * RING_IMM_LAST on the sender's last message of the call. The receiver
+ * checks each message against its own call before it uses it (ring_check()):
+ * its number, its hash, its length, and that the left neighbour's last
+ * message is this rank's last one. So ranks whose calls differ in count
+ * (or dtype, operator, root) fail with a message that says so, on the
+ * first message from a differing neighbour (by the hash; the chance that
+ * two different calls share one is 2^-24) and at the latest at the end of
+ * the call (by the last-message mark and the lengths, exactly), never
+ * taking a message of one call into another. The ranks further along the
+ * ring, whose neighbours agree, stop when the group says a rank went away
+ * (the watch, inccl__ring_watch()) or after the timeout.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
 #include <math.h>
@@ -35,6 +51,12 @@
 #define RING_PIECE (16 * 1024) /* bytes per message: 16 packets of the lab's 1 KiB MTU */
 #define RING_WINDOW 64         /* messages in flight to the right (1 MiB) */
 #define RING_RECVS (2 * RING_WINDOW) /* posted receives: the left may run ahead of our polling */
+#define RING_IMM_LAST 0x80000000u    /* immediate bit 31: the sender's last message of the call */
+#define RING_IMM_SEQ 0x7f000000u     /* bits 30..24: the call's number on this ring, mod 128 */
+#define RING_IMM_HASH 0x00ffffffu    /* bits 23..0: a hash of the call (ring_call_imm()) */
+
+/* What a call is, for its hash: every collective the ring runs, Barrier apart from a 1-element AllReduce. */
+enum ring_kind { RK_ALLREDUCE, RK_BARRIER, RK_BROADCAST, RK_ALLGATHER, RK_REDUCESCATTER, RK_ALLTOALL };
 
 enum { TO_LEFT = 0, TO_RIGHT = 1 };
 
@@ -47,8 +69,11 @@ struct inccl_ring {
 	/* Messages of the next collective that arrived while this rank still
 	 * finished the current one (the left neighbour may be ahead): slot and
 	 * length, in arrival order, taken first by the next collective. */
-	uint32_t early_slot[RING_RECVS], early_len[RING_RECVS];
+	uint32_t early_slot[RING_RECVS], early_len[RING_RECVS], early_imm[RING_RECVS];
 	size_t early_head, early_n;
+	uint32_t seq;           /* calls run on this ring so far (every rank counts the same calls) */
+	int (*watch)(void *arg); /* inccl__ring_watch(): 1 when the group says the call cannot end */
+	void *watch_arg;
 };
 
 /*
@@ -66,6 +91,7 @@ struct ring_plan {
 	/* received message i may be folded once this many messages were sent (NULL: at once): where a
 	 * message lands on what an earlier send still has to read */
 	size_t (*recv_need)(const struct ring_plan *pl, size_t i);
+	uint32_t imm;                     /* the call's immediate (ring_call_imm()), without RING_IMM_LAST */
 };
 
 /* ---- plans ---------------------------------------------------------------- */
@@ -234,6 +260,63 @@ static size_t a2a_recv_need(const struct ring_plan *pl, size_t i)
 	return i + 1; /* the send of the same step and piece: the same message number */
 }
 
+/* ---- which call a message belongs to ------------------------------------------ */
+
+/*
+ * ring_call_imm() - the immediate of every message of call number @seq
+ * (kind @kind, @dtype, @op, @root, @count elements): @seq mod 128 in
+ * RING_IMM_SEQ, a hash of the rest in RING_IMM_HASH (splitmix64's
+ * finaliser: any difference in the fields changes each bit of the hash with
+ * a chance of about one half), RING_IMM_LAST clear. Host order.
+ */
+static uint32_t ring_call_imm(uint32_t seq, enum ring_kind kind, enum inccl_dtype dtype, enum inccl_op op, int root,
+			      size_t count)
+{
+	uint64_t x = (uint64_t)count * 0x9e3779b97f4a7c15ull ^
+		     ((uint64_t)kind << 40 | (uint64_t)(dtype & 0xff) << 32 | (uint64_t)(op & 0xff) << 24 |
+		      (uint64_t)((unsigned)root & 0xffffff));
+
+	x = (x ^ x >> 30) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ x >> 27) * 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return (seq << 24 & RING_IMM_SEQ) | (uint32_t)(x & RING_IMM_HASH);
+}
+
+/*
+ * ring_check() - may received message @k (@len bytes, immediate @imm in host
+ * order) be taken into call @pl (elements of @w bytes)? It must carry the
+ * call's number and hash, the length the plan gives it, and RING_IMM_LAST
+ * if and only if it is the last this rank receives. Return: 0, or -1 with
+ * @err saying what differs (a message that belongs to another call: the
+ * neighbour's collective differs in count, or in dtype, operator or root).
+ */
+static int ring_check(const struct ring_plan *pl, size_t w, size_t k, uint32_t imm, uint32_t len, char *err,
+		      size_t errlen)
+{
+	size_t off, n;
+	int reduce, left = (pl->rank + pl->p - 1) % pl->p, last = k + 1 == pl->nrecv;
+
+	pl->recv_at(pl, k, &off, &n, &reduce);
+	if ((imm ^ pl->imm) & RING_IMM_SEQ)
+		snprintf(err, errlen, "ring: message %zu from rank %d belongs to call %u on this ring, not to this one "
+			 "(%u): rank %d's previous call had more messages than this rank's: another rank's collective "
+			 "differs in count", k, left, (imm & RING_IMM_SEQ) >> 24, (pl->imm & RING_IMM_SEQ) >> 24, left);
+	else if ((imm ^ pl->imm) & RING_IMM_HASH)
+		snprintf(err, errlen, "ring: message %zu from rank %d is of another call (hash 0x%06x, this call's "
+			 "0x%06x): another rank's collective differs in count, dtype, operator or root", k, left,
+			 imm & RING_IMM_HASH, pl->imm & RING_IMM_HASH);
+	else if (len != n * w)
+		snprintf(err, errlen, "ring: message %zu from rank %d has %u bytes, not %zu: another rank's collective "
+			 "differs in count", k, left, len, n * w);
+	else if (!(imm & RING_IMM_LAST) != !last)
+		snprintf(err, errlen, "ring: message %zu from rank %d %s, where this rank's call of %zu messages %s: "
+			 "another rank's collective differs in count", k, left,
+			 last ? "does not end its call" : "ends its call", pl->nrecv, last ? "ends" : "goes on");
+	else
+		return 0;
+	return -1;
+}
+
 /* ---- arithmetic (host order) ------------------------------------------------ */
 
 /**
@@ -370,20 +453,19 @@ static uint64_t now_ms(void)
 }
 
 /*
- * Fold received message number @k (slot @slot, @len bytes) of plan @pl into
- * @buf and repost its receive. 0, or -1 with @err set.
+ * Fold received message number @k (slot @slot, @len bytes, immediate @imm in
+ * host order) of plan @pl into @buf and repost its receive, once
+ * ring_check() found it is this call's. 0, or -1 with @err set.
  */
 static int take(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *buf, enum inccl_dtype dtype,
-		enum inccl_op op, size_t k, uint32_t slot, uint32_t len, char *err, size_t errlen)
+		enum inccl_op op, size_t k, uint32_t slot, uint32_t len, uint32_t imm, char *err, size_t errlen)
 {
 	size_t off, n, w = inc_dtype_size((enum inc_dtype)dtype);
 	int reduce;
 
-	pl->recv_at(pl, k, &off, &n, &reduce);
-	if (len != n * w) {
-		snprintf(err, errlen, "ring: message %zu from the left has %u bytes, not %zu", k, len, n * w);
+	if (ring_check(pl, w, k, imm, len, err, errlen))
 		return -1;
-	}
+	pl->recv_at(pl, k, &off, &n, &reduce);
 	if (reduce)
 		combine(buf + off * w, r->rbuf + (size_t)slot * RING_PIECE, n, dtype, op);
 	else
@@ -417,7 +499,9 @@ static int run_plan(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *b
 			uint8_t *slot = r->sbuf + (sent % RING_WINDOW) * RING_PIECE;
 			struct ibv_sge sge = { (uintptr_t)slot, (uint32_t)(len * w), r->smr->lkey };
 			struct ibv_send_wr wr = { .wr_id = sent, .sg_list = &sge, .num_sge = len ? 1 : 0,
-						  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+						  .opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+						  .imm_data = htonl(pl->imm | (sent + 1 == pl->nsend ? RING_IMM_LAST : 0)) },
+					   *bad;
 			memcpy(slot, buf + off * w, len * w);
 			if (ibv_post_send(r->qp[TO_RIGHT], &wr, &bad)) {
 				snprintf(err, errlen, "ring: post send %zu: %s", sent, strerror(errno));
@@ -431,7 +515,8 @@ static int run_plan(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *b
 		     r->early_n--, rdone++, took = 1) {
 			size_t e = r->early_head;
 			r->early_head = (e + 1) % RING_RECVS;
-			if (take(r, pl, buf, dtype, op, rdone, r->early_slot[e], r->early_len[e], err, errlen))
+			if (take(r, pl, buf, dtype, op, rdone, r->early_slot[e], r->early_len[e], r->early_imm[e], err,
+				 errlen))
 				return INCCL_EIO;
 		}
 		if (took) { /* sends may have become possible */
@@ -455,6 +540,12 @@ static int run_plan(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *b
 				continue;
 			}
 			uint32_t slot = (uint32_t)wc[i].wr_id;
+			uint32_t imm = wc[i].wc_flags & IBV_WC_WITH_IMM ? ntohl(wc[i].imm_data) : 0;
+			if (!(wc[i].wc_flags & IBV_WC_WITH_IMM)) {
+				snprintf(err, errlen, "ring: a message from the left without an immediate (%u bytes): "
+					 "not a libinccl ring of this version", wc[i].byte_len);
+				return INCCL_EIO;
+			}
 			if (rdone >= pl->nrecv || r->early_n || (pl->recv_need && sent < pl->recv_need(pl, rdone))) {
 				/* the next collective's, or one that would overwrite what is still to be sent:
 				 * keep it for then (in order) */
@@ -465,29 +556,35 @@ static int run_plan(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *b
 				}
 				r->early_slot[e] = slot;
 				r->early_len[e] = wc[i].byte_len;
+				r->early_imm[e] = imm;
 				r->early_n++;
 				continue;
 			}
-			if (take(r, pl, buf, dtype, op, rdone, slot, wc[i].byte_len, err, errlen))
+			if (take(r, pl, buf, dtype, op, rdone, slot, wc[i].byte_len, imm, err, errlen))
 				return INCCL_EIO;
 			rdone++;
 		}
 		if (n > 0) {
 			last = now_ms();
+		} else if (r->watch && r->watch(r->watch_arg)) {
+			return INCCL_ECONN; /* the watch said why, in @err */
 		} else if (now_ms() - last > (uint64_t)timeout_ms) {
-			snprintf(err, errlen, "ring: no progress for %d ms (%zu/%zu sent, %zu acknowledged, %zu/%zu received)",
-				 timeout_ms, sent, pl->nsend, sdone, rdone, pl->nrecv);
+			snprintf(err, errlen, "ring: no progress for %d ms (%zu/%zu sent, %zu acknowledged, %zu/%zu received): "
+				 "a rank is slow or gone, or called a collective that differs in count, dtype, operator "
+				 "or root", timeout_ms, sent, pl->nsend, sdone, rdone, pl->nrecv);
 			return INCCL_ETIMEDOUT;
 		}
 	}
 	return INCCL_OK;
 }
 
-int inccl__ring_allreduce(struct inccl_ring *r, const void *send, void *recv, size_t count,
+/* ring_allreduce() - an AllReduce of @kind (RK_ALLREDUCE, or RK_BARRIER: one int32 SUM), call number r->seq. */
+static int ring_allreduce(struct inccl_ring *r, enum ring_kind kind, const void *send, void *recv, size_t count,
 			  enum inccl_dtype dtype, enum inccl_op op, int timeout_ms, char *err, size_t errlen)
 {
 	size_t w = inc_dtype_size((enum inc_dtype)dtype);
-	struct ring_plan pl = { r->rank, r->nranks, 0, count, RING_PIECE / w, 0, 0, ar_send, ar_recv, NULL };
+	struct ring_plan pl = { r->rank, r->nranks, 0, count, RING_PIECE / w, 0, 0, ar_send, ar_recv, NULL,
+				ring_call_imm(r->seq++, kind, dtype, op, 0, count) };
 	size_t rounds = (count + (size_t)r->nranks * pl.piece - 1) / ((size_t)r->nranks * pl.piece);
 
 	if (send != recv)
@@ -498,11 +595,30 @@ int inccl__ring_allreduce(struct inccl_ring *r, const void *send, void *recv, si
 	return run_plan(r, &pl, recv, dtype, op, timeout_ms, err, errlen);
 }
 
+int inccl__ring_allreduce(struct inccl_ring *r, const void *send, void *recv, size_t count,
+			  enum inccl_dtype dtype, enum inccl_op op, int timeout_ms, char *err, size_t errlen)
+{
+	return ring_allreduce(r, RK_ALLREDUCE, send, recv, count, dtype, op, timeout_ms, err, errlen);
+}
+
+int inccl__ring_barrier(struct inccl_ring *r, int timeout_ms, char *err, size_t errlen)
+{
+	int32_t token = 0;
+
+	return ring_allreduce(r, RK_BARRIER, &token, &token, 1, INCCL_INT32, INCCL_SUM, timeout_ms, err, errlen);
+}
+
+void inccl__ring_watch(struct inccl_ring *r, int (*watch)(void *arg), void *arg)
+{
+	r->watch = watch;
+	r->watch_arg = arg;
+}
+
 int inccl__ring_broadcast(struct inccl_ring *r, void *buf, size_t count, enum inccl_dtype dtype, int root,
 			  int timeout_ms, char *err, size_t errlen)
 {
 	struct ring_plan pl = { r->rank, r->nranks, root, count, RING_PIECE / inc_dtype_size((enum inc_dtype)dtype), 0, 0,
-				bc_send, bc_recv, NULL };
+				bc_send, bc_recv, NULL, ring_call_imm(r->seq++, RK_BROADCAST, dtype, INCCL_SUM, root, count) };
 	size_t chunks = (count + pl.piece - 1) / pl.piece;
 	int last = (root + r->nranks - 1) % r->nranks; /* the end of the chain sends nothing */
 
@@ -600,10 +716,14 @@ int inccl__ring_coll(struct inccl_ring *r, enum inccl__coll coll, const void *se
 {
 	struct coll_run cr;
 	size_t w = inc_dtype_size((enum inc_dtype)dtype);
+	enum ring_kind kind = coll == INCCL__ALLGATHER ? RK_ALLGATHER : coll == INCCL__REDUCESCATTER ? RK_REDUCESCATTER
+											     : RK_ALLTOALL;
+	uint32_t imm = ring_call_imm(r->seq++, kind, dtype, op, 0, count);
 	int rc = coll_setup(&cr, r->rank, r->nranks, w, RING_PIECE / w, coll, send, recv, count, err, errlen);
 
 	if (rc)
 		return rc;
+	cr.pl.imm = imm;
 	if (cr.exchange)
 		rc = run_plan(r, &cr.pl, cr.buf, dtype, op, timeout_ms, err, errlen);
 	coll_finish(&cr, coll, recv, rc == INCCL_OK);

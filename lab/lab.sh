@@ -1482,8 +1482,25 @@ clock_set() {
 # state path outside the root or a state without this lab's marker (nothing
 # removed, exit 1). Idempotent; works on a half-built or crashed lab. Exit 1
 # when something recorded could not be removed (the record is then kept).
+# down_dead — (lab-down) the URIs of the lab's hypervisors whose connection
+# does not answer within HYP_TIMEOUT (30 s), one per line, each said with its
+# name: what the lab made there cannot be removed now and must stay recorded
+# (a "not there" from a dead connection is no proof that it is gone). Nothing
+# for a lab without hypervisors.tsv (its domains are on $URI, which
+# ensure_daemons started).
+down_dead() {
+    local name uri rest out
+    [ -e "$gen/hypervisors.tsv" ] || return 0
+    while IFS=$'\t' read -r name uri rest; do
+        [ -n "$uri" ] || continue
+        out=$(timeout "${HYP_TIMEOUT:-30}" virsh -q -c "$uri" uri 2>&1 </dev/null) && continue
+        log "hypervisor $name: its connection $uri does not answer ($(tail -n 1 <<<"$out" | head -c 200)): what the lab made there stays recorded"
+        echo "$uri"
+    done < <(grep -v '^#' "$gen/hypervisors.tsv")
+}
+
 cmd_down() {
-    local d pids name left removed=0 failed=0 need=0 others=0
+    local d pids name left removed=0 failed=0 need=0 others=0 dead
     check_state_path
     if [ ! -e "$state" ] && [ ! -L "$state" ]; then
         log "no state directory $state: nothing of lab '$prefix' is recorded"
@@ -1500,8 +1517,12 @@ cmd_down() {
     for d in $(made_names domain); do [ -e "$LIBVIRT_CONF/qemu/$d.xml" ] && need=1; done
     for d in $(made_names network); do [ -e "$LIBVIRT_CONF/qemu/networks/$d.xml" ] && need=1; done
     [ "$need" = 0 ] || daemons_up || ensure_daemons
+    dead=$(down_dead)
     if daemons_up; then
         for d in $(made_names domain); do
+            if [ -n "$dead" ] && grep -qxF -- "$(node_uri "${d#"$prefix-"}")" <<<"$dead"; then
+                log "could not remove domain $d: its hypervisor does not answer"; failed=$((failed + 1)); continue
+            fi
             dvsh_dom "$d" dominfo "$d" >/dev/null 2>&1 || continue
             dvsh_dom "$d" destroy "$d" >/dev/null 2>&1 || true
             # --managed-save: with the memory lab-stop saved (else undefine refuses)
@@ -1513,6 +1534,9 @@ cmd_down() {
             fi
         done
         for d in $(made_names network); do
+            if [ -n "$dead" ] && grep -qxF -- "$(net_uri "$d")" <<<"$dead"; then
+                log "could not remove network $d: its hypervisor does not answer"; failed=$((failed + 1)); continue
+            fi
             nvsh "$d" net-info "$d" >/dev/null 2>&1 || continue
             nvsh "$d" net-destroy "$d" >/dev/null 2>&1 || true
             nvsh "$d" net-undefine "$d" >/dev/null 2>&1 || true
@@ -1531,8 +1555,13 @@ cmd_down() {
     # Namespace nodes and devices (after the VMs, whose taps were on their bridges).
     ns_down
     # The state: what lab-up recorded, then its record, marker and directory
-    # (rmdir: it is empty unless something not of the lab is in it).
-    if [ -d "$state" ]; then
+    # (rmdir: it is empty unless something not of the lab is in it). When
+    # something could not be removed (a hypervisor that does not answer) all
+    # of it stays: its generated files say where those things are, and a
+    # second lab-down removes them.
+    if [ -d "$state" ] && [ "$failed" != 0 ]; then
+        log "kept $state and its record: $failed thing(s) of the lab could not be removed (lab-down again once fixed)"
+    elif [ -d "$state" ]; then
         for name in $(made_names path); do
             [[ $name =~ $NAME_RE ]] && [ "$name" != "$MARKER" ] && [ "$name" != made ] || continue
             # one level below $state (a symbolic link there goes, not what it names)

@@ -2,7 +2,15 @@
  * inc_proto.h — what an INC collective looks like on the wire, above RoCE.
  *
  * Immediate data (32 bits, SPEC.md): dest_rank:16 | primitive:2 | operator:2 |
- * dtype:4 | reserved:8 (bits 31..16, 15..14, 13..12, 11..8, 7..0).
+ * dtype:4 | last:1 | reserved:7 (bits 31..16, 15..14, 13..12, 11..8, 7, 6..0).
+ * last (INC_IMM_LAST) marks the last packet of one collective call: a
+ * sender sets it on exactly that packet (a one-packet call's packet 0, else
+ * the SEND_LAST_WITH_IMM or SEND_ONLY_WITH_IMM that ends the call's last
+ * message), and every switch keeps it in the slot's immediate and in the
+ * results it sends. A switch compares its children's immediates per packet,
+ * so ranks whose calls have different numbers of packets (their counts
+ * differ by a whole packet or more) mismatch at the first packet where one
+ * call ends and another goes on: NAKed, never combined with another call.
  * Payload elements are big-endian (network byte order), each as wide as its
  * dtype (inc_dtype_size()): integers as two's complement (int*) or plain
  * binary (uint*), floats as their IEEE 754 bits (float16: binary16, bfloat16:
@@ -81,6 +89,8 @@ static inline size_t inc_dtype_size(enum inc_dtype t)
 	(((qpn) >> 20) == 1 || (((qpn) >> 20) == 2 && ((qpn) & 0xffu) == 0) ? (int)(((qpn) >> 8) & 0xfffu) : -1)
 
 #define INC_RANK_ALL 0xffff /* dest_rank of AllReduce / Broadcast: every rank */
+#define INC_IMM_LAST 0x80u  /* bit 7 of the immediate: the last packet of a collective call */
+#define INC_IMM_RESERVED 0x7fu /* bits 6..0: zero (a switch refuses anything else: drop_bad_imm) */
 
 struct inc_imm {
 	uint16_t dest_rank;
@@ -89,7 +99,9 @@ struct inc_imm {
 	enum inc_dtype dtype;
 };
 
-/** inc_imm_encode() - the 32-bit immediate of @m (host order; the wire is big-endian). */
+/** inc_imm_encode() - the 32-bit immediate of @m (host order; the wire is big-endian), without
+ * INC_IMM_LAST: the sender ORs it into the last packet's. (No field of struct inc_imm: the
+ * switch keeps a decoded one in each of its slots, which must not grow.) */
 static inline uint32_t inc_imm_encode(const struct inc_imm *m)
 {
 	return (uint32_t)m->dest_rank << 16 | ((uint32_t)m->prim & 3) << 14 | ((uint32_t)m->op & 3) << 12 |
@@ -97,10 +109,11 @@ static inline uint32_t inc_imm_encode(const struct inc_imm *m)
 }
 
 /**
- * inc_imm_decode() - split an immediate into its fields.
+ * inc_imm_decode() - split an immediate into its fields; INC_IMM_LAST, which
+ * is no field, may be set or not (the caller tests imm & INC_IMM_LAST).
  * Return: 0, or -1 for values the protocol does not define (dtype >=
- * INC_NDTYPES, reserved bits set) so a switch can count and drop them. Every
- * primitive (0..3) is defined.
+ * INC_NDTYPES, reserved bits 6..0 set) so a switch can count and drop them.
+ * Every primitive (0..3) is defined.
  */
 int inc_imm_decode(uint32_t imm, struct inc_imm *m);
 

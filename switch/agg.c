@@ -25,7 +25,7 @@ int inc_imm_decode(uint32_t imm, struct inc_imm *m)
 {
 	uint32_t prim = (imm >> 14) & 3, dtype = (imm >> 8) & 15;
 
-	if (dtype >= INC_NDTYPES || (imm & 0xff) != 0)
+	if (dtype >= INC_NDTYPES || (imm & INC_IMM_RESERVED) != 0)
 		return -1;
 	m->dest_rank = (uint16_t)(imm >> 16);
 	m->prim = (enum inc_prim)prim;

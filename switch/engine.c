@@ -916,23 +916,27 @@ static int imm_valid(const struct sw_engine *e, const struct inc_imm *m)
  * first packet is a SEND_ONLY_WITH_IMM; its later ones may travel in messages
  * (SEND_FIRST, SEND_MIDDLE*, SEND_LAST_WITH_IMM), whose FIRST and MIDDLE
  * packets carry no immediate: they belong to @k's last SEND that carried one
- * (k->cur_imm), and a LAST's must be that same one. FIRST and MIDDLE carry a
- * whole MTU (IBTA 9.7.7; rxe_resp.c check_length() demands the same of what
- * the switch sends). Any other opcode, a packet out of its message's
- * sequence, or one over an MTU is refused.
+ * (k->cur_imm), and a LAST's must be that same one, or that one with
+ * INC_IMM_LAST (the call's last packet ends this message). Nothing but a new
+ * call's SEND_ONLY_WITH_IMM follows a packet with INC_IMM_LAST. FIRST and
+ * MIDDLE carry a whole MTU (IBTA 9.7.7; rxe_resp.c check_length() demands
+ * the same of what the switch sends). Any other opcode, a packet out of its
+ * message's sequence, or one over an MTU is refused.
  */
 static int64_t send_imm(const struct conn *k, const struct roce_pkt *p)
 {
+	int open = k->have_imm && !(k->cur_imm & INC_IMM_LAST); /* a call goes on: a message may continue it */
+
 	if (!rc_conn_in_sequence(&k->rc, p->opcode) || p->payload_len > SW_MTU)
 		return -1;
 	switch (p->opcode) {
 	case RC_SEND_ONLY_WITH_IMM:
 		return p->imm;
 	case RC_SEND_LAST_WITH_IMM:
-		return k->have_imm && p->imm == k->cur_imm ? (int64_t)p->imm : -1;
+		return open && (p->imm & ~INC_IMM_LAST) == k->cur_imm ? (int64_t)p->imm : -1;
 	case RC_SEND_FIRST:
 	case RC_SEND_MIDDLE:
-		return k->have_imm && p->payload_len == SW_MTU ? (int64_t)k->cur_imm : -1;
+		return open && p->payload_len == SW_MTU ? (int64_t)k->cur_imm : -1;
 	default:
 		return -1;
 	}
@@ -1179,6 +1183,9 @@ static void take_from_child(struct sw_engine *e, int child, const struct roce_pk
 	switch (fold(e, sl, child, (uint32_t)imm, p, frame + p->payload_off)) {
 	case -1:
 		e->c.drop_mismatch++;
+		if (((uint32_t)imm ^ sl->imm) == INC_IMM_LAST ||
+		    ((uint32_t)imm == sl->imm && sl->have_data && p->payload_len && p->payload_len != sl->len))
+			e->c.mismatch_count++; /* the calls differ in count alone */
 		send_aeth(e, k, k->rc.epsn, AETH_TYPE_NAK | AETH_NAK_INVALID_REQ);
 		return;
 	case -2: /* before its turn, and no hold buffer free: retry shortly, as for a busy slot */

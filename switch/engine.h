@@ -119,6 +119,10 @@ struct sw_counters {
 	uint64_t drop_bad_imm;       /* an immediate that names no collective of this communicator */
 	uint64_t drop_mismatch;      /* data that does not fit its slot's (collective, length, place in a
 	                              * message), or a result from the parent that no slot awaits */
+	uint64_t mismatch_count;     /* of drop_mismatch from children: data whose call differs from the
+	                              * slot's in count alone (the slot's immediate but for INC_IMM_LAST:
+	                              * one call ends where the other goes on; or the same immediate and
+	                              * another length); a subset, not a fate of its own */
 	uint64_t drop_seq;           /* a SEND ahead of the expected PSN, not held (NAKed once per gap) */
 	uint64_t drop_bad_op;        /* a SEND opcode the protocol has no place for, or out of its message */
 	uint64_t drop_oversize;      /* a SEND of more than SW_MTU bytes of payload */

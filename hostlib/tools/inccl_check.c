@@ -3,7 +3,11 @@
  *
  *   inccl_check -r RANK -n NRANKS [-m MASTER] [-C CONTROLLER] [-T TIMEOUT_MS]
  *               [-c COUNT,COUNT,...] [-t TREE] [-p exact|ieee] [-D MS] [-d DTYPES]
- *               [-A inc|ring] [-k COLL,COLL,...]
+ *               [-A inc|ring] [-k COLL,COLL,...] [-W MS]
+ *
+ * -W MS: a collective gives up after MS ms without progress (libinccl's
+ *   timeout_ms, default 60000): a test of ranks that disagree on purpose
+ *   sets it low, so a rank that waits for a peer that gave up says so soon.
  *
  * -A: the communicator's algorithm (inc: the switches; ring: the host
  *   baseline, which has no Reduce and adds floats in its own order: exact
@@ -77,6 +81,8 @@
 
 #define HOLD_MAX_S 600 /* -H: the longest a communicator is kept waiting for its file */
 #define MAX_DELAY_MS 30000 /* -D: well under libinccl's default 60 s timeout, which the waiting ranks run into */
+#define MAX_WAIT_MS 600000 /* -W: ten minutes without progress at most (the lab's largest collectives make
+                            * progress every second) */
 
 static const char *opn(int op) { return op == INCCL_SUM ? "sum" : op == INCCL_MAX ? "max" : "min"; }
 
@@ -320,7 +326,7 @@ int main(int argc, char **argv)
 	inccl_comm_t *c;
 	char err[512], treebuf[CREF_MAX_SPEC + 1];
 
-	while ((opt = getopt(argc, argv, "r:n:m:C:T:c:t:p:D:H:d:A:k:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:m:C:T:c:t:p:D:H:d:A:k:W:")) != -1) {
 		switch (opt) {
 		case 'r': rank = atoi(optarg); break;
 		case 'n': nranks = atoi(optarg); break;
@@ -351,6 +357,12 @@ int main(int argc, char **argv)
 				goto usage;
 			}
 			have_pattern = 1;
+			break;
+		case 'W':
+			if (parse_int(optarg, 1, MAX_WAIT_MS, &co.timeout_ms)) {
+				fprintf(stderr, "inccl_check: -W: bad timeout '%s' (1..%d ms)\n", optarg, MAX_WAIT_MS);
+				goto usage;
+			}
 			break;
 		case 'D':
 			if (parse_int(optarg, 0, MAX_DELAY_MS, &delay_ms)) {
@@ -559,7 +571,7 @@ usage:
 	fprintf(stderr,
 		"usage: inccl_check -r RANK -n NRANKS [-m MASTER[:PORT]] [-C CONTROLLER[:PORT]] [-T TIMEOUT_MS]\n"
 		"                   [-c COUNT,...] [-t TREE] [-p exact|ieee] [-D MS] [-H FILE] [-d DTYPES]\n"
-		"                   [-A inc|ring] [-k COLL,...]\n"
+		"                   [-A inc|ring] [-k COLL,...] [-W MS]\n"
 		"  -A ALGO   inc (default): through the switches; ring: the host baseline (no reduce,\n"
 		"            exact inputs only)\n"
 		"  -k COLLS  the collectives to check: allreduce, reduce, broadcast, barrier, allgather,\n"
@@ -576,7 +588,8 @@ usage:
 		"            must wait at least MS/2 for it (default %d, 0: no check; at most %d)\n"
 		"  -H FILE   after the checks, keep the communicator until FILE exists (at most %d s)\n"
 		"  -d LIST   dtypes, comma-separated: int32, uint32, int64, uint64, float16, bfloat16,\n"
-		"            float32, float64, or all (default int32,float32)\n",
-		CREF_BARRIER_DELAY_MS, MAX_DELAY_MS, HOLD_MAX_S);
+		"            float32, float64, or all (default int32,float32)\n"
+		"  -W MS     a collective gives up after MS ms without progress (default 60000, at most %d)\n",
+		CREF_BARRIER_DELAY_MS, MAX_DELAY_MS, HOLD_MAX_S, MAX_WAIT_MS);
 	return 2;
 }

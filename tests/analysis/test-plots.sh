@@ -457,6 +457,61 @@ check "even rounds: ... and one ring line, median 40 s of 30 - 50 s, predicted 1
     sh -c "[ \$(grep -c '^| AllReduce | ring | 128 MiB |' '$even/REPORT.md') = 1 ] &&
         grep -qF '| AllReduce | ring | 128 MiB | 40.0 s (30.0 s – 50.0 s, 2 rounds) | 163.0 s | +308 % **miss** |' '$even/REPORT.md'"
 
+# ---- a simulated run (sim/, simulated: true) next to the lab's: its own section, never in the seed table or the speed-ups ----
+# the rounds run measured 128 MiB AllReduce INC 20/25/22 s (median 22 s) and ring 40/38/45 s (median 40 s); the
+# simulation says INC 18 s (18/22 - 1 = -18 %, within), ring 60 s (60/40 - 1 = +50 %, a miss), and 4 MiB INC 1 s,
+# which the lab did not measure; ring / INC 60/18 = 3.33 simulated, 40/22 = 1.82 measured
+simd=$tmp/sim sr=sim-20261106-130000
+mkdir -p "$simd/$sr"
+cp -r "$rounds" "$simd/"
+cat >"$simd/$sr/results.csv" <<EOF
+$(head -n 1 "$rounds/results.csv")
+inc,allreduce,float32,sum,-,4,134217728,33554432,1,18000000.00,7.46,11.18,0,1
+ring,allreduce,float32,sum,-,4,134217728,33554432,1,60000000.00,2.24,3.36,0,1
+inc,allreduce,float32,sum,-,4,4194304,1048576,1,1000000.00,4.19,6.29,0,1
+EOF
+printf '%s\n' "experiment: sim-allreduce" "date: 2026-11-06T13:00:00Z" "commit: '4567def-dirty'" "topology: '1-2-4'" \
+    "simulated: true" "accelerator: 'simulated'" "switch_mode: 'simulated'" "nranks: 4" "rounds: 1" "round_conditions:" "  - round: 1" "    start: '2026-11-06T13:00:00Z'" \
+    "    loadavg_before: '0.10 0.10 0.10'" "    loadavg_after: '0.20 0.10 0.10'" >"$simd/$sr/meta.yaml"
+out=$(analysis/plots.sh "$simd" 2>&1); rc=$?
+check "simulated: make plots exits 0 ($(tail -n 1 <<<"$out"))" [ $rc = 0 ]
+check "simulated: INC 128 MiB 18 s next to the lab's 22 s (20 - 25 s), -18 %, ring / INC 3.33 and 1.82" \
+    grep -qF "| $sr | AllReduce | inc | 128 MiB | 18.0 s | 22.0 s (20.0 s – 25.0 s, 3 rounds) | -18 % | 3.33 | 1.82 | rounds-20261105-100000 |" "$simd/REPORT.md"
+check "simulated: ring 128 MiB 60 s next to the lab's 40 s, +50 % marked a miss" \
+    grep -qF "| $sr | AllReduce | ring | 128 MiB | 60.0 s | 40.0 s (38.0 s – 45.0 s, 3 rounds) | **+50 %** | 3.33 | 1.82 |" "$simd/REPORT.md"
+check "simulated: a size the lab did not measure says so" \
+    grep -qF "| $sr | AllReduce | inc | 4 MiB | 1.0 s | not measured on the lab |" "$simd/REPORT.md"
+check "simulated: 1 of 2 within ±25 %" grep -qF '1 of 2 simulated times within ±25 % of the lab' "$simd/REPORT.md"
+check "simulated: the seed table's 128 MiB row is the lab's (22.0 s), not the newer simulation's" \
+    grep -qF '| AllReduce | 128 MiB | 3.4 s | 300.0 | 22.0 s (20.0 s – 25.0 s, 3 rounds) |' "$simd/REPORT.md"
+check "simulated: its 3 rows in its own section and nowhere else (no speed-up row)" \
+    [ "$(grep -c "^| $sr |" "$simd/REPORT.md")" = 3 ]
+check "a report without a simulated run has no such section" sh -c "! grep -q 'Simulated against measured' '$res/REPORT.md'"
+sed -i 's/^simulated: true/simulated: yes/' "$simd/$sr/meta.yaml"
+out=$("$increport" show "$simd/$sr" 2>&1); rc=$?
+check "simulated: anything but true or false is refused with its line (exit $rc): $out" \
+    said $rc 1 "$sr/meta.yaml:5: simulated 'yes' is not true or false" <<<"$out"
+
+# ---- a run over two hypervisors (meta.yaml hypervisors: 2, placement): REPORT and its charts say it spans machines ----
+spd=$tmp/span sp=span-20261106-140000
+mkdir -p "$spd/$sp"
+cp -r "$rounds" "$spd/"
+cp "$rounds/results.csv" "$spd/$sp/"
+sed -e 's/^date: .*/date: 2026-11-06T14:00:00Z/' -e "/^switch_mode:/a hypervisors: 2\nplacement:\n  - {hypervisor: 'here', uri: 'qemu:///system', nodes: 'controller sw0 sw1 pku1 pku2'}\n  - {hypervisor: 'there', uri: 'qemu+ssh://root@127.0.0.1:2222/system?keyfile=/k&no_verify=1', nodes: 'sw2 pku3 pku4'}" \
+    "$rounds/meta.yaml" >"$spd/$sp/meta.yaml"
+out=$(analysis/plots.sh "$spd" 2>&1); rc=$?
+check "two hypervisors: make plots exits 0 ($(tail -n 1 <<<"$out"))" [ $rc = 0 ]
+check "two hypervisors: REPORT says the run spans 2 hypervisors" \
+    grep -qF -- '- **spans 2 hypervisors**: its nodes ran on 2 machines' "$spd/REPORT.md"
+check "two hypervisors: ... and of no other run" [ "$(grep -c 'spans [0-9]* hypervisors' "$spd/REPORT.md")" = 1 ]
+check "two hypervisors: its charts' conditions say so" grep -qF 'switches vm, over 2 hypervisors, commit' "$spd/$sp/plots/summary.gp"
+check "two hypervisors: a geometric mean over it and a one-machine run warns of it" \
+    grep -qF 'hypervisors `1` (rounds-20261105-100000) vs `2` (span-20261106-140000)' "$spd/REPORT.md"
+sed -i 's/^hypervisors: 2/hypervisors: 17/' "$spd/$sp/meta.yaml"
+out=$("$increport" show "$spd/$sp" 2>&1); rc=$?
+check "hypervisors: 17 (more than topogen allows) is refused with its line (exit $rc): $out" \
+    said $rc 1 "$sp/meta.yaml:8: hypervisors '17' is not a whole number 1..16" <<<"$out"
+
 # a row of a round meta.yaml does not have: the run is refused by its file and line
 mkdir -p "$tmp/r3/r3-20261106-120000"
 cp "$rounds/results.csv" "$tmp/r3/r3-20261106-120000/"

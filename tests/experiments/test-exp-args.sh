@@ -164,6 +164,23 @@ echo "$spid" >"$tmp/st/nodes/sw1/root/run/inclab/service.pid"
 same "sw1 switch $spid" env state="$tmp/st" bash -c '. experiments/lib.sh; exp_cpu_pids'
 refused "cpu: no process found for pku1 (host)" env state="$tmp/st" bash -c '. experiments/lib.sh; exp_cpu_pids'
 kill "$spid" 2>/dev/null
+# where each node ran (meta.yaml): the hypervisors of hypervisors.tsv, or this machine's connection alone
+same "hypervisors: 2
+placement:
+  - {hypervisor: 'here', uri: 'qemu:///system', nodes: 'controller sw0 sw1 pku1 pku2'}
+  - {hypervisor: 'there', uri: 'qemu+ssh://root@127.0.0.1:2222/system?keyfile=/var/lib/inclab/ssh/key&no_verify=1', nodes: 'sw2 pku3 pku4'}" \
+    exp_placement tests/golden/hv-two
+same "hypervisors: 1
+placement:
+  - {hypervisor: 'local', uri: 'qemu:///system', nodes: 'controller sw0 sw1 sw2 pku1 pku2 pku3 pku4'}" \
+    exp_placement tests/golden/1-2-4
+mkdir -p "$tmp/hv"
+printf '# hypervisor\turi\n' >"$tmp/hv/hypervisors.tsv"
+printf "a'b\tqemu+ssh://x/system?k='\$(touch %s/ran)'\t1.2.3.4\tn\tb\t1\tsw0 pku1\n" "$tmp" >>"$tmp/hv/hypervisors.tsv"
+same "hypervisors: 1
+placement:
+  - {hypervisor: 'a''b', uri: 'qemu+ssh://x/system?k=''\$(touch $tmp/ran)''', nodes: 'sw0 pku1'}" exp_placement "$tmp/hv"
+check "exp_placement never runs what hypervisors.tsv holds" [ ! -e "$tmp/ran" ]
 printf 'processor\t: 0\nmodel\t\t: 85\nmodel name\t: Some CPU @ 2.0GHz\n' >"$tmp/cpuinfo"
 same "Some CPU @ 2.0GHz" exp_cpu_model "$tmp/cpuinfo"
 printf 'processor\t: 0\n' >"$tmp/cpuinfo"

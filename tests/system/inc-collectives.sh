@@ -29,6 +29,11 @@
 #   as one of these two).
 # INC_DTYPES_LAST: the last rank's -d instead (a test of ranks that disagree:
 #   with INC_EXPECT_FAIL='the switch refused' every rank must fail, clearly).
+# INC_COUNTS_LAST: the last rank's -c instead (ranks that disagree on the
+#   count: with INC_EXPECT_FAIL='differs in count' every rank must fail, one
+#   at least saying so, the others after it gave up).
+# INC_WAIT_MS: inccl_check -W, how long a collective waits without progress
+#   (default libinccl's 60000; a test of ranks that disagree sets it low).
 # INC_EXPECT_FAIL=REGEX: a switch was told to be wrong (lab.sh fault): every
 #   rank must exit 1, its first FAIL line the fault's (REGEX) or a timeout
 #   after a peer gave up, and at least one rank must show REGEX.
@@ -50,6 +55,8 @@ limit=${INC_LIMIT:-1500}   # seconds for all ranks to finish
 pattern=${INC_PATTERN:-ieee}
 dtypes=${INC_DTYPES:-int32,float32}
 dtypes_last=${INC_DTYPES_LAST:-$dtypes}
+counts_last=${INC_COUNTS_LAST:-$counts}
+wait_ms=${INC_WAIT_MS:-}
 expect_fail=${INC_EXPECT_FAIL:-}
 algo=${INC_ALGO:-inc}
 colls=${INC_COLLS:-}
@@ -81,6 +88,8 @@ tree_spec() {
 
 [ -r "$inv" ] || { ko "inc-collectives: no lab in $state (make lab-up)"; done_; }
 [[ $counts =~ ^[0-9]+(,[0-9]+)*$ ]] || { ko "INC_COUNTS must be element counts separated by commas, not '$counts'"; done_; }
+[[ $counts_last =~ ^[0-9]+(,[0-9]+)*$ ]] || { ko "INC_COUNTS_LAST must be element counts separated by commas, not '$counts_last'"; done_; }
+[ -z "$wait_ms" ] || [[ $wait_ms =~ ^[1-9][0-9]{0,5}$ ]] || { ko "INC_WAIT_MS must be milliseconds (1..600000), not '$wait_ms'"; done_; }
 [ -z "$colls" ] || [[ $colls =~ ^[a-z]+(,[a-z]+)*$ ]] || { ko "INC_COLLS must be collective names separated by commas, not '$colls'"; done_; }
 case $algo in inc|ring) ;; *) ko "INC_ALGO must be inc or ring, not '$algo'"; done_ ;; esac
 for d in "$dtypes" "$dtypes_last"; do # inccl_check refuses unknown names itself; this keeps the shell line safe
@@ -112,8 +121,8 @@ ieee) topt="-p ieee -t '$spec'" ;;   # a tree spec holds only ( ) , and digits
 exact) topt="-p exact" ;;
 *) ko "INC_PATTERN must be ieee or exact, not '$pattern'"; done_ ;;
 esac
-topt="$topt -A $algo${colls:+ -k $colls}"
-echo "inc-collectives ($scope, $algo): ranks ${hosts[*]}; rank 0 at $master; controller $ctl_addr; counts $counts; dtypes $dtypes${INC_DTYPES_LAST:+ (the last rank: $dtypes_last)}; inputs $pattern, tree $spec; collectives ${colls:-the default of inccl_check}${expect_fail:+; expecting failures matching '$expect_fail'}"
+topt="$topt -A $algo${colls:+ -k $colls}${wait_ms:+ -W $wait_ms}"
+echo "inc-collectives ($scope, $algo): ranks ${hosts[*]}; rank 0 at $master; controller $ctl_addr; counts $counts${INC_COUNTS_LAST:+ (the last rank: $counts_last)}; dtypes $dtypes${INC_DTYPES_LAST:+ (the last rank: $dtypes_last)}; inputs $pattern, tree $spec; collectives ${colls:-the default of inccl_check}${expect_fail:+; expecting failures matching '$expect_fail'}"
 
 # The control plane is up: every switch registered with the controller.
 mapfile -t switches < <(awk -F'\t' '$2 == "switch" {print $1}' "$inv")
@@ -130,9 +139,9 @@ done
 # the job's key (libinccl: INCCL_JOB_KEY): rank 0 takes only ranks that hold it
 job=$("${INCLAB_BUILD:-build}/incctl" -G -) || { ko "cannot make a job key (incctl -G -)"; done_; }
 for i in "${!hosts[@]}"; do
-    d=$dtypes
-    [ "$i" != $((n - 1)) ] || d=$dtypes_last
-    out=$("$lab" exec "${hosts[$i]}" "pkill -x inccl_check; rm -f /tmp/inccl.*; (INCCL_JOB_KEY=$job inccl_check -r $i -n $n -m $master -c $counts -d $d $topt \
+    d=$dtypes c=$counts
+    [ "$i" != $((n - 1)) ] || { d=$dtypes_last; c=$counts_last; }
+    out=$("$lab" exec "${hosts[$i]}" "pkill -x inccl_check; rm -f /tmp/inccl.*; (INCCL_JOB_KEY=$job inccl_check -r $i -n $n -m $master -c $c -d $d $topt \
         > /tmp/inccl.out 2>&1; echo \$? > /tmp/inccl.rc) < /dev/null > /dev/null 2>&1 &" 2>&1) ||
         { ko "cannot start inccl_check on ${hosts[$i]}: $out"; done_; }
 done
@@ -150,7 +159,7 @@ secs=$(($(date +%s) - t0))
 # The communicator is gone by now: each switch logged its counters when its
 # rules ended ("incswitch NAME comm N: name=value ...", after where its log
 # stood before the run).
-if [ "$scope" = tree ] && [ "$algo" = inc ] && [ -z "${INC_DTYPES_LAST:-}" ]; then
+if [ "$scope" = tree ] && [ "$algo" = inc ] && [ -z "${INC_DTYPES_LAST:-}" ] && [ -z "${INC_COUNTS_LAST:-}" ]; then
     # the ring sends host to host: no switch link carries it; ranks that disagree may bundle nothing
     q=$(for sw in "${switches[@]}"; do
         "$lab" exec "$sw" "tail -n +$((${logged[$sw]:-0} + 1)) /var/log/inclab/incswitch.log |
@@ -164,6 +173,26 @@ if [ "$scope" = tree ] && [ "$algo" = inc ] && [ -z "${INC_DTYPES_LAST:-}" ]; th
     else
         ko "switch links: $btx bundles sent, $brx taken apart, $bad malformed (want some, and 0 malformed)"
     fi
+fi
+# Ranks that disagree on the count through the switches: some switch took
+# the count apart from any other difference (mismatch_count, switch/engine.h:
+# the immediates differ in INC_IMM_LAST alone, or the lengths), counted in the
+# log line each switch writes when the communicator's rules end (a while
+# after its ranks failed: up to 30 s).
+if [ -n "${INC_COUNTS_LAST:-}" ] && [ "$algo" = inc ] && [ "$counts_last" != "$counts" ]; then
+    mc=0
+    for _ in $(seq 1 15); do
+        q=$(for sw in "${switches[@]}"; do
+            "$lab" exec "$sw" "tail -n +$((${logged[$sw]:-0} + 1)) /var/log/inclab/incswitch.log |
+                grep '^incswitch .* comm [0-9]*:.* mismatch_count=' | tail -n 1" 2>/dev/null
+        done)
+        mc=$(grep -o 'mismatch_count=[0-9]*' <<<"$q" | awk -F= '{s += $2} END {print s + 0}')
+        [ "$(grep -c 'mismatch_count=' <<<"$q")" -lt "$nsw" ] || break
+        sleep 2
+    done
+    dm=$(grep -o 'drop_mismatch=[0-9]*' <<<"$q" | awk -F= '{s += $2} END {print s + 0}')
+    check "the switches told a count mismatch apart: mismatch_count $mc, drop_mismatch $dm (want mismatch_count >= 1)" \
+        [ "$mc" -ge 1 ]
 fi
 barrier_failed="" late_lines=""
 for i in "${!hosts[@]}"; do

@@ -16,6 +16,8 @@
 # on all 4 ranks over the tree (inc-collectives.sh, INC_SCOPE=tree), and the
 # crossing edge's VXLAN ends carried at least the AllReduce's data each way
 # (their own counters), the management tunnel the control traffic; lab-down
+# while "there" does not answer (its sshd stopped) fails, says so and keeps
+# the lab's record and the domains there; once it answers again lab-down
 # leaves nothing of the lab on either connection or in the machine.
 #
 #   tests/system/lab-hypervisors.sh     (make test-lab-hypervisors)
@@ -42,7 +44,7 @@ down() {
     [ -z "$sshd_pid" ] || kill "$sshd_pid" 2>/dev/null
     rm -rf "$tmp"
 }
-harness_begin lab-hypervisors "sshd refused up placement collectives down"
+harness_begin lab-hypervisors "sshd refused up placement collectives down-dead down"
 harness_on_exit down
 
 phase sshd "an sshd on 127.0.0.1:$port with keys made here: libvirt answers through qemu+ssh://"
@@ -107,6 +109,20 @@ min=$(($(tr ',' '\n' <<<"$counts" | sort -n | tail -n 1) * 4))
 tx=$(($(bytes "$tun" tx) - tx0)) rx=$(($(bytes "$tun" rx) - rx0)) m=$(($(bytes "$tag-g1" rx) - m0))
 check "sw0's VXLAN end carried $tx bytes down and $rx up during the collectives, each at least $min" [ "$tx" -ge "$min" -a "$rx" -ge "$min" ]
 check "the management tunnel carried $m bytes from 'there'" [ "$m" -gt 0 ]
+
+phase down-dead "lab-down while 'there' does not answer: what is there stays recorded, a second lab-down removes it"
+kill "$sshd_pid" 2>/dev/null
+for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$sshd_pid" 2>/dev/null || break; sleep 0.3; done
+out=$(HYP_TIMEOUT=20 lab/lab.sh down 2>&1); rc=$?
+there_doms=$(awk -F'\t' -v p="$INCLAB_PREFIX" '!/^#/ && $11 == "vm" && $12 == "there" {print p "-" $1}' "$state/gen/inventory.tsv" 2>/dev/null)
+check "lab-down with 'there' unreachable: exit $rc, 'does not answer', the state kept ($(tail -n 1 <<<"$out" | head -c 300))" \
+    bash -c '[ "$1" = 1 ] && grep -q "hypervisor there: its connection .* does not answer" <<<"$2" &&
+             grep -q "kept .* and its record" <<<"$2" && [ -e "$3/made" ]' _ "$rc" "$out" "$state"
+check "... the domains of 'there' ($(echo $there_doms)) still defined (seen through the local connection to the same libvirtd)" \
+    bash -c '[ -n "$1" ] && for d in $1; do virsh -q -c qemu:///system dominfo "$d" >/dev/null 2>&1 || exit 1; done' _ "$there_doms"
+/usr/sbin/sshd -f "$tmp/sshd_config" -E "$tmp/sshd.log" || ko "sshd did not start again: $(tail -n 3 "$tmp/sshd.log")"
+for _ in 1 2 3 4 5 6 7 8 9 10; do virsh -q -c "$uri" uri >/dev/null 2>&1 && break; sleep 0.5; done
+sshd_pid=$(cat "$tmp/sshd.pid" 2>/dev/null)
 
 phase down "lab-down leaves nothing on either connection"
 check "lab-down" lab/lab.sh down

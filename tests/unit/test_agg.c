@@ -53,6 +53,14 @@ static void test_imm_layout(void **state)
 	assert_int_equal(inc_imm_decode(0xffff1700, &d), 0);  /* dtype 7: float64 */
 	assert_int_equal(d.dtype, INC_FLOAT64);
 	assert_int_equal(inc_imm_decode(0xffff1101, &d), -1); /* reserved bits */
+	assert_int_equal(inc_imm_decode(0xffff1140, &d), -1); /* bit 6: reserved too */
+	assert_int_equal(INC_IMM_LAST, 0x80);                 /* bit 7: a call's last packet */
+	assert_int_equal(inc_imm_decode(0x0002c180, &d), 0);  /* the last packet of a route to rank 2 */
+	assert_int_equal(d.prim, INC_ROUTE);
+	assert_int_equal(d.dest_rank, 2);
+	assert_int_equal(d.dtype, INC_FLOAT32);
+	assert_int_equal(inc_imm_decode(0xffff0080, &d), 0);  /* ... of a barrier */
+	assert_int_equal(d.op, INC_OP_BARRIER);
 	assert_string_equal(inc_op_name(INC_OP_MAX), "max");
 	assert_string_equal(inc_dtype_name(INC_FLOAT32), "float32");
 	assert_string_equal(inc_dtype_name((enum inc_dtype)8), "?");

@@ -1969,6 +1969,165 @@ static void test_messages_refused(void **state)
 	sw_engine_free(eng);
 }
 
+/*
+ * call() - host @i sends one collective call of @npk packets under @im:
+ * packet 0 alone, the rest in messages of @per packets (msg_op()), the last
+ * packet with INC_IMM_LAST as libinccl sends it; each packet @len bytes
+ * (the last @last_len) of @fill's value, or empty (@len 0: a Broadcast
+ * non-root, alone every packet). At time @now.
+ */
+static void call(int i, uint32_t im, int npk, int per, size_t len, size_t last_len, int32_t fill, uint64_t now)
+{
+	int32_t buf[256];
+
+	for (int j = 0; j < 256; j++)
+		buf[j] = (int32_t)htonl((uint32_t)fill);
+	for (int k = 0; k < npk; k++) {
+		uint32_t m = k == npk - 1 ? im | INC_IMM_LAST : im;
+		if (len)
+			host_send_op(i, msg_op(k, npk, per), m, buf, k == npk - 1 ? last_len : len, -1, now);
+		else
+			host_send(i, m, NULL, 0, -1, now);
+	}
+}
+
+/*
+ * A call whose last packet carries INC_IMM_LAST is taken like any other and
+ * its results carry the bit on the last packet only (in messages: the LAST
+ * of the last message); after it only a new call's SEND_ONLY_WITH_IMM may
+ * come: a FIRST or a LAST that would continue it is refused (drop_bad_op).
+ */
+static void test_last_packet_marked(void **state)
+{
+	const int npk = 6, per = 4;
+	uint32_t im = imm(INC_ALLREDUCE, INC_OP_SUM, INC_INT32, INC_RANK_ALL), buf[256] = { 0 };
+
+	setup_engine(64);
+	for (int i = 0; i < HOSTS; i++)
+		call(i, im, npk, per, SW_MTU, 40, i + 1, 0);
+	pump(0);
+	for (int i = 0; i < HOSTS; i++) {
+		assert_int_equal(h[i].nresults, npk);
+		assert_int_equal(h[i].nnaks, 0);
+		for (int k = 0; k < npk; k++) {
+			int32_t got;
+			assert_int_equal(h[i].result_op[k], msg_op(k, npk, per));
+			assert_int_equal(h[i].result_len[k], k == npk - 1 ? 40 : SW_MTU);
+			assert_int_equal(h[i].result_imm[k], !roce_opcode_has_imm(msg_op(k, npk, per)) ? 0
+							     : k == npk - 1 ? (im | INC_IMM_LAST) : im);
+			memcpy(&got, h[i].result[k], 4);
+			assert_int_equal((int32_t)ntohl((uint32_t)got), 1 + 2 + 3 + 4);
+		}
+	}
+	/* a Broadcast: the root's data in messages, the others' packets empty, the last marked */
+	for (int i = 0; i < HOSTS; i++)
+		call(i, imm(INC_BROADCAST, INC_OP_SUM, INC_INT32, 1), 3, per, i == 1 ? SW_MTU : 0, 8, 77, 0);
+	pump(0);
+	for (int i = 0; i < HOSTS; i++) {
+		assert_int_equal(h[i].nresults, i == 1 ? npk : npk + 3);
+		if (i != 1)
+			assert_int_equal(h[i].result_imm[npk + 2], imm(INC_BROADCAST, INC_OP_SUM, INC_INT32, 1) | INC_IMM_LAST);
+	}
+	assert_int_equal(sw_engine_counters(eng)->drop_mismatch + sw_engine_counters(eng)->drop_bad_op, 0);
+	/* after a last packet: a FIRST, a LAST of the same immediate, are no part of any call */
+	host_send_op(0, RC_SEND_FIRST, 0, buf, SW_MTU, -1, 1);
+	pump(1);
+	assert_int_equal(sw_engine_counters(eng)->drop_bad_op, 1);
+	assert_int_equal(h[0].nnaks, 1);
+	sw_engine_free(eng);
+	setup_engine(64);
+	host_send(0, im | INC_IMM_LAST, buf, 8, -1, 0);
+	host_send_op(0, RC_SEND_LAST_WITH_IMM, im | INC_IMM_LAST, buf, 8, -1, 0);
+	pump(0);
+	assert_int_equal(sw_engine_counters(eng)->drop_bad_op, 1);
+	/* reserved bits 6..0 stay refused */
+	host_send(1, im | 0x40u, buf, 8, -1, 0);
+	pump(0);
+	assert_int_equal(sw_engine_counters(eng)->drop_bad_imm, 1);
+	sw_engine_free(eng);
+}
+
+/*
+ * Two ranks whose calls differ in count by whole packets (issue 16): the
+ * packet where one call ends (INC_IMM_LAST) and the other goes on mismatches,
+ * the later of the two is NAKed and counted (drop_mismatch, mismatch_count),
+ * and nothing is combined: not that packet, and not the longer call's
+ * remaining packets with the shorter rank's next call, which would give
+ * both a wrong result. Every primitive, either rank first, packets alone or
+ * in messages.
+ */
+static void test_count_mismatch_whole_packets(void **state)
+{
+	static const struct { enum inc_prim prim; enum inc_op op; int root_has_data; } kind[] = {
+		{ INC_ALLREDUCE, INC_OP_SUM, 0 }, { INC_REDUCE, INC_OP_MAX, 0 },
+		{ INC_BROADCAST, INC_OP_SUM, 1 }, { INC_ROUTE, INC_OP_SUM, 1 },
+	};
+	static const struct { int npk0, npk1, per, first; } c[] = {
+		{ 2, 1, 1, 0 }, { 2, 1, 1, 1 }, { 1, 2, 1, 0 }, { 3, 2, 2, 0 }, { 3, 2, 2, 1 }, { 6, 5, 4, 0 },
+	};
+
+	for (size_t t = 0; t < sizeof(kind) / sizeof(kind[0]); t++)
+		for (size_t u = 0; u < sizeof(c) / sizeof(c[0]); u++) {
+			uint32_t im = imm(kind[t].prim, kind[t].op, INC_INT32,
+					  kind[t].prim == INC_ALLREDUCE ? INC_RANK_ALL : kind[t].prim == INC_BROADCAST ? 0 : 1);
+			int npk[2] = { c[u].npk0, c[u].npk1 };
+			size_t len[2] = { SW_MTU, kind[t].root_has_data ? 0 : SW_MTU };
+
+			setup_engine_children(2, 0, 16, 1000000);
+			for (int o = 0; o < 2; o++) {
+				int i = o ^ c[u].first;
+				call(i, im, npk[i], c[u].per, len[i], len[i] ? 24 : 0, 10 + i, 0);
+			}
+			/* the shorter rank goes on with its next call: a one-packet AllReduce */
+			call(npk[0] < npk[1] ? 0 : 1, imm(INC_ALLREDUCE, INC_OP_SUM, INC_INT32, INC_RANK_ALL), 1, 1,
+			     SW_MTU, 16, 99, 0);
+			pump(0);
+			const struct sw_counters *k = sw_engine_counters(eng);
+			uint64_t m = (uint64_t)(npk[0] < npk[1] ? npk[0] : npk[1]) - 1; /* where they differ */
+			assert_int_equal(k->drop_mismatch, 1);
+			assert_int_equal(k->mismatch_count, 1);
+			/* the packets before it, alone, complete: combined once each where both carry data */
+			assert_int_equal(k->slots_completed, m);
+			assert_int_equal(k->aggregations, kind[t].root_has_data ? 0 : m);
+			/* the later at the place where they differ is refused (its next packets, out of
+			 * sequence behind the refusal, may be NAKed once more), the earlier never */
+			assert_true(h[c[u].first ^ 1].nnaks >= 1);
+			assert_int_equal(h[c[u].first].nnaks, 0);
+			for (int i = 0; i < 2; i++)
+				for (int r = 0; r < h[i].nresults; r++) /* no result of a last packet */
+					assert_int_equal(h[i].result_imm[r] & INC_IMM_LAST, 0);
+			sw_engine_free(eng);
+		}
+}
+
+/*
+ * Calls of the same number of packets whose last packets differ in length
+ * (counts that differ by less than a packet): the later is NAKed, counted in
+ * drop_mismatch and mismatch_count, nothing is combined; another immediate
+ * (a dtype that differs) is a mismatch but not one of count.
+ */
+static void test_count_mismatch_within_a_packet(void **state)
+{
+	uint32_t im = imm(INC_ALLREDUCE, INC_OP_SUM, INC_INT32, INC_RANK_ALL);
+
+	setup_engine_children(2, 0, 16, 1000000);
+	call(0, im, 3, 2, SW_MTU, 12, 1, 0);
+	call(1, im, 3, 2, SW_MTU, 16, 2, 0);
+	pump(0);
+	assert_int_equal(sw_engine_counters(eng)->drop_mismatch, 1);
+	assert_int_equal(sw_engine_counters(eng)->mismatch_count, 1);
+	assert_int_equal(h[1].nnaks, 1);
+	assert_int_equal(h[0].nresults + h[1].nresults, 4); /* packets 0 and 1, not the last */
+	sw_engine_free(eng);
+	setup_engine_children(2, 0, 16, 1000000);
+	call(0, im, 1, 1, SW_MTU, 16, 1, 0);
+	call(1, imm(INC_ALLREDUCE, INC_OP_SUM, INC_UINT32, INC_RANK_ALL), 1, 1, SW_MTU, 16, 2, 0);
+	pump(0);
+	assert_int_equal(sw_engine_counters(eng)->drop_mismatch, 1);
+	assert_int_equal(sw_engine_counters(eng)->mismatch_count, 0);
+	sw_engine_free(eng);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1982,6 +2141,9 @@ int main(void)
 		cmocka_unit_test(test_float_max_and_reduce_to_one_rank),
 		cmocka_unit_test(test_allreduce_every_dtype),
 		cmocka_unit_test(test_dtype_mismatch_dropped),
+		cmocka_unit_test(test_last_packet_marked),
+		cmocka_unit_test(test_count_mismatch_whole_packets),
+		cmocka_unit_test(test_count_mismatch_within_a_packet),
 		cmocka_unit_test(test_broadcast_and_barrier),
 		cmocka_unit_test(test_route_delivers_only_to_the_destination),
 		cmocka_unit_test(test_root_held_back_by_acks),

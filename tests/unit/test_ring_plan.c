@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <string.h>
 
 #include "../../hostlib/ring.c"
 
@@ -170,12 +171,133 @@ static void test_ring_allgather(void **state) { run_all(INCCL__ALLGATHER); }
 static void test_ring_reducescatter(void **state) { run_all(INCCL__REDUCESCATTER); }
 static void test_ring_alltoall(void **state) { run_all(INCCL__ALLTOALL); }
 
+/* ---- which call a message belongs to (ring_check()) ---------------------------- */
+
+static int32_t scratch[2][MAXR * 64 * 2];
+
+/*
+ * plan_of() - rank @rank's plan (of @p, pieces of @piece elements) of @kind
+ * over @count elements, as the ring's entry points make it, call number
+ * @seq: RK_ALLREDUCE, RK_BROADCAST (root 0) or a block collective (through
+ * coll_setup(), on buffers of scratch[@buf]).
+ */
+static struct ring_plan plan_of(enum ring_kind kind, int rank, int p, size_t count, size_t piece, uint32_t seq, int buf)
+{
+	struct ring_plan pl = { rank, p, 0, count, piece, 0, 0, ar_send, ar_recv, NULL,
+				ring_call_imm(seq, kind, INCCL_INT32, INCCL_SUM, 0, count) };
+	struct coll_run cr;
+	char err[128];
+
+	if (kind == RK_ALLREDUCE) {
+		pl.nsend = pl.nrecv = (count + (size_t)p * piece - 1) / ((size_t)p * piece) * 2 * (size_t)(p - 1);
+	} else if (kind == RK_BROADCAST) {
+		pl.send_at = bc_send;
+		pl.recv_at = bc_recv;
+		pl.nsend = rank == p - 1 ? 0 : (count + piece - 1) / piece;
+		pl.nrecv = rank == 0 ? 0 : (count + piece - 1) / piece;
+	} else {
+		enum inccl__coll coll = kind == RK_ALLGATHER ? INCCL__ALLGATHER : kind == RK_REDUCESCATTER
+											? INCCL__REDUCESCATTER : INCCL__ALLTOALL;
+		assert_true((size_t)p * count <= sizeof(scratch[0]) / sizeof(scratch[0][0]) / 2);
+		assert_int_equal(coll_setup(&cr, rank, p, 4, piece, coll, scratch[buf], scratch[buf] + (size_t)p * count,
+					    count, err, sizeof(err)), 0);
+		free(cr.work);
+		cr.pl.imm = pl.imm;
+		pl = cr.pl;
+	}
+	return pl;
+}
+
+/*
+ * left_feeds() - rank 1 (of @p) receives what rank 0 sends, message by
+ * message, each checked by ring_check() before it would be taken: rank 0
+ * runs @kind over @count0 elements, rank 1 over @count1. @same_hash: rank
+ * 0's messages carry rank 1's hash (as if two different calls shared one:
+ * only the lengths and RING_IMM_LAST can tell). Return: -1 when every
+ * message rank 1 expects was taken (none refused, rank 0 sent exactly as
+ * many), else the number of the message refused, its reason in @err; and
+ * p + 1000 when rank 1 would wait for a message rank 0 never sends.
+ */
+static long left_feeds(enum ring_kind kind, int p, size_t count0, size_t count1, size_t piece, int same_hash, char *err,
+		       size_t errlen)
+{
+	struct ring_plan l = plan_of(kind, 0, p, count0, piece, 9, 0), me = plan_of(kind, 1, p, count1, piece, 9, 1);
+
+	if (same_hash)
+		l.imm = me.imm;
+	for (size_t k = 0; k < me.nrecv; k++) {
+		size_t off, len, need;
+		if (k >= l.nsend)
+			return p + 1000;
+		l.send_at(&l, k, &off, &len, &need);
+		if (ring_check(&me, 4, k, l.imm | (k + 1 == l.nsend ? RING_IMM_LAST : 0), (uint32_t)(len * 4), err, errlen))
+			return (long)k;
+	}
+	return l.nsend == me.nrecv ? -1 : (long)me.nrecv;
+}
+
+/*
+ * Ranks whose calls differ in count: the first message from the differing
+ * neighbour is refused by the call's hash; and had the hash been the same
+ * (a collision, 2^-24), by the length of a message or the last-message mark
+ * at the latest where the shorter call ends, exactly, for every pair of
+ * counts 1..40 (pieces of 4 elements, 2 to 5 ranks) of every collective the
+ * ring runs. Equal calls pass; a message of another call number (left over
+ * from a longer previous call) is refused; and each refusal says "differs
+ * in count".
+ */
+static void test_ring_count_mismatch(void **state)
+{
+	static const enum ring_kind kinds[] = { RK_ALLREDUCE, RK_BROADCAST, RK_ALLGATHER, RK_REDUCESCATTER, RK_ALLTOALL };
+	char err[256];
+
+	for (size_t t = 0; t < sizeof(kinds) / sizeof(kinds[0]); t++)
+		for (int p = 2; p <= 5; p++)
+			for (size_t c0 = 1; c0 <= 40; c0++)
+				for (size_t c1 = 1; c1 <= 40; c1++)
+					for (int same = 0; same <= 1; same++) {
+						err[0] = 0;
+						long k = left_feeds(kinds[t], p, c0, c1, 4, same, err, sizeof(err));
+						if (c0 == c1) {
+							if (k != -1)
+								fail_msg("kind %d, %d ranks, count %zu: refused message %ld: %s",
+									 (int)kinds[t], p, c0, k, err);
+							continue;
+						}
+						if (k < 0 || k >= 1000)
+							fail_msg("kind %d, %d ranks, counts %zu and %zu%s: %s", (int)kinds[t], p,
+								 c0, c1, same ? " (one hash)" : "",
+								 k < 0 ? "taken as equal" : "rank 1 would wait, not refuse");
+						if (!strstr(err, "differs in count"))
+							fail_msg("refusal without the reason: '%s'", err);
+						if (!same && k != 0) /* the hash tells at once */
+							fail_msg("kind %d, counts %zu and %zu: refused only at message %ld",
+								 (int)kinds[t], c0, c1, k);
+					}
+	/* a message of the previous call (number 8) where call 9's first is due */
+	struct ring_plan me = plan_of(RK_ALLREDUCE, 1, 2, 16, 4, 9, 1);
+	uint32_t stale = ring_call_imm(8, RK_ALLREDUCE, INCCL_INT32, INCCL_SUM, 0, 16);
+	assert_int_equal(ring_check(&me, 4, 0, stale, 16, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "belongs to call 8"));
+	assert_non_null(strstr(err, "differs in count"));
+	/* call numbers wrap at 128; a dtype, an operator, a root, a kind of their own hash */
+	assert_int_equal(ring_call_imm(128 + 9, RK_ALLREDUCE, INCCL_INT32, INCCL_SUM, 0, 16), me.imm);
+	assert_int_not_equal(ring_call_imm(9, RK_ALLREDUCE, INCCL_FLOAT32, INCCL_SUM, 0, 16), me.imm);
+	assert_int_not_equal(ring_call_imm(9, RK_ALLREDUCE, INCCL_INT32, INCCL_MAX, 0, 16), me.imm);
+	assert_int_not_equal(ring_call_imm(9, RK_BROADCAST, INCCL_INT32, INCCL_SUM, 1, 16),
+			     ring_call_imm(9, RK_BROADCAST, INCCL_INT32, INCCL_SUM, 0, 16));
+	assert_int_not_equal(ring_call_imm(9, RK_BARRIER, INCCL_INT32, INCCL_SUM, 0, 1),
+			     ring_call_imm(9, RK_ALLREDUCE, INCCL_INT32, INCCL_SUM, 0, 1));
+	assert_int_equal(me.imm & RING_IMM_LAST, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ring_allgather),
 		cmocka_unit_test(test_ring_reducescatter),
 		cmocka_unit_test(test_ring_alltoall),
+		cmocka_unit_test(test_ring_count_mismatch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
