@@ -220,7 +220,7 @@ lab-capture: $(LAB_DEPS_STAMP) $(BUILD)/udpcap
 	lab/lab.sh capture "$$LINK" "$$SECONDS"
 
 # ---- experiments -----------------------------------------------------------
-# experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR SIZES COLLECTIVES BASELINES RESULTS ROUNDS WINDOW
+# experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR SIZES COLLECTIVES BASELINES RESULTS ROUNDS ROUND_BUDGET WINDOW
 # MESSAGE from the environment (make exports them from its command line) and checks each
 # the quick start's main job: lab up if needed, a verified AllReduce sweep with its baselines, charts, REPORT
 run: $(LAB_DEPS_STAMP) payload $(BUILD)/increport $(BUILD)/hostwork
