@@ -167,6 +167,10 @@ int main()
 		Near("broadcast, empty packets a message each: rank 1 done (us)", r.host_done[1] * 1e6, last + F + lat + 2004.096,
 		     tol);
 		Near("broadcast, 4 packets: wrong packets", double(r.wrong_pkts), 0, 0);
+		/* frames: 4 data and 4 empty up, 4 results down, an ACK each of the root's
+		 * message, rank 1's (its empty packets acknowledged once per message of 4, as
+		 * data) and the result message */
+		Near("broadcast, 4 packets: frames", double(r.frames), 15, 0);
 	}
 
 	/* 2e. libinccl's window counts results: Broadcast from 0 on 1-2, two packets, a
@@ -212,6 +216,29 @@ int main()
 		Near("chain reduce: rank 2 done (us)", r.host_done[2] * 1e6, t2 + 2 * (A + lat), tol);
 		Near("chain reduce: rank 1 done (us)", r.host_done[1] * 1e6, t1 + 2 * (A + lat), tol);
 		Near("chain reduce: wrong packets", double(r.wrong_pkts), 0, 0);
+	}
+
+	/* 2f. The chain's forwards go ahead of receives waiting: 1-4, four messages of 16
+	 * packets (model frames of 16: 17314 bytes, 1 us on a link of 17314 MB/s, no
+	 * latency, so 2 us a hop), o = c = 1000 us, G = 0. Rank 0 posts message i by
+	 * (i + 1)c; rank 1 receives it 2 us later but needs 2c a message (receive,
+	 * forward): it forwards message i at (2i + 3)c + 2, rank 2 at (2i + 5)c + 4, and
+	 * rank 3 has processed the last at (2 · 3 + 6)c + 6. Reduce to 3 (0 -> 1 -> 2 -> 3)
+	 * alike. */
+	{
+		Params p = Params0();
+		p.unit = 16;
+		p.link_bw = 17314e6;
+		p.link_lat = 0;
+		p.host_o = 1000e-6;
+		p.host_G = 0;
+		Tree t14 = Shape("1-4");
+		Result r = RunCollective(t14, p, 64 * 1024, Coll::Broadcast, Algo::Ring, 0);
+		Near("chain broadcast, 4 messages: rank 3 done (us)", r.host_done[3] * 1e6, 12 * 1000 + 6, 0.1);
+		Near("chain broadcast, 4 messages: wrong packets", double(r.wrong_pkts), 0, 0);
+		r = RunCollective(t14, p, 64 * 1024, Coll::Reduce, Algo::Ring, 3);
+		Near("chain reduce, 4 messages: rank 3 (root) done (us)", r.host_done[3] * 1e6, 12 * 1000 + 6, 0.1);
+		Near("chain reduce, 4 messages: wrong packets", double(r.wrong_pkts), 0, 0);
 	}
 
 	/* 3. A retransmission: four frames, the first copy of PSN 1 lost on the first link.
