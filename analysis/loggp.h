@@ -76,7 +76,7 @@
 #define LOGGP_INC_MESSAGE 16   /* libinccl's packets per message (hostlib/comm.c default; meta.yaml message) */
 #define LOGGP_INC_POST 32      /* libinccl's work requests per ibv_post_send() (POST_BATCH) */
 #define LOGGP_RING_PIECE 16384 /* libinccl ring's bytes per message (ring.c RING_PIECE) */
-#define LOGGP_RING_SIGNAL 1    /* the ring's sends per completion asked (ring.c: every send asks one) */
+#define LOGGP_RING_SIGNAL 16   /* the ring's sends per completion asked (ring.c RING_SIGNAL) */
 #define LOGGP_INC_SIGNAL 16    /* libinccl's packets per completion asked, at least 4 messages (comm.c SIGNAL_EVERY) */
 #define LOGGP_INC_WINDOW 512   /* libinccl's default window: a completion at least once per half of it */
 #define LOGGP_SW_ACK 32        /* packets of a host the switch acknowledges with one ACK (switch/engine.c ACK_EVERY) */

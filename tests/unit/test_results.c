@@ -528,17 +528,17 @@ static void test_loggp_predict_acks_completions_steps(void **state)
 	NEAR(loggp_predict(&m, &t, LOGGP_BROADCAST, LOGGP_INC, n, 0, &r), (671.36 + 3 * (134 + 1410.72) + 2048) / 2 + 130);
 	/* completions, 40 each beyond the streams' one in 100: libinccl asks one per 64 packets (16, at least 4
 	 * messages of 16), so its 5 sends of data ask 1 (+ 0.95 x 40 = 38) and 64 empty packets 1 (+ 0.36 x
-	 * 40 = 14.4); the ring one per message: 6 pieces ask 6 (+ 5.94 x 40 = 237.6 a host) */
+	 * 40 = 14.4); the ring one per 16 of its messages: 6 pieces ask 1 (+ 0.94 x 40 = 37.6 a host) */
 	m.o_c = 40, m.signaled = true;
 	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 5318.16 + 4 * 38 / 2.0);
 	NEAR(loggp_predict(&m, &t, LOGGP_BROADCAST, LOGGP_INC, n, 0, &r),
 	     (671.36 + 38 + 3 * (134 + 14.4 + 1410.72) + 2048) / 2 + 130);
-	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 4 * (3129.12 + 237.6) / 2 + 6 * 130);
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 4 * (3129.12 + 37.6) / 2 + 6 * 130);
 	/* steps from the run's Barriers: INC 1000 us a step, the ring 200 */
 	m.step_inc = 1000, m.step_ring = 200;
 	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 5318.16 + 4 * 38 / 2.0 - 130 + 1000);
 	NEAR(r.step, 1000);
-	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 4 * (3129.12 + 237.6) / 2 + 6 * 200);
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 4 * (3129.12 + 37.6) / 2 + 6 * 200);
 	NEAR(r.step, 200);
 	/* without the UC stream every libinccl send costs o_sb again: 5 x 5 */
 	m.uc = false, m.signaled = false, m.step_inc = 0;
