@@ -18,7 +18,7 @@ LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages
 .PHONY: test-fuzz-build all help run deps payload install uninstall test-install images bench-switch bench-order lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-deps test-lab-down test-lab-stop test-unit test-golden test-lab test-lab-aborts test-lab-mixed test-lab-hypervisors scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatter exp-alltoall exp-sweep exp-paper plots test-analysis test-capture test-swports test-tunnels \
-        fuzz fuzz-build test-fuzz sim-allreduce test-sim
+        fuzz fuzz-build test-fuzz sim-allreduce sim-reduce sim-broadcast test-sim
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/tsckhz $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
      $(BUILD)/libinccl.a $(BUILD)/libinccl.so $(BUILD)/inccl_check $(BUILD)/inccl_perf $(BUILD)/mpi_perf \
@@ -49,7 +49,8 @@ help:
 	@echo "                           exp-sweep MIN=1M MAX=1G FACTOR=2 or SIZES='16M 512M' [COLLECTIVES='allreduce broadcast'],"
 	@echo "                           exp-paper: the seed's table)"
 	@echo "make sim-allreduce TOPOLOGY=1-32-1024 SIZE=64M RUN=results/sweep-... SWITCH_FRAME=US   AllReduce in the"
-	@echo "                           ns-3 simulator (INC and ring), stored in results/ like a lab run (sim/README.md)"
+	@echo "                           ns-3 simulator (INC and ring), stored in results/ like a lab run (sim/README.md);"
+	@echo "                           also sim-reduce / sim-broadcast ROOT= (INC and the chain along the ring)"
 	@echo "make plots [RESULTS=results]  gnuplot charts (PNG, SVG) of every stored run and RESULTS/REPORT.md"
 	@echo "make test                  unit, golden, a short fuzzing pass and lab system tests (what CI runs)"
 	@echo "make test-lab [SWITCHES=vm|netns] [LAB_TEST_DEPTH=full|core]   the lab system test alone"
@@ -219,7 +220,7 @@ lab-capture: $(LAB_DEPS_STAMP) $(BUILD)/udpcap
 	lab/lab.sh capture "$$LINK" "$$SECONDS"
 
 # ---- experiments -----------------------------------------------------------
-# experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR SIZES COLLECTIVES BASELINES RESULTS ROUNDS WINDOW
+# experiments/exp.sh reads SIZE ROOT DTYPE OP ITERS WARMUP MIN MAX FACTOR SIZES COLLECTIVES BASELINES RESULTS ROUNDS ROUND_BUDGET WINDOW
 # MESSAGE from the environment (make exports them from its command line) and checks each
 # the quick start's main job: lab up if needed, a verified AllReduce sweep with its baselines, charts, REPORT
 run: $(LAB_DEPS_STAMP) payload $(BUILD)/increport $(BUILD)/hostwork
@@ -236,7 +237,7 @@ $(BUILD)/increport: $(ANALYSIS_SRC) | $(DEPS_STAMP)
 plots: $(BUILD)/increport
 	INCLAB_BUILD=$(abspath $(BUILD)) analysis/plots.sh "$${RESULTS:-results}"
 
-# ---- simulation: the trees and AllReduce in ns-3 (sim/README.md) ---------------
+# ---- simulation: the trees and AllReduce, Reduce, Broadcast in ns-3 (sim/README.md) ---
 # incsim is C++ because ns-3 is; it links the lab's own C readers of topologies and runs.
 SIM_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter
 SIM_LIBS     := -lns3-point-to-point -lns3-network -lns3-core -lyaml -lm
@@ -253,8 +254,8 @@ $(BUILD)/incsim: sim/incsim.cc $(SIM_SRC) $(SIM_COBJ) | $(DEPS_STAMP)
 $(BUILD)/test_sim: sim/test_sim.cc $(SIM_SRC) $(SIM_COBJ) | $(DEPS_STAMP)
 	$(CXX) $(SIM_CXXFLAGS) -o $@ sim/test_sim.cc $(filter %.cc,$(SIM_SRC)) $(SIM_COBJ) $(SIM_LIBS)
 # sim/sim.sh reads TOPOLOGY SIZE SIZES RUN LINK_BW LINK_LATENCY HOST_O HOST_G SWITCH_FRAME ALGORITHMS LOSS
-# WINDOW MESSAGE SLOTS SEED QUEUE RTO UNIT RESULTS from the environment, as exp.sh does
-sim-allreduce: $(BUILD)/incsim
+# WINDOW MESSAGE SLOTS SEED QUEUE RTO UNIT ROOT RESULTS from the environment, as exp.sh does
+sim-allreduce sim-reduce sim-broadcast: $(BUILD)/incsim
 	@INCLAB_BUILD=$(abspath $(BUILD)) sim/sim.sh $(@:sim-%=%)
 
 # ---- tests -------------------------------------------------------------

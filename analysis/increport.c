@@ -171,6 +171,8 @@ static int model_inputs(struct run *r)
 	return 0;
 }
 
+static void model_steps(struct run *r);
+
 /* Read run directory @dir into @r; 0, or -1 after complaining. */
 static int load_run(const char *dir, struct run *r)
 {
@@ -221,6 +223,8 @@ static int load_run(const char *dir, struct run *r)
 						 &r->fit, r->fit_err, sizeof(r->fit_err)) == 0;
 		if (r->fitted && r->meta.message > 0)
 			r->fit.message = r->meta.message;
+		if (r->fitted)
+			model_steps(r);
 	}
 	for (size_t i = 0; i < r->t.n; i++)
 		r->unverified += r->t.rows[i].wrong != 0;
@@ -325,6 +329,24 @@ static bool aggregate(const struct run *r, const char *algo, enum res_coll coll,
 	}
 	free(t);
 	return true;
+}
+
+/*
+ * model_steps() - the time of a step of run @r's collectives, from its
+ * verified Barriers (the median over its rounds): INC's Barrier is one step
+ * (every rank's empty packet up and down the tree, after the barrier before
+ * it released the ranks at different times); the ring's is 2(P-1) steps of
+ * an empty message. Left 0 (the model then takes L + 2o) without them.
+ */
+static void model_steps(struct run *r)
+{
+	struct agg g;
+	int p = r->tree.count[r->tree.levels - 1];
+
+	if (aggregate(r, "inc", RES_BARRIER, -1, &g) && g.t_med > 0)
+		r->fit.step_inc = g.t_med;
+	if (p > 1 && aggregate(r, "ring", RES_BARRIER, -1, &g) && g.t_med > 0)
+		r->fit.step_ring = g.t_med / (2.0 * (p - 1));
 }
 
 /*
@@ -1163,8 +1185,8 @@ static int write_loggp(const struct run *r, const char *pdir, FILE *list)
 			   "set xlabel 'message size per rank (MiB)'\nset ylabel 'time per AllReduce (s)'\n",
 			lo / MIB / 2, hi / MIB * 2);
 		n = (size_t)snprintf(plot, sizeof(plot),
-				     "plot 'loggp-predicted.dat' using 1:2 with lines lw 2 dt 2 lc rgb '%s' title 'INC predicted: max(W_max, W/C) + L + 2o', "
-				     "'loggp-predicted.dat' using 1:3 with lines lw 2 dt 2 lc rgb '%s' title 'ring predicted: max(W_max, W/C) + 2(p-1)(L + 2o)'",
+				     "plot 'loggp-predicted.dat' using 1:2 with lines lw 2 dt 2 lc rgb '%s' title 'INC predicted: max(W_max, W/C) + step', "
+				     "'loggp-predicted.dat' using 1:3 with lines lw 2 dt 2 lc rgb '%s' title 'ring predicted: max(W_max, W/C) + 2(p-1) steps'",
 				     algos[0].colour, algos[1].colour);
 		for (size_t a = 0; a < 2; a++) {
 			int rounds = rounds_of(r, algos[a].name, RES_ALLREDUCE, false);
@@ -1633,6 +1655,34 @@ static void report_params(FILE *f, const struct run *r)
 			m->o_sb, LOGGP_INC_POST);
 	else
 		fprintf(f, "| o_sb | %.1f us | not measured: o_s (every post counted alone) |\n", m->o_sb);
+	if (m->uc)
+		fprintf(f, "| o_su, o_ru | %.1f, %.1f us | the batched stream over UC (ib_send_bw -c UC -l %d), which has no ACKs: "
+			   "sending and receiving host's CPU per message. rxe ACKs every message of an RC stream, so an ACK "
+			   "costs the sender a = o_sb - o_su = %.1f us; the switch ACKs a host's sends once per %d packets "
+			   "(switch/engine.c), so libinccl's empty packet costs o_su + a/%d = %.1f us, a message of %d packets "
+			   "o_su + a·%d/%d |\n",
+			m->o_su, m->o_ru, LOGGP_INC_POST, m->o_sb - m->o_su, LOGGP_SW_ACK, LOGGP_SW_ACK,
+			m->o_su + (m->o_sb - m->o_su) / LOGGP_SW_ACK, m->message, m->message < LOGGP_SW_ACK ? m->message : LOGGP_SW_ACK,
+			LOGGP_SW_ACK);
+	else if (m->uc_seen)
+		fprintf(f, "| o_su, o_ru | %.1f, %.1f us | the batched stream over UC (no ACKs): not below o_sb, so an ACK's "
+			   "cost is not above 0 (noise): not used, every libinccl send costs o_sb |\n", m->o_su, m->o_ru);
+	else
+		fprintf(f, "| o_su, o_ru | - | not measured (loggp.csv without cpu_send_uc): every libinccl send costs o_sb, "
+			   "an ACK each |\n");
+	if (m->signaled)
+		fprintf(f, "| o_c | %.1f us | CPU per completion a send asks for: (CPU per message of a 16 KiB stream with "
+			   "every send signaled (ib_send_bw -Q 1) - the same with perftest's one in %d) / (1 - 1/%d); added "
+			   "for every completion beyond the streams' one in %d: libinccl asks one per %d packets, the ring "
+			   "one per %d messages |\n",
+			m->o_c, LOGGP_PERFTEST_CQ, LOGGP_PERFTEST_CQ, LOGGP_PERFTEST_CQ, (int)(LOGGP_INC_SIGNAL > 4 * m->message
+			? LOGGP_INC_SIGNAL : 4 * m->message), LOGGP_RING_SIGNAL);
+	else if (m->signaled_seen)
+		fprintf(f, "| o_c | %.1f us | CPU per completion (16 KiB stream, every send signaled, less one in %d): not "
+			   "above 0 (noise): not used |\n", m->o_c, LOGGP_PERFTEST_CQ);
+	else
+		fprintf(f, "| o_c | - | not measured (loggp.csv without cpu_send_signaled): completions are in o as the "
+			   "streams asked them |\n");
 	fprintf(f, "| G_s | %.5f us/B | sending host's CPU per byte: (CPU per %.0f B message - o_s) / the bytes |\n", m->G_s,
 		m->large);
 	fprintf(f, "| G_r | %.5f us/B | receiving host's CPU per byte, the same |\n", m->G_r);
@@ -1668,6 +1718,18 @@ static void report_params(FILE *f, const struct run *r)
 	else
 		fprintf(f, "| c_sw | - | not measured (no cpu.csv with INC measurements and switch-counters.txt): the "
 			   "switches' work is left out |\n");
+	int p = r->tree.count[r->tree.levels - 1];
+	if (m->step_inc > 0)
+		fprintf(f, "| step (INC) | %.1f ms | the run's INC Barrier (median): every rank's empty packet up and down the "
+			   "tree, the ranks starting at different times after the barrier before each timed call |\n",
+			m->step_inc / 1000);
+	else
+		fprintf(f, "| step (INC) | %.1f ms | L + 2o (no INC Barrier in the run) |\n", (m->L + 2 * m->o) / 1000);
+	if (m->step_ring > 0)
+		fprintf(f, "| step (ring) | %.1f ms | the run's ring Barrier (median) over its 2(P-1) = %d steps of an empty "
+			   "message |\n", m->step_ring / 1000, 2 * (p - 1));
+	else
+		fprintf(f, "| step (ring) | %.1f ms | L + 2o (no ring Barrier in the run) |\n", (m->L + 2 * m->o) / 1000);
 	fprintf(f, "| C | %g | cores of the lab machine (meta.yaml host_cores), shared by every VM and switch; per "
 		   "measurement less the cores the rest of the machine used meanwhile (cpu.csv's machine row: its busy "
 		   "time less the lab's, over the wall time), when recorded |\n\n", m->C);
@@ -1680,12 +1742,14 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 	fprintf(f, "## LogGP model\n\n"
 		   "Every parameter measured in the run itself (`loggp.csv`, `cpu.csv`, `switch-counters.txt`, "
 		   "analysis/loggp.h), none fitted to the collectives. The time of a collective is "
-		   "T = max(W_max, W / C) + steps·(L + 2o): W_max the busiest host's CPU work, W every host's and "
-		   "switch's, C the cores they share; a host's work is o per message (o_sb per libinccl send, posted "
-		   "%d at a time; messages of 16 packets, the ring's of 16 KiB) and G_s, G_r per byte (plus its own loops: "
-		   "G_swap for INC, G_copy or G_sum for the ring); the switches' "
-		   "frames · f_sw · c_sw. INC takes one step (up and down the tree, the ping-pong's path), the ring "
-		   "2(P-1) (AllReduce) or P-1. Measured: the median over the run's rounds (min – max and their number "
+		   "T = max(W_max, W / C) + steps·step: W_max the busiest host's CPU work, W every host's and "
+		   "switch's, C the cores they share; a host's work is o per message (libinccl's sends, posted "
+		   "%d at a time, o_su and the share of an ACK the switch sends, or o_sb; messages of 16 packets, the "
+		   "ring's of 16 KiB), o_c per completion its sends ask beyond the streams' one in 100, and G_s, G_r "
+		   "per byte (plus its own loops: G_swap for INC, G_copy or G_sum for the ring); the switches' "
+		   "frames · f_sw · c_sw. INC takes one step (a Broadcast, Reduce or Route per block: P or P(P-1) for "
+		   "the block collectives), the ring 2(P-1) (AllReduce) or P-1; a step is the run's Barrier of that "
+		   "algorithm (per step), L + 2o without one. Measured: the median over the run's rounds (min – max and their number "
 		   "when several); error = predicted / measured - 1. C: the machine's cores less "
 		   "those the rest of the machine used during the measurement (cpu.csv; median of the rounds), when "
 		   "recorded: other work on the machine takes them from the lab; the prediction on all the machine's "
@@ -1708,7 +1772,7 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		fprintf(f, "### %s\n\n", nm);
 		report_params(f, r);
 		fprintf(f, "| collective | algorithm | size | measured | predicted | error | C | bound | W_max | W / C | "
-			   "steps·(L + 2o) | on all %g cores (error) | measured CPU per collective: busiest host, all / C |\n"
+			   "steps·step | on all %g cores (error) | measured CPU per collective: busiest host, all / C |\n"
 			   "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", r->fit.C);
 		for (int c = 0; c < RES_NCOLL; c++)
 			for (size_t k = 0; k < r->t.n; k++) { /* one line per algorithm and size: its first row stands for its rounds */
@@ -1747,7 +1811,7 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				time_cell(f, &g);
 				fmt_time(w1, sizeof(w1), pr.w_max);
 				fmt_time(w2, sizeof(w2), (pr.w_hosts + pr.w_sw) / mc.C);
-				fmt_time(w3, sizeof(w3), pr.steps * (r->fit.L + 2 * r->fit.o));
+				fmt_time(w3, sizeof(w3), pr.steps * pr.step);
 				fprintf(f, " %s | %+.0f %%%s | %s | %s | %s | %s | %s |", t2, 100 * e, fabs(e) <= 0.25 ? "" : " **miss**", cc,
 					pr.cpu_bound ? "W / C" : "W_max", w1, w2, w3);
 				fmt_time(w1, sizeof(w1), all.t);
@@ -2052,9 +2116,11 @@ static int cmd_show(const char *dir)
 		printf("ceiling-load %.2f MB/s\n", load_ceiling_of(&r));
 	if (r.fitted)
 		printf("loggp L=%.3f o=%.3f o_s=%.3f o_r=%.3f o_sb=%.3f G_s=%.6f G_r=%.6f G_swap=%.6f G_copy=%.6f G_sum=%.6f "
-		       "g=%.3f G=%.6f c_sw=%.3f f_sw=%.3f C=%d\n",
+		       "g=%.3f G=%.6f c_sw=%.3f f_sw=%.3f C=%d o_su=%.3f o_ru=%.3f%s o_c=%.3f%s step_inc=%.1f step_ring=%.1f\n",
 		       r.fit.L, r.fit.o, r.fit.o_s, r.fit.o_r, r.fit.o_sb, r.fit.G_s, r.fit.G_r, r.fit.G_swap, r.fit.G_copy,
-		       r.fit.G_sum, r.fit.g, r.fit.G, r.fit.c_sw, r.fit.f_sw, (int)r.fit.C);
+		       r.fit.G_sum, r.fit.g, r.fit.G, r.fit.c_sw, r.fit.f_sw, (int)r.fit.C, r.fit.uc_seen ? r.fit.o_su : 0,
+		       r.fit.uc_seen ? r.fit.o_ru : 0, r.fit.uc_seen && !r.fit.uc ? "(unused)" : "", r.fit.o_c,
+		       r.fit.signaled_seen && !r.fit.signaled ? "(unused)" : "", r.fit.step_inc, r.fit.step_ring);
 	else if (r.has_loggp)
 		printf("loggp: no model: %s\n", r.fit_err);
 	free_run(&r);

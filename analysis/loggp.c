@@ -128,6 +128,18 @@ int loggp_params(const struct res_point *p, size_t n, int cores, double sw_cpu_u
 	m->batch = c1 > 0;
 	if (!m->batch)
 		m->o_sb = m->o_s;
+	/* the refinements: each used only when measured and physically meaningful (an ACK, a completion
+	 * that costs more than nothing); loggp_params_note() says why one is not */
+	m->o_su = median_at(p, n, RES_CPU_SEND_UC, m->small, &c3);
+	m->o_ru = median_at(p, n, RES_CPU_RECV_UC, m->small, &c4);
+	m->uc_seen = m->batch && c3 > 0 && c4 > 0;
+	m->uc = m->uc_seen && m->o_su > 0 && m->o_sb - m->o_su > 0;
+	double plain16 = median_at(p, n, RES_CPU_SEND, LOGGP_RING_PIECE, &c3),
+	       sig16 = median_at(p, n, RES_CPU_SEND_SIGNALED, LOGGP_RING_PIECE, &c4);
+	if (c3 > 0 && c4 > 0)
+		m->o_c = (sig16 - plain16) / (1 - 1.0 / LOGGP_PERFTEST_CQ);
+	m->signaled_seen = c3 > 0 && c4 > 0;
+	m->signaled = m->signaled_seen && m->o_c > 0;
 	if (!(m->o_s > 0) || !(m->o_r > 0) || !(m->o_sb > 0)) {
 		snprintf(err, errlen, "host CPU per message not above 0 (o_s %.3g, o_r %.3g, batched o_s %.3g us): "
 				      "the CPU measures are noise, not a parameter", m->o_s, m->o_r, m->o_sb);
@@ -266,16 +278,63 @@ double loggp_frames(const struct loggp_tree *t, enum loggp_coll c, double bytes,
 
 /* ---- host work ------------------------------------------------------------------- */
 
+static int inc_message(const struct loggp *m)
+{
+	return m->message > 0 ? m->message : LOGGP_INC_MESSAGE;
+}
+
 /* libinccl's messages for @bytes: packet 0 alone, then messages of m->message packets. */
 static double inc_msgs(const struct loggp *m, double bytes)
 {
-	return 1 + ceil((packets(bytes) - 1) / (m->message > 0 ? m->message : LOGGP_INC_MESSAGE));
+	return 1 + ceil((packets(bytes) - 1) / inc_message(m));
 }
 
-/* CPU of sending @bytes through libinccl: its posts carry LOGGP_INC_POST work requests (o_sb each), every byte swapped. */
+/*
+ * CPU of one libinccl send of @k packets to the switch, posted LOGGP_INC_POST
+ * at a time: the UC stream's o_su and 1/LOGGP_SW_ACK of an ACK per packet
+ * (the switch acknowledges once per 32), a whole one at most; o_sb (an RC
+ * stream's, an ACK per message) when the UC stream was not measured.
+ */
+static double inc_post(const struct loggp *m, double k)
+{
+	if (!m->uc)
+		return m->o_sb;
+	return m->o_su + (m->o_sb - m->o_su) * (k < LOGGP_SW_ACK ? k : LOGGP_SW_ACK) / LOGGP_SW_ACK;
+}
+
+/*
+ * CPU of the completions @wrs sends of @npk packets ask for beyond the
+ * perftest streams' one in LOGGP_PERFTEST_CQ (which their o holds): one per
+ * @every packets, rounded up. 0 when o_c was not measured.
+ */
+static double completions(const struct loggp *m, double wrs, double npk, double every)
+{
+	double extra = ceil(npk / every) - wrs / LOGGP_PERFTEST_CQ;
+
+	return m->signaled && extra > 0 ? extra * m->o_c : 0;
+}
+
+/* libinccl's packets per completion asked (comm.c post_sends()): SIGNAL_EVERY, at least 4 messages, at most half the window. */
+static double inc_signal(const struct loggp *m)
+{
+	double every = LOGGP_INC_SIGNAL > 4 * inc_message(m) ? LOGGP_INC_SIGNAL : 4 * inc_message(m);
+
+	return every > LOGGP_INC_WINDOW / 2 ? LOGGP_INC_WINDOW / 2 : every;
+}
+
+/* CPU of sending @bytes through libinccl: packet 0 alone, messages of m->message packets, every byte swapped. */
 static double inc_send(const struct loggp *m, double bytes)
 {
-	return inc_msgs(m, bytes) * m->o_sb + bytes * (m->G_s + m->G_swap);
+	double npk = packets(bytes), msg = inc_message(m), full = floor((npk - 1) / msg), rest = npk - 1 - full * msg;
+
+	return inc_post(m, 1) + full * inc_post(m, msg) + (rest > 0 ? inc_post(m, rest) : 0) +
+	       completions(m, inc_msgs(m, bytes), npk, inc_signal(m)) + bytes * (m->G_s + m->G_swap);
+}
+
+/* CPU of @npk empty packets through libinccl (a rank without data): a work request each, the same completions. */
+static double inc_empty(const struct loggp *m, double npk)
+{
+	return npk * inc_post(m, 1) + completions(m, npk, npk, inc_signal(m));
 }
 
 /* CPU of receiving @bytes of results through libinccl: a completion and a repost per message, every byte swapped. */
@@ -297,8 +356,8 @@ static double ring_xfer(const struct loggp *m, double k, double each, enum ring_
 
 	if (msgs < k)
 		msgs = k;
-	if (way == RING_SEND)
-		return msgs * m->o_s + b * (m->G_s + m->G_copy);
+	if (way == RING_SEND) /* a completion per LOGGP_RING_SIGNAL sends */
+		return msgs * m->o_s + completions(m, msgs, msgs, LOGGP_RING_SIGNAL) + b * (m->G_s + m->G_copy);
 	return msgs * m->o_r + b * (m->G_r + (way == RING_SUM ? m->G_sum : m->G_copy));
 }
 
@@ -310,7 +369,7 @@ static double ring_xfer(const struct loggp *m, double k, double each, enum ring_
  *                      busiest: its receiving holds back the switches' slots and so
  *                      every sender, the back-pressure); 1 step
  *   INC Broadcast      the root sends N; every other rank sends one empty packet per
- *                      packet (work request each, o_sb) and receives N; 1 step
+ *                      packet (a work request each, inc_empty()) and receives N; 1 step
  * libinccl's block collectives, one primitive per block of N/P, each block waiting
  * for its results before the next (hostlib/README.md, coll.c):
  *   INC AllGather      P Broadcasts: a host sends its block, and for each other block
@@ -331,7 +390,10 @@ static double ring_xfer(const struct loggp *m, double k, double each, enum ring_
  *   ReduceScatter
  *   ring AllToAll      forwarded hop by hop: each link carries P(P-1)/2 blocks, so each
  *                      host sends and receives P(P-1)/2 blocks of N/P; P-1 steps
- * Every byte a host handles also costs its own loops (G_swap, G_copy, G_sum: see loggp.h).
+ * Every byte a host handles also costs its own loops (G_swap, G_copy, G_sum: see loggp.h);
+ * every completion its sends ask for beyond the streams' one in 100, o_c (libinccl one per
+ * inc_signal() packets, the ring one per LOGGP_RING_SIGNAL messages). A step takes
+ * step_inc or step_ring (the run's Barriers), L + 2o without them.
  */
 double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum loggp_coll c, enum loggp_algo a,
 		     double bytes, int root, struct loggp_pred *out)
@@ -348,10 +410,10 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 			case LOGGP_ALLREDUCE: w[h] = inc_send(m, bytes) + inc_recv(m, bytes); break;
 			case LOGGP_REDUCE: w[h] = inc_send(m, bytes) + (h == root ? inc_recv(m, bytes) : 0); break;
 			case LOGGP_BROADCAST:
-				w[h] = h == root ? inc_send(m, bytes) : npk * m->o_sb + inc_recv(m, bytes);
+				w[h] = h == root ? inc_send(m, bytes) : inc_empty(m, npk) + inc_recv(m, bytes);
 				break;
 			case LOGGP_ALLGATHER: /* its block, and the others' as a non-root of their Broadcasts */
-				w[h] = inc_send(m, b) + (p - 1) * (packets(b) * m->o_sb + inc_recv(m, b));
+				w[h] = inc_send(m, b) + (p - 1) * (inc_empty(m, packets(b)) + inc_recv(m, b));
 				steps = p;
 				break;
 			case LOGGP_REDUCESCATTER: /* its part of every block, and its own block's result */
@@ -359,7 +421,7 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 				steps = p;
 				break;
 			case LOGGP_ALLTOALL: /* its P-1 blocks, empty packets in the others' P(P-1) - (P-1) */
-				w[h] = (p - 1) * (inc_send(m, b) + inc_recv(m, b)) + (p - 1.0) * (p - 1) * packets(b) * m->o_sb;
+				w[h] = (p - 1) * (inc_send(m, b) + inc_recv(m, b)) + (p - 1.0) * (p - 1) * inc_empty(m, packets(b));
 				steps = p * (p - 1.0);
 				break;
 			default: return -1;
@@ -404,9 +466,12 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 		r.w_sw = r.frames * m->f_sw * m->c_sw;
 	}
 	r.steps = steps;
+	r.step = a == LOGGP_INC ? m->step_inc : m->step_ring;
+	if (!(r.step > 0))
+		r.step = m->L + 2 * m->o;
 	double shared = (r.w_hosts + r.w_sw) / m->C;
 	r.cpu_bound = shared > r.w_max;
-	r.t = (r.cpu_bound ? shared : r.w_max) + steps * (m->L + 2 * m->o);
+	r.t = (r.cpu_bound ? shared : r.w_max) + steps * r.step;
 	if (out)
 		*out = r;
 	return r.t;

@@ -12,6 +12,24 @@
  *   o_sb       o_s with the work requests posted LOGGP_BATCH (32, libinccl's
  *              POST_BATCH) per ibv_post_send() (cpu_send_batch); o_s when
  *              not measured (then every post counts alone)
+ *   o_su, o_ru the batched stream over UC (cpu_send_uc, cpu_recv_uc): no
+ *              acknowledgements. rxe acknowledges every message of an RC
+ *              stream, so a = o_sb - o_su is what one ACK costs its sender;
+ *              the switch acknowledges a host's sends once per LOGGP_SW_ACK
+ *              (32, switch/engine.c ACK_EVERY) packets, so libinccl's send of
+ *              k packets costs o_su + a·min(k, 32)/32 (an empty packet o_su +
+ *              a/32); o_sb when not measured
+ *   o_c        CPU per completion a send asks for (cpu_send_signaled: the
+ *              stream of 16 KiB with every send signaled, less cpu_send at
+ *              16 KiB, whose perftest asks one in LOGGP_PERFTEST_CQ = 100, per
+ *              1 - 1/100): the streams' o already hold one in 100, the model
+ *              adds o_c for every completion beyond that; 0 when not measured
+ *   step_inc,  the time one step of a collective takes beyond its work, for
+ *   step_ring  INC and the ring: the run's median Barrier of that algorithm
+ *              (inccl_perf: after the barrier before each timed call the ranks
+ *              start at different times, and a step waits for the last; the
+ *              ring's Barrier is 2(P-1) steps of an empty message), set by the
+ *              caller; 0: L + 2o (a run without Barriers)
  *   G_s, G_r   host CPU per byte sending and receiving: (CPU per message of
  *              the largest size - o) / its bytes
  *   L          half a ping-pong at the smallest size (half_rtt) - 2o: the
@@ -40,8 +58,10 @@
  *   T = max(W_max, W_total / C) + steps · (L + 2o)
  * W_max is the busiest host's CPU work, W_total every host's plus the
  * switches' (frames · f_sw · c_sw); each host's work counts its messages
- * (o per message, o_sb per libinccl send, which posts POST_BATCH at a time)
- * and bytes (G per byte); steps are the latencies on the critical path.
+ * (o per message, libinccl's sends as o_su, o_sb above, posted POST_BATCH
+ * at a time), the completions its sends ask for (o_c) and bytes (G per
+ * byte); steps are the steps on the critical path, each step_inc or
+ * step_ring (L + 2o without them).
  * loggp_predict() documents each collective and algorithm.
  */
 #ifndef LOGGP_H
@@ -56,6 +76,11 @@
 #define LOGGP_INC_MESSAGE 16   /* libinccl's packets per message (hostlib/comm.c default; meta.yaml message) */
 #define LOGGP_INC_POST 32      /* libinccl's work requests per ibv_post_send() (POST_BATCH) */
 #define LOGGP_RING_PIECE 16384 /* libinccl ring's bytes per message (ring.c RING_PIECE) */
+#define LOGGP_RING_SIGNAL 16   /* the ring's sends per completion asked (ring.c RING_SIGNAL) */
+#define LOGGP_INC_SIGNAL 16    /* libinccl's packets per completion asked, at least 4 messages (comm.c SIGNAL_EVERY) */
+#define LOGGP_INC_WINDOW 512   /* libinccl's default window: a completion at least once per half of it */
+#define LOGGP_SW_ACK 32        /* packets of a host the switch acknowledges with one ACK (switch/engine.c ACK_EVERY) */
+#define LOGGP_PERFTEST_CQ 100  /* perftest's sends per completion asked (its default --cq-mod) */
 #define LOGGP_MAX_LEVELS 8
 #define LOGGP_TICK_US 10000.0  /* /proc/PID/stat counts CPU time in ticks of 1/USER_HZ = 1/100 s */
 
@@ -72,6 +97,11 @@ struct loggp {
 	double C;            /* cores: the machine's, or those the lab had (the machine's less the rest's use) */
 	int message;         /* libinccl's packets per message (meta.yaml; LOGGP_INC_MESSAGE by default) */
 	bool batch;          /* o_sb measured */
+	double o_su, o_ru;   /* the batched stream over UC, send and receive: no ACKs */
+	bool uc_seen, uc;    /* the UC stream measured; and used (an ACK costs more than nothing) */
+	double o_c;          /* CPU per completion asked */
+	bool signaled_seen, signaled; /* o_c measured; and used (above 0) */
+	double step_inc, step_ring; /* time per step (us) from the run's Barriers; 0: L + 2o */
 	int n_cpu;           /* repetitions of each CPU measure used */
 };
 
@@ -92,7 +122,8 @@ struct loggp_pred {
 	double w_hosts;       /* every host's work */
 	double w_sw;          /* the switches' work */
 	double frames;        /* the switches' data frames (model's count) */
-	double steps;         /* latencies on the critical path */
+	double steps;         /* steps on the critical path */
+	double step;          /* the time of one (step_inc, step_ring or L + 2o) */
 	bool cpu_bound;       /* W_total / C > W_max */
 };
 

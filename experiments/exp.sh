@@ -32,6 +32,11 @@
 #                   ceiling-load, then per size inc, ring, mpi-tcp, mpi-ucx; again),
 #                   each row stored with its round; LogGP and the busy-polling
 #                   ceiling in round 1 only
+#   ROUND_BUDGET=SECONDS  1..86400: start no round that would end more than
+#                   SECONDS after the run began, judged by its longest round so
+#                   far (a round counts at least 1 s; the first always runs):
+#                   for a lab held for a limited time. meta.yaml's `rounds` are
+#                   those run, `rounds_planned` the ROUNDS asked; unset: all
 #   CEILING_RUNS=3  1..9: runs of each ceiling (ceiling.sh), their median stored
 #   RESULTS=results where run directories go
 # `paper` runs the rows of the seed's published table (AllReduce 32M, 128M,
@@ -119,6 +124,7 @@ esac
 [ -z "${MESSAGE:-}" ] || exp_check_range MESSAGE "$MESSAGE" 1 64 || bad=1
 CEILING_RUNS=${CEILING_RUNS:-3}
 exp_check_range CEILING_RUNS "$CEILING_RUNS" 1 9 || bad=1
+[ -z "${ROUND_BUDGET:-}" ] || exp_check_range ROUND_BUDGET "$ROUND_BUDGET" 1 86400 || bad=1
 [ "$bad" = 0 ] || exit 2
 
 # the plan: one "collective bytes" line per measurement
@@ -210,7 +216,14 @@ judge() {
     esac
 }
 
+run_t0=$(date +%s) longest=0 rounds_run=0
 for round in $(seq 1 "$ROUNDS"); do
+    if [ -n "${ROUND_BUDGET:-}" ] && [ "$round" -gt 1 ] &&
+        [ $(($(date +%s) - run_t0 + longest)) -ge $((10#$ROUND_BUDGET)) ]; then
+        exp_log "round budget: $((round - 1)) of $ROUNDS rounds run; round $round would end after ROUND_BUDGET=$((10#$ROUND_BUDGET)) s (the longest round took $longest s, $(($(date +%s) - run_t0)) s gone)"
+        break
+    fi
+    round_t0=$(date +%s)
     load_before=$(exp_loadavg) ticks_before=$(exp_cpu_ticks) round_start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
     rtag= # the round in messages, when there are several
     [ "$ROUNDS" = 1 ] || rtag=" (round $round)"
@@ -285,6 +298,10 @@ for round in $(seq 1 "$ROUNDS"); do
     loadavg_after: '$load_after'${steal:+
     steal_pct: $steal}")
     exp_log "round $round done (load average $load_after${steal:+, steal $steal %})"
+    rounds_run=$round
+    took=$(($(date +%s) - round_t0))
+    [ "$took" -ge 1 ] || took=1 # a round counts at least a second
+    [ "$took" -le "$longest" ] || longest=$took
 done
 
 # ---- metadata ------------------------------------------------------------------------
@@ -317,7 +334,8 @@ done
     echo "dtype: $DTYPE"
     echo "op: $OP"
     echo "root: $ROOT"
-    echo "rounds: $ROUNDS"
+    echo "rounds: $rounds_run"
+    [ "$rounds_run" = "$ROUNDS" ] || echo "rounds_planned: $ROUNDS"
     # the settings as given (checked above: numbers), "default" for the sizes' defaults
     if [ -n "${ITERS:-}" ]; then echo "iters: $((10#$ITERS))"; else echo "iters: default"; fi
     if [ -n "${WARMUP:-}" ]; then echo "warmup: $((10#$WARMUP))"; else echo "warmup: default"; fi

@@ -362,20 +362,22 @@ exp_pair() {
 
 # exp_perftest TOOL SRC DST DST_ADDR SRC_GID DST_GID ARGS — run perftest's TOOL
 # (ib_send_bw, ib_send_lat) server on DST and client on SRC; the client's
-# output on stdout; three attempts.
+# output on stdout; EXP_PERFTEST_TRIES attempts (default 3) of at most
+# EXP_PERFTEST_TIMEOUT seconds each (default 240).
 exp_perftest() {
     local tool=$1 src=$2 dst=$3 addr=$4 sg=$5 dg=$6 out attempt
+    local tries=${EXP_PERFTEST_TRIES:-3} limit=${EXP_PERFTEST_TIMEOUT:-240}
     shift 6
-    for attempt in 1 2 3; do
+    for attempt in $(seq 1 "$tries"); do
         "$top/lab/lab.sh" exec "$dst" "pkill -x $tool; true" >/dev/null 2>&1
-        "$top/lab/lab.sh" exec "$dst" "timeout 300 $tool -d rxe0 $* -x $dg < /dev/null > /tmp/$tool.server 2>&1 &" >/dev/null
+        "$top/lab/lab.sh" exec "$dst" "timeout $((limit + 60)) $tool -d rxe0 $* -x $dg < /dev/null > /tmp/$tool.server 2>&1 &" >/dev/null
         sleep 2
-        out=$("$top/lab/lab.sh" exec "$src" "timeout 240 $tool -d rxe0 $* -x $sg $addr" 2>&1) && break
+        out=$("$top/lab/lab.sh" exec "$src" "timeout $limit $tool -d rxe0 $* -x $sg $addr" 2>&1) && break
         out=
         sleep 3
     done
     "$top/lab/lab.sh" exec "$dst" "pkill -x $tool; true" >/dev/null 2>&1
-    [ -n "$out" ] || { exp_err "$tool $src -> $dst failed three times"; return 1; }
+    [ -n "$out" ] || { exp_err "$tool $src -> $dst failed $tries time(s)"; return 1; }
     echo "$out"
 }
 

@@ -17,6 +17,15 @@
 #                   request per ibv_post_send(), in microseconds
 #   cpu_send_batch  cpu_send with the work requests posted LOGGP_BATCH (32, as
 #                   libinccl posts them) per ibv_post_send() (ib_send_bw -l)
+#   cpu_send_uc     cpu_send_batch over UC (ib_send_bw -c UC), which has no
+#   cpu_recv_uc     acknowledgements: rxe acknowledges every message of an RC
+#                   stream, the switch a host's sends once per 32 packets
+#                   (switch/engine.c ACK_EVERY), so the difference is what one
+#                   ACK costs the sender (and the receiver, which builds it)
+#   cpu_send_signaled  cpu_send at 16 KiB (the ring's message) with every send
+#                   asking for a completion (ib_send_bw -Q 1; perftest's
+#                   default: one in 100): the difference is what a completion
+#                   (a CQE and the guest's wake-up) costs
 #
 #   cpu_swap        CPU per pass of hostwork (experiments/hostwork.c) over `bytes`
 #   cpu_copy        in the sending host: libinccl's byte-order swap, the ring's
@@ -25,9 +34,10 @@
 #   experiments/loggp.sh > loggp.csv   (LOGGP_SIZES, LOGGP_ITERS, LOGGP_CPU_SIZES,
 #                                       LOGGP_CPU_REPEAT, LOGGP_BATCH to change)
 #
-# The CPU measures run at LOGGP_CPU_SIZES (default 8 and 65536 B: the
-# per-message and, from the difference, per-byte CPU), each LOGGP_CPU_REPEAT
-# times (default 3; each repetition a row). Prints the CSV (header
+# The CPU measures run at LOGGP_CPU_SIZES (default 8, 16384 and 65536 B: the
+# per-message and, from the difference of the smallest and largest, per-byte
+# CPU), each LOGGP_CPU_REPEAT times (default 3; each repetition a row); the
+# batched and UC streams at the smallest size, the signaled one at 16384 B. Prints the CSV (header
 # measure,bytes,iters,value_us) on stdout, progress on stderr; exit 1 when a
 # measurement fails.
 set -uo pipefail
@@ -36,7 +46,7 @@ state=${INCLAB_STATE:-/var/lib/inclab/${INCLAB_PREFIX:-inclab}}
 . "$top/experiments/lib.sh"
 sizes=${LOGGP_SIZES:-8 1024 16384 65536}
 iters=${LOGGP_ITERS:-100}
-cpu_sizes=${LOGGP_CPU_SIZES:-8 65536}
+cpu_sizes=${LOGGP_CPU_SIZES:-8 16384 65536}
 repeat=${LOGGP_CPU_REPEAT:-3}
 batch=${LOGGP_BATCH:-32} # libinccl's POST_BATCH (hostlib/comm.c)
 [ -r "$state/gen/inventory.tsv" ] || { exp_err "loggp: no lab in $state (make lab-up)"; exit 1; }
@@ -66,34 +76,51 @@ cpu_of() {
     d=$(exp_cpu_delta "$a" "$b")
     echo "$(awk -v h="$src" '$1 == h {print $3}' <<<"$d") $(awk -v h="$dst" '$1 == h {print $3}' <<<"$d")"
 }
+small=$(tr ' ' '\n' <<<"$cpu_sizes" | grep . | sort -n | head -n 1)
 for s in $cpu_sizes; do
     # about a second of CPU in the difference at either size (6400 small messages, 500 of 64 KiB);
     # 6400 and 1280 are multiples of a post list of 32 or 64 (perftest posts whole lists)
     n=$((s >= 4096 ? 500 : 6400))
     for r in $(seq 1 "$repeat"); do
-        for mode in plain batch; do
+        for mode in plain batch uc signaled; do
             extra=()
-            [ $mode = batch ] && { [ "$s" -le 4096 ] || continue; extra=(-l "$batch"); }
+            case $mode in
+            batch) [ "$s" = "$small" ] || continue; extra=(-l "$batch") ;;
+            uc) [ "$s" = "$small" ] || continue; extra=(-l "$batch" -c UC) ;;
+            signaled) [ "$s" = 16384 ] || continue; extra=(-Q 1) ;;
+            esac
             s1= s2= r1= r2=
+            # UC drops what is lost and perftest's server then waits for it: one short try
+            [ $mode = uc ] && export EXP_PERFTEST_TRIES=1 EXP_PERFTEST_TIMEOUT=60
             read -r s1 r1 < <(cpu_of "$s" $((n / 5)) "${extra[@]}")
             read -r s2 r2 < <(cpu_of "$s" "$n" "${extra[@]}")
+            unset EXP_PERFTEST_TRIES EXP_PERFTEST_TIMEOUT
             if [ -z "$s1" ] || [ -z "$s2" ] || [ -z "$r1" ] || [ -z "$r2" ]; then
-                # the batched stream is the model's refinement: without it the model counts every post alone
-                [ $mode = batch ] && { exp_err "loggp: no CPU figures for $s B posted $batch at a time (ib_send_bw -l): left out"; continue; }
+                # the batched, UC and signaled streams are the model's refinements: without them the
+                # model counts every post alone, an ACK per message, no completion's own cost
+                [ $mode = plain ] || { exp_err "loggp: no CPU figures for $s B ($mode: ib_send_bw ${extra[*]}): left out"; continue; }
                 exp_err "loggp: no CPU figures for $s B"
                 exit 1
             fi
             dn=$((n - n / 5))
             cs=$(awk -v a="$s1" -v b="$s2" -v n="$dn" 'BEGIN { printf "%.3f", (b - a) / n }')
             cr=$(awk -v a="$r1" -v b="$r2" -v n="$dn" 'BEGIN { printf "%.3f", (b - a) / n }')
-            if [ $mode = batch ]; then
+            case $mode in
+            batch)
                 echo "cpu_send_batch,$s,$dn,$cs"
-                echo "loggp: $s B, $batch per post: CPU per message: send $cs us" >&2
-            else
+                echo "loggp: $s B, $batch per post: CPU per message: send $cs us" >&2 ;;
+            uc)
+                echo "cpu_send_uc,$s,$dn,$cs"
+                echo "cpu_recv_uc,$s,$dn,$cr"
+                echo "loggp: $s B over UC, $batch per post: CPU per message: send $cs us, receive $cr us" >&2 ;;
+            signaled)
+                echo "cpu_send_signaled,$s,$dn,$cs"
+                echo "loggp: $s B, every send signaled: CPU per message: send $cs us" >&2 ;;
+            *)
                 echo "cpu_send,$s,$dn,$cs"
                 echo "cpu_recv,$s,$dn,$cr"
-                echo "loggp: $s B: CPU per message: send $cs us, receive $cr us" >&2
-            fi
+                echo "loggp: $s B: CPU per message: send $cs us, receive $cr us" >&2 ;;
+            esac
         done
     done
 done

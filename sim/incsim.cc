@@ -1,8 +1,10 @@
 /*
- * incsim — inclab's trees and AllReduce in ns-3 (model.h), in the lab's
- * results format (experiments/README.md) so that `make plots` draws it.
+ * incsim — inclab's trees and collectives (AllReduce, Reduce, Broadcast) in
+ * ns-3 (model.h), in the lab's results format (experiments/README.md) so that
+ * `make plots` draws it.
  *
- *   incsim (--topology FILE | --tree SHAPE) --size LIST [--algorithms inc,ring]
+ *   incsim (--topology FILE | --tree SHAPE) --size LIST [--collective allreduce|reduce|broadcast]
+ *          [--root RANK] [--algorithms inc,ring]
  *          [--run DIR] [--link-bw-MBps X] [--link-latency-us X] [--host-o-us X]
  *          [--host-G-us-per-byte X] [--switch-frame-us X] [--loss P] [--seed N]
  *          [--window N] [--message N] [--slots N] [--rto-us X]
@@ -124,15 +126,17 @@ struct Param {
 int main(int argc, char **argv)
 {
 	enum { O_TOPO = 256, O_TREE, O_SIZE, O_ALGOS, O_RUN, O_BW, O_LAT, O_O, O_G, O_SW, O_LOSS, O_SEED, O_WIN, O_MSG, O_SLOTS,
-	       O_RTO, O_QUEUE, O_UNIT, O_RESULTS, O_COMMIT, O_HELP };
+	       O_RTO, O_QUEUE, O_UNIT, O_RESULTS, O_COMMIT, O_COLL, O_ROOT, O_HELP };
 	static const struct option opts[] = {
 		{"topology", 1, 0, O_TOPO}, {"tree", 1, 0, O_TREE}, {"size", 1, 0, O_SIZE}, {"algorithms", 1, 0, O_ALGOS},
 		{"run", 1, 0, O_RUN}, {"link-bw-MBps", 1, 0, O_BW}, {"link-latency-us", 1, 0, O_LAT}, {"host-o-us", 1, 0, O_O},
 		{"host-G-us-per-byte", 1, 0, O_G}, {"switch-frame-us", 1, 0, O_SW}, {"loss", 1, 0, O_LOSS},
 		{"seed", 1, 0, O_SEED}, {"window", 1, 0, O_WIN}, {"message", 1, 0, O_MSG}, {"slots", 1, 0, O_SLOTS},
-		{"rto-us", 1, 0, O_RTO}, {"queue", 1, 0, O_QUEUE}, {"unit", 1, 0, O_UNIT}, {"results", 1, 0, O_RESULTS}, {"commit", 1, 0, O_COMMIT}, {"help", 0, 0, O_HELP},
+		{"rto-us", 1, 0, O_RTO}, {"queue", 1, 0, O_QUEUE}, {"unit", 1, 0, O_UNIT}, {"results", 1, 0, O_RESULTS}, {"commit", 1, 0, O_COMMIT},
+		{"collective", 1, 0, O_COLL}, {"root", 1, 0, O_ROOT}, {"help", 0, 0, O_HELP},
 		{0, 0, 0, 0}};
-	std::string topo_file, shape, sizes, algos = "inc,ring", run, results, commit = "unknown";
+	std::string topo_file, shape, sizes, algos = "inc,ring", run, results, commit = "unknown", root_arg;
+	Coll coll = Coll::AllReduce;
 	Params p;
 	enum { BW, LAT, HO, HG, SW, NP };
 	Param par[NP] = {{"link bandwidth", "--link-bw-MBps", "MB/s", -1, -1, ""},
@@ -163,13 +167,19 @@ int main(int argc, char **argv)
 		case O_UNIT: p.unit = uint32_t(Num("--unit", optarg, 1, 32)); break;
 		case O_RESULTS: results = optarg; break;
 		case O_COMMIT: commit = optarg; break;
+		case O_COLL:
+			if (!CollParse(optarg, &coll))
+				Fail(std::string("--collective: '") + optarg + "' is not allreduce, reduce or broadcast");
+			break;
+		case O_ROOT: root_arg = optarg; break;
 		case O_HELP:
 			printf("usage: incsim (--topology FILE | --tree 1-32-1024) --size 1M[,16M,...] [--algorithms inc,ring]\n"
+			       "  [--collective allreduce|reduce|broadcast] [--root RANK] (Reduce, Broadcast; default 0)\n"
 			       "  parameters: --run RUNDIR and/or --link-bw-MBps --link-latency-us --host-o-us\n"
 			       "  --host-G-us-per-byte --switch-frame-us (the command line wins over the run)\n"
 			       "  model: --loss P --seed N --window FRAMES --message FRAMES --slots N --rto-us US --queue FRAMES\n"
 			       "  --unit PACKETS (a model frame stands for this many of the lab's: fewer events)\n"
-			       "  output: --results DIR (a run directory sim-allreduce-DATE-TIME in it) --commit HASH\n");
+			       "  output: --results DIR (a run directory sim-COLLECTIVE-DATE-TIME in it) --commit HASH\n");
 			return 0;
 		default: Fail("unknown option (incsim --help)");
 		}
@@ -253,7 +263,21 @@ int main(int argc, char **argv)
 	if (!ValidateParams(p, &err))
 		Fail(err);
 	int nranks = int(tree.host_of_rank.size());
-	if (do_ring && p.unit > 1)
+	int root = 0;
+	if (!root_arg.empty()) {
+		if (coll == Coll::AllReduce)
+			Fail("--root: an AllReduce has no root");
+		char *end;
+		errno = 0;
+		long v = strtol(root_arg.c_str(), &end, 10);
+		if (root_arg[0] < '0' || root_arg[0] > '9' || *end || errno || v >= nranks)
+			Fail("--root: '" + root_arg + "' is not a rank of 0.." + std::to_string(nranks - 1));
+		root = int(v);
+	}
+	if (do_ring && coll != Coll::AllReduce && (p.unit > kRingPiece || kRingPiece % p.unit))
+		Fail("--unit " + std::to_string(p.unit) + " with the ring's " + CollName(coll) + " (a chain of messages of " +
+		     std::to_string(kRingPiece) + " packets, libinccl's ring piece): the model frame must divide them (1, 2, 4, 8 or 16)");
+	if (do_ring && coll == Coll::AllReduce && p.unit > 1)
 		for (uint64_t b : size_list)
 			if (b / uint64_t(nranks) < uint64_t(p.unit) * kMtu)
 				Fail("--unit " + std::to_string(p.unit) + " with the ring on " + std::to_string(nranks) + " ranks needs a size of at least " +
@@ -270,7 +294,7 @@ int main(int argc, char **argv)
 		struct stat st;
 		if (stat(results.c_str(), &st) < 0 || !S_ISDIR(st.st_mode))
 			Fail("--results: '" + results + "' is not a directory");
-		std::string base = results + "/sim-allreduce-" + UtcNow("%Y%m%d-%H%M%S");
+		std::string base = results + "/sim-" + CollName(coll) + "-" + UtcNow("%Y%m%d-%H%M%S");
 		for (int i = 1; i < 100; i++) {
 			std::string d = i == 1 ? base : base + "-" + std::to_string(i);
 			if (mkdir(d.c_str(), 0777) == 0) {
@@ -295,14 +319,14 @@ int main(int argc, char **argv)
 				continue;
 			const char *name = a == 0 ? "inc" : "ring";
 			auto t0 = std::chrono::steady_clock::now();
-			Result r = RunAllReduce(tree, p, bytes, a == 0 ? Algo::Inc : Algo::Ring);
+			Result r = RunCollective(tree, p, bytes, coll, a == 0 ? Algo::Inc : Algo::Ring, root);
 			double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 			uint64_t elements = bytes / 4;
 			uint64_t wrong = r.wrong_pkts * p.unit * (kMtu / 4);
 			bool finished = std::isfinite(r.time_s);
-			printf("%s allreduce %s ranks %d bytes %llu: %s s simulated; wall %.2f s, %llu events (%.3g events/s); "
+			printf("%s %s %s ranks %d bytes %llu: %s s simulated; wall %.2f s, %llu events (%.3g events/s); "
 			       "frames %llu, lost %llu, retransmits %llu, naks %llu, rnr %llu, timeouts %llu, wrong packets %llu\n",
-			       name, tree.name.c_str(), nranks, (unsigned long long)bytes,
+			       name, CollName(coll), tree.name.c_str(), nranks, (unsigned long long)bytes,
 			       finished ? std::to_string(r.time_s).c_str() : "never finished", wall,
 			       (unsigned long long)r.events, r.events / std::max(wall, 1e-9), (unsigned long long)r.frames,
 			       (unsigned long long)r.lost, (unsigned long long)r.retransmits, (unsigned long long)r.naks,
@@ -313,17 +337,20 @@ int main(int argc, char **argv)
 			      << ", timeouts: " << r.timeouts << "}\n";
 			if (!finished || r.wrong_pkts) {
 				rc = 1;
-				std::string why = std::string(name) + " allreduce " + std::to_string(bytes) + " B: " +
+				std::string why = std::string(name) + " " + CollName(coll) + " " + std::to_string(bytes) + " B: " +
 						  (!finished ? "a host never finished" : std::to_string(wrong) + " wrong elements");
 				status = status == "verified" ? "failed: " + why : status + "; " + why;
 				if (!finished)
 					continue;
 			}
+			/* busbw as nccl-tests and inccl_perf have it: AllReduce algbw · 2(n-1)/n, Reduce and Broadcast algbw */
 			double us = r.time_s * 1e6, algbw = double(bytes) / us;
+			double busbw = coll == Coll::AllReduce ? algbw * 2.0 * (nranks - 1) / nranks : algbw;
+			std::string root_col = coll == Coll::AllReduce ? "-" : std::to_string(root);
 			char row[256];
-			snprintf(row, sizeof row, "%s,allreduce,float32,sum,-,%d,%llu,%llu,1,%.2f,%.2f,%.2f,%llu,1\n", name, nranks,
-				 (unsigned long long)bytes, (unsigned long long)elements, us, algbw,
-				 algbw * 2.0 * (nranks - 1) / nranks, (unsigned long long)wrong);
+			snprintf(row, sizeof row, "%s,%s,float32,%s,%s,%d,%llu,%llu,1,%.2f,%.2f,%.2f,%llu,1\n", name, CollName(coll),
+				 coll == Coll::Broadcast ? "-" : "sum", root_col.c_str(), nranks, (unsigned long long)bytes,
+				 (unsigned long long)elements, us, algbw, busbw, (unsigned long long)wrong);
 			csv << row;
 		}
 	}
@@ -332,7 +359,7 @@ int main(int argc, char **argv)
 
 	std::ofstream(rundir + "/results.csv") << csv.str();
 	std::ostringstream m;
-	m << "experiment: sim-allreduce\n"
+	m << "experiment: sim-" << CollName(coll) << "\n"
 	  << "date: " << UtcNow("%Y-%m-%dT%H:%M:%SZ") << "\n"
 	  << "commit: " << Quote(commit) << "\n"
 	  << "topology: " << Quote(tree.name) << "\n"
@@ -346,13 +373,13 @@ int main(int argc, char **argv)
 	  << "nranks: " << nranks << "\n"
 	  << "tree_levels: " << tree.levels << "\n"
 	  << "mtu: " << kMtu << "\n"
-	  << "dtype: float32\nop: sum\nroot: 0\nrounds: 1\n"
+	  << "dtype: float32\nop: sum\nroot: " << root << "\nrounds: 1\n"
 	  << "round_conditions:\n  - round: 1\n    start: '" << start << "'\n    loadavg_before: " << Quote(load0)
 	  << "\n    loadavg_after: " << Quote(Loadavg()) << "\n"
 	  << "sizes: [";
 	for (size_t i = 0; i < size_list.size(); i++)
 		m << (i ? ", " : "") << size_list[i];
-	m << "]\ncollectives: [allreduce]\n"
+	m << "]\ncollectives: [" << CollName(coll) << "]\n"
 	  << "window: " << p.window_host << "\nmessage: " << p.message << "\n"
 	  << "baselines: \"" << (do_ring ? "ring" : "") << "\"\n"
 	  << "parameters:\n";

@@ -40,7 +40,7 @@ constexpr uint32_t kRxeUnacked = 129; /* rxe sends at most this many PSNs past t
 constexpr uint32_t kAckReserve = 256; /* the switch's ACK_AHEAD_RESERVE: slots kept from a child that runs ahead */
 
 enum : uint8_t { T_DATA = 1, T_ACK = 2, T_NAK = 3, T_RNR = 4 };
-enum : uint8_t { F_ACKREQ = 1 };
+enum : uint8_t { F_ACKREQ = 1, F_LAST = 2 }; /* an ACK requested; a message's last frame */
 
 /* The frame header: a RoCE BTH/AETH stand-in plus the message size of seeds/001. */
 class SimHeader : public Header {
@@ -51,6 +51,7 @@ class SimHeader : public Header {
 	uint32_t msg_bytes = 0;   /* bytes of the message the frame belongs to */
 	uint32_t dst = 0;         /* node the frame is for (switches forward others) */
 	uint32_t value = 0;       /* stand-in of the frame's elements */
+	uint16_t pkts = 1;        /* the lab's packets this model frame stands for (data; Params.unit when full) */
 
 	/* GetTypeId() - ns-3's type of the header. */
 	static TypeId GetTypeId()
@@ -59,8 +60,8 @@ class SimHeader : public Header {
 		return tid;
 	}
 	TypeId GetInstanceTypeId() const override { return GetTypeId(); }
-	/* GetSerializedSize() - the 24 bytes Serialize() writes. */
-	uint32_t GetSerializedSize() const override { return 24; }
+	/* GetSerializedSize() - the 26 bytes Serialize() writes. */
+	uint32_t GetSerializedSize() const override { return 26; }
 	/* Serialize() - every field, network order. */
 	void Serialize(Buffer::Iterator i) const override
 	{
@@ -72,6 +73,7 @@ class SimHeader : public Header {
 		i.WriteHtonU32(msg_bytes);
 		i.WriteHtonU32(dst);
 		i.WriteHtonU32(value);
+		i.WriteHtonU16(pkts);
 	}
 	/* Deserialize() - the fields Serialize() wrote; returns the bytes read. */
 	uint32_t Deserialize(Buffer::Iterator i) override
@@ -84,7 +86,8 @@ class SimHeader : public Header {
 		msg_bytes = i.ReadNtohU32();
 		dst = i.ReadNtohU32();
 		value = i.ReadNtohU32();
-		return 24;
+		pkts = i.ReadNtohU16();
+		return 26;
 	}
 	/* Print() - the fields, for ns-3's packet printing. */
 	void Print(std::ostream &os) const override
@@ -129,7 +132,13 @@ uint32_t F(uint32_t r, uint32_t k)
 /* LabFrames() - the lab's frames a model frame with header @h stands for (Params.unit per full one; an ACK: 1). */
 uint32_t LabFrames(const SimHeader &h)
 {
-	return h.type == T_DATA && h.bytes > kMtu ? (h.bytes + kMtu - 1) / kMtu : 1;
+	return h.type == T_DATA && h.pkts > 1 ? h.pkts : 1;
+}
+
+/* Pkts() - the lab's packets that carry @bytes of payload (a packet each up to kMtu; at least one). */
+uint32_t Pkts(uint32_t bytes)
+{
+	return bytes > kMtu ? (bytes + kMtu - 1) / kMtu : 1;
 }
 
 /* CountLost() - a frame a link dropped (its loss, or the tests' DropOnce). */
@@ -140,7 +149,9 @@ void CountLost(uint64_t *lost, Ptr<const Packet>)
 
 struct Frame {
 	uint32_t bytes, msg_bytes, value;
-	bool last;
+	bool last;     /* a message's last frame: its receiver's completion; it asks for an ACK unless quiet */
+	uint32_t pkts; /* the lab's packets it stands for: Pkts(bytes), or as many empty ones (EmptyFrame()) */
+	bool quiet = false; /* the last of a message that asks for no ACK (EmptyFrame()) */
 };
 
 /* One RC-like connection: the sender's and the receiver's state. */
@@ -169,7 +180,13 @@ struct Slot {
 
 struct NodeState {
 	bool host = false;
-	std::deque<std::pair<Time, std::function<void()>>> cpu; /* work waiting for the CPU, the head running */
+	struct CpuJob {
+		Time cost;
+		std::function<void()> fn;
+		bool urgent; /* waiting ahead of every job that is not (Cpu()) */
+	};
+	std::deque<CpuJob> cpu;              /* work waiting for the CPU, the head running */
+	uint32_t urgent = 0;                 /* urgent jobs waiting: cpu[1 .. urgent] */
 	uint32_t backlog = 0;                /* switch: frames waiting for the CPU */
 	std::vector<Ptr<NetDevice>> port_dev; /* per tree neighbour */
 	std::vector<int> port_peer;
@@ -199,10 +216,11 @@ struct NodeState {
 
 class Sim {
       public:
-	Sim(const Tree &t, const Params &p, uint64_t bytes);
+	Sim(const Tree &t, const Params &p, uint64_t bytes, Coll coll = Coll::AllReduce, int root = 0);
 	~Sim() { Simulator::Destroy(); }
 	Result RunInc();
 	Result RunRing();
+	Result RunChain();
 	Result RunTransfer(int src, int dst);
 
       private:
@@ -212,6 +230,9 @@ class Sim {
 	uint32_t host_tx_window_; /* a host's frames in flight: libinccl's window, at most rxe's */
 	uint64_t bytes_;
 	uint32_t npkts_, nmsgs_;
+	Coll coll_;     /* the collective (INC: who sends data, who takes results) */
+	int root_;      /* its root rank (Reduce, Broadcast) */
+	std::vector<int> hosts_below_; /* per node: the ranks of its subtree */
 	std::vector<NodeState> n_;
 	std::vector<Conn> c_;
 	std::vector<uint32_t> expect_;
@@ -222,7 +243,7 @@ class Sim {
 	void Build();
 	int NewConn(int src, int dst);
 	int Route(int u, int dst) const;
-	void Cpu(int u, double cost, std::function<void()> fn);
+	void Cpu(int u, double cost, std::function<void()> fn, bool urgent = false);
 	void CpuDone(int u);
 	void SendPacket(int u, int port, Ptr<Packet> p);
 	void SendFrame(int u, const SimHeader &h, uint32_t wire_bytes);
@@ -238,6 +259,11 @@ class Sim {
 	void Timeout(int ci);
 	uint32_t PktBytes(uint64_t k) const;
 	Frame SrcFrame(int rank, uint32_t k) const;
+	Frame EmptyFrame(uint32_t k) const;
+	bool HasData(int rank) const;
+	bool Expects(int rank) const;
+	bool Wants(int v) const;
+	bool SubtreeWants(int s) const;
 	void PostMore(int u);
 	void HostCheckDone(int u);
 	void SwitchResults(int s);
@@ -249,10 +275,17 @@ class Sim {
 	uint32_t ChunkLen(uint32_t c) const { return ChunkStart(c + 1) - ChunkStart(c); }
 	int Ranks() const { return int(t_.host_of_rank.size()); }
 	Frame ChunkFrame(uint32_t pkt0, uint32_t n, uint32_t idx, uint32_t value) const;
+	bool inc_ = false;   /* RunInc(): hosts post within libinccl's window of their results */
+	uint32_t piece_ = 1; /* the chain: model frames per message (kRingPiece packets) */
+	int chain_first_ = 0, chain_last_ = 0; /* the chain: the rank that starts it, the one that ends it */
+	void ChainQueue(int u, uint32_t piece);
+	void ChainDrain(int u);
+	void ChainCheckDone(int u);
 	Result Finish();
 };
 
-Sim::Sim(const Tree &t, const Params &p, uint64_t bytes) : t_(t), p_(p), bytes_(bytes)
+Sim::Sim(const Tree &t, const Params &p, uint64_t bytes, Coll coll, int root)
+    : t_(t), p_(p), bytes_(bytes), coll_(coll), root_(root)
 {
 	uint32_t k = p.unit;
 	unit_ = kMtu * k;
@@ -265,6 +298,10 @@ Sim::Sim(const Tree &t, const Params &p, uint64_t bytes) : t_(t), p_(p), bytes_(
 	npkts_ = uint32_t((bytes + unit_ - 1) / unit_);
 	nmsgs_ = (npkts_ + p_.message - 1) / p_.message;
 	r_.host_done.assign(t.host_of_rank.size(), 0);
+	hosts_below_.assign(t.nodes.size(), 0);
+	for (int h : t.host_of_rank)
+		for (int v = h; v >= 0; v = t.nodes[size_t(v)].parent)
+			hosts_below_[size_t(v)]++;
 	Build();
 }
 
@@ -308,10 +345,11 @@ void Sim::Build()
 			pd->TraceConnectWithoutContext("PhyRxDrop", MakeBoundCallback(&CountLost, &r_.lost));
 		}
 	}
-	std::vector<uint32_t> sum(npkts_, 0);
+	std::vector<uint32_t> sum(npkts_, 0); /* a Broadcast's: the root's data; else the sum of every rank's */
 	for (int r = 0; r < Ranks(); r++)
-		for (uint32_t k = 0; k < npkts_; k++)
-			sum[k] += F(uint32_t(r), k);
+		if (coll_ != Coll::Broadcast || r == root_)
+			for (uint32_t k = 0; k < npkts_; k++)
+				sum[k] += F(uint32_t(r), k);
 	expect_.swap(sum);
 }
 
@@ -343,28 +381,42 @@ int Sim::Route(int u, int dst) const
 }
 
 /*
- * Cpu() - node @u's CPU does @cost seconds of work after what it has queued,
- * then @fn. One event per node is pending at a time (CpuDone()), not one per
+ * Cpu() - node @u's CPU does @cost seconds of work after what it has queued
+ * (@urgent: after the job running and the urgent ones waiting only), then
+ * @fn. One event per node is pending at a time (CpuDone()), not one per
  * task: a switch with thousands of frames waiting would otherwise fill ns-3's
  * event set, whose cost grows with its size.
  */
-void Sim::Cpu(int u, double cost, std::function<void()> fn)
+void Sim::Cpu(int u, double cost, std::function<void()> fn, bool urgent)
 {
-	auto &q = n_[size_t(u)].cpu;
-	q.emplace_back(Seconds(cost), std::move(fn));
-	if (q.size() == 1)
-		Simulator::Schedule(q.front().first, &Sim::CpuDone, this, u);
+	NodeState &s = n_[size_t(u)];
+	auto &q = s.cpu;
+	bool waits = !q.empty();
+	if (urgent && waits) {
+		q.insert(q.begin() + 1 + s.urgent, NodeState::CpuJob{Seconds(cost), std::move(fn), true});
+		s.urgent++;
+		return;
+	}
+	q.push_back(NodeState::CpuJob{Seconds(cost), std::move(fn), false});
+	if (!waits)
+		Simulator::Schedule(q.front().cost, &Sim::CpuDone, this, u);
 }
 
 /* CpuDone() - the head of node @u's CPU queue is done: run it, start the next. */
 void Sim::CpuDone(int u)
 {
-	auto &q = n_[size_t(u)].cpu;
-	std::function<void()> fn = std::move(q.front().second);
+	NodeState &s = n_[size_t(u)];
+	auto &q = s.cpu;
+	std::function<void()> fn = std::move(q.front().fn);
 	fn();
 	q.pop_front();
-	if (!q.empty())
-		Simulator::Schedule(q.front().first, &Sim::CpuDone, this, u);
+	if (q.empty())
+		return;
+	if (q.front().urgent) {
+		q.front().urgent = false;
+		s.urgent--;
+	}
+	Simulator::Schedule(q.front().cost, &Sim::CpuDone, this, u);
 }
 
 /* SendPacket() - @p out of port @port of node @u; a full queue loses it. */
@@ -422,8 +474,9 @@ void Sim::Handle(int u, const SimHeader &h)
 	Conn &c = c_[h.conn];
 	if (h.type == T_DATA) {
 		if (h.psn == c.expected) {
-			Frame f{h.bytes, h.msg_bytes, h.value, false};
-			f.last = h.flags & F_ACKREQ;
+			Frame f{h.bytes, h.msg_bytes, h.value, false, h.pkts};
+			f.last = h.flags & F_LAST;
+			f.quiet = f.last && !(h.flags & F_ACKREQ);
 			if (!c.on_data(h.psn, f)) {
 				r_.rnr_naks++;
 				SendCtl(int(h.conn), T_RNR, h.psn);
@@ -501,15 +554,15 @@ void Sim::SendData(int ci, uint32_t psn, const Frame &f)
 	const Conn &c = c_[size_t(ci)];
 	SimHeader h;
 	h.type = T_DATA;
-	h.flags = f.last ? F_ACKREQ : 0;
+	h.flags = uint8_t((f.last ? F_LAST : 0) | (f.last && !f.quiet ? F_ACKREQ : 0));
 	h.bytes = uint16_t(f.bytes);
 	h.conn = uint32_t(ci);
 	h.psn = psn;
 	h.msg_bytes = f.msg_bytes;
 	h.dst = uint32_t(c.dst);
 	h.value = f.value;
-	uint32_t frames = (f.bytes + kMtu - 1) / kMtu; /* the lab's frames this model frame stands for */
-	SendFrame(c.src, h, f.bytes + frames * kFrameOverhead);
+	h.pkts = uint16_t(f.pkts); /* the lab's frames this model frame stands for, each with its headers */
+	SendFrame(c.src, h, f.bytes + f.pkts * kFrameOverhead);
 }
 
 /* SendCtl() - an ACK, NAK or RNR NAK of @psn from connection @ci's receiver to its sender. */
@@ -592,21 +645,86 @@ Frame Sim::SrcFrame(int rank, uint32_t k) const
 {
 	uint32_t m = k / p_.message, first = m * p_.message, end = std::min(first + p_.message, npkts_);
 	uint64_t mb = std::min<uint64_t>(uint64_t(end) * unit_, bytes_) - uint64_t(first) * unit_;
-	return Frame{PktBytes(k), uint32_t(mb), rank >= 0 ? F(uint32_t(rank), k) : 0, k + 1 == end};
+	return Frame{PktBytes(k), uint32_t(mb), rank >= 0 ? F(uint32_t(rank), k) : 0, k + 1 == end, Pkts(PktBytes(k))};
 }
 
-/* PostMore() - host @u posts its next messages on its up connection while they fit the window; each costs o + n·G. */
+/*
+ * EmptyFrame() - packet @k of a rank without data (a Broadcast's non-root):
+ * libinccl sends each of the collective's packets empty and alone, a message
+ * each, so that every rank's PSNs stay aligned; a model frame stands for as
+ * many empty packets as packet @k's data frame would. The switch acknowledges
+ * them once per message of data packets (p.message) and at the end, as it
+ * does data messages: the lab's switch coalesces a host's ACK requests into
+ * one ACK per 32 SENDs (ACK_EVERY of switch/engine.c) or a pause.
+ */
+Frame Sim::EmptyFrame(uint32_t k) const
+{
+	Frame f{0, 0, 0, true, Pkts(PktBytes(k))};
+	f.quiet = (k + 1) % p_.message != 0 && k + 1 != npkts_;
+	return f;
+}
+
+/* HasData() - whether rank @rank sends data (AllReduce, Reduce: every rank; Broadcast: the root) or empty packets. */
+bool Sim::HasData(int rank) const
+{
+	return coll_ != Coll::Broadcast || rank == root_;
+}
+
+/* Expects() - whether rank @rank takes results (AllReduce: every rank; Reduce: the root; Broadcast: all but the root). */
+bool Sim::Expects(int rank) const
+{
+	return coll_ == Coll::AllReduce || (coll_ == Coll::Reduce) == (rank == root_);
+}
+
+/*
+ * Wants() - whether a switch sends the result to its child node @v, as the
+ * lab's switch decides (child_wants() of switch/engine.c): AllReduce every
+ * child; Reduce the child whose subtree holds the root; Broadcast every child
+ * but one that is the root alone (a host that is the root has the data).
+ */
+bool Sim::Wants(int v) const
+{
+	const TreeNode &root = t_.nodes[size_t(t_.host_of_rank[size_t(root_)])], &c = t_.nodes[size_t(v)];
+	bool holds = c.tin <= root.tin && root.tin < c.tout;
+	switch (coll_) {
+	case Coll::Reduce: return holds;
+	case Coll::Broadcast: return !(holds && hosts_below_[size_t(v)] == 1);
+	default: return true;
+	}
+}
+
+/* SubtreeWants() - whether any child of switch @s wants the result (else a leaf takes none from its parent). */
+bool Sim::SubtreeWants(int s) const
+{
+	for (int ch : t_.nodes[size_t(s)].children)
+		if (Wants(ch))
+			return true;
+	return false;
+}
+
+/*
+ * PostMore() - host @u posts its next messages on its up connection while
+ * they fit the window; each costs o + n·G. A rank without data posts each
+ * packet as an empty message of its own: o each. In a collective (INC), a
+ * rank that takes results also stays within libinccl's window of the
+ * results it has processed (run_xfer(): at most a window unanswered).
+ */
 void Sim::PostMore(int u)
 {
 	NodeState &s = n_[size_t(u)];
 	Conn &c = c_[size_t(s.up)];
-	while (s.post_next < nmsgs_) {
-		uint32_t first = s.post_next * p_.message, end = std::min(first + p_.message, npkts_);
+	int rank = t_.nodes[size_t(u)].rank;
+	bool data = HasData(rank), answered = inc_ && Expects(rank);
+	uint32_t per = data ? p_.message : 1, msgs = data ? nmsgs_ : npkts_;
+	while (s.post_next < msgs) {
+		uint32_t first = s.post_next * per, end = std::min(first + per, npkts_);
 		if (end > c.una + c.window)
 			break;
-		Frame f = SrcFrame(-1, first);
+		if (answered && end > std::min(s.recv_msgs * p_.message, npkts_) + p_.window_host)
+			break;
+		double cost = data ? p_.host_o + SrcFrame(-1, first).msg_bytes * p_.host_G : p_.host_o * EmptyFrame(first).pkts;
 		int ci = s.up;
-		Cpu(u, p_.host_o + f.msg_bytes * p_.host_G, [this, ci, end]() {
+		Cpu(u, cost, [this, ci, end]() {
 			c_[size_t(ci)].ready = end;
 			Kick(ci);
 		});
@@ -618,7 +736,7 @@ void Sim::PostMore(int u)
 void Sim::HostCheckDone(int u)
 {
 	NodeState &s = n_[size_t(u)];
-	if (s.done || s.recv_msgs < nmsgs_ || c_[size_t(s.up)].una < npkts_)
+	if (s.done || s.recv_msgs < (Expects(t_.nodes[size_t(u)].rank) ? nmsgs_ : 0) || c_[size_t(s.up)].una < npkts_)
 		return;
 	s.done = true;
 	r_.host_done[size_t(t_.nodes[size_t(u)].rank)] = Simulator::Now().GetSeconds();
@@ -635,6 +753,8 @@ void Sim::SwitchResults(int s)
 		st.res_next++;
 	}
 	for (int ch : t_.nodes[size_t(s)].children) {
+		if (!Wants(ch))
+			continue;
 		Conn &c = c_[size_t(n_[size_t(ch)].down)];
 		c.ready = st.res_next;
 		Kick(n_[size_t(ch)].down);
@@ -650,7 +770,7 @@ void Sim::SwitchFree(int s)
 		uint32_t k = st.free_next;
 		bool all = !(st.up >= 0 && c_[size_t(st.up)].una <= k);
 		for (int ch : t_.nodes[size_t(s)].children)
-			all = all && c_[size_t(n_[size_t(ch)].down)].una > k;
+			all = all && (!Wants(ch) || c_[size_t(n_[size_t(ch)].down)].una > k);
 		if (!all)
 			break;
 		st.slots[k % p_.slots] = Slot();
@@ -667,6 +787,7 @@ void Sim::SwitchFree(int s)
 
 Result Sim::RunInc()
 {
+	inc_ = true;
 	for (size_t i = 0; i < t_.nodes.size(); i++) {
 		int par = t_.nodes[i].parent;
 		if (par < 0)
@@ -680,17 +801,22 @@ Result Sim::RunInc()
 		const TreeNode &tn = t_.nodes[i];
 		if (tn.host) {
 			int rank = tn.rank;
-			c_[size_t(s.up)].frame = [this, rank](uint32_t k) { return SrcFrame(rank, k); };
+			if (HasData(rank))
+				c_[size_t(s.up)].frame = [this, rank](uint32_t k) { return SrcFrame(rank, k); };
+			else
+				c_[size_t(s.up)].frame = [this](uint32_t k) { return EmptyFrame(k); };
 			c_[size_t(s.up)].on_ack = [this, u]() {
 				PostMore(u);
 				HostCheckDone(u);
 			};
-			c_[size_t(s.down)].on_data = [this, u](uint32_t k, const Frame &f) {
-				if (f.value != expect_[k])
-					r_.wrong_pkts++;
+			bool expects = Expects(rank);
+			c_[size_t(s.down)].on_data = [this, u, expects](uint32_t k, const Frame &f) {
+				if (!expects || f.value != expect_[k])
+					r_.wrong_pkts++; /* a wrong result, or one this rank is not due */
 				if (f.last)
 					Cpu(u, p_.host_o + f.msg_bytes * p_.host_G, [this, u]() {
 						n_[size_t(u)].recv_msgs++;
+						PostMore(u);
 						HostCheckDone(u);
 					});
 				return true;
@@ -699,9 +825,9 @@ Result Sim::RunInc()
 		}
 		s.slots.assign(p_.slots, Slot());
 		uint32_t nch = uint32_t(tn.children.size());
-		bool root = tn.parent < 0;
+		bool root = tn.parent < 0, wants = SubtreeWants(u);
 		for (int ch : tn.children) {
-			c_[size_t(n_[size_t(ch)].up)].on_data = [this, u, nch, root](uint32_t k, const Frame &f) {
+			c_[size_t(n_[size_t(ch)].up)].on_data = [this, u, nch, root, wants](uint32_t k, const Frame &f) {
 				NodeState &st = n_[size_t(u)];
 				Slot &sl = st.slots[k % p_.slots];
 				if (sl.psn != k) {
@@ -710,6 +836,8 @@ Result Sim::RunInc()
 					sl = Slot();
 					sl.psn = k;
 					sl.meta = f;
+				} else if (f.bytes > sl.meta.bytes) {
+					sl.meta = f; /* a Broadcast's result goes in the root's frames and messages */
 				}
 				sl.val += f.value;
 				if (++sl.count < nch)
@@ -729,19 +857,27 @@ Result Sim::RunInc()
 				}
 				c_[size_t(st.up)].ready = st.agg_next;
 				Kick(st.up);
+				if (!wants) { /* no result comes down (a Reduce's other subtrees, a Broadcast's root alone) */
+					sl.res = true;
+					SwitchResults(u);
+				}
 				return true;
 			};
 			Conn &dc = c_[size_t(n_[size_t(ch)].down)];
 			dc.frame = [this, u](uint32_t k) {
 				const Slot &sl = n_[size_t(u)].slots[k % p_.slots];
-				return Frame{sl.meta.bytes, sl.meta.msg_bytes, sl.result, sl.meta.last};
+				Frame f{sl.meta.bytes, sl.meta.msg_bytes, sl.result, sl.meta.last, sl.meta.pkts};
+				f.quiet = sl.meta.quiet;
+				return f;
 			};
 			dc.on_ack = [this, u]() { SwitchFree(u); };
 		}
 		if (!root) {
 			c_[size_t(s.up)].frame = [this, u](uint32_t k) {
 				const Slot &sl = n_[size_t(u)].slots[k % p_.slots];
-				return Frame{sl.meta.bytes, sl.meta.msg_bytes, sl.val, sl.meta.last};
+				Frame f{sl.meta.bytes, sl.meta.msg_bytes, sl.val, sl.meta.last, sl.meta.pkts};
+				f.quiet = sl.meta.quiet;
+				return f;
 			};
 			c_[size_t(s.up)].on_ack = [this, u]() { SwitchFree(u); };
 			c_[size_t(s.down)].on_data = [this, u](uint32_t k, const Frame &f) {
@@ -781,7 +917,7 @@ Frame Sim::ChunkFrame(uint32_t pkt0, uint32_t n, uint32_t idx, uint32_t value) c
 	uint64_t mb = 0;
 	for (uint32_t j = first; j < end; j++)
 		mb += PktBytes(pkt0 + j);
-	return Frame{PktBytes(pkt0 + idx), uint32_t(mb), value, idx + 1 == end};
+	return Frame{PktBytes(pkt0 + idx), uint32_t(mb), value, idx + 1 == end, Pkts(PktBytes(pkt0 + idx))};
 }
 
 /* RingPostStep() - host @u posts the sends of its next ring step: messages queued for the window. */
@@ -912,6 +1048,127 @@ Result Sim::RunRing()
 	return Finish();
 }
 
+/* ChainQueue() - host @u queues the send of chain message @piece (libinccl's ring piece) and posts what the window allows. */
+void Sim::ChainQueue(int u, uint32_t piece)
+{
+	NodeState &s = n_[size_t(u)];
+	uint32_t first = piece * piece_, end = std::min(first + piece_, npkts_);
+	s.pending.push_back(NodeState::Post{end, ChunkFrame(first, end - first, 0, 0).msg_bytes});
+	ChainDrain(u);
+}
+
+/*
+ * ChainDrain() - host @u posts its queued chain messages while they fit the
+ * window; each costs o + n·G, ahead of the received messages still waiting
+ * to be processed: libinccl's ring (run_plan()) posts every send it may
+ * between two polls of at most 32 completions. A plain FIFO let a rank that
+ * receives faster than it forwards put every receive first and forward late
+ * (1-2-4, 16 MiB Reduce: 1.93 s, each rank added 0.6 s; now 1.35 s).
+ */
+void Sim::ChainDrain(int u)
+{
+	NodeState &s = n_[size_t(u)];
+	Conn &c = c_[size_t(s.out)];
+	while (s.pending_head < s.pending.size() && s.pending[s.pending_head].end <= c.una + c.window) {
+		const NodeState::Post &po = s.pending[s.pending_head++];
+		int ci = s.out;
+		uint32_t end = po.end;
+		Cpu(
+			u, p_.host_o + po.bytes * p_.host_G,
+			[this, ci, end]() {
+				c_[size_t(ci)].ready = end;
+				Kick(ci);
+			},
+			true);
+	}
+}
+
+/* ChainCheckDone() - host @u is done once it processed every message due to it and its own are acknowledged. */
+void Sim::ChainCheckDone(int u)
+{
+	NodeState &s = n_[size_t(u)];
+	int rank = t_.nodes[size_t(u)].rank;
+	uint32_t pieces = (npkts_ + piece_ - 1) / piece_;
+	if (s.done || (rank != chain_first_ && uint32_t(s.recv_done) < pieces) ||
+	    (rank != chain_last_ && c_[size_t(s.out)].una < npkts_))
+		return;
+	s.done = true;
+	r_.host_done[size_t(rank)] = Simulator::Now().GetSeconds();
+}
+
+/*
+ * RunChain() - the host baseline of Broadcast and Reduce: a pipelined chain
+ * along the ring (rank r sends to r + 1). Broadcast is libinccl's
+ * (hostlib/ring.c bc_send/bc_recv): the root sends its buffer in messages of
+ * kRingPiece packets, every other rank forwards message i once it has
+ * received (and processed) it, the root's left neighbour ends the chain.
+ * Reduce, which libinccl's ring does not have, is that chain reversed: it
+ * starts at root + 1, each rank adds its own data to message i before it
+ * forwards it, the root adds its own last.
+ */
+Result Sim::RunChain()
+{
+	int p = Ranks();
+	bool reduce = coll_ == Coll::Reduce;
+	chain_first_ = reduce ? (root_ + 1) % p : root_;
+	chain_last_ = (chain_first_ + p - 1) % p;
+	piece_ = std::max(1u, kRingPiece * kMtu / unit_);
+	uint32_t pieces = (npkts_ + piece_ - 1) / piece_;
+	for (int r = 0; r < p; r++)
+		if (r != chain_last_)
+			n_[size_t(t_.host_of_rank[size_t(r)])].out =
+				NewConn(t_.host_of_rank[size_t(r)], t_.host_of_rank[size_t((r + 1) % p)]);
+	for (int r = 0; r < p; r++) {
+		int u = t_.host_of_rank[size_t(r)];
+		NodeState &s = n_[size_t(u)];
+		s.buf.assign(npkts_, 0);
+		if (reduce || r == root_)
+			for (uint32_t k = 0; k < npkts_; k++)
+				s.buf[k] = F(uint32_t(r), k);
+		if (r != chain_last_) {
+			Conn &out = c_[size_t(s.out)];
+			out.frame = [this, u](uint32_t k) {
+				uint32_t first = k / piece_ * piece_, n = std::min(first + piece_, npkts_) - first;
+				return ChunkFrame(first, n, k - first, n_[size_t(u)].buf[k]);
+			};
+			out.on_ack = [this, u]() {
+				ChainDrain(u);
+				ChainCheckDone(u);
+			};
+		}
+		if (r == chain_first_)
+			continue;
+		s.in = n_[size_t(t_.host_of_rank[size_t((r + p - 1) % p)])].out;
+		c_[size_t(s.in)].on_data = [this, u, r, reduce, pieces](uint32_t k, const Frame &f) {
+			NodeState &st = n_[size_t(u)];
+			st.buf[k] = reduce ? st.buf[k] + f.value : f.value;
+			if (f.last)
+				Cpu(u, p_.host_o + f.msg_bytes * p_.host_G, [this, u, r, k]() {
+					NodeState &sn = n_[size_t(u)];
+					sn.recv_done++;
+					if (r != chain_last_)
+						ChainQueue(u, k / piece_); /* forward what came in */
+					ChainCheckDone(u);
+				});
+			return true;
+		};
+	}
+	int first = t_.host_of_rank[size_t(chain_first_)];
+	Simulator::ScheduleNow([this, first, pieces]() {
+		for (uint32_t i = 0; i < pieces; i++)
+			ChainQueue(first, i);
+	});
+	Simulator::Run();
+	for (int r = 0; r < p; r++) { /* a Reduce's result is the root's; a Broadcast's every rank's */
+		if (reduce && r != root_)
+			continue;
+		const NodeState &s = n_[size_t(t_.host_of_rank[size_t(r)])];
+		for (uint32_t k = 0; k < npkts_; k++)
+			r_.wrong_pkts += s.buf[k] != expect_[k];
+	}
+	return Finish();
+}
+
 Result Sim::RunTransfer(int src, int dst)
 {
 	int su = t_.host_of_rank[size_t(src)], du = t_.host_of_rank[size_t(dst)];
@@ -982,10 +1239,32 @@ bool ValidateParams(const Params &p, std::string *err)
 	return true;
 }
 
+Result RunCollective(const Tree &t, const Params &p, uint64_t bytes, Coll c, Algo a, int root)
+{
+	Sim s(t, p, bytes, c, root);
+	if (a == Algo::Inc)
+		return s.RunInc();
+	return c == Coll::AllReduce ? s.RunRing() : s.RunChain();
+}
+
 Result RunAllReduce(const Tree &t, const Params &p, uint64_t bytes, Algo a)
 {
-	Sim s(t, p, bytes);
-	return a == Algo::Inc ? s.RunInc() : s.RunRing();
+	return RunCollective(t, p, bytes, Coll::AllReduce, a, 0);
+}
+
+const char *CollName(Coll c)
+{
+	return c == Coll::Reduce ? "reduce" : c == Coll::Broadcast ? "broadcast" : "allreduce";
+}
+
+bool CollParse(const std::string &name, Coll *c)
+{
+	for (Coll x : {Coll::AllReduce, Coll::Reduce, Coll::Broadcast})
+		if (name == CollName(x)) {
+			*c = x;
+			return true;
+		}
+	return false;
 }
 
 Result RunTransfer(const Tree &t, const Params &p, int src, int dst, uint64_t bytes)

@@ -14,10 +14,15 @@
  *   - in-network aggregation: a switch sums packet k of every child in slot
  *     k % slots, sends the sum up (or, at the root, the result down), frees
  *     the slot once every child and the parent acknowledged it;
+ *   - Reduce and Broadcast in the network as the lab's switches do them:
+ *     every rank sends every packet (a Broadcast's non-roots each empty and
+ *     alone), a switch sends the result only to the children due it (a
+ *     Reduce's towards the root, a Broadcast's to all but the root host);
  *   - the host ring baseline: reduce-scatter then allgather, 2(p-1) steps of
  *     n/p bytes over end-to-end connections that the switches only forward;
  *     a step's send starts on the completion of the step before's receive
- *     (the receive-side completion of seeds/001).
+ *     (the receive-side completion of seeds/001); for Broadcast libinccl's
+ *     pipelined chain along the ring, for Reduce its mirror.
  * Every packet carries a 32-bit stand-in of its elements; results are checked
  * against sums computed apart from the simulation (Result.wrong_pkts).
  */
@@ -101,6 +106,17 @@ struct Result {
 
 enum class Algo { Inc, Ring };
 
+/** The collectives simulated: who sends data and who takes results is the lab's (README.md). */
+enum class Coll { AllReduce, Reduce, Broadcast };
+
+constexpr uint32_t kRingPiece = 16; /* packets per message of libinccl's ring baseline (RING_PIECE, 16 KiB) */
+
+/** CollName() - "allreduce", "reduce" or "broadcast", as results.csv names them. */
+const char *CollName(Coll c);
+
+/** CollParse() - the collective @name names (CollName()); false when none. */
+bool CollParse(const std::string &name, Coll *c);
+
 /**
  * ValidateParams() - whether @p can be simulated (positive bandwidth, no
  * negative times, loss in [0, 1), windows, message and slots in range);
@@ -114,6 +130,16 @@ bool ValidateParams(const Params &p, std::string *err);
  * @bytes: 1..kMaxBytes; @p valid (ValidateParams()).
  */
 Result RunAllReduce(const Tree &t, const Params &p, uint64_t bytes, Algo a);
+
+/**
+ * RunCollective() - one collective @c of @bytes per rank over @t with @a,
+ * rooted at rank @root (Reduce, Broadcast; 0..ranks-1), every rank starting
+ * at time 0. INC as the lab's switches do it; the host baseline (Algo::Ring)
+ * is the ring AllReduce, or a pipelined chain along the ring for Broadcast
+ * (libinccl's) and Reduce (its mirror). Returns what happened. @p valid;
+ * with Algo::Ring and Reduce or Broadcast, p.unit at most kRingPiece.
+ */
+Result RunCollective(const Tree &t, const Params &p, uint64_t bytes, Coll c, Algo a, int root);
 
 /**
  * RunTransfer() - one message stream of @bytes from rank @src to rank @dst

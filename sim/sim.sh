@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# sim.sh — `make sim-allreduce`: AllReduce of a tree in incsim (sim/README.md),
-# stored as a run directory in RESULTS (default results/) for `make plots`.
+# sim.sh COLLECTIVE — `make sim-allreduce`, `make sim-reduce`, `make sim-broadcast`:
+# that collective on a tree in incsim (sim/README.md), stored as a run directory
+# in RESULTS (default results/) for `make plots`.
 #
 # Settings come from the environment (make exports what its command line sets),
 # as the exp-* targets' do:
@@ -10,6 +11,7 @@
 #   LINK_BW (MB/s) LINK_LATENCY (us) HOST_O (us) HOST_G (us/B) SWITCH_FRAME (us)
 #              the parameters by hand (they win over RUN's); the switch's per-frame
 #              cost is not stored by lab runs yet, so SWITCH_FRAME is needed
+#   ROOT       the root rank of a Reduce or Broadcast (default 0; an AllReduce has none)
 #   ALGORITHMS inc,ring (default both)   LOSS  WINDOW  MESSAGE  SLOTS  SEED
 #   QUEUE (frames of a device queue and a switch's receive ring)  RTO (us)
 #   UNIT       packets per model frame (1: the lab's frames; 16: a message each, ~7x fewer events)
@@ -19,7 +21,10 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 incsim=${INCLAB_BUILD:-$top/build}/incsim
 coll=${1:-allreduce}
-[ "$coll" = allreduce ] || { echo "sim: only allreduce is simulated so far, not '$coll'" >&2; exit 2; }
+case $coll in
+    allreduce|reduce|broadcast) ;;
+    *) echo "sim: '$coll' is not simulated: allreduce, reduce or broadcast" >&2; exit 2 ;;
+esac
 [ -x "$incsim" ] || { echo "sim: $incsim is missing: make $incsim" >&2; exit 2; }
 args=()
 topo=${TOPOLOGY:-topology/1-2-4.yaml}
@@ -53,6 +58,8 @@ opt SEED --seed
 opt QUEUE --queue
 opt RTO --rto-us
 opt UNIT --unit
+args+=(--collective "$coll")
+[ "$coll" = allreduce ] || opt ROOT --root
 results=${RESULTS:-results}
 if [ -e "$results" ] && [ ! -d "$results" ]; then
     echo "sim: RESULTS '$results' is not a directory" >&2; exit 2

@@ -129,6 +129,118 @@ int main()
 		Near("aggregation, c_sw 0: rank 1 done (us)", r.host_done[1] * 1e6, ta + F + A + lat, tol);
 	}
 
+	/* 2b. Reduce to rank 0 on 1-2, one packet: both ranks send as in 2, the switch's CPU
+	 * does rx A, rx B, ACK to A, the result to rank 0 only (the root), ACK to B. Rank 0
+	 * as in 2; rank 1 takes no result: done when its ACK, ready at ta + 250, arrives. */
+	{
+		Params p = Params0();
+		Result r = RunCollective(t12, p, 1024, Coll::Reduce, Algo::Inc, 0);
+		double ta = 11.024 + F + lat;
+		Near("reduce: rank 0 (root) done (us)", r.host_done[0] * 1e6, ta + 150 + A + F + lat + 11.024, tol);
+		Near("reduce: rank 1 done (us)", r.host_done[1] * 1e6, ta + 250 + A + lat, tol);
+		Near("reduce: wrong packets", double(r.wrong_pkts), 0, 0);
+	}
+
+	/* 2c. Broadcast from rank 0 on 1-2, one packet: rank 1 sends the packet empty, a
+	 * message of its own (CPU o = 10, 58 + 2 bytes: E = 60 us on a link), which reaches
+	 * the switch at 10 + E + lat, long before rank 0's data at ta. The switch's CPU: rx
+	 * of the empty one and its ACK (done by ta), then rx A at ta + 50, which completes the
+	 * slot: the result to rank 1 only (rank 0 is the root) at ta + 100, ACK to A at ta + 150. */
+	{
+		Params p = Params0();
+		Result r = RunCollective(t12, p, 1024, Coll::Broadcast, Algo::Inc, 0);
+		double ta = 11.024 + F + lat;
+		Near("broadcast: rank 0 (root) done (us)", r.host_done[0] * 1e6, ta + 150 + A + lat, tol);
+		Near("broadcast: rank 1 done (us)", r.host_done[1] * 1e6, ta + 100 + F + lat + 11.024, tol);
+		Near("broadcast: wrong packets", double(r.wrong_pkts), 0, 0);
+		/* four packets, one message of the root's, o = 2000 us, c_sw = 0: rank 1 pays o
+		 * for each empty packet, so its last one leaves at 4o and reaches the switch
+		 * at 4o + E + lat, after the root's last data frame (o + 4.096 + 4F + lat); the
+		 * last result goes then, arrives F + lat later, and rank 1 processes the message
+		 * of 4 packets (o + 4.096) */
+		p.host_o = 2000e-6;
+		p.sw_frame = 0;
+		p.message = 4;
+		r = RunCollective(t12, p, 4096, Coll::Broadcast, Algo::Inc, 0);
+		double last = 4 * 2000 + 60 + lat;
+		Near("broadcast, empty packets a message each: root's last frame first (us)", 2004.096 + 4 * F + lat < last, 1, 0);
+		Near("broadcast, empty packets a message each: rank 1 done (us)", r.host_done[1] * 1e6, last + F + lat + 2004.096,
+		     tol);
+		Near("broadcast, 4 packets: wrong packets", double(r.wrong_pkts), 0, 0);
+		/* frames: 4 data and 4 empty up, 4 results down, an ACK each of the root's
+		 * message, rank 1's (its empty packets acknowledged once per message of 4, as
+		 * data) and the result message */
+		Near("broadcast, 4 packets: frames", double(r.frames), 15, 0);
+	}
+
+	/* 2e. libinccl's window counts results: Broadcast from 0 on 1-2, two packets, a
+	 * message each, a window of 1, c_sw = 0. Rank 1's empty packet 0 is acknowledged at
+	 * 10 + E + lat + A + lat, but it posts packet 1 only once it has processed result 0
+	 * (at most a window unanswered): the root's data 0 reaches the switch at ta, result
+	 * 0 rank 1 at ta + F + lat; rank 1 processes it and posts packet 1 (11.024 + o),
+	 * which goes after rank 1's ACK of result 0 (A on its link), E + lat to the switch:
+	 * the last slot completes there, after the root's data 1 (posted on the ACK of data
+	 * 0, at ta + A + lat + 11.024, it arrives F + lat later). Result 1 goes first, then
+	 * the ACK of rank 1's packet: it arrives F + A + lat after the slot completed. */
+	{
+		Params p = Params0();
+		p.sw_frame = 0;
+		p.message = 1;
+		p.window_host = 1;
+		Result r = RunCollective(t12, p, 2048, Coll::Broadcast, Algo::Inc, 0);
+		double ta = 11.024 + F + lat, e1 = ta + F + lat + A + 60 + lat, d1 = ta + A + lat + 11.024 + F + lat;
+		Near("window of results: root's data 1 before rank 1's empty 1", d1 < e1, 1, 0);
+		Near("window of results: rank 1 done (us)", r.host_done[1] * 1e6, e1 + F + A + lat, tol);
+		Near("window of results: rank 0 done (us)", r.host_done[0] * 1e6, d1 + A + lat, tol);
+		Near("window of results: wrong packets", double(r.wrong_pkts), 0, 0);
+	}
+
+	/* 2d. The host baseline of Broadcast and Reduce: the chain along the ring on 1-3,
+	 * one packet, o = 100 us (o + nG = c = 101.024). Broadcast from 0: 0 -> 1 -> 2.
+	 * Rank 1 has the frame at t1 = c + 2(F + lat) and sends its ACK at once (A on its
+	 * link); it processes the message (c), then posts the forward (c): rank 2 has it at
+	 * t1 + 2c + 2(F + lat) and processes it. Reduce to 0: 1 -> 2 -> 0 alike, each rank
+	 * adding its own packet; rank 0 checks the sum. */
+	{
+		Params p = Params0();
+		p.host_o = 100e-6;
+		Tree t13 = Shape("1-3");
+		double c = 101.024, t1 = c + 2 * (F + lat), t2 = t1 + 2 * c + 2 * (F + lat);
+		Result r = RunCollective(t13, p, 1024, Coll::Broadcast, Algo::Ring, 0);
+		Near("chain broadcast: rank 2 done (us)", r.host_done[2] * 1e6, t2 + c, tol);
+		Near("chain broadcast: rank 1 done (us)", r.host_done[1] * 1e6, t2 + 2 * (A + lat), tol);
+		Near("chain broadcast: rank 0 done (us)", r.host_done[0] * 1e6, t1 + 2 * (A + lat), tol);
+		Near("chain broadcast: wrong packets", double(r.wrong_pkts), 0, 0);
+		r = RunCollective(t13, p, 1024, Coll::Reduce, Algo::Ring, 0);
+		Near("chain reduce: rank 0 (root) done (us)", r.host_done[0] * 1e6, t2 + c, tol);
+		Near("chain reduce: rank 2 done (us)", r.host_done[2] * 1e6, t2 + 2 * (A + lat), tol);
+		Near("chain reduce: rank 1 done (us)", r.host_done[1] * 1e6, t1 + 2 * (A + lat), tol);
+		Near("chain reduce: wrong packets", double(r.wrong_pkts), 0, 0);
+	}
+
+	/* 2f. The chain's forwards go ahead of receives waiting: 1-4, four messages of 16
+	 * packets (model frames of 16: 17314 bytes, 1 us on a link of 17314 MB/s, no
+	 * latency, so 2 us a hop), o = c = 1000 us, G = 0. Rank 0 posts message i by
+	 * (i + 1)c; rank 1 receives it 2 us later but needs 2c a message (receive,
+	 * forward): it forwards message i at (2i + 3)c + 2, rank 2 at (2i + 5)c + 4, and
+	 * rank 3 has processed the last at (2 · 3 + 6)c + 6. Reduce to 3 (0 -> 1 -> 2 -> 3)
+	 * alike. */
+	{
+		Params p = Params0();
+		p.unit = 16;
+		p.link_bw = 17314e6;
+		p.link_lat = 0;
+		p.host_o = 1000e-6;
+		p.host_G = 0;
+		Tree t14 = Shape("1-4");
+		Result r = RunCollective(t14, p, 64 * 1024, Coll::Broadcast, Algo::Ring, 0);
+		Near("chain broadcast, 4 messages: rank 3 done (us)", r.host_done[3] * 1e6, 12 * 1000 + 6, 0.1);
+		Near("chain broadcast, 4 messages: wrong packets", double(r.wrong_pkts), 0, 0);
+		r = RunCollective(t14, p, 64 * 1024, Coll::Reduce, Algo::Ring, 3);
+		Near("chain reduce, 4 messages: rank 3 (root) done (us)", r.host_done[3] * 1e6, 12 * 1000 + 6, 0.1);
+		Near("chain reduce, 4 messages: wrong packets", double(r.wrong_pkts), 0, 0);
+	}
+
 	/* 3. A retransmission: four frames, the first copy of PSN 1 lost on the first link.
 	 * PSN 2 reaches the receiver at t0 + 3F + lat + F + lat (t0 = 14.096): a gap, one NAK
 	 * of PSN 1, back over both links (2(A + lat)); PSN 3 is dropped without a second NAK.
@@ -162,20 +274,53 @@ int main()
 			     {"1-2-4", 100 * 1024, 0.02}, {"1-2-4-8", 50 * 1024, 0.01}};
 		for (auto &c : cases) {
 			p.loss = c.loss;
+			Tree t = Shape(c.shape);
+			int n = int(t.host_of_rank.size());
+			/* every collective; Reduce and Broadcast rooted at 0 and at the last rank */
+			struct {
+				Coll coll;
+				int root;
+			} runs[] = {{Coll::AllReduce, 0}, {Coll::Reduce, 0}, {Coll::Reduce, n - 1}, {Coll::Broadcast, 0},
+				    {Coll::Broadcast, n - 1}};
+			for (auto &cr : runs)
 			for (Algo a : {Algo::Inc, Algo::Ring}) {
-				Result r = RunAllReduce(Shape(c.shape), p, c.bytes, a);
-				char what[128];
-				snprintf(what, sizeof what, "%s %s %llu B, loss %.2f: wrong packets (finished: %s)",
-					 a == Algo::Inc ? "inc" : "ring", c.shape, (unsigned long long)c.bytes, c.loss,
-					 std::isfinite(r.time_s) ? "yes" : "no");
+				Result r = RunCollective(t, p, c.bytes, cr.coll, a, cr.root);
+				char what[160];
+				snprintf(what, sizeof what, "%s %s root %d %s %llu B, loss %.2f: wrong packets (finished: %s)",
+					 a == Algo::Inc ? "inc" : "ring", CollName(cr.coll), cr.root, c.shape,
+					 (unsigned long long)c.bytes, c.loss, std::isfinite(r.time_s) ? "yes" : "no");
 				Near(what, std::isfinite(r.time_s) ? double(r.wrong_pkts) : -1, 0, 0);
 				if (c.loss > 0) {
-					snprintf(what, sizeof what, "%s %s loss %.2f: frames resent >= lost", a == Algo::Inc ? "inc" : "ring",
-						 c.shape, c.loss);
+					snprintf(what, sizeof what, "%s %s root %d %s loss %.2f: frames resent >= lost",
+						 a == Algo::Inc ? "inc" : "ring", CollName(cr.coll), cr.root, c.shape, c.loss);
 					Near(what, r.retransmits >= r.lost && r.lost > 0, 1, 0);
 				}
 			}
 		}
+	}
+
+	/* 4b. The lab's tree of mixed children (topology/1-2-2-2.yaml: rank 3 alone under the
+	 * root switch, ranks 1 and 2 two levels down), every root, 1 % loss: a Broadcast
+	 * from rank 3 sends nothing down to it, a Reduce to rank 1 only down sw1 and sw2
+	 * (run from the top of the tree, as make test-sim does). */
+	{
+		Params p = Params0();
+		p.link_bw = 1e8;
+		p.sw_frame = 1e-6;
+		p.loss = 0.01;
+		Tree t;
+		std::string err;
+		bool ok = TreeFromTopology("topology/1-2-2-2.yaml", &t, &err);
+		Near(("topology/1-2-2-2.yaml read " + err).c_str(), ok, 1, 0);
+		for (int root = 0; ok && root < 4; root++)
+			for (Coll c : {Coll::Reduce, Coll::Broadcast})
+				for (Algo a : {Algo::Inc, Algo::Ring}) {
+					Result r = RunCollective(t, p, 40 * 1024 + 7, c, a, root);
+					char what[160];
+					snprintf(what, sizeof what, "%s %s root %d 1-2-2-2 loss 0.01: wrong packets (finished: %s)",
+						 a == Algo::Inc ? "inc" : "ring", CollName(c), root, std::isfinite(r.time_s) ? "yes" : "no");
+					Near(what, std::isfinite(r.time_s) ? double(r.wrong_pkts) : -1, 0, 0);
+				}
 	}
 
 	/* 5. Trees and the latency a run's L gives. */

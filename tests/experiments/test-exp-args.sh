@@ -297,6 +297,8 @@ refused "ITERS=0 is not a whole number >= 1" env EXP_DRY_RUN=1 ITERS=0 experimen
 refused "ROUNDS=0 is not a whole number from 1 to 20" env EXP_DRY_RUN=1 ROUNDS=0 experiments/exp.sh allreduce
 refused "ROUNDS=21 is not a whole number from 1 to 20" env EXP_DRY_RUN=1 ROUNDS=21 experiments/exp.sh allreduce
 refused "ROUNDS=two is not a whole number from 1 to 20" env EXP_DRY_RUN=1 ROUNDS=two experiments/exp.sh allreduce
+refused "ROUND_BUDGET=0 is not a whole number from 1 to 86400" env EXP_DRY_RUN=1 ROUND_BUDGET=0 experiments/exp.sh allreduce
+refused "ROUND_BUDGET=20m is not a whole number from 1 to 86400" env EXP_DRY_RUN=1 ROUND_BUDGET=20m experiments/exp.sh allreduce
 out=$(EXP=allreduce dry env 2>&1)
 grep -q "baselines 'ceiling ceiling-load loggp ring mpi-tcp' rounds 3$" <<<"$out" &&
     ok "default: 3 rounds, the same-load ceiling among the baselines, not mpi-ucx" || ko "default plan: $out"
@@ -524,6 +526,20 @@ print(m["rounds"], m["accelerator"], m["switch_mode"], len(c), [x["round"] for x
         out=$("$incr" show "$run" 2>&1)
         grep -q "ceiling-load 1.15 MB/s" <<<"$out" && grep -q "round=2" <<<"$out" && ok "rounds: increport reads the run" || ko "rounds: increport show: $out"
     fi
+    # a round budget: a round counts at least 1 s, so a budget of 1 s runs the first round only and says so;
+    # meta.yaml's rounds are those run (what increport checks the rows against), rounds_planned the asked
+    reset
+    fake budget "ring" allreduce ROUNDS=3 ROUND_BUDGET=1
+    expect budget 0 verified "round budget: 1 of 3 rounds run; round 2 would end after ROUND_BUDGET=1 s"
+    csv_has budget "inc:0 ring:0"
+    grep -qx "rounds: 1" "$run/meta.yaml" && grep -qx "rounds_planned: 3" "$run/meta.yaml" &&
+        ok "budget: meta.yaml rounds 1, rounds_planned 3" || ko "budget: meta.yaml: $(grep rounds "$run/meta.yaml")"
+    [ ! -x "$incr" ] || { "$incr" show "$run" >/dev/null 2>&1 && ok "budget: increport reads the run"; } || ko "budget: increport show failed"
+    reset
+    fake nobudget "ring" allreduce ROUNDS=2 ROUND_BUDGET=3600
+    expect nobudget 0 verified "round 2 of 2"
+    grep -qx "rounds: 2" "$run/meta.yaml" && ! grep -q "rounds_planned" "$run/meta.yaml" &&
+        ok "nobudget: a budget that holds both rounds: rounds 2, no rounds_planned" || ko "nobudget: $(grep rounds "$run/meta.yaml")"
     grep -q "^switch_mode: 'vm'" "$(ls -d "$tmp"/res-all-good/*/)meta.yaml" && ok "all-good: switch mode vm when lab.env does not say" ||
         ko "all-good: $(grep switch_mode "$(ls -d "$tmp"/res-all-good/*/)meta.yaml")"
 

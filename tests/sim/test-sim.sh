@@ -17,7 +17,7 @@ sample=tests/analysis/samples/sweep-20261102-090000
 tmp=$(mktemp -d)
 . "$top/tests/lib/harness.sh"
 gone() { rm -rf "$tmp"; }
-harness_begin test-sim "unit run bad"
+harness_begin test-sim "unit run colls bad"
 harness_on_exit gone
 
 phase unit "the model against hand-computed values"
@@ -29,8 +29,10 @@ else
 fi
 
 phase run "sim-allreduce on 1-2-4 with a stored run's parameters, 1-4-16 with given ones"
-# sim ENV... — sim/sim.sh with these settings (and nothing of the caller's), output in $tmp/out
-sim() { env -i PATH="$PATH" INCLAB_BUILD="$build" "$@" sim/sim.sh allreduce > "$tmp/out" 2>&1; }
+# simc COLLECTIVE ENV... — sim/sim.sh COLLECTIVE (make sim-COLLECTIVE) with these settings (and
+# nothing of the caller's), output in $tmp/out; sim ENV... — the same for allreduce
+simc() { local coll=$1; shift; env -i PATH="$PATH" INCLAB_BUILD="$build" "$@" sim/sim.sh "$coll" > "$tmp/out" 2>&1; }
+sim() { simc allreduce "$@"; }
 mkdir -p "$tmp/res"
 sim TOPOLOGY=topology/1-2-4.yaml SIZES="64K 100K" RUN=$sample LINK_BW=100 SWITCH_FRAME=5 RESULTS="$tmp/res"
 rc=$?
@@ -71,11 +73,48 @@ check "a generated 1-4-16 tree with 1% loss, frames of 4 packets, every paramete
 got=$(awk -F, 'NR > 1 { print $1, $6, $13 }' "$tmp"/res16/*/results.csv 2>/dev/null | sort | tr '\n' ' ')
 check "1-4-16: inc and ring on 16 ranks, no wrong element ($got)" [ "$got" = "inc 16 0 ring 16 0 " ]
 
+phase colls "sim-reduce and sim-broadcast on 1-2-4 (root 2), read back by increport and plots"
+mkdir -p "$tmp/resc"
+for coll in reduce broadcast; do
+    simc $coll TOPOLOGY=topology/1-2-4.yaml SIZES="64K 100K" ROOT=2 RUN=$sample LINK_BW=100 SWITCH_FRAME=5 RESULTS="$tmp/resc"
+    rc=$?
+    check "$coll on 1-2-4 simulated, exit 0 (got $rc: $(head -c 200 "$tmp/out"))" [ "$rc" = 0 ]
+    run=$(ls -d "$tmp"/resc/sim-$coll-* 2>/dev/null | head -n 1)
+    check "a run directory sim-$coll-DATE-TIME" [ -d "$run" ]
+    csv=$run/results.csv meta=$run/meta.yaml
+    # four rows: inc and ring at 65536 and 102400 B, the collective, root 2, 4 ranks, nothing wrong, round 1
+    op=sum; [ $coll = broadcast ] && op=-
+    want="inc $coll $op 2 102400 4 0 1
+inc $coll $op 2 65536 4 0 1
+ring $coll $op 2 102400 4 0 1
+ring $coll $op 2 65536 4 0 1"
+    got=$(awk -F, 'NR > 1 { print $1, $2, $4, $5, $7, $6, $13, $14 }' "$csv" 2>/dev/null | sort)
+    check "$coll results.csv: inc and ring at both sizes, root 2, 4 ranks, no wrong element ($(echo $got))" [ "$got" = "$want" ]
+    check "$coll results.csv: algbw = bytes / time, busbw = algbw (nccl-tests' factor 1)" \
+        awk -F, 'NR > 1 { d = $7 / $10 - $11; if (d > 0.01 || d < -0.01 || $12 != $11) exit 1 }' "$csv"
+    check "$coll meta.yaml: experiment sim-$coll, collectives [$coll], root 2, verified" \
+        sh -c "grep -qx 'experiment: sim-$coll' '$meta' && grep -qx 'collectives: \[$coll\]' '$meta' && grep -qx 'root: 2' '$meta' && grep -qx 'status: verified' '$meta'"
+    check "$coll: increport check reads results.csv" "$build/increport" check "$csv"
+done
+# a generated 1-4-16 with 1 % loss, frames of 4 packets, rooted at rank 5 (under the second leaf)
+for coll in reduce broadcast; do
+    mkdir -p "$tmp/resc16-$coll"
+    simc $coll TOPOLOGY=1-4-16 SIZE=64K UNIT=4 ROOT=5 LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1 \
+        LOSS=0.01 RESULTS="$tmp/resc16-$coll"
+    rc=$?
+    got=$(awk -F, 'NR > 1 { print $1, $2, $5, $6, $13 }' "$tmp"/resc16-$coll/*/results.csv 2>/dev/null | sort | tr '\n' ' ')
+    check "$coll on 1-4-16, 1% loss, root 5: exit 0, inc and ring, no wrong element (exit $rc: $got)" \
+        [ "$rc $got" = "0 inc $coll 5 16 0 ring $coll 5 16 0 " ]
+done
+check "make plots draws the Reduce and Broadcast runs (analysis/plots.sh)" analysis/plots.sh "$tmp/resc"
+check "REPORT.md names both runs" sh -c "grep -q 'sim-reduce-' '$tmp/resc/REPORT.md' && grep -q 'sim-broadcast-' '$tmp/resc/REPORT.md'"
+
 phase bad "bad input: exit 2 and a precise message"
-# refused WHAT TEXT ENV... — sim with ENV exits 2 and says TEXT
+# refused WHAT TEXT ENV... — sim/sim.sh COLL (from ENV's COLL=, default allreduce) with ENV exits 2 and says TEXT
 refused() {
-    local what=$1 text=$2; shift 2
-    sim RESULTS="$tmp/res" "$@"
+    local what=$1 text=$2 coll=allreduce a; shift 2
+    for a in "$@"; do case $a in COLL=*) coll=${a#COLL=} ;; esac; done
+    simc "$coll" RESULTS="$tmp/res" "$@"
     local rc=$?
     if [ "$rc" = 2 ] && grep -qF -- "$text" "$tmp/out"; then ok "$what"; else ko "$what (exit $rc: $(head -c 300 "$tmp/out"))"; fi
 }
@@ -95,5 +134,11 @@ refused "an unknown algorithm" "'mpi' is not inc or ring" SIZE=1M RUN=$sample LI
 refused "loss of 1" "--loss" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 LOSS=1
 refused "a model frame that does not divide the message" "divide the message" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 UNIT=3
 refused "ring chunks smaller than a model frame" "needs a size of at least 64 KiB" TOPOLOGY=1-4-16 SIZE=32K UNIT=4 RUN=$sample LINK_BW=100 SWITCH_FRAME=1
+refused "a collective not simulated" "'barrier' is not simulated: allreduce, reduce or broadcast" \
+    SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 COLL=barrier
+refused "a root that is not a rank" "--root: '4' is not a rank of 0..3" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 COLL=reduce ROOT=4
+refused "a root that is not a number" "--root: '-1' is not a rank of 0..3" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 COLL=broadcast ROOT=-1
+refused "a model frame larger than the chain's messages" "must divide them" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 \
+    COLL=broadcast UNIT=32 MESSAGE=32
 refused "results that are not a directory" "is not a directory" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 RESULTS=/dev/null
 harness_end

@@ -65,7 +65,12 @@ for c in summary allreduce-throughput allreduce-time loggp-fit loggp-allreduce; 
 done
 check "REPORT.md shows INC against ring and OpenMPI for this run" \
     grep -q "^| $(basename "$run") | AllReduce | " "$res/REPORT.md"
-check "REPORT.md has the run's LogGP fit: $(grep -A 2 '^| L | o = g |' "$res/REPORT.md" | tail -n 1)" \
-    grep -q '^| L | o = g |' "$res/REPORT.md"
+# the LogGP model of the run: its measured parameters, and predicted next to measured for INC and the ring
+check "REPORT.md has the run's LogGP parameters: $(grep -m 1 '^| o_s |' "$res/REPORT.md" | cut -c 1-80)" \
+    grep -q '^| o_s | [0-9.]* us |' "$res/REPORT.md"
+for a in inc ring; do
+    check "REPORT.md predicts the $a AllReduce of 1 MiB next to its measured median: $(grep -m 1 "^| AllReduce | $a | 1 MiB |" "$res/REPORT.md" | cut -c 1-120)" \
+        grep -q "^| AllReduce | $a | 1 MiB | [0-9.]* [mu]*s .*| [0-9.]* [mu]*s | [-+][0-9]* %" "$res/REPORT.md"
+done
 grep "^| $(basename "$run") | AllReduce | \|^- INC over" "$res/REPORT.md" | sed 's/^/    /'
 harness_end

@@ -320,6 +320,32 @@ static void test_loggp_params(void **state)
 	NEAR(m.G_sum, 0.004);
 	NEAR(m.c_sw, 2);
 	NEAR(m.f_sw, 2.5);
+	assert_false(m.uc); /* no UC stream, no signaled one: those terms are left out */
+	assert_false(m.signaled);
+	res_points_free(&p);
+	/* the UC stream (no ACKs): o_su 12 (of 11, 12, 13), o_ru 40; an ACK costs the sender o_sb - o_su = 8.
+	 * 16 KiB with every send signaled: 139.6 against 100 of perftest's one in 100: o_c = 39.6 / 0.99 = 40 */
+	char more[2048];
+	snprintf(more, sizeof(more), "%scpu_send_uc,8,5120,11\ncpu_send_uc,8,5120,13\ncpu_send_uc,8,5120,12\n"
+				     "cpu_recv_uc,8,5120,40\ncpu_send,16384,400,100\ncpu_send_signaled,16384,400,139.6\n", csv);
+	points(more, &p);
+	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
+	assert_true(m.uc && m.signaled);
+	NEAR(m.o_su, 12);
+	NEAR(m.o_ru, 40);
+	NEAR(m.o_c, 40);
+	NEAR(m.o_s, 30); /* the 16 KiB stream changes neither o (the smallest size) nor G (the largest) */
+	NEAR(m.G_s, 0.2);
+	/* a UC stream that costs more than the RC one (an ACK below nothing), a completion that costs nothing:
+	 * left out, not clamped */
+	for (size_t i = 0; i < p.n; i++)
+		if (p.p[i].measure == RES_CPU_SEND_UC)
+			p.p[i].value_us = 25;
+		else if (p.p[i].measure == RES_CPU_SEND_SIGNALED)
+			p.p[i].value_us = 99;
+	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
+	assert_false(m.uc);
+	assert_false(m.signaled);
 	/* a copy too quick for /proc's 10 ms tick: passes of 3 differ by whole ticks (3333.333 us each); a median
 	 * within one tick of 0 is 0, its bound a tick per pass; below by more is refused */
 	for (size_t i = 0; i < p.n; i++)
@@ -484,6 +510,42 @@ static void test_loggp_predict(void **state)
 	assert_true(loggp_predict(&m, &t, LOGGP_REDUCE, LOGGP_INC, n, 4, &r) < 0);
 }
 
+static void test_loggp_predict_acks_completions_steps(void **state)
+{
+	/* the parameters of test_loggp_predict, and the UC stream: a send without ACK 2, so an ACK costs 3 */
+	struct loggp m = { .L = 100, .o = 15, .o_s = 10, .o_r = 20, .o_sb = 5, .G_s = 0.01, .G_r = 0.02, .c_sw = 1,
+			   .f_sw = 2, .C = 2, .message = 16, .o_su = 2, .o_ru = 15, .uc = true };
+	struct loggp_tree t;
+	struct loggp_pred r;
+	double n = 65536;
+
+	assert_int_equal(loggp_tree_parse("1-2-4", &t), 0);
+	/* libinccl's 64 packets to the switch, which ACKs one per 32: packet 0 (2 + 3/32 = 2.09375), 3
+	 * messages of 16 (2 + 3 x 16/32 = 3.5), one of 15 (2 + 3 x 15/32 = 3.40625): 16, + 655.36 a byte;
+	 * receiving as before 1410.72: a host 2082.08, (4 x 2082.08 + 2048) / 2 + 130 */
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 5318.16);
+	/* INC Broadcast: a non-root's 64 empty packets 64 x 2.09375 = 134 (o_sb would make 320) */
+	NEAR(loggp_predict(&m, &t, LOGGP_BROADCAST, LOGGP_INC, n, 0, &r), (671.36 + 3 * (134 + 1410.72) + 2048) / 2 + 130);
+	/* completions, 40 each beyond the streams' one in 100: libinccl asks one per 64 packets (16, at least 4
+	 * messages of 16), so its 5 sends of data ask 1 (+ 0.95 x 40 = 38) and 64 empty packets 1 (+ 0.36 x
+	 * 40 = 14.4); the ring one per 16 of its messages: 6 pieces ask 1 (+ 0.94 x 40 = 37.6 a host) */
+	m.o_c = 40, m.signaled = true;
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 5318.16 + 4 * 38 / 2.0);
+	NEAR(loggp_predict(&m, &t, LOGGP_BROADCAST, LOGGP_INC, n, 0, &r),
+	     (671.36 + 38 + 3 * (134 + 14.4 + 1410.72) + 2048) / 2 + 130);
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 4 * (3129.12 + 37.6) / 2 + 6 * 130);
+	/* steps from the run's Barriers: INC 1000 us a step, the ring 200 */
+	m.step_inc = 1000, m.step_ring = 200;
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 5318.16 + 4 * 38 / 2.0 - 130 + 1000);
+	NEAR(r.step, 1000);
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 4 * (3129.12 + 37.6) / 2 + 6 * 200);
+	NEAR(r.step, 200);
+	/* without the UC stream every libinccl send costs o_sb again: 5 x 5 */
+	m.uc = false, m.signaled = false, m.step_inc = 0;
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 5336.16);
+	NEAR(r.step, 130);
+}
+
 /* @text written to a temporary file; its path in @path (of PATH_LEN). */
 #define PATH_LEN 64
 static void temp_file(char *path, const char *text)
@@ -561,6 +623,7 @@ int main(void)
 		cmocka_unit_test(test_loggp_params),
 		cmocka_unit_test(test_loggp_tree_and_frames),
 		cmocka_unit_test(test_loggp_predict),
+		cmocka_unit_test(test_loggp_predict_acks_completions_steps),
 		cmocka_unit_test(test_loggp_cpu_and_frames),
 	};
 	return cmocka_run_group_tests_name("results", tests, NULL, NULL);
