@@ -96,6 +96,16 @@ ring $coll $op 2 65536 4 0 1"
         sh -c "grep -qx 'experiment: sim-$coll' '$meta' && grep -qx 'collectives: \[$coll\]' '$meta' && grep -qx 'root: 2' '$meta' && grep -qx 'status: verified' '$meta'"
     check "$coll: increport check reads results.csv" "$build/increport" check "$csv"
 done
+# a generated 1-4-16 with 1 % loss, frames of 4 packets, rooted at rank 5 (under the second leaf)
+for coll in reduce broadcast; do
+    mkdir -p "$tmp/resc16-$coll"
+    simc $coll TOPOLOGY=1-4-16 SIZE=64K UNIT=4 ROOT=5 LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1 \
+        LOSS=0.01 RESULTS="$tmp/resc16-$coll"
+    rc=$?
+    got=$(awk -F, 'NR > 1 { print $1, $2, $5, $6, $13 }' "$tmp"/resc16-$coll/*/results.csv 2>/dev/null | sort | tr '\n' ' ')
+    check "$coll on 1-4-16, 1% loss, root 5: exit 0, inc and ring, no wrong element (exit $rc: $got)" \
+        [ "$rc $got" = "0 inc $coll 5 16 0 ring $coll 5 16 0 " ]
+done
 check "make plots draws the Reduce and Broadcast runs (analysis/plots.sh)" analysis/plots.sh "$tmp/resc"
 check "REPORT.md names both runs" sh -c "grep -q 'sim-reduce-' '$tmp/resc/REPORT.md' && grep -q 'sim-broadcast-' '$tmp/resc/REPORT.md'"
 

@@ -348,6 +348,21 @@ if [ "$(inv | awk -F'\t' '$2 == "host"' | wc -l)" = 4 ]; then
 else
     echo "  (the wrong-order reference check is written for the 4 ranks of 1-2-4)"
 fi
+# ranks that disagree on the count (issue 16): the last rank's calls a packet longer (256 and 512
+# int32: one packet and two), or longer by less than a packet (257 and 300 elements: two packets
+# each, the last of another length); through the switches and on the ring. Every rank exits 1, one
+# at least saying that another rank's collective differs in count, the others when it gave up (a
+# collective waits 15 s at most here); the switches count it apart from other mismatches. On the netns
+# 1-2-4 lab: 29, 27 and 25 s. A switch that ignores INC_IMM_LAST fails the first (mismatch_count 0:
+# the ranks only failed at the next call's operator), ring ranks that ignore the call's immediate
+# fail the third (192 wrong elements on every rank, nobody saying why).
+count_fail="another rank.s collective (in the same place )?differs in count"
+INC_SCOPE=tree INC_COUNTS=256 INC_COUNTS_LAST=512 INC_DTYPES=int32 INC_WAIT_MS=15000 INC_LIMIT=180 \
+    INC_EXPECT_FAIL=$count_fail sub_test tests/system/inc-collectives.sh
+INC_SCOPE=tree INC_COUNTS=257 INC_COUNTS_LAST=300 INC_DTYPES=int32 INC_WAIT_MS=15000 INC_LIMIT=180 \
+    INC_EXPECT_FAIL=$count_fail sub_test tests/system/inc-collectives.sh
+INC_SCOPE=tree INC_ALGO=ring INC_COUNTS=256 INC_COUNTS_LAST=512 INC_DTYPES=int32 INC_WAIT_MS=15000 INC_LIMIT=180 \
+    INC_EXPECT_FAIL=$count_fail sub_test tests/system/inc-collectives.sh
 
 if [ "$LAB_TEST_DEPTH" = full ]; then
 # ---------------------------------------------------------------------------
