@@ -78,10 +78,11 @@ phase drop "one rank's contribution dropped from one result"
 one_fault drop 'wrong element' "-C allreduce -d float32 -o sum -b 4K -e 4K -n 1 -w 0" 'wrong'
 phase early-barrier "every barrier released when the first rank enters"
 # A rank released early may also find the barrier's result (immediate
-# 0xffff0000, no data) while it still finishes the collective before: libinccl
-# refuses it as unexpected, which is the fault caught too.
-one_fault early-barrier 'left after .* before rank|immediate 0xffff0000' "-C barrier -n 2 -w 0" \
-    'left after .* before rank|immediate 0xffff0000'
+# 0xffff0080: a barrier's, INC_IMM_LAST set as on every call's last packet; no
+# data) while it still finishes the collective before: libinccl refuses it as
+# unexpected, which is the fault caught too.
+one_fault early-barrier 'left after .* before rank|immediate 0xffff0080' "-C barrier -n 2 -w 0" \
+    'left after .* before rank|immediate 0xffff0080'
 
 phase clean "the fault off: a clean run"
 check "$sw: fault off" "$lab" fault "$sw" off
