@@ -279,7 +279,7 @@ class Sim {
 	uint32_t piece_ = 1; /* the chain: model frames per message (kRingPiece packets) */
 	int chain_first_ = 0, chain_last_ = 0; /* the chain: the rank that starts it, the one that ends it */
 	void ChainQueue(int u, uint32_t piece);
-	void ChainDrain(int u);
+	void DrainPosts(int u, bool ahead);
 	void ChainCheckDone(int u);
 	Result Finish();
 };
@@ -934,16 +934,7 @@ void Sim::RingPostStep(int u)
 		}
 		s.sent_total += n;
 	}
-	Conn &c = c_[size_t(s.out)];
-	while (s.pending_head < s.pending.size() && s.pending[s.pending_head].end <= c.una + c.window) {
-		const NodeState::Post &po = s.pending[s.pending_head++];
-		int ci = s.out;
-		uint32_t end = po.end;
-		Cpu(u, p_.host_o + po.bytes * p_.host_G, [this, ci, end]() {
-			c_[size_t(ci)].ready = end;
-			Kick(ci);
-		});
-	}
+	DrainPosts(u, false);
 }
 
 /* RingRecvDone() - host @u processed all of ring step @step's receive: the next step's send may go. */
@@ -987,18 +978,9 @@ Result Sim::RunRing()
 		};
 		out.on_ack = [this, u]() {
 			NodeState &st = n_[size_t(u)];
-			Conn &c = c_[size_t(st.out)];
-			while (st.pending_head < st.pending.size() && st.pending[st.pending_head].end <= c.una + c.window) {
-				const NodeState::Post &po = st.pending[st.pending_head++];
-				int ci = st.out;
-				uint32_t end = po.end;
-				Cpu(u, p_.host_o + po.bytes * p_.host_G, [this, ci, end]() {
-					c_[size_t(ci)].ready = end;
-					Kick(ci);
-				});
-			}
+			DrainPosts(u, false);
 			int steps = 2 * (Ranks() - 1);
-			if (st.recv_done == steps && c.una >= st.sent_total && !st.done) {
+			if (st.recv_done == steps && c_[size_t(st.out)].una >= st.sent_total && !st.done) {
 				st.done = true;
 				r_.host_done[size_t(t_.nodes[size_t(u)].rank)] = Simulator::Now().GetSeconds();
 			}
@@ -1054,18 +1036,20 @@ void Sim::ChainQueue(int u, uint32_t piece)
 	NodeState &s = n_[size_t(u)];
 	uint32_t first = piece * piece_, end = std::min(first + piece_, npkts_);
 	s.pending.push_back(NodeState::Post{end, ChunkFrame(first, end - first, 0, 0).msg_bytes});
-	ChainDrain(u);
+	DrainPosts(u, true);
 }
 
 /*
- * ChainDrain() - host @u posts its queued chain messages while they fit the
- * window; each costs o + n·G, ahead of the received messages still waiting
- * to be processed: libinccl's ring (run_plan()) posts every send it may
- * between two polls of at most 32 completions. A plain FIFO let a rank that
- * receives faster than it forwards put every receive first and forward late
- * (1-2-4, 16 MiB Reduce: 1.93 s, each rank added 0.6 s; now 1.35 s).
+ * DrainPosts() - host @u posts its queued ring or chain messages while they
+ * fit the window; each costs o + n·G on its CPU. With @ahead (the chain) they
+ * go ahead of the received messages still waiting to be processed:
+ * libinccl's ring (run_plan()) posts every send it may between two polls of
+ * at most 32 completions. A plain FIFO let a rank that receives faster than
+ * it forwards put every receive first and forward late (1-2-4, 16 MiB Reduce:
+ * 1.93 s, each rank added 0.6 s; now 1.35 s). The ring AllReduce's posts keep
+ * the CPU's order (@ahead false), as they always did.
  */
-void Sim::ChainDrain(int u)
+void Sim::DrainPosts(int u, bool ahead)
 {
 	NodeState &s = n_[size_t(u)];
 	Conn &c = c_[size_t(s.out)];
@@ -1079,7 +1063,7 @@ void Sim::ChainDrain(int u)
 				c_[size_t(ci)].ready = end;
 				Kick(ci);
 			},
-			true);
+			ahead);
 	}
 }
 
@@ -1132,7 +1116,7 @@ Result Sim::RunChain()
 				return ChunkFrame(first, n, k - first, n_[size_t(u)].buf[k]);
 			};
 			out.on_ack = [this, u]() {
-				ChainDrain(u);
+				DrainPosts(u, true);
 				ChainCheckDone(u);
 			};
 		}
