@@ -1387,6 +1387,20 @@ static void fraction(FILE *f, double mbps, double ceiling)
 		fprintf(f, " not measured | |");
 }
 
+/*
+ * The newest lab run (not simulated) of topology @topo with a verified row of
+ * @algo / @coll / @bytes, or NULL.
+ */
+static const struct run *measured_run(const struct run *runs, size_t n, const char *topo, const char *algo,
+				      enum res_coll coll, uint64_t bytes)
+{
+	for (size_t i = n; i-- > 0;) /* runs are oldest first */
+		if (!runs[i].meta.simulated && !strcmp(runs[i].meta.topology, topo) &&
+		    find_row(&runs[i], algo, coll, (int64_t)bytes))
+			return &runs[i];
+	return NULL;
+}
+
 /* The seed's table, each row next to the newest run of the seed's topology that measured it. */
 static void report_seed(FILE *f, struct run *runs, size_t n)
 {
@@ -1413,10 +1427,9 @@ static void report_seed(FILE *f, struct run *runs, size_t n)
 		char size[32];
 		struct agg g;
 
-		for (size_t i = n; i-- > 0 && !x;) /* runs are oldest first; a simulation is no measurement */
-			if (!runs[i].meta.simulated && !strcmp(runs[i].meta.topology, SEED_TOPOLOGY) &&
-			    (x = find_row(&runs[i], "inc", seed[s].coll, (int64_t)seed[s].mib << 20)))
-				from = &runs[i];
+		from = measured_run(runs, n, SEED_TOPOLOGY, "inc", seed[s].coll, (uint64_t)seed[s].mib << 20);
+		if (from)
+			x = find_row(from, "inc", seed[s].coll, (int64_t)seed[s].mib << 20);
 		fmt_size(size, sizeof(size), (uint64_t)seed[s].mib << 20);
 		fprintf(f, "| %s | %s | %.1f s | %.1f |", coll_titles[seed[s].coll], size, seed[s].time_s, seed[s].mbps);
 		if (!x) {
@@ -1513,20 +1526,6 @@ static void report_speedups(FILE *f, struct run *runs, size_t n)
 
 /* SIM_TOLERANCE: how far a simulated time may be from the lab's median and still agree (issue 19: ±25 %). */
 #define SIM_TOLERANCE 0.25
-
-/*
- * The newest lab run (not simulated) of topology @topo with a verified row of
- * @algo / @coll / @bytes, or NULL.
- */
-static const struct run *measured_run(const struct run *runs, size_t n, const char *topo, const char *algo,
-				      enum res_coll coll, uint64_t bytes)
-{
-	for (size_t i = n; i-- > 0;) /* runs are oldest first */
-		if (!runs[i].meta.simulated && !strcmp(runs[i].meta.topology, topo) &&
-		    find_row(&runs[i], algo, coll, (int64_t)bytes))
-			return &runs[i];
-	return NULL;
-}
 
 /*
  * Each simulated run's times next to the lab's: for every verified row of a
