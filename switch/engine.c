@@ -684,13 +684,19 @@ static void probe(struct sw_engine *e, struct conn *k, uint64_t now)
  * what followed the gap, so resend only the gap, without going back. The gap
  * is one frame, or twice the last one if it starts where the last ended:
  * frames lost together (a full socket buffer, a stalled peer) come back in
- * log2(n) round trips, not n. Remembered for the NAK guard.
+ * log2(n) round trips, not n. Remembered for the NAK guard. Always at least
+ * una: after an RNR NAK, go_back() remembers an empty resend at una (nothing
+ * goes out before the delay is over), and twice that was nothing: if the
+ * probe sent after the delay was lost, every timeout from then on resent no
+ * frame, and the link to the parent stayed dead for good (a 1-4-16 tree in
+ * test_tree.c's simulation hung so, the root's slots full of the other
+ * leaves' data).
  */
 static void resend_gap(struct sw_engine *e, struct conn *k, uint64_t now)
 {
 	uint32_t n = 1, sent = (k->snd_nxt - k->rc.una) & ROCE_PSN_MASK;
 
-	if (k->rc.una == k->gb_end)
+	if (k->rc.una == k->gb_end && k->gb_end != k->gb_psn)
 		n = 2 * ((k->gb_end - k->gb_psn) & ROCE_PSN_MASK);
 	if (n > e->window)
 		n = e->window;
