@@ -18,7 +18,8 @@ LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages
 .PHONY: test-fuzz-build all help run deps payload install uninstall test-install images bench-switch bench-order lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-deps test-lab-down test-lab-stop test-unit test-golden test-lab test-lab-aborts test-lab-mixed test-lab-hypervisors scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatter exp-alltoall exp-sweep exp-paper plots test-analysis test-capture test-swports test-tunnels \
-        fuzz fuzz-build test-fuzz sim-allreduce sim-reduce sim-broadcast test-sim
+        fuzz fuzz-build test-fuzz sim-allreduce sim-reduce sim-broadcast sim-allgather sim-reducescatter sim-alltoall \
+        sim-barrier test-sim
 
 all: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/udpcap $(BUILD)/tsckhz $(BUILD)/rcecho $(BUILD)/rc_probe $(BUILD)/incswitch \
      $(BUILD)/libinccl.a $(BUILD)/libinccl.so $(BUILD)/inccl_check $(BUILD)/inccl_perf $(BUILD)/mpi_perf \
@@ -50,7 +51,8 @@ help:
 	@echo "                           exp-paper: the seed's table)"
 	@echo "make sim-allreduce TOPOLOGY=1-32-1024 SIZE=64M RUN=results/sweep-... SWITCH_FRAME=US   AllReduce in the"
 	@echo "                           ns-3 simulator (INC and ring), stored in results/ like a lab run (sim/README.md);"
-	@echo "                           also sim-reduce / sim-broadcast ROOT= (INC and the chain along the ring)"
+	@echo "                           also sim-reduce / sim-broadcast ROOT= (INC and the chain along the ring),"
+	@echo "                           sim-allgather / sim-reducescatter / sim-alltoall (SIZE: the whole buffer), sim-barrier"
 	@echo "make plots [RESULTS=results]  gnuplot charts (PNG, SVG) of every stored run and RESULTS/REPORT.md"
 	@echo "make test                  unit, golden, a short fuzzing pass and lab system tests (what CI runs)"
 	@echo "make test-lab [SWITCHES=vm|netns] [LAB_TEST_DEPTH=full|core]   the lab system test alone"
@@ -237,25 +239,30 @@ $(BUILD)/increport: $(ANALYSIS_SRC) | $(DEPS_STAMP)
 plots: $(BUILD)/increport
 	INCLAB_BUILD=$(abspath $(BUILD)) analysis/plots.sh "$${RESULTS:-results}"
 
-# ---- simulation: the trees and AllReduce, Reduce, Broadcast in ns-3 (sim/README.md) ---
+# ---- simulation: the trees and libinccl's collectives in ns-3 (sim/README.md) ---
 # incsim is C++ because ns-3 is; it links the lab's own C readers of topologies and runs.
 SIM_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Wno-unused-parameter
 SIM_LIBS     := -lns3-point-to-point -lns3-network -lns3-core -lyaml -lm
-SIM_SRC      := sim/model.cc sim/model.h sim/tree.cc sim/params.cc sim/params.h
+SIM_HDR      := sim/model.h sim/params.h
+SIM_OBJ      := $(BUILD)/sim/model.o $(BUILD)/sim/tree.o $(BUILD)/sim/params.o
 SIM_COBJ     := $(BUILD)/sim/topo.o $(BUILD)/sim/results.o $(BUILD)/sim/loggp.o
+# the model compiled once for incsim and test_sim (it is the slow part of the build)
+$(SIM_OBJ): $(BUILD)/sim/%.o: sim/%.cc $(SIM_HDR) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CXX) $(SIM_CXXFLAGS) -c -o $@ $<
 $(BUILD)/sim/topo.o: topology/topo.c topology/topo.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 $(BUILD)/sim/results.o $(BUILD)/sim/loggp.o: $(BUILD)/sim/%.o: analysis/%.c $(ANALYSIS_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
-$(BUILD)/incsim: sim/incsim.cc $(SIM_SRC) $(SIM_COBJ) | $(DEPS_STAMP)
-	$(CXX) $(SIM_CXXFLAGS) -o $@ sim/incsim.cc $(filter %.cc,$(SIM_SRC)) $(SIM_COBJ) $(SIM_LIBS)
-$(BUILD)/test_sim: sim/test_sim.cc $(SIM_SRC) $(SIM_COBJ) | $(DEPS_STAMP)
-	$(CXX) $(SIM_CXXFLAGS) -o $@ sim/test_sim.cc $(filter %.cc,$(SIM_SRC)) $(SIM_COBJ) $(SIM_LIBS)
+$(BUILD)/incsim: sim/incsim.cc $(SIM_HDR) $(SIM_OBJ) $(SIM_COBJ) | $(DEPS_STAMP)
+	$(CXX) $(SIM_CXXFLAGS) -o $@ sim/incsim.cc $(SIM_OBJ) $(SIM_COBJ) $(SIM_LIBS)
+$(BUILD)/test_sim: sim/test_sim.cc $(SIM_HDR) $(SIM_OBJ) $(SIM_COBJ) | $(DEPS_STAMP)
+	$(CXX) $(SIM_CXXFLAGS) -o $@ sim/test_sim.cc $(SIM_OBJ) $(SIM_COBJ) $(SIM_LIBS)
 # sim/sim.sh reads TOPOLOGY SIZE SIZES RUN LINK_BW LINK_LATENCY HOST_O HOST_G SWITCH_FRAME ALGORITHMS LOSS
 # WINDOW MESSAGE SLOTS SEED QUEUE RTO UNIT ROOT RESULTS from the environment, as exp.sh does
-sim-allreduce sim-reduce sim-broadcast: $(BUILD)/incsim
+sim-allreduce sim-reduce sim-broadcast sim-allgather sim-reducescatter sim-alltoall sim-barrier: $(BUILD)/incsim
 	@INCLAB_BUILD=$(abspath $(BUILD)) sim/sim.sh $(@:sim-%=%)
 
 # ---- tests -------------------------------------------------------------

@@ -1,14 +1,19 @@
 /*
- * incsim — inclab's trees and collectives (AllReduce, Reduce, Broadcast) in
- * ns-3 (model.h), in the lab's results format (experiments/README.md) so that
- * `make plots` draws it.
+ * incsim — inclab's trees and collectives (AllReduce, Reduce, Broadcast,
+ * AllGather, ReduceScatter, AllToAll, Barrier) in ns-3 (model.h), in the
+ * lab's results format (experiments/README.md) so that `make plots` draws it.
  *
- *   incsim (--topology FILE | --tree SHAPE) --size LIST [--collective allreduce|reduce|broadcast]
+ *   incsim (--topology FILE | --tree SHAPE) --size LIST
+ *          [--collective allreduce|reduce|broadcast|allgather|reducescatter|alltoall|barrier]
  *          [--root RANK] [--algorithms inc,ring]
  *          [--run DIR] [--link-bw-MBps X] [--link-latency-us X] [--host-o-us X]
  *          [--host-G-us-per-byte X] [--switch-frame-us X] [--loss P] [--seed N]
  *          [--window N] [--message N] [--slots N] [--rto-us X]
  *          [--results DIR] [--commit HASH]
+ *
+ * AllGather's, ReduceScatter's and AllToAll's size is the whole buffer
+ * (nccl-tests' and inccl_perf's), rounded down as inccl_perf does to whole
+ * blocks of ranks float32 elements; a Barrier takes no --size.
  *
  * Exit: 0 every result right, 1 a wrong result or a host that never
  * finished, 2 bad input (a precise message on stderr).
@@ -169,12 +174,16 @@ int main(int argc, char **argv)
 		case O_COMMIT: commit = optarg; break;
 		case O_COLL:
 			if (!CollParse(optarg, &coll))
-				Fail(std::string("--collective: '") + optarg + "' is not allreduce, reduce or broadcast");
+				Fail(std::string("--collective: '") + optarg +
+				     "' is not allreduce, reduce, broadcast, allgather, reducescatter, alltoall or barrier");
 			break;
 		case O_ROOT: root_arg = optarg; break;
 		case O_HELP:
 			printf("usage: incsim (--topology FILE | --tree 1-32-1024) --size 1M[,16M,...] [--algorithms inc,ring]\n"
-			       "  [--collective allreduce|reduce|broadcast] [--root RANK] (Reduce, Broadcast; default 0)\n"
+			       "  [--collective allreduce|reduce|broadcast|allgather|reducescatter|alltoall|barrier]\n"
+			       "  [--root RANK] (Reduce, Broadcast; default 0)\n"
+			       "  allgather, reducescatter, alltoall: --size is the whole buffer (nccl-tests'), rounded down to\n"
+			       "  whole blocks of ranks float32 elements as inccl_perf does; barrier: no --size\n"
 			       "  parameters: --run RUNDIR and/or --link-bw-MBps --link-latency-us --host-o-us\n"
 			       "  --host-G-us-per-byte --switch-frame-us (the command line wins over the run)\n"
 			       "  model: --loss P --seed N --window FRAMES --message FRAMES --slots N --rto-us US --queue FRAMES\n"
@@ -188,10 +197,14 @@ int main(int argc, char **argv)
 		Fail(std::string("unexpected argument '") + argv[optind] + "'");
 	if (topo_file.empty() == shape.empty())
 		Fail("give one of --topology FILE and --tree SHAPE");
-	if (sizes.empty())
+	if (coll == Coll::Barrier && !sizes.empty())
+		Fail("--size: a Barrier moves no data: give no size");
+	if (sizes.empty() && coll != Coll::Barrier)
 		Fail("give --size (e.g. 1M or 1M,16M,64M)");
 	std::vector<uint64_t> size_list;
-	{
+	if (coll == Coll::Barrier)
+		size_list.push_back(0);
+	else {
 		std::stringstream ss(sizes);
 		std::string s;
 		while (std::getline(ss, s, ','))
@@ -265,8 +278,10 @@ int main(int argc, char **argv)
 	int nranks = int(tree.host_of_rank.size());
 	int root = 0;
 	if (!root_arg.empty()) {
-		if (coll == Coll::AllReduce)
-			Fail("--root: an AllReduce has no root");
+		if (!CollHasRoot(coll))
+			Fail(std::string("--root: ") + (coll == Coll::AllReduce ? "an AllReduce" : coll == Coll::AllGather ? "an AllGather"
+							: coll == Coll::ReduceScatter ? "a ReduceScatter" : coll == Coll::AllToAll ? "an AllToAll" : "a Barrier") +
+			     " has no root (only reduce and broadcast take one)");
 		char *end;
 		errno = 0;
 		long v = strtol(root_arg.c_str(), &end, 10);
@@ -275,8 +290,17 @@ int main(int argc, char **argv)
 		root = int(v);
 	}
 	if (do_ring && coll != Coll::AllReduce && (p.unit > kRingPiece || kRingPiece % p.unit))
-		Fail("--unit " + std::to_string(p.unit) + " with the ring's " + CollName(coll) + " (a chain of messages of " +
-		     std::to_string(kRingPiece) + " packets, libinccl's ring piece): the model frame must divide them (1, 2, 4, 8 or 16)");
+		Fail("--unit " + std::to_string(p.unit) + " with the ring's " + CollName(coll) + " (" +
+		     (CollHasRoot(coll) ? "a chain of messages" : "messages") + " of " + std::to_string(kRingPiece) +
+		     " packets, libinccl's ring piece): the model frame must divide them (1, 2, 4, 8 or 16)");
+	if (CollBlocks(coll)) /* whole blocks of nranks elements, as inccl_perf's sweep rounds (perf_sweep()) */
+		for (uint64_t &b : size_list) {
+			uint64_t whole = uint64_t(nranks) * kElem, r = b < whole ? whole : b - b % whole;
+			if (r != b)
+				fprintf(stderr, "incsim: %s of %llu B: %llu B, whole blocks of %d ranks' %u-byte elements (as inccl_perf rounds)\n",
+					CollName(coll), (unsigned long long)b, (unsigned long long)r, nranks, kElem);
+			b = r;
+		}
 	if (do_ring && coll == Coll::AllReduce && p.unit > 1)
 		for (uint64_t b : size_list)
 			if (b / uint64_t(nranks) < uint64_t(p.unit) * kMtu)
@@ -321,8 +345,8 @@ int main(int argc, char **argv)
 			auto t0 = std::chrono::steady_clock::now();
 			Result r = RunCollective(tree, p, bytes, coll, a == 0 ? Algo::Inc : Algo::Ring, root);
 			double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-			uint64_t elements = bytes / 4;
-			uint64_t wrong = r.wrong_pkts * p.unit * (kMtu / 4);
+			uint64_t elements = bytes / kElem;
+			uint64_t wrong = r.wrong_elems;
 			bool finished = std::isfinite(r.time_s);
 			printf("%s %s %s ranks %d bytes %llu: %s s simulated; wall %.2f s, %llu events (%.3g events/s); "
 			       "frames %llu, lost %llu, retransmits %llu, naks %llu, rnr %llu, timeouts %llu, wrong packets %llu\n",
@@ -339,18 +363,28 @@ int main(int argc, char **argv)
 				rc = 1;
 				std::string why = std::string(name) + " " + CollName(coll) + " " + std::to_string(bytes) + " B: " +
 						  (!finished ? "a host never finished" : std::to_string(wrong) + " wrong elements");
+				if (coll == Coll::Barrier && finished)
+					why = std::string(name) + " barrier: " + std::to_string(wrong) + " ranks with an early or wrong result";
 				status = status == "verified" ? "failed: " + why : status + "; " + why;
 				if (!finished)
 					continue;
 			}
-			/* busbw as nccl-tests and inccl_perf have it: AllReduce algbw · 2(n-1)/n, Reduce and Broadcast algbw */
+			/* busbw as nccl-tests and inccl_perf have it (perf_busbw_MBps()): AllReduce algbw · 2(n-1)/n,
+			 * AllGather, ReduceScatter and AllToAll algbw · (n-1)/n, Reduce and Broadcast algbw; a
+			 * Barrier's row has neither, nor a dtype, op or root (inccl_perf's '-') */
 			double us = r.time_s * 1e6, algbw = double(bytes) / us;
-			double busbw = coll == Coll::AllReduce ? algbw * 2.0 * (nranks - 1) / nranks : algbw;
-			std::string root_col = coll == Coll::AllReduce ? "-" : std::to_string(root);
+			double busbw = coll == Coll::AllReduce ? algbw * 2.0 * (nranks - 1) / nranks
+				       : CollBlocks(coll)      ? algbw * (nranks - 1) / nranks
+							       : algbw;
+			std::string root_col = CollHasRoot(coll) ? std::to_string(root) : "-";
+			bool has_op = coll == Coll::AllReduce || coll == Coll::Reduce || coll == Coll::ReduceScatter;
+			char bw[64] = "-,-";
+			if (coll != Coll::Barrier)
+				snprintf(bw, sizeof bw, "%.2f,%.2f", algbw, busbw);
 			char row[256];
-			snprintf(row, sizeof row, "%s,%s,float32,%s,%s,%d,%llu,%llu,1,%.2f,%.2f,%.2f,%llu,1\n", name, CollName(coll),
-				 coll == Coll::Broadcast ? "-" : "sum", root_col.c_str(), nranks, (unsigned long long)bytes,
-				 (unsigned long long)elements, us, algbw, busbw, (unsigned long long)wrong);
+			snprintf(row, sizeof row, "%s,%s,%s,%s,%s,%d,%llu,%llu,1,%.2f,%s,%llu,1\n", name, CollName(coll),
+				 coll == Coll::Barrier ? "-" : "float32", has_op ? "sum" : "-", root_col.c_str(), nranks,
+				 (unsigned long long)bytes, (unsigned long long)elements, us, bw, (unsigned long long)wrong);
 			csv << row;
 		}
 	}
@@ -373,7 +407,9 @@ int main(int argc, char **argv)
 	  << "nranks: " << nranks << "\n"
 	  << "tree_levels: " << tree.levels << "\n"
 	  << "mtu: " << kMtu << "\n"
-	  << "dtype: float32\nop: sum\nroot: " << root << "\nrounds: 1\n"
+	  << "dtype: " << (coll == Coll::Barrier ? "'-'" : "float32") << "\nop: "
+	  << (coll == Coll::AllReduce || coll == Coll::Reduce || coll == Coll::ReduceScatter ? "sum" : "'-'")
+	  << "\nroot: " << root << "\nrounds: 1\n"
 	  << "round_conditions:\n  - round: 1\n    start: '" << start << "'\n    loadavg_before: " << Quote(load0)
 	  << "\n    loadavg_after: " << Quote(Loadavg()) << "\n"
 	  << "sizes: [";

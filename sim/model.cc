@@ -27,6 +27,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <numeric>
 
 using namespace ns3;
 
@@ -154,6 +155,26 @@ struct Frame {
 	bool quiet = false; /* the last of a message that asks for no ACK (EmptyFrame()) */
 };
 
+/*
+ * One call of libinccl's data path (hostlib/comm.c run_xfer()): packets
+ * pk0 .. pk0 + npk - 1 of every rank's stream to the switches, of the
+ * primitive @prim. A collective is one call (AllReduce, Reduce, Broadcast,
+ * Barrier) or one per block (hostlib/coll.c).
+ */
+enum class Prim { AllReduce, Reduce, Broadcast, Route, Barrier };
+
+struct Call {
+	Prim prim;
+	int src = -1, dst = -1; /* the rank with the data (Broadcast, Route), the rank due the result (Reduce, Route) */
+	uint64_t bytes = 0;     /* per rank; 0: one empty packet (Barrier) */
+	uint32_t pk0 = 0, npk = 0, nmsg = 0; /* first packet, packets, messages of p.message (the data's cut) */
+};
+
+/* A run of a down connection's PSNs: psn0 .. psn0 + n - 1 carry the results of packets pk0 .. pk0 + n - 1. */
+struct DownSeg {
+	uint32_t psn0, pk0, n;
+};
+
 /* One RC-like connection: the sender's and the receiver's state. */
 struct Conn {
 	int src = -1, dst = -1;
@@ -170,6 +191,7 @@ struct Conn {
 	uint32_t acked = kNone;                 /* the last PSN acknowledged, kNone: none */
 	bool nak_sent = false;
 	std::function<bool(uint32_t, const Frame &)> on_data; /* in order; false: no room (RNR) */
+	std::vector<DownSeg> dsegs;             /* INC, a switch to a child: the results it carries, by PSN */
 };
 
 struct Slot {
@@ -195,8 +217,17 @@ struct NodeState {
 	std::vector<Slot> slots;
 	uint32_t agg_next = 0, res_next = 0, free_next = 0;
 	/* host */
-	uint32_t post_next = 0;              /* INC and transfers: next message to post */
-	uint32_t recv_msgs = 0;
+	uint32_t post_next = 0;              /* INC and transfers: next message to post (INC: of the call) */
+	uint32_t recv_msgs = 0;              /* INC: result messages of the call processed */
+	uint32_t cur_call = 0;               /* INC: the call this rank is in (Sim.calls_) */
+	/* ring plans (RunPlan()) */
+	struct PMsg {
+		uint32_t psn0, nf, bytes;
+	};
+	std::vector<PMsg> pmsgs;             /* messages posted, in order */
+	std::deque<std::vector<uint32_t>> snaps; /* their contents, until the right neighbour takes them */
+	std::deque<std::vector<uint32_t>> arrived; /* messages received, in order, not yet taken */
+	uint32_t p_frames = 0, p_sent = 0, p_acked = 0, p_rproc = 0, p_rdone = 0;
 	bool done = false;
 	/* ring */
 	int out = -1, in = -1;
@@ -221,6 +252,7 @@ class Sim {
 	Result RunInc();
 	Result RunRing();
 	Result RunChain();
+	Result RunPlan();
 	Result RunTransfer(int src, int dst);
 
       private:
@@ -232,6 +264,7 @@ class Sim {
 	uint32_t npkts_, nmsgs_;
 	Coll coll_;     /* the collective (INC: who sends data, who takes results) */
 	int root_;      /* its root rank (Reduce, Broadcast) */
+	std::vector<Call> calls_; /* INC: libinccl's calls of the collective, in order (one but for the block collectives) */
 	std::vector<int> hosts_below_; /* per node: the ranks of its subtree */
 	std::vector<NodeState> n_;
 	std::vector<Conn> c_;
@@ -259,11 +292,16 @@ class Sim {
 	void Timeout(int ci);
 	uint32_t PktBytes(uint64_t k) const;
 	Frame SrcFrame(int rank, uint32_t k) const;
-	Frame EmptyFrame(uint32_t k) const;
-	bool HasData(int rank) const;
-	bool Expects(int rank) const;
-	bool Wants(int v) const;
-	bool SubtreeWants(int s) const;
+	Frame EmptyFrame(uint32_t k, uint32_t value = 0) const;
+	uint32_t CallOf(uint32_t k) const;
+	uint32_t SrcValue(int rank, const Call &cl, uint32_t k) const;
+	bool HasData(int rank, const Call &cl) const;
+	bool Expects(int rank, const Call &cl) const;
+	bool Wants(int v, const Call &cl) const;
+	bool SubtreeWants(int s, const Call &cl) const;
+	uint32_t DownPk(int ci, uint32_t psn) const;
+	uint32_t DownPsn(int ci, uint32_t k) const;
+	uint32_t DownCount(int ci, uint32_t kend) const;
 	void PostMore(int u);
 	void HostCheckDone(int u);
 	void SwitchResults(int s);
@@ -281,6 +319,16 @@ class Sim {
 	void ChainQueue(int u, uint32_t piece);
 	void DrainPosts(int u, bool ahead);
 	void ChainCheckDone(int u);
+	/* ring plans (RunPlan(), hostlib/ring.c): elements per block, per piece, per atom of the check */
+	uint64_t plan_n_ = 0, plan_piece_ = 0, plan_atom_ = 1;
+	uint32_t plan_nmsg_ = 0;
+	void PlanSend(int rank, uint32_t i, uint64_t *off, uint64_t *len, uint32_t *need) const;
+	void PlanRecv(int rank, uint32_t i, uint64_t *off, uint64_t *len, bool *reduce) const;
+	void A2aFind(uint32_t i, uint64_t *s, uint64_t *k, uint64_t *base) const;
+	uint64_t A2aPieces(uint64_t s) const;
+	void PlanPost(int u);
+	void PlanTake(int u);
+	void PlanCheckDone(int u);
 	Result Finish();
 };
 
@@ -295,7 +343,44 @@ Sim::Sim(const Tree &t, const Params &p, uint64_t bytes, Coll coll, int root)
 	host_tx_window_ = std::max(1u, std::min(p.window_host, kRxeUnacked) / k);
 	p_.window_switch = std::max(1u, p.window_switch / k);
 	p_.queue = std::max(1u, p.queue / k);
-	npkts_ = uint32_t((bytes + unit_ - 1) / unit_);
+	/* libinccl's calls (hostlib/coll.c): a block collective's blocks in order, a.k.a. one call per block */
+	int n = Ranks();
+	uint32_t total = 0;
+	auto add = [&](Prim pr, int src, int dst, uint64_t b) {
+		Call cl;
+		cl.prim = pr;
+		cl.src = src;
+		cl.dst = dst;
+		cl.bytes = b;
+		cl.pk0 = total;
+		cl.npk = b ? uint32_t((b + unit_ - 1) / unit_) : 1; /* a Barrier: one empty packet */
+		cl.nmsg = (cl.npk + p_.message - 1) / p_.message;
+		total += cl.npk;
+		calls_.push_back(cl);
+	};
+	uint64_t blk = bytes / uint64_t(n);
+	switch (coll) {
+	case Coll::AllReduce: add(Prim::AllReduce, -1, -1, bytes); break;
+	case Coll::Reduce: add(Prim::Reduce, -1, root, bytes); break;
+	case Coll::Broadcast: add(Prim::Broadcast, root, -1, bytes); break;
+	case Coll::Barrier: add(Prim::Barrier, -1, -1, 0); break;
+	case Coll::AllGather: /* block b a Broadcast from rank b */
+		for (int b = 0; b < n; b++)
+			add(Prim::Broadcast, b, -1, blk);
+		break;
+	case Coll::ReduceScatter: /* block b a Reduce to rank b */
+		for (int b = 0; b < n; b++)
+			add(Prim::Reduce, -1, b, blk);
+		break;
+	case Coll::AllToAll: /* the pairs a -> b, b -> a for a < b, each a Route */
+		for (int a = 0; a < n; a++)
+			for (int b = a + 1; b < n; b++) {
+				add(Prim::Route, a, b, blk);
+				add(Prim::Route, b, a, blk);
+			}
+		break;
+	}
+	npkts_ = total;
 	nmsgs_ = (npkts_ + p_.message - 1) / p_.message;
 	r_.host_done.assign(t.host_of_rank.size(), 0);
 	hosts_below_.assign(t.nodes.size(), 0);
@@ -345,11 +430,16 @@ void Sim::Build()
 			pd->TraceConnectWithoutContext("PhyRxDrop", MakeBoundCallback(&CountLost, &r_.lost));
 		}
 	}
-	std::vector<uint32_t> sum(npkts_, 0); /* a Broadcast's: the root's data; else the sum of every rank's */
-	for (int r = 0; r < Ranks(); r++)
-		if (coll_ != Coll::Broadcast || r == root_)
-			for (uint32_t k = 0; k < npkts_; k++)
-				sum[k] += F(uint32_t(r), k);
+	/* per call: a Broadcast's or Route's result is its source's data; any other the sum of every rank's
+	 * (a Barrier's: of every rank's arrival, a stand-in its empty packet carries) */
+	std::vector<uint32_t> sum(npkts_, 0);
+	for (const Call &cl : calls_) {
+		bool one = cl.prim == Prim::Broadcast || cl.prim == Prim::Route;
+		for (int r = 0; r < Ranks(); r++)
+			if (!one || r == cl.src)
+				for (uint32_t k = cl.pk0; k < cl.pk0 + cl.npk; k++)
+					sum[k] += F(uint32_t(r), k);
+	}
 	expect_.swap(sum);
 }
 
@@ -636,15 +726,32 @@ void Sim::Timeout(int ci)
 /* PktBytes() - payload bytes of packet @k of a rank's buffer (the last one may be short). */
 uint32_t Sim::PktBytes(uint64_t k) const
 {
-	uint64_t end = std::min<uint64_t>((k + 1) * unit_, bytes_);
-	return uint32_t(end - k * unit_);
+	const Call &cl = calls_[CallOf(uint32_t(k))];
+	uint64_t j = k - cl.pk0, end = std::min<uint64_t>((j + 1) * unit_, cl.bytes);
+	return end > j * unit_ ? uint32_t(end - j * unit_) : 0;
 }
 
-/* SrcFrame() - packet @k of rank @rank's own data, in messages of p.message packets. */
+/* CallOf() - the call (index into calls_) that packet @k belongs to. */
+uint32_t Sim::CallOf(uint32_t k) const
+{
+	if (calls_.size() == 1)
+		return 0;
+	auto it = std::upper_bound(calls_.begin(), calls_.end(), k, [](uint32_t v, const Call &c) { return v < c.pk0; });
+	return uint32_t(it - calls_.begin()) - 1;
+}
+
+/* SrcValue() - the stand-in rank @rank's packet @k of call @cl carries: its data's, 0 when it sends it empty (a Barrier's: its arrival). */
+uint32_t Sim::SrcValue(int rank, const Call &cl, uint32_t k) const
+{
+	return HasData(rank, cl) || cl.prim == Prim::Barrier ? F(uint32_t(rank), k) : 0;
+}
+
+/* SrcFrame() - packet @k of rank @rank's own data, in messages of p.message packets from its call's first. */
 Frame Sim::SrcFrame(int rank, uint32_t k) const
 {
-	uint32_t m = k / p_.message, first = m * p_.message, end = std::min(first + p_.message, npkts_);
-	uint64_t mb = std::min<uint64_t>(uint64_t(end) * unit_, bytes_) - uint64_t(first) * unit_;
+	const Call &cl = calls_[CallOf(k)];
+	uint32_t first = cl.pk0 + (k - cl.pk0) / p_.message * p_.message, end = std::min(first + p_.message, cl.pk0 + cl.npk);
+	uint64_t mb = std::min<uint64_t>(uint64_t(end - cl.pk0) * unit_, cl.bytes) - uint64_t(first - cl.pk0) * unit_;
 	return Frame{PktBytes(k), uint32_t(mb), rank >= 0 ? F(uint32_t(rank), k) : 0, k + 1 == end, Pkts(PktBytes(k))};
 }
 
@@ -657,70 +764,114 @@ Frame Sim::SrcFrame(int rank, uint32_t k) const
  * does data messages: the lab's switch coalesces a host's ACK requests into
  * one ACK per 32 SENDs (ACK_EVERY of switch/engine.c) or a pause.
  */
-Frame Sim::EmptyFrame(uint32_t k) const
+Frame Sim::EmptyFrame(uint32_t k, uint32_t value) const
 {
-	Frame f{0, 0, 0, true, Pkts(PktBytes(k))};
-	f.quiet = (k + 1) % p_.message != 0 && k + 1 != npkts_;
+	const Call &cl = calls_[CallOf(k)];
+	Frame f{0, 0, value, true, Pkts(PktBytes(k))};
+	f.quiet = (k - cl.pk0 + 1) % p_.message != 0 && k + 1 != cl.pk0 + cl.npk;
 	return f;
 }
 
-/* HasData() - whether rank @rank sends data (AllReduce, Reduce: every rank; Broadcast: the root) or empty packets. */
-bool Sim::HasData(int rank) const
+/* HasData() - whether rank @rank sends data in call @cl (AllReduce, Reduce: every rank; Broadcast, Route: the source; Barrier: none) or empty packets. */
+bool Sim::HasData(int rank, const Call &cl) const
 {
-	return coll_ != Coll::Broadcast || rank == root_;
+	switch (cl.prim) {
+	case Prim::AllReduce:
+	case Prim::Reduce: return true;
+	case Prim::Barrier: return false;
+	default: return rank == cl.src;
+	}
 }
 
-/* Expects() - whether rank @rank takes results (AllReduce: every rank; Reduce: the root; Broadcast: all but the root). */
-bool Sim::Expects(int rank) const
+/* Expects() - whether rank @rank takes results of call @cl (AllReduce, Barrier: every rank; Reduce, Route: the destination; Broadcast: all but the root). */
+bool Sim::Expects(int rank, const Call &cl) const
 {
-	return coll_ == Coll::AllReduce || (coll_ == Coll::Reduce) == (rank == root_);
-}
-
-/*
- * Wants() - whether a switch sends the result to its child node @v, as the
- * lab's switch decides (child_wants() of switch/engine.c): AllReduce every
- * child; Reduce the child whose subtree holds the root; Broadcast every child
- * but one that is the root alone (a host that is the root has the data).
- */
-bool Sim::Wants(int v) const
-{
-	const TreeNode &root = t_.nodes[size_t(t_.host_of_rank[size_t(root_)])], &c = t_.nodes[size_t(v)];
-	bool holds = c.tin <= root.tin && root.tin < c.tout;
-	switch (coll_) {
-	case Coll::Reduce: return holds;
-	case Coll::Broadcast: return !(holds && hosts_below_[size_t(v)] == 1);
+	switch (cl.prim) {
+	case Prim::Reduce:
+	case Prim::Route: return rank == cl.dst;
+	case Prim::Broadcast: return rank != cl.src;
 	default: return true;
 	}
 }
 
-/* SubtreeWants() - whether any child of switch @s wants the result (else a leaf takes none from its parent). */
-bool Sim::SubtreeWants(int s) const
+/*
+ * Wants() - whether a switch sends the result of call @cl to its child node
+ * @v, as the lab's switch decides (child_wants() of switch/engine.c):
+ * AllReduce and Barrier every child; Reduce and Route the child whose
+ * subtree holds the destination; Broadcast every child but one that is the
+ * root alone (a host that is the root has the data).
+ */
+bool Sim::Wants(int v, const Call &cl) const
+{
+	int rank = cl.prim == Prim::Broadcast ? cl.src : cl.dst;
+	if (rank < 0)
+		return true;
+	const TreeNode &r = t_.nodes[size_t(t_.host_of_rank[size_t(rank)])], &c = t_.nodes[size_t(v)];
+	bool holds = c.tin <= r.tin && r.tin < c.tout;
+	return cl.prim == Prim::Broadcast ? !(holds && hosts_below_[size_t(v)] == 1) : holds;
+}
+
+/* SubtreeWants() - whether any child of switch @s wants the result of call @cl (else a leaf takes none from its parent). */
+bool Sim::SubtreeWants(int s, const Call &cl) const
 {
 	for (int ch : t_.nodes[size_t(s)].children)
-		if (Wants(ch))
+		if (Wants(ch, cl))
 			return true;
 	return false;
 }
 
+/* DownPk() - the packet whose result PSN @psn of down connection @ci carries (Conn.dsegs). */
+uint32_t Sim::DownPk(int ci, uint32_t psn) const
+{
+	const auto &v = c_[size_t(ci)].dsegs;
+	auto it = std::upper_bound(v.begin(), v.end(), psn, [](uint32_t x, const DownSeg &g) { return x < g.psn0; });
+	return (it - 1)->pk0 + (psn - (it - 1)->psn0);
+}
+
+/* DownPsn() - the PSN that carries packet @k's result on down connection @ci; kNone when it carries none. */
+uint32_t Sim::DownPsn(int ci, uint32_t k) const
+{
+	const auto &v = c_[size_t(ci)].dsegs;
+	auto it = std::upper_bound(v.begin(), v.end(), k, [](uint32_t x, const DownSeg &g) { return x < g.pk0; });
+	if (it == v.begin() || k >= (it - 1)->pk0 + (it - 1)->n)
+		return kNone;
+	return (it - 1)->psn0 + (k - (it - 1)->pk0);
+}
+
+/* DownCount() - the results of packets below @kend that down connection @ci carries: its PSNs ready once they are. */
+uint32_t Sim::DownCount(int ci, uint32_t kend) const
+{
+	const auto &v = c_[size_t(ci)].dsegs;
+	auto it = std::upper_bound(v.begin(), v.end(), kend, [](uint32_t x, const DownSeg &g) { return x <= g.pk0; });
+	if (it == v.begin())
+		return 0;
+	--it;
+	return it->psn0 + std::min(it->n, kend - it->pk0);
+}
+
 /*
- * PostMore() - host @u posts its next messages on its up connection while
- * they fit the window; each costs o + n·G. A rank without data posts each
- * packet as an empty message of its own: o each. In a collective (INC), a
- * rank that takes results also stays within libinccl's window of the
- * results it has processed (run_xfer(): at most a window unanswered).
+ * PostMore() - host @u posts its next messages of its current call on its
+ * up connection while they fit the window; each costs o + n·G. A rank
+ * without data posts each packet as an empty message of its own: o each. In
+ * a collective (INC), a rank that takes results also stays within libinccl's
+ * window of the results of the call it has processed (run_xfer(): at most a
+ * window unanswered).
  */
 void Sim::PostMore(int u)
 {
 	NodeState &s = n_[size_t(u)];
+	if (s.cur_call >= calls_.size())
+		return;
+	const Call &cl = calls_[s.cur_call];
 	Conn &c = c_[size_t(s.up)];
 	int rank = t_.nodes[size_t(u)].rank;
-	bool data = HasData(rank), answered = inc_ && Expects(rank);
-	uint32_t per = data ? p_.message : 1, msgs = data ? nmsgs_ : npkts_;
+	bool data = HasData(rank, cl), answered = inc_ && Expects(rank, cl);
+	uint32_t per = data ? p_.message : 1, msgs = data ? cl.nmsg : cl.npk, cend = cl.pk0 + cl.npk;
 	while (s.post_next < msgs) {
-		uint32_t first = s.post_next * per, end = std::min(first + per, npkts_);
+		uint32_t first = cl.pk0 + s.post_next * per, end = std::min(first + per, cend);
 		if (end > c.una + c.window)
 			break;
-		if (answered && end > std::min(s.recv_msgs * p_.message, npkts_) + p_.window_host)
+		if (answered && end - cl.pk0 > std::min(s.recv_msgs * p_.message, cl.npk) + p_.window_host)
 			break;
 		double cost = data ? p_.host_o + SrcFrame(-1, first).msg_bytes * p_.host_G : p_.host_o * EmptyFrame(first).pkts;
 		int ci = s.up;
@@ -732,14 +883,28 @@ void Sim::PostMore(int u)
 	}
 }
 
-/* HostCheckDone() - host @u is done once every result is processed and every frame it sent acknowledged. */
+/*
+ * HostCheckDone() - host @u is done with a call once every result of it is
+ * processed and every frame it sent acknowledged; it then starts the next
+ * (hostlib/coll.c: one call after the other), and is done after the last.
+ */
 void Sim::HostCheckDone(int u)
 {
 	NodeState &s = n_[size_t(u)];
-	if (s.done || s.recv_msgs < (Expects(t_.nodes[size_t(u)].rank) ? nmsgs_ : 0) || c_[size_t(s.up)].una < npkts_)
-		return;
-	s.done = true;
-	r_.host_done[size_t(t_.nodes[size_t(u)].rank)] = Simulator::Now().GetSeconds();
+	int rank = t_.nodes[size_t(u)].rank;
+	while (!s.done) {
+		const Call &cl = calls_[s.cur_call];
+		if (s.recv_msgs < (Expects(rank, cl) ? cl.nmsg : 0) || c_[size_t(s.up)].una < cl.pk0 + cl.npk)
+			return;
+		s.post_next = 0;
+		s.recv_msgs = 0;
+		if (++s.cur_call < calls_.size()) {
+			PostMore(u);
+			continue;
+		}
+		s.done = true;
+		r_.host_done[size_t(rank)] = Simulator::Now().GetSeconds();
+	}
 }
 
 /* SwitchResults() - switch @s passes the results ready in order to every child. */
@@ -753,11 +918,11 @@ void Sim::SwitchResults(int s)
 		st.res_next++;
 	}
 	for (int ch : t_.nodes[size_t(s)].children) {
-		if (!Wants(ch))
-			continue;
-		Conn &c = c_[size_t(n_[size_t(ch)].down)];
-		c.ready = st.res_next;
-		Kick(n_[size_t(ch)].down);
+		int ci = n_[size_t(ch)].down;
+		if (c_[size_t(ci)].dsegs.empty())
+			continue; /* it wants no result of any call */
+		c_[size_t(ci)].ready = DownCount(ci, st.res_next);
+		Kick(ci);
 	}
 }
 
@@ -769,8 +934,11 @@ void Sim::SwitchFree(int s)
 	while (st.free_next < st.res_next) {
 		uint32_t k = st.free_next;
 		bool all = !(st.up >= 0 && c_[size_t(st.up)].una <= k);
-		for (int ch : t_.nodes[size_t(s)].children)
-			all = all && (!Wants(ch) || c_[size_t(n_[size_t(ch)].down)].una > k);
+		for (int ch : t_.nodes[size_t(s)].children) {
+			int ci = n_[size_t(ch)].down;
+			uint32_t psn = all ? DownPsn(ci, k) : kNone;
+			all = all && (psn == kNone || c_[size_t(ci)].una > psn);
+		}
 		if (!all)
 			break;
 		st.slots[k % p_.slots] = Slot();
@@ -794,6 +962,18 @@ Result Sim::RunInc()
 			continue;
 		n_[i].up = NewConn(int(i), par);
 		n_[i].down = NewConn(par, int(i));
+		/* the results the switch sends this child: those of the calls it wants, PSN after PSN */
+		auto &segs = c_[size_t(n_[i].down)].dsegs;
+		uint32_t psn = 0;
+		for (const Call &cl : calls_) {
+			if (!Wants(int(i), cl))
+				continue;
+			if (!segs.empty() && segs.back().pk0 + segs.back().n == cl.pk0)
+				segs.back().n += cl.npk;
+			else
+				segs.push_back(DownSeg{psn, cl.pk0, cl.npk});
+			psn += cl.npk;
+		}
 	}
 	for (size_t i = 0; i < t_.nodes.size(); i++) {
 		int u = int(i);
@@ -801,17 +981,18 @@ Result Sim::RunInc()
 		const TreeNode &tn = t_.nodes[i];
 		if (tn.host) {
 			int rank = tn.rank;
-			if (HasData(rank))
-				c_[size_t(s.up)].frame = [this, rank](uint32_t k) { return SrcFrame(rank, k); };
-			else
-				c_[size_t(s.up)].frame = [this](uint32_t k) { return EmptyFrame(k); };
+			c_[size_t(s.up)].frame = [this, rank](uint32_t k) {
+				const Call &cl = calls_[CallOf(k)];
+				return HasData(rank, cl) ? SrcFrame(rank, k) : EmptyFrame(k, SrcValue(rank, cl, k));
+			};
 			c_[size_t(s.up)].on_ack = [this, u]() {
 				PostMore(u);
 				HostCheckDone(u);
 			};
-			bool expects = Expects(rank);
-			c_[size_t(s.down)].on_data = [this, u, expects](uint32_t k, const Frame &f) {
-				if (!expects || f.value != expect_[k])
+			int ci = s.down;
+			c_[size_t(s.down)].on_data = [this, u, rank, ci](uint32_t psn, const Frame &f) {
+				uint32_t k = DownPk(ci, psn);
+				if (!Expects(rank, calls_[CallOf(k)]) || f.value != expect_[k])
 					r_.wrong_pkts++; /* a wrong result, or one this rank is not due */
 				if (f.last)
 					Cpu(u, p_.host_o + f.msg_bytes * p_.host_G, [this, u]() {
@@ -825,9 +1006,9 @@ Result Sim::RunInc()
 		}
 		s.slots.assign(p_.slots, Slot());
 		uint32_t nch = uint32_t(tn.children.size());
-		bool root = tn.parent < 0, wants = SubtreeWants(u);
+		bool root = tn.parent < 0;
 		for (int ch : tn.children) {
-			c_[size_t(n_[size_t(ch)].up)].on_data = [this, u, nch, root, wants](uint32_t k, const Frame &f) {
+			c_[size_t(n_[size_t(ch)].up)].on_data = [this, u, nch, root](uint32_t k, const Frame &f) {
 				NodeState &st = n_[size_t(u)];
 				Slot &sl = st.slots[k % p_.slots];
 				if (sl.psn != k) {
@@ -857,14 +1038,16 @@ Result Sim::RunInc()
 				}
 				c_[size_t(st.up)].ready = st.agg_next;
 				Kick(st.up);
-				if (!wants) { /* no result comes down (a Reduce's other subtrees, a Broadcast's root alone) */
+				if (!SubtreeWants(u, calls_[CallOf(k)])) { /* no result comes down (a Reduce's other subtrees, a Broadcast's root alone) */
 					sl.res = true;
 					SwitchResults(u);
 				}
 				return true;
 			};
-			Conn &dc = c_[size_t(n_[size_t(ch)].down)];
-			dc.frame = [this, u](uint32_t k) {
+			int dci = n_[size_t(ch)].down;
+			Conn &dc = c_[size_t(dci)];
+			dc.frame = [this, u, dci](uint32_t psn) {
+				uint32_t k = DownPk(dci, psn);
 				const Slot &sl = n_[size_t(u)].slots[k % p_.slots];
 				Frame f{sl.meta.bytes, sl.meta.msg_bytes, sl.result, sl.meta.last, sl.meta.pkts};
 				f.quiet = sl.meta.quiet;
@@ -880,7 +1063,9 @@ Result Sim::RunInc()
 				return f;
 			};
 			c_[size_t(s.up)].on_ack = [this, u]() { SwitchFree(u); };
-			c_[size_t(s.down)].on_data = [this, u](uint32_t k, const Frame &f) {
+			int ci = s.down;
+			c_[size_t(s.down)].on_data = [this, u, ci](uint32_t psn, const Frame &f) {
+				uint32_t k = DownPk(ci, psn);
 				Slot &sl = n_[size_t(u)].slots[k % p_.slots];
 				if (sl.psn != k) {
 					r_.wrong_pkts++; /* a result no slot awaits: a fault of the model */
@@ -1153,6 +1338,294 @@ Result Sim::RunChain()
 	return Finish();
 }
 
+/*
+ * The ring plans of libinccl's AllGather, ReduceScatter, AllToAll and
+ * Barrier (hostlib/ring.c, in elements of kElem bytes): message i of a
+ * rank's stream to the right moves elements [off, off + len) of its work
+ * buffer; received message i lands on the same range of the receiver's,
+ * added (ReduceScatter's, the Barrier's first half) or copied. Send i waits
+ * until `need` messages were taken; an AllToAll's received message i waits
+ * until send i was posted (it overwrites what that one reads).
+ *   AllGather, ReduceScatter (ag_*, rs_*): blocks of plan_n_ elements cut
+ *   into rounds of one piece (plan_piece_) per block; step k of a round
+ *   sends block rank - k (ReduceScatter: rank - k - 1) and receives block
+ *   rank - k - 1 (rank - k - 2).
+ *   AllToAll (a2a_*): nranks - 1 blocks by distance, step s sends blocks
+ *   s - 1 .. nranks - 2 (pieces cut from the end), receives the same range.
+ *   Barrier: the ring AllReduce (ar_*) of one element.
+ */
+void Sim::PlanSend(int rank, uint32_t i, uint64_t *off, uint64_t *len, uint32_t *need) const
+{
+	long p = Ranks();
+	auto mod = [p](long a) { return uint64_t(((a % p) + p) % p); };
+	if (coll_ == Coll::Barrier) { /* ar_send of one element: one round */
+		uint64_t steps = 2 * uint64_t(p - 1), k = i % steps, h = uint64_t(p - 1);
+		uint64_t sidx = k < h ? mod(rank - long(k)) : mod(rank + 1 - long(k - h));
+		*off = sidx * plan_n_ / uint64_t(p);
+		*len = (sidx + 1) * plan_n_ / uint64_t(p) - *off;
+		*need = k == 0 ? 0 : i;
+		return;
+	}
+	if (coll_ == Coll::AllToAll) {
+		uint64_t st, k, base;
+		A2aFind(i, &st, &k, &base);
+		uint64_t end = uint64_t(p - 1) * plan_n_, start = (st - 1) * plan_n_, hi = end - k * plan_piece_;
+		uint64_t lo = hi - start > plan_piece_ ? hi - plan_piece_ : start;
+		*off = lo;
+		*len = hi - lo;
+		*need = st == 1 ? 0 : uint32_t(base - A2aPieces(st - 1) + k + 1);
+		return;
+	}
+	uint64_t h = uint64_t(p - 1), q = i / h, k = i % h, first = q * plan_piece_;
+	uint64_t b = coll_ == Coll::AllGather ? mod(rank - long(k)) : mod(rank - long(k) - 1);
+	*off = b * plan_n_ + first;
+	*len = std::min(plan_n_ - first, plan_piece_);
+	*need = k == 0 ? 0 : i;
+}
+
+/* PlanRecv() - the range received message @i of rank @rank lands on, and whether it is added (@reduce) or copied. */
+void Sim::PlanRecv(int rank, uint32_t i, uint64_t *off, uint64_t *len, bool *reduce) const
+{
+	long p = Ranks();
+	auto mod = [p](long a) { return uint64_t(((a % p) + p) % p); };
+	uint32_t need;
+	if (coll_ == Coll::Barrier) {
+		uint64_t steps = 2 * uint64_t(p - 1), k = i % steps, h = uint64_t(p - 1);
+		uint64_t sidx = k < h ? mod(rank - long(k) - 1) : mod(rank - long(k - h));
+		*off = sidx * plan_n_ / uint64_t(p);
+		*len = (sidx + 1) * plan_n_ / uint64_t(p) - *off;
+		*reduce = k < h;
+		return;
+	}
+	if (coll_ == Coll::AllToAll) {
+		PlanSend(rank, i, off, len, &need); /* the same step and piece */
+		*reduce = false;
+		return;
+	}
+	uint64_t h = uint64_t(p - 1), q = i / h, k = i % h, first = q * plan_piece_;
+	uint64_t b = coll_ == Coll::AllGather ? mod(rank - long(k) - 1) : mod(rank - long(k) - 2);
+	*off = b * plan_n_ + first;
+	*len = std::min(plan_n_ - first, plan_piece_);
+	*reduce = coll_ == Coll::ReduceScatter;
+}
+
+/* A2aPieces() - the messages of AllToAll step @s (ring.c a2a_pieces()). */
+uint64_t Sim::A2aPieces(uint64_t st) const
+{
+	return ((uint64_t(Ranks()) - st) * plan_n_ + plan_piece_ - 1) / plan_piece_;
+}
+
+/* A2aFind() - the step *@s and piece *@k of AllToAll message @i; *@base: the messages of the steps before (ring.c a2a_find()). */
+void Sim::A2aFind(uint32_t i, uint64_t *st, uint64_t *k, uint64_t *base) const
+{
+	uint64_t b = 0;
+	for (*st = 1; *st + 1 < uint64_t(Ranks()); (*st)++) {
+		uint64_t m = A2aPieces(*st);
+		if (i < b + m)
+			break;
+		b += m;
+	}
+	*k = i - b;
+	*base = b;
+}
+
+/*
+ * PlanPost() - host @u posts its next plan messages while run_plan() would:
+ * each once the messages it needs were taken, at most kRingWindow
+ * unacknowledged and rxe's frames in flight. A post costs o + n·G and goes
+ * ahead of the receives waiting for the CPU (run_plan() posts every send it
+ * may between two polls); at its end the message's contents are copied
+ * (the send buffer), its frames go.
+ */
+void Sim::PlanPost(int u)
+{
+	NodeState &s = n_[size_t(u)];
+	Conn &c = c_[size_t(s.out)];
+	int rank = t_.nodes[size_t(u)].rank;
+	while (s.post_next < plan_nmsg_) {
+		uint64_t off, len;
+		uint32_t need;
+		PlanSend(rank, s.post_next, &off, &len, &need);
+		uint32_t bytes = uint32_t(len * kElem), nf = bytes ? (bytes + unit_ - 1) / unit_ : 1;
+		if (s.p_rdone < need || s.post_next - s.p_acked >= kRingWindow || s.p_frames + nf > c.una + c.window)
+			break;
+		s.pmsgs.push_back(NodeState::PMsg{s.p_frames, nf, bytes});
+		s.p_frames += nf;
+		s.post_next++;
+		int ci = s.out;
+		uint32_t end = s.p_frames;
+		Cpu(
+			u, p_.host_o + bytes * p_.host_G,
+			[this, u, ci, end, off, len]() {
+				NodeState &st = n_[size_t(u)];
+				uint64_t a0 = off / plan_atom_, na = len / plan_atom_;
+				st.snaps.emplace_back(st.buf.begin() + long(a0), st.buf.begin() + long(a0 + na));
+				st.p_sent++;
+				c_[size_t(ci)].ready = end;
+				Kick(ci);
+				PlanTake(u);
+			},
+			true);
+	}
+}
+
+/*
+ * PlanTake() - host @u takes the messages it received and processed, in
+ * order, into its work buffer (an AllToAll's once the send of the same
+ * number was posted); then posts what that allows.
+ */
+void Sim::PlanTake(int u)
+{
+	NodeState &s = n_[size_t(u)];
+	int rank = t_.nodes[size_t(u)].rank;
+	while (s.p_rdone < s.p_rproc && (coll_ != Coll::AllToAll || s.p_sent >= s.p_rdone + 1)) {
+		uint64_t off, len;
+		bool reduce;
+		PlanRecv(rank, s.p_rdone, &off, &len, &reduce);
+		const std::vector<uint32_t> &m = s.arrived.front();
+		uint64_t a0 = off / plan_atom_;
+		if (m.size() != len / plan_atom_)
+			r_.wrong_pkts++; /* a message of another length than the plan's: a fault of the model */
+		for (size_t j = 0; j < m.size() && a0 + j < s.buf.size(); j++)
+			s.buf[a0 + j] = reduce ? s.buf[a0 + j] + m[j] : m[j];
+		s.arrived.pop_front();
+		s.p_rdone++;
+	}
+	PlanPost(u);
+	PlanCheckDone(u);
+}
+
+/* PlanCheckDone() - host @u is done once it took every message, posted every one and has their ACKs. */
+void Sim::PlanCheckDone(int u)
+{
+	NodeState &s = n_[size_t(u)];
+	if (s.done || s.p_rdone < plan_nmsg_ || s.p_sent < plan_nmsg_ || c_[size_t(s.out)].una < s.p_frames)
+		return;
+	s.done = true;
+	r_.host_done[size_t(t_.nodes[size_t(u)].rank)] = Simulator::Now().GetSeconds();
+}
+
+/*
+ * RunPlan() - the host baseline of AllGather, ReduceScatter, AllToAll and
+ * Barrier: libinccl's ring plans (hostlib/ring.c run_plan()) over the ring
+ * of RunRing(), messages of at most kRingPiece packets (a model frame each
+ * per Params.unit packets, at least one: an empty message is a frame of
+ * headers). Contents are checked in atoms of plan_atom_ elements (every
+ * boundary of a piece and a block is one): each message carries a copy of
+ * its range, taken as the plan says; the results against stand-ins computed
+ * apart: AllGather every block from its rank, ReduceScatter a rank's block
+ * summed over every rank, AllToAll the block each rank holds for it, the
+ * Barrier's one element every rank's sum.
+ */
+Result Sim::RunPlan()
+{
+	int p = Ranks();
+	uint64_t blk = coll_ == Coll::Barrier ? kElem : bytes_ / uint64_t(p);
+	plan_n_ = blk / kElem;
+	plan_piece_ = kRingPiece * kMtu / kElem;
+	plan_atom_ = coll_ == Coll::Barrier ? 1 : std::gcd<uint64_t>(plan_n_, unit_ / kElem);
+	uint64_t work = coll_ == Coll::Barrier ? 1 : coll_ == Coll::AllToAll ? uint64_t(p - 1) * plan_n_ : uint64_t(p) * plan_n_;
+	uint64_t nab = plan_n_ / plan_atom_; /* atoms per block */
+	if (coll_ == Coll::Barrier)
+		plan_nmsg_ = 2 * uint32_t(p - 1);
+	else if (coll_ == Coll::AllToAll)
+		for (int st = 1; st < p; st++)
+			plan_nmsg_ += uint32_t(A2aPieces(uint64_t(st)));
+	else
+		plan_nmsg_ = uint32_t((plan_n_ + plan_piece_ - 1) / plan_piece_) * uint32_t(p - 1);
+	for (int r = 0; r < p; r++)
+		n_[size_t(t_.host_of_rank[size_t(r)])].out = NewConn(t_.host_of_rank[size_t(r)], t_.host_of_rank[size_t((r + 1) % p)]);
+	for (int r = 0; r < p; r++) {
+		int u = t_.host_of_rank[size_t(r)], left = t_.host_of_rank[size_t((r + p - 1) % p)];
+		NodeState &s = n_[size_t(u)];
+		s.in = n_[size_t(left)].out;
+		/* the work buffer's input (ring.c coll_setup()), in atoms */
+		s.buf.assign(work / plan_atom_, 0);
+		for (uint64_t j = 0; j < s.buf.size(); j++) {
+			uint64_t b = j / nab, a = j % nab;
+			switch (coll_) {
+			case Coll::AllGather: /* its own block, in place */
+				if (b == uint64_t(r))
+					s.buf[j] = F(uint32_t(r), uint32_t(a));
+				break;
+			case Coll::ReduceScatter: /* its input: block b for rank b */
+				s.buf[j] = F(uint32_t(r), uint32_t(j));
+				break;
+			case Coll::AllToAll: /* by distance: block b for rank + b + 1 */
+				s.buf[j] = F(uint32_t(r), uint32_t(((uint64_t(r) + b + 1) % uint64_t(p)) * nab + a));
+				break;
+			default: /* the Barrier's token */
+				s.buf[j] = F(uint32_t(r), 0);
+			}
+		}
+		Conn &out = c_[size_t(s.out)];
+		out.frame = [this, u](uint32_t psn) {
+			const NodeState &st = n_[size_t(u)];
+			auto it = std::upper_bound(st.pmsgs.begin(), st.pmsgs.end(), psn,
+						   [](uint32_t v, const NodeState::PMsg &m) { return v < m.psn0; });
+			const NodeState::PMsg &m = *(it - 1);
+			uint32_t j = psn - m.psn0, b = m.bytes > j * unit_ ? std::min(unit_, m.bytes - j * unit_) : 0;
+			return Frame{b, m.bytes, 0, j + 1 == m.nf, Pkts(b)};
+		};
+		out.on_ack = [this, u]() {
+			NodeState &st = n_[size_t(u)];
+			while (st.p_acked < st.pmsgs.size() && st.pmsgs[st.p_acked].psn0 + st.pmsgs[st.p_acked].nf <= c_[size_t(st.out)].una)
+				st.p_acked++;
+			PlanPost(u);
+			PlanCheckDone(u);
+		};
+		c_[size_t(s.in)].on_data = [this, u, left](uint32_t, const Frame &f) {
+			if (!f.last)
+				return true;
+			NodeState &st = n_[size_t(u)], &ls = n_[size_t(left)];
+			if (ls.snaps.empty()) {
+				r_.wrong_pkts++; /* a message never posted: a fault of the model */
+				return true;
+			}
+			st.arrived.push_back(std::move(ls.snaps.front()));
+			ls.snaps.pop_front();
+			Cpu(u, p_.host_o + f.msg_bytes * p_.host_G, [this, u]() {
+				n_[size_t(u)].p_rproc++;
+				PlanTake(u);
+			});
+			return true;
+		};
+	}
+	for (int r = 0; r < p; r++)
+		Simulator::ScheduleNow(&Sim::PlanPost, this, t_.host_of_rank[size_t(r)]);
+	Simulator::Run();
+	/* the results (ring.c coll_finish()), against what each must be */
+	uint64_t wrong_atoms = 0;
+	for (int r = 0; r < p; r++) {
+		const NodeState &s = n_[size_t(t_.host_of_rank[size_t(r)])];
+		uint64_t bad = 0;
+		for (uint64_t j = 0; j < s.buf.size(); j++) {
+			uint64_t b = j / nab, a = j % nab;
+			uint32_t want = 0;
+			switch (coll_) {
+			case Coll::AllGather: want = F(uint32_t(b), uint32_t(a)); break;
+			case Coll::ReduceScatter:
+				if (b != uint64_t(r))
+					continue; /* partial sums: only this rank's block is its result */
+				for (int q = 0; q < p; q++)
+					want += F(uint32_t(q), uint32_t(j));
+				break;
+			case Coll::AllToAll: /* step b + 1 brought rank - b - 1's block for this rank */
+				want = F(uint32_t((uint64_t(r) + uint64_t(p) - b - 1) % uint64_t(p)), uint32_t(uint64_t(r) * nab + a));
+				break;
+			default:
+				for (int q = 0; q < p; q++)
+					want += F(uint32_t(q), 0);
+			}
+			bad += s.buf[j] != want;
+		}
+		wrong_atoms += bad;
+		r_.wrong_pkts += bad;
+	}
+	r_.wrong_elems = coll_ == Coll::Barrier ? r_.wrong_pkts : wrong_atoms * plan_atom_;
+	return Finish();
+}
+
 Result Sim::RunTransfer(int src, int dst)
 {
 	int su = t_.host_of_rank[size_t(src)], du = t_.host_of_rank[size_t(dst)];
@@ -1183,6 +1656,8 @@ Result Sim::RunTransfer(int src, int dst)
 Result Sim::Finish()
 {
 	r_.events = Simulator::GetEventCount();
+	if (!r_.wrong_elems) /* INC, the ring AllReduce and the chain: a wrong model frame's elements */
+		r_.wrong_elems = coll_ == Coll::Barrier ? r_.wrong_pkts : r_.wrong_pkts * p_.unit * (kMtu / kElem);
 	double tmax = 0;
 	for (double d : r_.host_done)
 		tmax = d > 0 ? std::max(tmax, d) : 1.0 / 0.0;
@@ -1228,7 +1703,12 @@ Result RunCollective(const Tree &t, const Params &p, uint64_t bytes, Coll c, Alg
 	Sim s(t, p, bytes, c, root);
 	if (a == Algo::Inc)
 		return s.RunInc();
-	return c == Coll::AllReduce ? s.RunRing() : s.RunChain();
+	switch (c) {
+	case Coll::AllReduce: return s.RunRing();
+	case Coll::Reduce:
+	case Coll::Broadcast: return s.RunChain();
+	default: return s.RunPlan();
+	}
 }
 
 Result RunAllReduce(const Tree &t, const Params &p, uint64_t bytes, Algo a)
@@ -1238,12 +1718,31 @@ Result RunAllReduce(const Tree &t, const Params &p, uint64_t bytes, Algo a)
 
 const char *CollName(Coll c)
 {
-	return c == Coll::Reduce ? "reduce" : c == Coll::Broadcast ? "broadcast" : "allreduce";
+	switch (c) {
+	case Coll::Reduce: return "reduce";
+	case Coll::Broadcast: return "broadcast";
+	case Coll::AllGather: return "allgather";
+	case Coll::ReduceScatter: return "reducescatter";
+	case Coll::AllToAll: return "alltoall";
+	case Coll::Barrier: return "barrier";
+	default: return "allreduce";
+	}
+}
+
+bool CollBlocks(Coll c)
+{
+	return c == Coll::AllGather || c == Coll::ReduceScatter || c == Coll::AllToAll;
+}
+
+bool CollHasRoot(Coll c)
+{
+	return c == Coll::Reduce || c == Coll::Broadcast;
 }
 
 bool CollParse(const std::string &name, Coll *c)
 {
-	for (Coll x : {Coll::AllReduce, Coll::Reduce, Coll::Broadcast})
+	for (Coll x : {Coll::AllReduce, Coll::Reduce, Coll::Broadcast, Coll::AllGather, Coll::ReduceScatter, Coll::AllToAll,
+		       Coll::Barrier})
 		if (name == CollName(x)) {
 			*c = x;
 			return true;

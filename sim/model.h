@@ -18,11 +18,18 @@
  *     every rank sends every packet (a Broadcast's non-roots each empty and
  *     alone), a switch sends the result only to the children due it (a
  *     Reduce's towards the root, a Broadcast's to all but the root host);
+ *   - AllGather, ReduceScatter and AllToAll in the network as libinccl does
+ *     them (hostlib/coll.c): one Broadcast, Reduce or Route (a Broadcast's
+ *     data delivered as a Reduce's) per block, in order on every rank, each
+ *     rank starting a block once it is done with the one before; Barrier as
+ *     an AllReduce of one empty packet per rank (hostlib/comm.c);
  *   - the host ring baseline: reduce-scatter then allgather, 2(p-1) steps of
  *     n/p bytes over end-to-end connections that the switches only forward;
  *     a step's send starts on the completion of the step before's receive
  *     (the receive-side completion of seeds/001); for Broadcast libinccl's
- *     pipelined chain along the ring, for Reduce its mirror.
+ *     pipelined chain along the ring, for Reduce its mirror; for AllGather,
+ *     ReduceScatter, AllToAll and Barrier libinccl's ring plans
+ *     (hostlib/ring.c: pieces of 16 KiB, a window of 64 messages).
  * Every packet carries a 32-bit stand-in of its elements; results are checked
  * against sums computed apart from the simulation (Result.wrong_pkts).
  */
@@ -97,6 +104,7 @@ struct Params {
 struct Result {
 	double time_s = 0;           /* the last host's completion */
 	uint64_t wrong_pkts = 0;     /* result model frames unlike the expected sums, every host */
+	uint64_t wrong_elems = 0;    /* the elements of those (a Barrier: the ranks whose result was early or wrong) */
 	uint64_t events = 0;         /* ns-3 events executed */
 	uint64_t frames = 0;         /* frames put on links */
 	uint64_t lost = 0;           /* frames dropped by a link's loss or a full queue */
@@ -107,12 +115,20 @@ struct Result {
 enum class Algo { Inc, Ring };
 
 /** The collectives simulated: who sends data and who takes results is the lab's (README.md). */
-enum class Coll { AllReduce, Reduce, Broadcast };
+enum class Coll { AllReduce, Reduce, Broadcast, AllGather, ReduceScatter, AllToAll, Barrier };
 
 constexpr uint32_t kRingPiece = 16; /* packets per message of libinccl's ring baseline (RING_PIECE, 16 KiB) */
+constexpr uint32_t kRingWindow = 64; /* messages in flight to the right on libinccl's ring (RING_WINDOW) */
+constexpr uint32_t kElem = 4;       /* bytes per element: results.csv says float32 */
 
-/** CollName() - "allreduce", "reduce" or "broadcast", as results.csv names them. */
+/** CollName() - "allreduce", "reduce", "broadcast", "allgather", "reducescatter", "alltoall" or "barrier", as results.csv names them. */
 const char *CollName(Coll c);
+
+/** CollBlocks() - whether @c moves one block per rank (AllGather, ReduceScatter, AllToAll): its size is the whole buffer. */
+bool CollBlocks(Coll c);
+
+/** CollHasRoot() - whether @c has a root rank (Reduce, Broadcast). */
+bool CollHasRoot(Coll c);
 
 /** CollParse() - the collective @name names (CollName()); false when none. */
 bool CollParse(const std::string &name, Coll *c);
@@ -134,10 +150,14 @@ Result RunAllReduce(const Tree &t, const Params &p, uint64_t bytes, Algo a);
 /**
  * RunCollective() - one collective @c of @bytes per rank over @t with @a,
  * rooted at rank @root (Reduce, Broadcast; 0..ranks-1), every rank starting
- * at time 0. INC as the lab's switches do it; the host baseline (Algo::Ring)
- * is the ring AllReduce, or a pipelined chain along the ring for Broadcast
- * (libinccl's) and Reduce (its mirror). Returns what happened. @p valid;
- * with Algo::Ring and Reduce or Broadcast, p.unit at most kRingPiece.
+ * at time 0. INC as the lab's switches and libinccl do it; the host baseline
+ * (Algo::Ring) is the ring AllReduce, a pipelined chain along the ring for
+ * Broadcast (libinccl's) and Reduce (its mirror), libinccl's ring plans for
+ * AllGather, ReduceScatter, AllToAll and Barrier. @bytes of AllGather,
+ * ReduceScatter and AllToAll is the whole buffer (nccl-tests' size), a
+ * multiple of ranks · kElem; of Barrier 0 (it moves no data). Returns what
+ * happened. @p valid; with Algo::Ring and any collective but AllReduce,
+ * p.unit divides kRingPiece.
  */
 Result RunCollective(const Tree &t, const Params &p, uint64_t bytes, Coll c, Algo a, int root);
 

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# sim.sh COLLECTIVE — `make sim-allreduce`, `make sim-reduce`, `make sim-broadcast`:
+# sim.sh COLLECTIVE — `make sim-allreduce`, `make sim-reduce`, `make sim-broadcast`,
+# `make sim-allgather`, `make sim-reducescatter`, `make sim-alltoall`, `make sim-barrier`:
 # that collective on a tree in incsim (sim/README.md), stored as a run directory
 # in RESULTS (default results/) for `make plots`.
 #
 # Settings come from the environment (make exports what its command line sets),
 # as the exp-* targets' do:
 #   TOPOLOGY   a topology file (topology/1-2-4.yaml) or a tree's shape (1-32-1024)
-#   SIZE       bytes per rank, K/M/G suffixes; or SIZES='1M 16M 64M'
+#   SIZE       bytes per rank, K/M/G suffixes; or SIZES='1M 16M 64M'; allgather,
+#              reducescatter, alltoall: the whole buffer (nccl-tests' size, as exp-*),
+#              rounded down to whole blocks of ranks float32 elements; barrier: none
 #   RUN        a lab run directory whose LogGP and ceiling give the parameters
 #   LINK_BW (MB/s) LINK_LATENCY (us) HOST_O (us) HOST_G (us/B) SWITCH_FRAME (us)
 #              the parameters by hand (they win over RUN's); the switch's per-frame
 #              cost is not stored by lab runs yet, so SWITCH_FRAME is needed
-#   ROOT       the root rank of a Reduce or Broadcast (default 0; an AllReduce has none)
+#   ROOT       the root rank of a Reduce or Broadcast (default 0); refused by the others
 #   ALGORITHMS inc,ring (default both)   LOSS  WINDOW  MESSAGE  SLOTS  SEED
 #   QUEUE (frames of a device queue and a switch's receive ring)  RTO (us)
 #   UNIT       packets per model frame (1: the lab's frames; 16: a message each, ~7x fewer events)
@@ -22,8 +25,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 incsim=${INCLAB_BUILD:-$top/build}/incsim
 coll=${1:-allreduce}
 case $coll in
-    allreduce|reduce|broadcast) ;;
-    *) echo "sim: '$coll' is not simulated: allreduce, reduce or broadcast" >&2; exit 2 ;;
+    allreduce|reduce|broadcast|allgather|reducescatter|alltoall|barrier) ;;
+    *) echo "sim: '$coll' is not simulated: allreduce, reduce, broadcast, allgather, reducescatter, alltoall or barrier" >&2; exit 2 ;;
 esac
 [ -x "$incsim" ] || { echo "sim: $incsim is missing: make $incsim" >&2; exit 2; }
 args=()
@@ -39,6 +42,8 @@ if [ -n "${SIZES:-}" ]; then
     args+=(--size "$(IFS=,; echo "${list[*]}")")
 elif [ -n "${SIZE:-}" ]; then
     args+=(--size "$SIZE")
+elif [ "$coll" = barrier ]; then
+    : # a Barrier has no size
 else
     echo "sim: give SIZE=64M (or SIZES='1M 16M 64M')" >&2; exit 2
 fi
@@ -59,7 +64,7 @@ opt QUEUE --queue
 opt RTO --rto-us
 opt UNIT --unit
 args+=(--collective "$coll")
-[ "$coll" = allreduce ] || opt ROOT --root
+opt ROOT --root # incsim refuses it for a collective without a root
 results=${RESULTS:-results}
 if [ -e "$results" ] && [ ! -d "$results" ]; then
     echo "sim: RESULTS '$results' is not a directory" >&2; exit 2

@@ -241,6 +241,104 @@ int main()
 		Near("chain reduce, 4 messages: wrong packets", double(r.wrong_pkts), 0, 0);
 	}
 
+	/* 2g. The block collectives in the network, one packet per block, c_sw = 0 (D = o + 1024 G =
+	 * 11.024 to post or take a data message, 10 an empty packet, E = 60 us on a link). Every rank
+	 * does libinccl's calls one after the other, each once it is done with the one before.
+	 * AllGather on 1-2: call 0 a Broadcast from rank 0. Rank 1's empty packet reaches the
+	 * switch at 170 and is acknowledged; rank 0's data at ta = D + F + lat completes the slot:
+	 * the result to rank 1 (ta + F + lat, taken D later), the ACK to rank 0 (ta + A + lat: rank
+	 * 0, due no result, is done with call 0). Call 1 a Broadcast from rank 1: rank 0's empty
+	 * packet is long there when rank 1, done with call 0, posts its data; the result reaches
+	 * rank 0 F + lat after it arrived. A rank acknowledges a result as it arrives: its next
+	 * packet waits for that ACK on its link (A > 2D: it posts sooner than the link is free). */
+	{
+		Params p = Params0();
+		p.sw_frame = 0;
+		const double D = 11.024, ta = D + F + lat;
+		Result r = RunCollective(t12, p, 2048, Coll::AllGather, Algo::Inc, 0);
+		double d1 = ta + F + lat + A + F + lat;
+		Near("inc allgather 1-2: rank 0 done (us)", r.host_done[0] * 1e6, d1 + F + lat + D, tol);
+		Near("inc allgather 1-2: rank 1 done (us)", r.host_done[1] * 1e6, d1 + A + lat, tol);
+		Near("inc allgather 1-2: wrong packets", double(r.wrong_pkts), 0, 0);
+		/* ReduceScatter on 1-2: call 0 a Reduce to rank 0, both send data, both reach the switch at
+		 * ta: rank 0's ACK goes first on its link (it arrived first), then its result; rank 1 is
+		 * done with call 0 at its ACK (ta + A + lat) and posts its data of call 1 at once; rank 0
+		 * sends its own after the ACK of its result; the sum goes to rank 1 only. */
+		r = RunCollective(t12, p, 2048, Coll::ReduceScatter, Algo::Inc, 0);
+		double s1 = ta + A + F + lat + A + F + lat;
+		Near("inc reducescatter 1-2: rank 0 done (us)", r.host_done[0] * 1e6, s1 + A + lat, tol);
+		Near("inc reducescatter 1-2: rank 1 done (us)", r.host_done[1] * 1e6, s1 + F + lat + D, tol);
+		Near("inc reducescatter 1-2: wrong packets", double(r.wrong_pkts), 0, 0);
+		/* AllToAll on 1-3: the Routes 0->1, 1->0, 0->2, 2->0, 1->2, 2->1 in that order, each the
+		 * source's data and everyone else's empty packet, the result to the destination only.
+		 * The switch acknowledges a packet when it arrives: a source is done with a call X = D +
+		 * F + lat + A + lat after it started it, a rank neither source nor destination Z = 10 +
+		 * E + lat + A + lat after; the slot completes at C, the latest arrival (the source's data
+		 * D + F + lat after it started, an empty packet 10 + E + lat after), and the destination
+		 * is done when it took the result, C + F + lat + D, but its next packet leaves only after
+		 * its ACK of the result, C + F + lat + A. Calls, C and the ranks' ends (us):
+		 *   0->1: C = 1195.024; rank 0 done 1359.024, rank 1 2390.048 (link free 2443.024), rank 2 334
+		 *   1->0: rank 1's data leaves at 2443.024, C = 3627.024; rank 0 4822.048, rank 1 3791.024, rank 2 668
+		 *   0->2: C = 6059.024; rank 0 6223.024, rank 1 4125.024, rank 2 7254.048
+		 *   2->0: C = 8491.024; rank 0 9686.048, rank 1 4459.024, rank 2 8655.024
+		 *   1->2: rank 0's empty packet last, leaving at 9739.024, C = 9899.024; rank 0 10063.024,
+		 *         rank 1 5818.072, rank 2 11094.048
+		 *   2->1: C = 12331.024; rank 0 10397.024, rank 1 13526.048, rank 2 12495.024 */
+		Tree t13 = Shape("1-3");
+		r = RunCollective(t13, p, 3072, Coll::AllToAll, Algo::Inc, 0);
+		Near("inc alltoall 1-3: rank 0 done (us)", r.host_done[0] * 1e6, 10397.024, tol);
+		Near("inc alltoall 1-3: rank 1 done (us)", r.host_done[1] * 1e6, 13526.048, tol);
+		Near("inc alltoall 1-3: rank 2 done (us)", r.host_done[2] * 1e6, 12495.024, tol);
+		Near("inc alltoall 1-3: wrong packets", double(r.wrong_pkts), 0, 0);
+		/* Barrier on 1-2: one empty packet per rank, both at the switch at 170; the slot completes
+		 * with the second: rank 0's ACK (queued when its packet came) goes before its result, rank
+		 * 1's after. Each result carries the sum of both ranks' arrivals (checked). */
+		r = RunCollective(t12, p, 0, Coll::Barrier, Algo::Inc, 0);
+		Near("inc barrier 1-2: rank 0 done (us)", r.host_done[0] * 1e6, 170 + A + 60 + lat + 10, tol);
+		Near("inc barrier 1-2: rank 1 done (us)", r.host_done[1] * 1e6, 170 + 60 + A + lat, tol);
+		Near("inc barrier 1-2: wrong results", double(r.wrong_pkts), 0, 0);
+	}
+
+	/* 2h. libinccl's ring plans on 1-3, links of 1 GB/s (a frame of 1 KiB takes f = 1.084 us, an
+	 * empty one 0.06, a 4-byte one 0.064, an ACK a = 0.064), o = 10 us, G = 0, so that ACKs never
+	 * stand in a message's way. AllGather and ReduceScatter of one packet per block: two steps,
+	 * the second's send once the first's receive was taken: each hop 2(f + lat), each end o. */
+	{
+		Params p = Params0();
+		p.link_bw = 1e9;
+		p.host_G = 0;
+		Tree t13 = Shape("1-3");
+		const double f = 1.084, a = 0.064, o = 10, ack = 2 * (a + lat);
+		double arrive = o + 2 * (f + lat) + o + o + 2 * (f + lat);
+		for (Coll c : {Coll::AllGather, Coll::ReduceScatter}) {
+			Result r = RunCollective(t13, p, 3072, c, Algo::Ring, 0);
+			std::string w = std::string("ring ") + CollName(c) + " 1-3: ";
+			for (int k = 0; k < 3; k++)
+				Near((w + "rank " + std::to_string(k) + " done (us)").c_str(), r.host_done[size_t(k)] * 1e6, arrive + ack, tol);
+			Near((w + "wrong packets").c_str(), double(r.wrong_pkts), 0, 0);
+		}
+		/* AllToAll: step 1 sends blocks 0 and 1 by distance (one message of 2 frames: the last
+		 * arrives f after the first), step 2 block 1 as it came in (one frame) */
+		Result r = RunCollective(t13, p, 3072, Coll::AllToAll, Algo::Ring, 0);
+		arrive = o + 2 * (f + lat) + f + o + o + 2 * (f + lat);
+		for (int k = 0; k < 3; k++)
+			Near(("ring alltoall 1-3: rank " + std::to_string(k) + " done (us)").c_str(), r.host_done[size_t(k)] * 1e6,
+			     arrive + ack, tol);
+		Near("ring alltoall 1-3: wrong packets", double(r.wrong_pkts), 0, 0);
+		/* Barrier: the ring AllReduce of one element, 2(p - 1) = 4 steps, each message empty but
+		 * for the piece that holds the element (4 bytes: rank 0 sends it at step 1, rank 1 at
+		 * step 2, rank 2 at steps 0 and 3); a hop takes 2(0.060 + lat) = 200.12 us empty, 200.128
+		 * with the element, a step o to take and o to post. Rank 0 posts at 10, 230.128,
+		 * 450.24, 670.36 (its left, rank 2, was 0.008 later at steps 0 and 1), ranks 1 and 2 at
+		 * 670.36 and 670.384; rank 0's last message is acknowledged at 670.36 + 200.12 +
+		 * 200.128, rank 2's (the element) at 670.384 + 2 · 200.128. */
+		r = RunCollective(t13, p, 0, Coll::Barrier, Algo::Ring, 0);
+		Near("ring barrier 1-3: rank 0 done (us)", r.host_done[0] * 1e6, 1070.608, tol);
+		Near("ring barrier 1-3: rank 1 done (us)", r.host_done[1] * 1e6, 1070.608, tol);
+		Near("ring barrier 1-3: rank 2 done (us)", r.host_done[2] * 1e6, 1070.640, tol);
+		Near("ring barrier 1-3: wrong results", double(r.wrong_pkts), 0, 0);
+	}
+
 	/* 3. A retransmission: four frames, the first copy of PSN 1 lost on the first link.
 	 * PSN 2 reaches the receiver at t0 + 3F + lat + F + lat (t0 = 14.096): a gap, one NAK
 	 * of PSN 1, back over both links (2(A + lat)); PSN 3 is dropped without a second NAK.
@@ -281,16 +379,19 @@ int main()
 				Coll coll;
 				int root;
 			} runs[] = {{Coll::AllReduce, 0}, {Coll::Reduce, 0}, {Coll::Reduce, n - 1}, {Coll::Broadcast, 0},
-				    {Coll::Broadcast, n - 1}};
+				    {Coll::Broadcast, n - 1}, {Coll::AllGather, 0}, {Coll::ReduceScatter, 0}, {Coll::AllToAll, 0},
+				    {Coll::Barrier, 0}};
 			for (auto &cr : runs)
 			for (Algo a : {Algo::Inc, Algo::Ring}) {
-				Result r = RunCollective(t, p, c.bytes, cr.coll, a, cr.root);
+				/* a block collective's size in whole blocks of n elements, a Barrier's none */
+				uint64_t bytes = cr.coll == Coll::Barrier ? 0 : CollBlocks(cr.coll) ? c.bytes - c.bytes % (uint64_t(n) * 4) : c.bytes;
+				Result r = RunCollective(t, p, bytes, cr.coll, a, cr.root);
 				char what[160];
 				snprintf(what, sizeof what, "%s %s root %d %s %llu B, loss %.2f: wrong packets (finished: %s)",
 					 a == Algo::Inc ? "inc" : "ring", CollName(cr.coll), cr.root, c.shape,
 					 (unsigned long long)c.bytes, c.loss, std::isfinite(r.time_s) ? "yes" : "no");
 				Near(what, std::isfinite(r.time_s) ? double(r.wrong_pkts) : -1, 0, 0);
-				if (c.loss > 0) {
+				if (c.loss > 0 && cr.coll != Coll::Barrier) { /* a Barrier's few frames: lost ACKs may outnumber resent frames */
 					snprintf(what, sizeof what, "%s %s root %d %s loss %.2f: frames resent >= lost",
 						 a == Algo::Inc ? "inc" : "ring", CollName(cr.coll), cr.root, c.shape, c.loss);
 					Near(what, r.retransmits >= r.lost && r.lost > 0, 1, 0);
@@ -313,9 +414,11 @@ int main()
 		bool ok = TreeFromTopology("topology/1-2-2-2.yaml", &t, &err);
 		Near(("topology/1-2-2-2.yaml read " + err).c_str(), ok, 1, 0);
 		for (int root = 0; ok && root < 4; root++)
-			for (Coll c : {Coll::Reduce, Coll::Broadcast})
+			for (Coll c : {Coll::Reduce, Coll::Broadcast, Coll::AllGather, Coll::ReduceScatter, Coll::AllToAll})
 				for (Algo a : {Algo::Inc, Algo::Ring}) {
-					Result r = RunCollective(t, p, 40 * 1024 + 7, c, a, root);
+					if (CollBlocks(c) && root > 0)
+						continue; /* no root: once */
+					Result r = RunCollective(t, p, CollBlocks(c) ? 40 * 1024 : 40 * 1024 + 7, c, a, root);
 					char what[160];
 					snprintf(what, sizeof what, "%s %s root %d 1-2-2-2 loss 0.01: wrong packets (finished: %s)",
 						 a == Algo::Inc ? "inc" : "ring", CollName(c), root, std::isfinite(r.time_s) ? "yes" : "no");

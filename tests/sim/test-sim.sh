@@ -17,7 +17,7 @@ sample=tests/analysis/samples/sweep-20261102-090000
 tmp=$(mktemp -d)
 . "$top/tests/lib/harness.sh"
 gone() { rm -rf "$tmp"; }
-harness_begin test-sim "unit run colls bad"
+harness_begin test-sim "unit run colls blocks bad"
 harness_on_exit gone
 
 phase unit "the model against hand-computed values"
@@ -109,6 +109,70 @@ done
 check "make plots draws the Reduce and Broadcast runs (analysis/plots.sh)" analysis/plots.sh "$tmp/resc"
 check "REPORT.md names both runs" sh -c "grep -q 'sim-reduce-' '$tmp/resc/REPORT.md' && grep -q 'sim-broadcast-' '$tmp/resc/REPORT.md'"
 
+phase blocks "sim-allgather, sim-reducescatter, sim-alltoall, sim-barrier: rows as inccl_perf's, paired with a lab run's"
+mkdir -p "$tmp/resb"
+# a lab run of 1-2-4 that measured AllGather at 64 KiB (the whole buffer) and Barrier, for REPORT's pairing
+cp -r "$sample" "$tmp/resb/"
+printf '%s\n' 'inc,allgather,float32,-,-,4,65536,16384,3,20000.00,3.28,2.46,0' 'inc,barrier,-,-,-,4,0,0,3,1500.00,-,-,0' \
+    >> "$tmp/resb/$(basename "$sample")/results.csv"
+for coll in allgather reducescatter alltoall; do
+    simc $coll TOPOLOGY=topology/1-2-4.yaml SIZES="64K 100K" RUN=$sample LINK_BW=100 SWITCH_FRAME=5 RESULTS="$tmp/resb"
+    rc=$?
+    check "$coll on 1-2-4 simulated, exit 0 (got $rc: $(head -c 200 "$tmp/out"))" [ "$rc" = 0 ]
+    run=$(ls -d "$tmp"/resb/sim-$coll-* 2>/dev/null | head -n 1)
+    check "a run directory sim-$coll-DATE-TIME" [ -d "$run" ]
+    csv=$run/results.csv meta=$run/meta.yaml
+    # four rows: inc and ring at both sizes (the whole buffer: 4 blocks), float32, op sum only for
+    # reducescatter, no root, 4 ranks, elements = bytes / 4, nothing wrong, round 1
+    op=-; [ $coll = reducescatter ] && op=sum
+    want="inc $coll float32 $op - 102400 25600 4 0 1
+inc $coll float32 $op - 65536 16384 4 0 1
+ring $coll float32 $op - 102400 25600 4 0 1
+ring $coll float32 $op - 65536 16384 4 0 1"
+    got=$(awk -F, 'NR > 1 { print $1, $2, $3, $4, $5, $7, $8, $6, $13, $14 }' "$csv" 2>/dev/null | sort)
+    check "$coll results.csv: inc and ring at both sizes, no root, no wrong element ($(echo $got))" [ "$got" = "$want" ]
+    check "$coll results.csv: algbw = bytes / time, busbw = algbw * 3/4 (nccl-tests' (n-1)/n)" \
+        awk -F, 'NR > 1 { d = $7 / $10 - $11; b = $11 * 3 / 4 - $12; if (d > 0.01 || d < -0.01 || b > 0.01 || b < -0.01) exit 1 }' "$csv"
+    check "$coll meta.yaml: experiment sim-$coll, collectives [$coll], verified" \
+        sh -c "grep -qx 'experiment: sim-$coll' '$meta' && grep -qx 'collectives: \[$coll\]' '$meta' && grep -qx 'status: verified' '$meta'"
+    check "$coll: increport check reads results.csv" "$build/increport" check "$csv"
+done
+simc barrier TOPOLOGY=topology/1-2-4.yaml RUN=$sample LINK_BW=100 SWITCH_FRAME=5 RESULTS="$tmp/resb"
+rc=$?
+check "barrier on 1-2-4 simulated, no SIZE, exit 0 (got $rc: $(head -c 200 "$tmp/out"))" [ "$rc" = 0 ]
+run=$(ls -d "$tmp"/resb/sim-barrier-* 2>/dev/null | head -n 1)
+got=$(awk -F, 'NR > 1 { $10 = ""; print }' OFS=, "$run/results.csv" 2>/dev/null | sort | tr '\n' ' ')
+check "barrier results.csv: inccl_perf's row, no size, dtype, op, root or bandwidth ($got)" \
+    [ "$got" = "inc,barrier,-,-,-,4,0,0,1,,-,-,0,1 ring,barrier,-,-,-,4,0,0,1,,-,-,0,1 " ]
+check "barrier: increport check reads results.csv" "$build/increport" check "$run/results.csv"
+# a size that is not whole blocks: rounded down as inccl_perf does (1000 B on 4 ranks: 992)
+mkdir -p "$tmp/resr"
+simc allgather TOPOLOGY=topology/1-2-4.yaml SIZE=1000 ALGORITHMS=inc RUN=$sample LINK_BW=100 SWITCH_FRAME=5 RESULTS="$tmp/resr"
+rc=$?
+got=$(awk -F, 'NR > 1 { print $7, $8 }' "$tmp"/resr/*/results.csv 2>/dev/null)
+check "allgather of 1000 B on 4 ranks: 992 B in whole blocks, said on stderr (exit $rc: $got)" \
+    sh -c "[ '$rc $got' = '0 992 248' ] && grep -q 'whole blocks' '$tmp/out'"
+for coll in allgather reducescatter alltoall barrier; do
+    mkdir -p "$tmp/resb16-$coll"
+    size=SIZE=64K; [ $coll = barrier ] && size=
+    simc $coll TOPOLOGY=1-4-16 $size UNIT=4 LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1 \
+        LOSS=0.01 RESULTS="$tmp/resb16-$coll"
+    rc=$?
+    got=$(awk -F, 'NR > 1 { print $1, $2, $6, $13 }' "$tmp"/resb16-$coll/*/results.csv 2>/dev/null | sort | tr '\n' ' ')
+    check "$coll on 1-4-16, 1% loss, frames of 4 packets: exit 0, inc and ring, no wrong element (exit $rc: $got)" \
+        [ "$rc $got" = "0 inc $coll 16 0 ring $coll 16 0 " ]
+done
+check "make plots draws the block collectives' and the Barrier's runs (analysis/plots.sh)" analysis/plots.sh "$tmp/resb"
+for coll in allgather reducescatter alltoall barrier; do
+    check "REPORT.md names the sim-$coll run" grep -q "sim-$coll-" "$tmp/resb/REPORT.md"
+done
+# increport pairs a simulated row with the lab's by topology, collective, algorithm and size: the
+# simulator's AllGather of 64 KiB is the lab's (the whole buffer), its Barrier the lab's (no size)
+check "REPORT pairs the simulated AllGather of 64 KiB with the lab run's" \
+    sh -c "grep -E '^\| sim-allgather-[^|]* \| [^|]* \| inc \| 64 KiB \|' '$tmp/resb/REPORT.md' | grep -q '$(basename "$sample")'"
+check "REPORT pairs the simulated Barrier with the lab run's" \
+    sh -c "grep -E '^\| sim-barrier-[^|]* \| [^|]* \| inc \|' '$tmp/resb/REPORT.md' | grep -q '$(basename "$sample")'"
+
 phase bad "bad input: exit 2 and a precise message"
 # refused WHAT TEXT ENV... — sim/sim.sh COLL (from ENV's COLL=, default allreduce) with ENV exits 2 and says TEXT
 refused() {
@@ -134,8 +198,19 @@ refused "an unknown algorithm" "'mpi' is not inc or ring" SIZE=1M RUN=$sample LI
 refused "loss of 1" "--loss" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 LOSS=1
 refused "a model frame that does not divide the message" "divide the message" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 UNIT=3
 refused "ring chunks smaller than a model frame" "needs a size of at least 64 KiB" TOPOLOGY=1-4-16 SIZE=32K UNIT=4 RUN=$sample LINK_BW=100 SWITCH_FRAME=1
-refused "a collective not simulated" "'barrier' is not simulated: allreduce, reduce or broadcast" \
-    SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 COLL=barrier
+refused "a collective not simulated" "'gather' is not simulated: allreduce, reduce, broadcast, allgather, reducescatter, alltoall or barrier" \
+    SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 COLL=gather
+"$build/incsim" --tree 1-2-4 --size 1M --collective gather > "$tmp/out" 2>&1
+rc=$?
+check "incsim --collective gather: exit 2 and the collectives it has (exit $rc: $(head -c 200 "$tmp/out"))" \
+    sh -c "[ $rc = 2 ] && grep -qF \"'gather' is not allreduce, reduce, broadcast, allgather, reducescatter, alltoall or barrier\" '$tmp/out'"
+for c in "allreduce an AllReduce" "allgather an AllGather" "reducescatter a ReduceScatter" "alltoall an AllToAll" "barrier a Barrier"; do
+    size=SIZE=1M; [ "${c%% *}" = barrier ] && size=
+    refused "a root given to ${c%% *}" "--root: ${c#* } has no root" $size RUN=$sample LINK_BW=100 SWITCH_FRAME=1 COLL="${c%% *}" ROOT=1
+done
+refused "a size given to a barrier" "a Barrier moves no data: give no size" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 COLL=barrier
+refused "a model frame larger than the ring's pieces (allgather)" "must divide them" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 \
+    COLL=allgather UNIT=32 MESSAGE=32
 refused "a root that is not a rank" "--root: '4' is not a rank of 0..3" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 COLL=reduce ROOT=4
 refused "a root that is not a number" "--root: '-1' is not a rank of 0..3" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 COLL=broadcast ROOT=-1
 refused "a model frame larger than the chain's messages" "must divide them" SIZE=1M RUN=$sample LINK_BW=100 SWITCH_FRAME=1 \
