@@ -47,6 +47,12 @@
                          * is a CQE and often a wake-up that a TCG guest pays for */
 #define POST_BATCH 32   /* sends posted with one ibv_post_send(): rxe's provider rings the kernel
                          * (one system call, which runs the requester) once per call */
+#define KICK_MS 2000    /* no completion for this long while sends this rank posted wait for their
+                         * ACKs: ring the send queue's doorbell (kick()). Longer than rxe's own ACK
+                         * timeout (1.07 s, inccl_comm_connect()), so a lost frame is rxe's to resend
+                         * first; on 16 TCG ranks a sender once stood with 192 sends posted, 65
+                         * acknowledged and not one frame on its link for 60 s, its retransmit timer
+                         * idle: only a doorbell runs rxe's requester again */
 
 struct inccl_comm {
 	int rank, nranks, window, timeout_ms, gid_index;
@@ -56,6 +62,8 @@ struct inccl_comm {
 	struct ibv_pd *pd;
 	struct inccl_cq cq;
 	struct ibv_qp *qp;
+	struct ibv_qp_ex *qpx; /* the extended send interface of qp, for kick(); NULL where the provider has none */
+	unsigned long kicks;  /* doorbells rung by kick() over the communicator's life */
 	uint8_t *sbuf, *rbuf; /* nsbufs, nrbufs buffers of message * PKT bytes */
 	struct ibv_mr *smr, *rmr;
 	int broken;           /* a timeout or failed completion left the queue pair out of step */
@@ -205,11 +213,21 @@ int inccl_comm_create(const struct inccl_comm_opts *o, int rank, int nranks, inc
 		rc = INCCL_ENOMEM;
 		goto out;
 	}
-	struct ibv_qp_init_attr qa = { .send_cq = c->cq.cq, .recv_cq = c->cq.cq, .qp_type = IBV_QPT_RC,
-				       .cap = { .max_send_wr = (uint32_t)c->window, .max_recv_wr = (uint32_t)c->nrbufs,
-						.max_send_sge = 1, .max_recv_sge = 1 } };
+	/* created with the extended send interface (ibv_wr_start()/ibv_wr_complete()), whose empty
+	 * post is a bare doorbell: kick(). Sends still go through ibv_post_send(). A provider
+	 * without it gets the plain queue pair, and no kicks. */
+	struct ibv_qp_init_attr_ex qa = { .send_cq = c->cq.cq, .recv_cq = c->cq.cq, .qp_type = IBV_QPT_RC,
+					  .cap = { .max_send_wr = (uint32_t)c->window, .max_recv_wr = (uint32_t)c->nrbufs,
+						   .max_send_sge = 1, .max_recv_sge = 1 },
+					  .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+					  .pd = c->pd, .send_ops_flags = IBV_QP_EX_WITH_SEND_WITH_IMM };
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
-	if (!(c->qp = ibv_create_qp(c->pd, &qa)) ||
+	if ((c->qp = ibv_create_qp_ex(c->ctx, &qa)))
+		c->qpx = ibv_qp_to_qp_ex(c->qp);
+	else
+		c->qp = ibv_create_qp(c->pd, &(struct ibv_qp_init_attr){ .send_cq = qa.send_cq, .recv_cq = qa.recv_cq,
+									 .qp_type = qa.qp_type, .cap = qa.cap });
+	if (!c->qp ||
 	    ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
 		inccl__set_last_error("rank %d: cannot create the queue pair: %s", rank, strerror(errno));
 		rc = INCCL_ENOMEM;
@@ -469,6 +487,25 @@ static int post_sends(inccl_comm_t *c, size_t *msg, size_t limit, size_t npk, co
 }
 
 /*
+ * kick() - ring the send queue's doorbell without posting anything (an empty
+ * ibv_wr_start()/ibv_wr_complete(): rxe's provider makes its post-send system
+ * call, which runs the kernel's requester over the queue). For a sender whose
+ * requester stopped with sends posted and none in flight, so that no timer of
+ * rxe's will resend them; on a queue that is fine it finds nothing to do.
+ * Returns 1 if a doorbell was rung, 0 when the provider has no extended interface.
+ */
+static int kick(inccl_comm_t *c)
+{
+	if (!c->qpx)
+		return 0;
+	ibv_wr_start(c->qpx);
+	if (ibv_wr_complete(c->qpx))
+		return 0;
+	c->kicks++;
+	return 1;
+}
+
+/*
  * run_xfer() - one collective of the data path: this rank sends @count
  * elements of @send (or, without @has_data, every packet empty) under the
  * immediate (@prim, @op, @dtype, @dest) and, with @expects, receives the
@@ -495,7 +532,8 @@ static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 	struct inc_imm m = { dest, prim, op, (enum inc_dtype)dtype };
 	uint32_t imm = htonl(inc_imm_encode(&m)), imm_last = htonl(inc_imm_encode(&m) | INC_IMM_LAST);
 	size_t smsg = 0, sdone = 0, rmsg = 0, rdone = 0;
-	uint64_t last = now_ms();
+	uint64_t last = now_ms(), kicked = 0; /* kicked: when kick() last rang in this stall */
+	unsigned long kicks0 = c->kicks;
 	struct ibv_wc wc[32];
 
 	if (!c->qp || c->qp->state != IBV_QPS_RTS)
@@ -562,18 +600,27 @@ static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 			rmsg++;
 			rdone = end;
 		}
-		if (n > 0)
+		size_t posted = has_data ? (smsg ? msg_end(c, smsg - 1, npk) : 0) : smsg;
+		if (n > 0) {
+			if (kicked) /* rare, and what a reader of a slow run needs to know: not per packet */
+				fprintf(stderr, "inccl: rank %d: %s went on after the send queue's doorbell (%lu rung "
+						"in this call, %llu ms without a completion)\n",
+					c->rank, inc_prim_label(prim), c->kicks - kicks0,
+					(unsigned long long)(now_ms() - last));
 			last = now_ms();
-		else if (faulted(c))
+			kicked = 0;
+		} else if (sdone < posted && now_ms() - (kicked ? kicked : last) >= KICK_MS && kick(c)) {
+			kicked = now_ms();
+		} else if (faulted(c))
 			return INCCL_ECONN;
 		else if (now_ms() - last > (uint64_t)c->timeout_ms)
 			return fail(c, INCCL_ETIMEDOUT,
 				    "no progress for %d ms in %s %s %s of %zu elements (%zu/%zu sent, %zu acknowledged, "
-				    "%zu results): a rank is slow or gone, or called a collective that differs in count, "
-				    "dtype, operator or root",
+				    "%zu results, %lu doorbells rung): a rank is slow or gone, or called a collective that "
+				    "differs in count, dtype, operator or root",
 				    c->timeout_ms, inc_prim_label(prim), dtype_label(dtype),
-				    op == INC_OP_BARRIER ? "barrier" : op_label(op), count,
-				    has_data ? (smsg ? msg_end(c, smsg - 1, npk) : 0) : smsg, npk, sdone, rdone);
+				    op == INC_OP_BARRIER ? "barrier" : op_label(op), count, posted, npk, sdone, rdone,
+				    c->kicks - kicks0);
 	}
 	c->err[0] = 0;
 	return INCCL_OK;
