@@ -516,6 +516,8 @@ int main(int argc, char **argv)
 	if (read_counters(0) < 0)
 		return 1;
 	end = t_start + (uint64_t)seconds * 1000000000u;
+	/* the window is open: whoever makes the traffic may start (a test waits for this line) */
+	fprintf(stderr, "udpcap: capturing %d link%s for at most %ld s\n", nlinks, nlinks == 1 ? "" : "s", (long)seconds);
 
 	struct pollfd p[2 * MAX_LINKS];
 	for (int k = 0; k < nlinks; k++)
