@@ -48,11 +48,13 @@
 #define POST_BATCH 32   /* sends posted with one ibv_post_send(): rxe's provider rings the kernel
                          * (one system call, which runs the requester) once per call */
 #define KICK_MS 2000    /* no completion for this long while sends this rank posted wait for their
-                         * ACKs: ring the send queue's doorbell (kick()). Longer than rxe's own ACK
-                         * timeout (1.07 s, inccl_comm_connect()), so a lost frame is rxe's to resend
-                         * first; on 16 TCG ranks a sender once stood with 192 sends posted, 65
-                         * acknowledged and not one frame on its link for 60 s, its retransmit timer
-                         * idle: only a doorbell runs rxe's requester again */
+                         * ACKs: ring the send queue's doorbell (kick()), again every KICK_MS. Longer
+                         * than rxe's own ACK timeout (1.07 s, inccl_comm_connect()), so a lost frame
+                         * is rxe's to resend first. On 16 TCG ranks a sender once stood with 192
+                         * sends posted, 65 acknowledged and not one frame on its link for 60 s, its
+                         * retransmit timer idle (hostlib/README.md): a requester that stopped with
+                         * nothing in flight runs again only on a doorbell. Not shown to be the cause:
+                         * the no-progress error says how many were rung */
 
 struct inccl_comm {
 	int rank, nranks, window, timeout_ms, gid_index;
@@ -602,11 +604,6 @@ static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 		}
 		size_t posted = has_data ? (smsg ? msg_end(c, smsg - 1, npk) : 0) : smsg;
 		if (n > 0) {
-			if (kicked) /* rare, and what a reader of a slow run needs to know: not per packet */
-				fprintf(stderr, "inccl: rank %d: %s went on after the send queue's doorbell (%lu rung "
-						"in this call, %llu ms without a completion)\n",
-					c->rank, inc_prim_label(prim), c->kicks - kicks0,
-					(unsigned long long)(now_ms() - last));
 			last = now_ms();
 			kicked = 0;
 		} else if (sdone < posted && now_ms() - (kicked ? kicked : last) >= KICK_MS && kick(c)) {
