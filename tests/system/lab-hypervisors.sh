@@ -38,16 +38,29 @@ state=$INCLAB_STATE
 counts=${HV_COUNTS:-1,257,65539}
 port=${HV_SSH_PORT:-48499}
 tmp=$(mktemp -d)
-sshd_pid=""
+sshd_pid="" started=""
 down() {
     lab/lab.sh down > /dev/null 2>&1
     [ -z "$sshd_pid" ] || kill "$sshd_pid" 2>/dev/null
+    local d
+    for d in $started; do pkill -x "$d"; done # the daemons this test started (lab-down leaves them: not lab-up's)
     rm -rf "$tmp"
 }
 harness_begin lab-hypervisors "sshd refused up placement collectives down-dead down"
 harness_on_exit down
 
 phase sshd "an sshd on 127.0.0.1:$port with keys made here: libvirt answers through qemu+ssh://"
+# "there" is this machine's libvirtd, which must answer before lab-up asks every hypervisor
+# (on a real second machine it runs already): start it (and virtlogd) unless it runs, and
+# stop what was started at the end
+for d in virtlogd libvirtd; do
+    pgrep -x "$d" >/dev/null && continue
+    # without this shell's descriptors (a pipe held by a daemon would keep its reader waiting)
+    (for fd in /proc/$BASHPID/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-"; done
+     exec "$d" --daemon < /dev/null > /dev/null 2>&1) || { ko "cannot start $d"; harness_stop "no $d"; }
+    started="$started $d"
+done
+for _ in $(seq 1 150); do virsh -c qemu:///system version >/dev/null 2>&1 && break; sleep 0.2; done
 command -v /usr/sbin/sshd >/dev/null || { ko "no /usr/sbin/sshd (make lab-deps installs openssh-server)"; harness_stop "no sshd"; }
 ssh-keygen -q -t ed25519 -N '' -f "$tmp/hostkey" && ssh-keygen -q -t ed25519 -N '' -f "$tmp/key" &&
     cp "$tmp/key.pub" "$tmp/authorized_keys" || { ko "ssh-keygen"; harness_stop "no keys"; }
@@ -70,7 +83,7 @@ sshd_pid=$(cat "$tmp/sshd.pid" 2>/dev/null)
 uri="qemu+ssh://root@127.0.0.1:$port/system?keyfile=$tmp/key&no_verify=1"
 check "virsh -c '$uri' version answers (sshd pid $sshd_pid)" virsh -c "$uri" version
 topo=$tmp/two.yaml
-sed "s|uri: 'qemu+ssh://[^']*'|uri: '$uri'|" tests/topology/hypervisors/two.yaml > "$topo"
+sed "s|uri: 'qemu+ssh://[^']*'|uri: '${uri//&/\\&}'|" tests/topology/hypervisors/two.yaml > "$topo" # & is sed's match
 export TOPOLOGY=$topo
 "$INCLAB_BUILD/topogen" --check "$TOPOLOGY" | sed 's/^/  /'
 
