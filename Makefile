@@ -274,6 +274,7 @@ test: check
 	@$(MAKE) --no-print-directory test-lab-aborts
 	@$(MAKE) --no-print-directory test-lab SWITCHES=netns LAB_TEST_DEPTH=full
 	@$(MAKE) --no-print-directory test-lab-mixed
+	@$(MAKE) --no-print-directory test-lab-hypervisors
 	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
 check: test-harness test-deps test-lab-down test-lab-stop test-capture test-swports test-tunnels test-unit test-golden test-experiments test-baselines test-analysis test-install test-sim test-fuzz-build
 # every fuzz target builds and links (clang, ASan, libFuzzer; ~17 s): a reader's API change shows here, not in make test
