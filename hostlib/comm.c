@@ -50,11 +50,11 @@
 #define KICK_MS 2000    /* no completion for this long while sends this rank posted wait for their
                          * ACKs: ring the send queue's doorbell (kick()), again every KICK_MS. Longer
                          * than rxe's own ACK timeout (1.07 s, inccl_comm_connect()), so a lost frame
-                         * is rxe's to resend first. On 16 TCG ranks a sender once stood with 192
-                         * sends posted, 65 acknowledged and not one frame on its link for 60 s, its
-                         * retransmit timer idle (hostlib/README.md): a requester that stopped with
-                         * nothing in flight runs again only on a doorbell. Not shown to be the cause:
-                         * the no-progress error says how many were rung */
+                         * is rxe's to resend first. On 16 TCG ranks a Reduce's non-root stood at 65
+                         * packets acknowledged and not one frame on its link for 60 s: rxe 6.1's
+                         * requester stops at 64 skbs in flight and waits for a destructor's wake-up,
+                         * which a race can lose; with nothing in flight no timer re-arms and only a
+                         * doorbell runs it again (hostlib/README.md) */
 
 struct inccl_comm {
 	int rank, nranks, window, timeout_ms, gid_index;

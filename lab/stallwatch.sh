@@ -11,9 +11,9 @@
 # switch took in a frame for a whole interval while a communicator exists), it
 # prints the switches' counters whole and, for every host of the lab: its
 # queue pairs (`rdma res show qp -d`: state, sq-psn, rq-psn), its rxe counters
-# (completer_retry_err, duplicate_request, rcvd_seq_err, send_rnr_err, ...), its
-# UDP counters (/proc/net/snmp: SndbufErrors, InErrors) and its NIC's queue
-# (`ip -s link`). It stops after DUMPS such dumps (default 2, 1..20) or on
+# (sent_pkts, send_err, completer_retry_err, rcvd_seq_err, ...), its IP counters
+# (/proc/net/snmp: OutRequests, OutDiscards; rxe sends with ip_local_out, past
+# UDP's), its qdiscs' backlog (tc -s qdisc) and its interfaces (ip -s link). It stops after DUMPS such dumps (default 2, 1..20) or on
 # SIGINT/SIGTERM. Run it beside the collectives in another shell; it only
 # reads. Exit 0; 2 when there is no lab or an argument is bad.
 set -uo pipefail
@@ -31,11 +31,10 @@ ctl=$(awk -F'\t' '!/^#/ && $2 == "controller" {print $1; exit}' "$inv")
 mapfile -t hosts < <(awk -F'\t' '!/^#/ && $2 == "host" {print $1}' "$inv")
 [ -n "$ctl" ] && [ ${#hosts[@]} -gt 0 ] || { echo "stallwatch: no controller or no host in $inv" >&2; exit 2; }
 trap 'exit 0' INT TERM
-# what a host says about its RDMA data path: read-only commands, one line each section
+# what a host says about its RDMA data path: read-only commands
 host_cmd='echo "qp:"; rdma res show qp -d 2>&1 | grep -v "^$";
 for f in /sys/class/infiniband/*/ports/1/hw_counters/*; do printf "%s=%s " "${f##*/}" "$(cat "$f")"; done; echo;
-awk "/^Udp:/ {if (h) {print \"udp: \" h; print \"udp: \" \$0} else h = \$0}" /proc/net/snmp;
-ip -s link 2>&1 | grep -A 5 "^[0-9]*: eth1" | head -n 6'
+grep -A 1 "^Ip:" /proc/net/snmp; tc -s qdisc 2>&1; ip -s link 2>&1'
 prev="" done=0
 while sleep "$interval"; do
     q=$("$lab" exec "$ctl" "incctl -Q 127.0.0.1" 2>&1)
