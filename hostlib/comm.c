@@ -65,7 +65,6 @@ struct inccl_comm {
 	struct inccl_cq cq;
 	struct ibv_qp *qp;
 	struct ibv_qp_ex *qpx; /* the extended send interface of qp, for kick(); NULL where the provider has none */
-	unsigned long kicks;  /* doorbells rung by kick() over the communicator's life */
 	uint8_t *sbuf, *rbuf; /* nsbufs, nrbufs buffers of message * PKT bytes */
 	struct ibv_mr *smr, *rmr;
 	int broken;           /* a timeout or failed completion left the queue pair out of step */
@@ -501,10 +500,7 @@ static int kick(inccl_comm_t *c)
 	if (!c->qpx)
 		return 0;
 	ibv_wr_start(c->qpx);
-	if (ibv_wr_complete(c->qpx))
-		return 0;
-	c->kicks++;
-	return 1;
+	return ibv_wr_complete(c->qpx) == 0;
 }
 
 /*
@@ -535,7 +531,7 @@ static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 	uint32_t imm = htonl(inc_imm_encode(&m)), imm_last = htonl(inc_imm_encode(&m) | INC_IMM_LAST);
 	size_t smsg = 0, sdone = 0, rmsg = 0, rdone = 0;
 	uint64_t last = now_ms(), kicked = 0; /* kicked: when kick() last rang in this stall */
-	unsigned long kicks0 = c->kicks;
+	unsigned long kicks = 0;              /* doorbells kick() rang in this call */
 	struct ibv_wc wc[32];
 
 	if (!c->qp || c->qp->state != IBV_QPS_RTS)
@@ -608,6 +604,7 @@ static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 			kicked = 0;
 		} else if (sdone < posted && now_ms() - (kicked ? kicked : last) >= KICK_MS && kick(c)) {
 			kicked = now_ms();
+			kicks++;
 		} else if (faulted(c))
 			return INCCL_ECONN;
 		else if (now_ms() - last > (uint64_t)c->timeout_ms)
@@ -616,8 +613,7 @@ static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 				    "%zu results, %lu doorbells rung): a rank is slow or gone, or called a collective that "
 				    "differs in count, dtype, operator or root",
 				    c->timeout_ms, inc_prim_label(prim), dtype_label(dtype),
-				    op == INC_OP_BARRIER ? "barrier" : op_label(op), count, posted, npk, sdone, rdone,
-				    c->kicks - kicks0);
+				    op == INC_OP_BARRIER ? "barrier" : op_label(op), count, posted, npk, sdone, rdone, kicks);
 	}
 	c->err[0] = 0;
 	return INCCL_OK;
