@@ -29,6 +29,10 @@
 #                                  ended; the next `up` brings it back from there (no boot)
 #   lab/lab.sh down                remove every domain, network, device, file and process the lab
 #                                  recorded in its state ($INCLAB_STATE/made), and nothing else
+#   lab/lab.sh daemons             start virtlogd and libvirtd as lab-up does, unless they run (a
+#                                  lab over hypervisors whose other connection is this machine's
+#                                  libvirtd needs it before lab-up asks); recorded as lab-up's, so
+#                                  lab-down stops them with the last domain
 #
 # The lab is described by $TOPOLOGY (default topology/1-2-4.yaml) and lives in
 # $INCLAB_STATE (default $INCLAB_STATE_ROOT/$INCLAB_PREFIX; the root defaults
@@ -1890,6 +1894,7 @@ case "${1:-}" in
 up) cmd_up ;;
 sync) cmd_sync ;;
 down) cmd_down ;;
+daemons) [ $# = 1 ] || die "daemons takes no arguments, not '${*:2}'"; ensure_daemons ;;
 stop) [ $# = 1 ] || die "stop takes no arguments (it stops the whole lab '$prefix'), not '${*:2}'"; cmd_stop ;;
 status) shift; status_verb "$@" ;;
 graph) cmd_graph "${2:-}" ;;

@@ -38,12 +38,10 @@ state=$INCLAB_STATE
 counts=${HV_COUNTS:-1,257,65539}
 port=${HV_SSH_PORT:-48499}
 tmp=$(mktemp -d)
-sshd_pid="" started=""
+sshd_pid=""
 down() {
-    lab/lab.sh down > /dev/null 2>&1
+    lab/lab.sh down > /dev/null 2>&1 # also stops the daemons lab.sh started (lab-up's or 'daemons')
     [ -z "$sshd_pid" ] || kill "$sshd_pid" 2>/dev/null
-    local d
-    for d in $started; do pkill -x "$d"; done # the daemons this test started (lab-down leaves them: not lab-up's)
     rm -rf "$tmp"
 }
 harness_begin lab-hypervisors "sshd refused up placement collectives down-dead down"
@@ -51,16 +49,9 @@ harness_on_exit down
 
 phase sshd "an sshd on 127.0.0.1:$port with keys made here: libvirt answers through qemu+ssh://"
 # "there" is this machine's libvirtd, which must answer before lab-up asks every hypervisor
-# (on a real second machine it runs already): start it (and virtlogd) unless it runs, and
-# stop what was started at the end
-for d in virtlogd libvirtd; do
-    pgrep -x "$d" >/dev/null && continue
-    # without this shell's descriptors (a pipe held by a daemon would keep its reader waiting)
-    (for fd in /proc/$BASHPID/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-"; done
-     exec "$d" --daemon < /dev/null > /dev/null 2>&1) || { ko "cannot start $d"; harness_stop "no $d"; }
-    started="$started $d"
-done
-for _ in $(seq 1 150); do virsh -c qemu:///system version >/dev/null 2>&1 && break; sleep 0.2; done
+# (on a real second machine it runs already): lab.sh starts it (and virtlogd) unless it runs,
+# and the last lab-down stops what it started
+out=$(lab/lab.sh daemons 2>&1) || { ko "lab.sh daemons: $out"; harness_stop "no libvirtd"; }
 command -v /usr/sbin/sshd >/dev/null || { ko "no /usr/sbin/sshd (make lab-deps installs openssh-server)"; harness_stop "no sshd"; }
 ssh-keygen -q -t ed25519 -N '' -f "$tmp/hostkey" && ssh-keygen -q -t ed25519 -N '' -f "$tmp/key" &&
     cp "$tmp/key.pub" "$tmp/authorized_keys" || { ko "ssh-keygen"; harness_stop "no keys"; }
