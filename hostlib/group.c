@@ -340,7 +340,7 @@ static void look_at(inccl_group_t *g, struct peer *p, const char *who, const cha
 			/* how: its end closed (the process ended), or this machine's TCP gave up on it
 			 * (the peer's machine did not acknowledge for CTL_DEAD_MS) */
 			char how[160];
-			if (rc == CTL_EOF)
+			if (rc == CTL_EOF || errno == ECONNRESET) /* a reset: closed with our message unread */
 				snprintf(how, sizeof(how), "%s (closed its connection)", gone);
 			else if (errno == ETIMEDOUT)
 				snprintf(how, sizeof(how), "%s (its machine acknowledged nothing for %d s)", gone,
