@@ -381,17 +381,20 @@ int main(int argc, char **argv)
 			uint64_t wrong = r.wrong_elems;
 			bool finished = std::isfinite(r.time_s);
 			printf("%s %s %s ranks %d bytes %llu, cores %.3g: %s s simulated; wall %.2f s, %llu events (%.3g events/s); "
-			       "frames %llu, lost %llu, retransmits %llu, naks %llu, rnr %llu, timeouts %llu, wrong packets %llu\n",
+			       "frames %llu, lost %llu, retransmits %llu, naks %llu, rnr %llu, timeouts %llu, wrong packets %llu; "
+			       "CPU busiest host %.4g s, hosts %.4g s, switches %.4g s\n",
 			       name, CollName(coll), tree.name.c_str(), nranks, (unsigned long long)bytes, p.cores,
 			       finished ? std::to_string(r.time_s).c_str() : "never finished", wall,
 			       (unsigned long long)r.events, r.events / std::max(wall, 1e-9), (unsigned long long)r.frames,
 			       (unsigned long long)r.lost, (unsigned long long)r.retransmits, (unsigned long long)r.naks,
-			       (unsigned long long)r.rnr_naks, (unsigned long long)r.timeouts, (unsigned long long)r.wrong_pkts);
+			       (unsigned long long)r.rnr_naks, (unsigned long long)r.timeouts, (unsigned long long)r.wrong_pkts,
+			       r.cpu_host_max, r.cpu_hosts, r.cpu_switches);
 			fflush(stdout);
 			stats << "  - {algorithm: " << name << ", bytes: " << bytes << ", cores: " << p.cores << ", cores_from: "
 			      << Quote(cores_how) << ", wall_s: " << wall << ", events: " << r.events
 			      << ", frames: " << r.frames << ", lost: " << r.lost << ", retransmits: " << r.retransmits
-			      << ", timeouts: " << r.timeouts << "}\n";
+			      << ", timeouts: " << r.timeouts << ", cpu_host_max_s: " << r.cpu_host_max << ", cpu_hosts_s: " << r.cpu_hosts
+			      << ", cpu_switches_s: " << r.cpu_switches << "}\n";
 			if (!finished || r.wrong_pkts) {
 				rc = 1;
 				std::string why = std::string(name) + " " + CollName(coll) + " " + std::to_string(bytes) + " B: " +

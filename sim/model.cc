@@ -216,6 +216,7 @@ struct NodeState {
 	std::deque<CpuJob> cpu;              /* work waiting for the CPU, the head running */
 	uint32_t urgent = 0;                 /* urgent jobs waiting: cpu[1 .. urgent] */
 	uint32_t backlog = 0;                /* switch: frames waiting for the CPU */
+	double busy = 0;                     /* s of CPU work given to Cpu() */
 	std::vector<Ptr<NetDevice>> port_dev; /* per tree neighbour */
 	std::vector<int> port_peer;
 	int up = -1, down = -1;               /* INC: connections to and from the parent */
@@ -508,6 +509,7 @@ void Sim::Cpu(int u, double cost, std::function<void()> fn, bool urgent)
 	NodeState &s = n_[size_t(u)];
 	auto &q = s.cpu;
 	bool waits = !q.empty();
+	s.busy += cost;
 	if (urgent && waits) {
 		q.insert(q.begin() + 1 + s.urgent, NodeState::CpuJob{Seconds(cost), std::move(fn), true});
 		s.urgent++;
@@ -1826,6 +1828,11 @@ Result Sim::Finish()
 	for (double d : r_.host_done)
 		tmax = d > 0 ? std::max(tmax, d) : 1.0 / 0.0;
 	r_.time_s = tmax;
+	for (const NodeState &s : n_) {
+		(s.host ? r_.cpu_hosts : r_.cpu_switches) += s.busy;
+		if (s.host)
+			r_.cpu_host_max = std::max(r_.cpu_host_max, s.busy);
+	}
 	return r_;
 }
 

@@ -123,6 +123,9 @@ struct Result {
 	uint64_t lost = 0;           /* frames dropped by a link's loss or a full queue */
 	uint64_t retransmits = 0, naks = 0, rnr_naks = 0, timeouts = 0;
 	std::vector<double> host_done; /* per rank, s */
+	double cpu_host_max = 0;     /* s of CPU work: the busiest host's, */
+	double cpu_hosts = 0;        /* every host's, */
+	double cpu_switches = 0;     /* every switch's (to set against the lab's cpu.csv per call) */
 };
 
 enum class Algo { Inc, Ring };

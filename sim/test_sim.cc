@@ -481,6 +481,12 @@ int main()
 		double ta = 22.048 + F + lat;
 		Near("one core: aggregation rank 0 done (us)", r.host_done[0] * 1e6, ta + 150 + A + F + lat + 11.024, tol);
 		Near("one core: aggregation rank 1 done (us)", r.host_done[1] * 1e6, ta + 250 + F + A + lat, tol);
+		/* the CPU work it counts: each host 11.024 us to send and to take the result; the
+		 * switch 50 us for each of 8 frames (two in, two ACKs and two results out, the hosts'
+		 * two ACKs of their results in) */
+		Near("one core: aggregation's busiest host CPU (us)", r.cpu_host_max * 1e6, 22.048, 1e-6);
+		Near("one core: aggregation's hosts' CPU (us)", r.cpu_hosts * 1e6, 44.096, 1e-6);
+		Near("one core: aggregation's switch CPU (us)", r.cpu_switches * 1e6, 400, 1e-6);
 		/* as many cores as nodes: the same times as a core per node */
 		Tree t124 = Shape("1-2-4");
 		p = Params0();
