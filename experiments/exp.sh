@@ -175,6 +175,7 @@ marks=$(exp_switch_log_lines)
 csv=$run/results.csv
 echo "$EXP_RESULTS_HEADER" > "$csv"
 echo "$EXP_CPU_HEADER" > "$run/cpu.csv"
+echo "$EXP_RXE_HEADER" > "$run/rxe.csv"
 conditions=() # one YAML list item per round (meta.yaml's round_conditions)
 failed=()               # what failed the run, each with why
 declare -A unavailable=() # baseline -> why it could not start (not measured from then on)
@@ -280,6 +281,9 @@ for round in $(seq 1 "$ROUNDS"); do
             wall_us=$(($(date +%s%6N) - t0_us))
             exp_cpu_delta "$cpu0" "$(exp_cpu_snap "$cpu_pids"; exp_cpu_busy)" |
                 awk -v p="$a,$coll,$b,$round,$((it + wu))" -v w="$wall_us" '{ print p "," $1 "," $2 "," $3 "," w }' >> "$run/cpu.csv"
+            # what each host's rxe sent, received and resent meanwhile (rxe.csv): the model's missing terms
+            for h in $(exp_hosts); do exp_rxe_delta "$h"; done |
+                awk -v p="$a,$coll,$b,$round,$((it + wu))" '{ print p "," $1 "," $2 "," $3 }' >> "$run/rxe.csv"
             judge "$a" "$a $coll $b B$rtag" "$rc"
         done
         for a in mpi-tcp mpi-ucx; do

@@ -14,6 +14,8 @@ EXP_RESULTS_HEADER=$EXP_CSV_HEADER,round
 # time of the node's process on this machine and the measurement's wall time, both in us;
 # node "machine" (role machine): the whole machine's busy time in the same interval
 EXP_CPU_HEADER=algorithm,collective,bytes,round,calls,node,role,cpu_us,wall_us
+# rxe.csv: each host's rxe counters that changed during a measurement (exp_rxe_delta)
+EXP_RXE_HEADER=algorithm,collective,bytes,round,calls,node,counter,delta
 
 exp_err() { echo "exp: $*" >&2; }
 exp_log() { printf '[exp %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -126,8 +128,10 @@ exp_run_ranks() {
     # the job's key (libinccl: INCCL_JOB_KEY): rank 0 takes only ranks that hold it
     job=$("${INCLAB_BUILD:-$top/build}/incctl" -G -) || { exp_err "cannot make a job key (incctl -G -)"; return 1; }
     for i in "${!hosts[@]}"; do
-        "$top/lab/lab.sh" exec "${hosts[$i]}" "pkill -x $prog; rm -f /tmp/exp.*; (INCCL_JOB_KEY=$job $prog -r $i -N $n -m $master -F csv $* \
-            > /tmp/exp.out 2> /tmp/exp.err; echo \$? > /tmp/exp.rc) < /dev/null > /dev/null 2>&1 &" >/dev/null ||
+        # the host's rxe counters before and after (/tmp/exp.rxe, exp_rxe_delta), then the exit status
+        "$top/lab/lab.sh" exec "${hosts[$i]}" "pkill -x $prog; rm -f /tmp/exp.*; ( $EXP_RXE_SNAP 0 > /tmp/exp.rxe; \
+            INCCL_JOB_KEY=$job $prog -r $i -N $n -m $master -F csv $* > /tmp/exp.out 2> /tmp/exp.err; r=\$?; \
+            $EXP_RXE_SNAP 1 >> /tmp/exp.rxe; echo \$r > /tmp/exp.rc) < /dev/null > /dev/null 2>&1 &" >/dev/null ||
             { exp_err "cannot start $prog on ${hosts[$i]}"; return 1; }
     done
     t0=$(date +%s)
@@ -158,6 +162,27 @@ exp_run_ranks() {
         fi
     done
     return $bad
+}
+
+# EXP_RXE_SNAP MARK (a command run in a host) — "MARK NAME:VALUE" for each
+# port counter of its RDMA devices (rxe: sent_pkts, rcvd_pkts,
+# duplicate_request, out_of_seq_request, rcvd_seq_err, rcvd_rnr_err,
+# send_rnr_err, completer_retry_err, retry_exceeded_err, ack_deferred, ...:
+# the kernel's hw_counters, counted since the device was made), and the
+# guest's context switches and interrupts (/proc/stat ctxt, intr: how often
+# its CPU was woken and switched); no rxe lines without the device. (No
+# " -r " in it: the experiments' fake lab finds inccl_perf's arguments so.)
+EXP_RXE_SNAP='sh -c '"'"'for f in /sys/class/infiniband/*/ports/1/hw_counters/*; do v=$(cat "$f" 2>/dev/null) && echo "$0 ${f##*/}:$v"; done; while read k v x; do case $k in ctxt | intr) echo "$0 guest_$k:$v" ;; esac; done < /proc/stat'"'"''
+
+# exp_rxe_delta HOST — "NODE COUNTER DELTA" for each counter of HOST that
+# changed during its last exp_run_ranks (/tmp/exp.rxe, EXP_RXE_SNAP): what
+# its rxe sent, received and resent meanwhile, how often its CPU was woken.
+# Lines that are not "0|1 NAME:N" are ignored (the file comes from the
+# guest); nothing when it has none.
+exp_rxe_delta() {
+    "$top/lab/lab.sh" exec "$1" "cat /tmp/exp.rxe" 2>/dev/null |
+        awk -v h="$1" '$1 ~ /^[01]$/ && NF == 2 && $2 ~ /^[a-z0-9_]{1,40}:[0-9]{1,18}$/ {
+            split($2, kv, ":"); if ($1 == 0) a[kv[1]] = kv[2]; else if (kv[1] in a && kv[2] + 0 != a[kv[1]] + 0) print h, kv[1], kv[2] - a[kv[1]] }'
 }
 
 # exp_switch_log_lines — "switch lines" of every switch's daemon log, to mark
