@@ -181,8 +181,8 @@ EXP_RXE_SNAP='sh -c '"'"'for f in /sys/class/infiniband/*/ports/1/hw_counters/*;
 # guest); nothing when it has none.
 exp_rxe_delta() {
     "$top/lab/lab.sh" exec "$1" "cat /tmp/exp.rxe" 2>/dev/null |
-        awk -v h="$1" '$1 ~ /^[01]$/ && NF == 2 && $2 ~ /^[a-z0-9_]{1,40}:[0-9]{1,18}$/ {
-            split($2, kv, ":"); if ($1 == 0) a[kv[1]] = kv[2]; else if (kv[1] in a && kv[2] + 0 != a[kv[1]] + 0) print h, kv[1], kv[2] - a[kv[1]] }'
+        awk -v h="$1" '$1 ~ /^[01]$/ && NF == 2 && $2 ~ /^[a-z0-9_]+:[0-9]+$/ && length($2) <= 60 {
+            split($2, kv, ":"); if (length(kv[2]) > 18) next; if ($1 == 0) a[kv[1]] = kv[2]; else if (kv[1] in a && kv[2] + 0 != a[kv[1]] + 0) print h, kv[1], kv[2] - a[kv[1]] }'
 }
 
 # exp_switch_log_lines — "switch lines" of every switch's daemon log, to mark

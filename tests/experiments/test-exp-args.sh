@@ -397,6 +397,9 @@ case $c in
     tool "$(arg -A)" "$(arg -C)" "$(arg -b)"
     if [ "$(arg -r)" = 0 ]; then report "$(arg -A)" "$(arg -C)" "$(arg -b)" >"$d/exp.out"; else : >"$d/exp.out"; fi
     printf '%s\n' "$err" >"$d/exp.err"
+    # the host's counters before (0) and after (1): one changed, one not, and lines to ignore
+    printf '0 sent_pkts:100\n0 guest_ctxt:7\n0 rcvd_pkts:9\n1 sent_pkts:%s\n1 guest_ctxt:7\n1 evil;x:5\n2 rcvd_pkts:99\n1 rcvd_pkts:9x\n' \
+        "$((150 + $(arg -r)))" >"$d/exp.rxe"
     echo "$rc" >"$d/exp.rc"
     ;;
 *mpirun*)
@@ -493,6 +496,11 @@ else
     fake all-good "ring mpi-tcp mpi-ucx"
     expect all-good 0 verified "every result verified"
     csv_has all-good "inc:0 ring:0 mpi-tcp:0 mpi-ucx:0"
+    # rxe.csv: per libinccl measurement each host's changed counter (50 + its rank), nothing else
+    want="algorithm,collective,bytes,round,calls,node,counter,delta
+$(for a in inc ring; do for h in 1 2 3 4; do echo "$a,allreduce,4096,1,4,pku$h,sent_pkts,$((49 + h))"; done; done)"
+    [ "$(cat "$run/rxe.csv" 2>/dev/null)" = "$want" ] && ok "all-good: rxe.csv holds each host's changed counter per measurement, malformed lines left out" ||
+        ko "all-good: rxe.csv is '$(head -c 600 "$run/rxe.csv" 2>/dev/null)', want '$want'"
 
     # rounds: A B C A B C, each row with its round; both ceilings; the conditions in meta.yaml
     reset
