@@ -363,6 +363,7 @@ int main(int argc, char **argv)
 
 	std::string start = UtcNow("%Y-%m-%dT%H:%M:%SZ"), load0 = Loadavg();
 	std::ostringstream csv, stats;
+	stats.precision(10); /* times to 0.1 us and better, as results.csv has them */
 	csv << "algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong,round\n";
 	std::string status = "verified";
 	int rc = 0;
