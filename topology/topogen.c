@@ -846,7 +846,8 @@ static void gen_tunnels(const struct topology *t, const struct opts *o)
 }
 
 /* hypervisors.tsv: each hypervisor, its connection, tunnel address,
- * management network and the nodes placed on it (README). */
+ * management network, the nodes placed on it, and (all but the first) the
+ * directory and name of its storage pool (README). */
 static void gen_hypervisors(const struct topology *t, const struct opts *o)
 {
 	FILE *f = out_open(o->out, "hypervisors.tsv");
@@ -854,7 +855,7 @@ static void gen_hypervisors(const struct topology *t, const struct opts *o)
 
 	if (!f)
 		return;
-	fprintf(f, "# hypervisor\turi\taddress\tnetwork\tbridge\tmemory_mib\tnodes\n");
+	fprintf(f, "# hypervisor\turi\taddress\tnetwork\tbridge\tmemory_mib\tnodes\timages\tpool\n");
 	for (int h = 0; h < t->nhypervisors; h++) {
 		const char *sep = "";
 		mgmt_names(t, o, h, net, br);
@@ -867,7 +868,11 @@ static void gen_hypervisors(const struct topology *t, const struct opts *o)
 			}
 		if (!*sep)
 			fputc('-', f);
-		fputc('\n', f);
+		/* its storage pool (for the VMs of a hypervisor but the first), none on the first */
+		if (h == 0)
+			fprintf(f, "\t-\t-\n");
+		else
+			fprintf(f, "\t%s\t%s-images\n", t->hypervisors[h].images, o->prefix);
 	}
 	out_close(f);
 }
