@@ -461,11 +461,11 @@ exp_lab_env() {
 # one entry "local" with every node of inventory.tsv. Every string quoted
 # (exp_yaml_str); at most 16 hypervisors (topogen's limit).
 exp_placement() {
-    local gen=${1:-$state/gen} name uri addr net br mem nodes
+    local gen=${1:-$state/gen} name uri addr net br mem nodes _pool
     if [ -r "$gen/hypervisors.tsv" ]; then
         echo "hypervisors: $(grep -v '^#' "$gen/hypervisors.tsv" | head -n 16 | grep -c .)"
         echo "placement:"
-        grep -v '^#' "$gen/hypervisors.tsv" | head -n 16 | while IFS=$'\t' read -r name uri addr net br mem nodes; do
+        grep -v '^#' "$gen/hypervisors.tsv" | head -n 16 | while IFS=$'\t' read -r name uri addr net br mem nodes _pool; do
             echo "  - {hypervisor: $(exp_yaml_str "$name"), uri: $(exp_yaml_str "$uri"), nodes: $(exp_yaml_str "$nodes")}"
         done
     else

@@ -170,6 +170,36 @@ int topo_uri_ok(const char *s, char *why, size_t len)
 	return 1;
 }
 
+int topo_dir_ok(const char *s, char *why, size_t len)
+{
+	size_t n = strlen(s), ok = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._/+-");
+
+	if (n < 2 || n > TOPO_IMAGES_MAX || s[0] != '/') {
+		snprintf(why, len, "it must be an absolute path (a leading /) of 2..%d characters, not / itself", TOPO_IMAGES_MAX);
+		return 0;
+	}
+	if (ok != n) {
+		unsigned char bad = (unsigned char)s[ok];
+		if (bad >= 0x20 && bad < 0x7f)
+			snprintf(why, len, "character %c (0x%02x) is not allowed (A-Z a-z 0-9 . _ / + - only)", bad, bad);
+		else
+			snprintf(why, len, "byte \\x%02x is not allowed (A-Z a-z 0-9 . _ / + - only)", bad);
+		return 0;
+	}
+	if (strstr(s, "--")) {
+		snprintf(why, len, "'--' is not allowed");
+		return 0;
+	}
+	for (const char *c = s; c; c = strchr(c + 1, '/')) {
+		size_t k = strcspn(c + 1, "/"); /* the component after this '/' */
+		if (k == 0 || (k == 1 && c[1] == '.') || (k == 2 && c[1] == '.' && c[2] == '.')) {
+			snprintf(why, len, "an empty, '.' or '..' component (or a trailing '/') is not allowed");
+			return 0;
+		}
+	}
+	return 1;
+}
+
 const char *topo_role_name(enum topo_role r)
 {
 	static const char *const names[] = { "controller", "switch", "host" };
@@ -420,6 +450,7 @@ static void parse_hypervisors(struct ctx *c, yaml_node_t *m)
 		h = &t->hypervisors[t->nhypervisors++];
 		memset(h, 0, sizeof(*h));
 		strcpy(h->name, name);
+		strcpy(h->images, TOPO_IMAGES_DEFAULT);
 		h->line = line_of(k);
 		if (v->type != YAML_MAPPING_NODE) {
 			errf(c, line_of(v), "hypervisor '%s' must be a mapping {uri: URI, address: A.B.C.D}", name);
@@ -460,8 +491,17 @@ static void parse_hypervisors(struct ctx *c, yaml_node_t *m)
 				}
 				h->addr = a.addr;
 				have_addr = 1;
+			} else if (strcmp(key, "images") == 0) {
+				if (!(s = scalar(c, hv, "images")))
+					continue;
+				if (!topo_dir_ok(s, why, sizeof(why))) {
+					errf(c, line_of(hv), "hypervisor '%s': images '%s' is not a directory the lab takes: %s", name,
+					     shown(s, b), why);
+					continue;
+				}
+				strcpy(h->images, s);
 			} else {
-				errf(c, line_of(hk), "unknown hypervisor key '%s' (known: uri, address)", key);
+				errf(c, line_of(hk), "unknown hypervisor key '%s' (known: uri, address, images)", key);
 			}
 		}
 		if (!have_uri)

@@ -24,6 +24,9 @@
 #define TOPO_TOPONAME_MAX 32 /* a topology's name (struct topology.name) */
 #define TOPO_MAX_HYPERVISORS 16 /* "hypervisors:" entries; device names carry the index in 2 digits */
 #define TOPO_URI_MAX 200 /* a hypervisor's libvirt URI, characters */
+#define TOPO_IMAGES_MAX 120 /* a hypervisor's images directory, characters */
+/* where a hypervisor other than the first keeps the lab's storage pool when the file names none */
+#define TOPO_IMAGES_DEFAULT "/var/lib/inclab-images"
 
 enum topo_role { TOPO_CONTROLLER, TOPO_SWITCH, TOPO_HOST };
 
@@ -98,6 +101,7 @@ struct topo_hypervisor {
 	char name[TOPO_NAME_MAX + 1];
 	char uri[TOPO_URI_MAX + 1];
 	uint32_t addr;
+	char images[TOPO_IMAGES_MAX + 1]; /* its storage pool's directory (topo_dir_ok()); unused on the first */
 	int line;             /* line of its declaration */
 	int nnodes;           /* nodes placed on it */
 	int memory_mib;       /* their memory, MiB */
@@ -160,6 +164,17 @@ int topo_word_ok(const char *s, size_t max, int letter_first);
  * with the reason in @why (@len bytes) when not.
  */
 int topo_uri_ok(const char *s, char *why, size_t len);
+
+/**
+ * topo_dir_ok() - whether @s is a directory path the lab takes for a
+ * hypervisor's images (libvirt storage pool): absolute, 2..TOPO_IMAGES_MAX
+ * characters of A-Z a-z 0-9 . _ / + -, no "--", no empty, "." or ".."
+ * component, no trailing '/', not "/".
+ * @why, @len: on refusal, why (a phrase).
+ *
+ * Return: 1 when it is, 0 when not.
+ */
+int topo_dir_ok(const char *s, char *why, size_t len);
 
 /** topo_ntoa() - dotted quad of a host-order address into @buf (16 bytes). */
 const char *topo_ntoa(uint32_t addr, char buf[16]);
