@@ -5,7 +5,11 @@
 #
 #   lab/tunnels.sh up   TUNNELS.tsv HYPERVISOR PREFIX
 #   lab/tunnels.sh down TUNNELS.tsv HYPERVISOR
+#   lab/tunnels.sh exists TUNNELS.tsv HYPERVISOR
 #
+# lab.sh runs it here for the first hypervisor, and on the machine of any
+# other reached by qemu+ssh:// over ssh (the script on standard input, the
+# hypervisor's lines as base64: lab.sh tun_remote). It must run as root.
 # up makes, for each line of HYPERVISOR:
 #   mgmt   a VXLAN device on the hypervisor's management bridge (which its
 #          libvirt network made: it must exist)
@@ -20,7 +24,9 @@
 # exists already is kept (idempotent). Each device it makes is printed first
 # as "link NAME" (lab.sh's made list: lab-down removes it also after a failed
 # lab-up). down removes the lines' devices that exist (VXLAN, veth, bridge;
-# never a management bridge, libvirt's).
+# never a management bridge, libvirt's). exists prints "exists NAME" for each
+# device of the lines that exists (lab.sh refuses those it did not make) and
+# makes nothing.
 #
 # Every field is checked against topogen's grammar before any command runs:
 # the script may run as root on a machine of its own, and the file comes
@@ -30,13 +36,14 @@ die() { printf 'tunnels: %s\n' "$*" >&2; exit 1; }
 verb=${1:-} file=${2:-} hyp=${3:-} prefix=${4:-}
 case $verb in
 up) [ $# = 4 ] || die "usage: tunnels.sh up TUNNELS.tsv HYPERVISOR PREFIX" ;;
-down) [ $# = 3 ] || die "usage: tunnels.sh down TUNNELS.tsv HYPERVISOR" ;;
-*) die "usage: tunnels.sh up|down TUNNELS.tsv HYPERVISOR [PREFIX]" ;;
+down | exists) [ $# = 3 ] || die "usage: tunnels.sh $verb TUNNELS.tsv HYPERVISOR" ;;
+*) die "usage: tunnels.sh up|down|exists TUNNELS.tsv HYPERVISOR [PREFIX]" ;;
 esac
+[ "$(id -u)" = 0 ] || die "must run as root (it makes and removes network devices)"
 [ -r "$file" ] || die "cannot read '$file'"
 word='^[a-z][a-z0-9]*(-[a-z0-9]+)*$'
 [[ $hyp =~ $word && ${#hyp} -le 12 ]] || die "HYPERVISOR must be a name of a-z, 0-9 and single '-', not '$hyp'"
-[ "$verb" = down ] || [[ $prefix =~ $word && ${#prefix} -le 32 ]] || die "PREFIX must be a lab prefix, not '$prefix'"
+[ "$verb" != up ] || [[ $prefix =~ $word && ${#prefix} -le 32 ]] || die "PREFIX must be a lab prefix, not '$prefix'"
 
 dev_ok() { [[ $1 =~ ^[a-z0-9][a-z0-9-]{0,14}$ ]]; }          # a device name: IFNAMSIZ - 1
 ip_ok() { [[ $1 =~ ^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$ ]] &&
@@ -88,13 +95,20 @@ while IFS=$'\t' read -r h kind _ node ifname _ _ local lport remote rport vni de
     fi
     # a VM's UDP tunnel: QEMU binds the port when the VM starts; held now by anything else, that
     # start would fail later: refused here, before anything is made
-    [ "$verb" = down ] || [ "$kind" != udp ] || [ -z "$(ss -Hulna "sport = :$lport")" ] ||
+    [ "$verb" != up ] || [ "$kind" != udp ] || [ -z "$(ss -Hulna "sport = :$lport")" ] ||
         die "$where: UDP port $lport (tunnel of $node's $ifname) is taken on this machine"
     lines+=("$kind $lport $remote $rport ${vni:--} $dev $br ${veth:--} $node $ifname $local $mtu")
 done < "$file"
 
 for l in "${lines[@]}"; do
     read -r kind lport remote rport vni dev br veth node ifname local mtu <<<"$l"
+    if [ "$verb" = exists ]; then
+        [ "$kind" = udp ] && continue
+        for d in "$dev" $([ "$kind" = mgmt ] || echo "$br") $([ "$kind" = netns ] && echo "$veth"); do
+            ! exists "$d" || echo "exists $d"
+        done
+        continue
+    fi
     if [ "$verb" = down ]; then
         [ "$kind" = udp ] && continue
         for d in "$dev" $([ "$kind" = netns ] && echo "$veth"); do exists "$d" && ip link del "$d"; done

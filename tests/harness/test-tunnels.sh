@@ -63,6 +63,10 @@ done
 want=$(awk -F'\t' '!/^#/ && $2 != "udp" {print "link " $13; if ($2 != "mgmt") print "link " $14; if ($15 != "-") print "link " $15}' "$gen/tunnels.tsv" | sort)
 check "tunnels.sh up printed each device it made, those of tunnels.sh's lines ($(grep -c . <<<"$made"))" \
     bash -c '[ "$(grep . <<<"$1" | sort)" = "$2" ]' _ "$made" "$want"
+# exists (what lab.sh asks a machine reached over ssh before up): every device made, each once, on its hypervisor
+ex=$(for h in here there; do ip netns exec "$U" lab/tunnels.sh exists "$gen/tunnels.tsv" $h; done 2>&1)
+check "tunnels.sh exists names every device up made ($(grep -c . <<<"$ex")), as 'exists NAME'" \
+    bash -c '[ "$(sed "s/^exists /link /" <<<"$1" | sort)" = "$2" ]' _ "$ex" "$want"
 for h in here there; do ip netns exec "$U" lab/tunnels.sh up "$gen/tunnels.tsv" $h "$P" >> "$tmp/again" 2>&1; done
 check "a second up makes nothing ($(grep -c . "$tmp/again") lines)" [ ! -s "$tmp/again" ]
 # the data edge's addresses, as the topology gives them (lab.json): sw0's to-sw2, sw2's to-sw0
@@ -123,6 +127,8 @@ left=$(for d in $(awk '{print $2}' <<<"$made"); do ip -n "$U" link show "$d" >/d
 bridges=$(awk -F'\t' '!/^#/ && $2 == "mgmt" {print $14}' "$gen/tunnels.tsv" | sort -u)
 check "every device made is gone${left:+ (left: $left)}; the management bridges ($(echo $bridges)) are still there" \
     bash -c '[ -z "$1" ] && for b in $2; do ip -n "$3" link show "$b" >/dev/null 2>&1 || exit 1; done' _ "$left" "$bridges" "$U"
+ex=$(for h in here there; do ip netns exec "$U" lab/tunnels.sh exists "$gen/tunnels.tsv" $h; done 2>&1)
+check "tunnels.sh exists names none after down${ex:+: $ex}" [ -z "$ex" ]
 check "the namespace ends (to-sw2, to-sw0) went with their veths" \
     bash -c '! ip -n "$1-sw0" link show to-sw2 >/dev/null 2>&1 && ! ip -n "$1-sw2" link show to-sw0 >/dev/null 2>&1' _ "$P"
 

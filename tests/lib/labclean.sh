@@ -1,7 +1,7 @@
 # labclean.sh — lab_is_clean, sourced by the tests that remove a lab.
 #
 # lab_is_clean — nothing of the lab $INCLAB_PREFIX (state in $state) is left:
-# no domain or network in libvirt, no QEMU process, no management bridge, no
+# no domain, network or storage pool in libvirt, no QEMU process, no management bridge, no
 # state directory, no managed save image (lab-stop's), no network namespace or device of its namespace nodes
 # (SWITCHES=netns: "$INCLAB_PREFIX-NODE", and devices "TAG-[bvtm]N"; over
 # hypervisors also the tunnels' and management bridges' "TAG-[cwxyhgj]N"). The
@@ -15,14 +15,15 @@
 # libvirt's own files of defined and running domains and networks must hold
 # none of the lab. Prints what is left; returns 0 only when nothing is.
 lab_is_clean() {
-    local left="" doms nets names="" n t conf=${INCLAB_LIBVIRT_CONF:-/etc/libvirt}
+    local left="" doms nets pools names="" n t conf=${INCLAB_LIBVIRT_CONF:-/etc/libvirt}
     local topogen=${INCLAB_BUILD:-${BUILD:-build}}/topogen
     t=$(mktemp -d)
     if [ -x "$topogen" ] && "$topogen" -o "$t/gen" --prefix "$INCLAB_PREFIX" --state-dir /nonexistent \
         --image controller=/i --image switch=/i --image host=/i "${TOPOLOGY:-topology/1-2-4.yaml}" >/dev/null 2>&1; then
         names=$(awk -F'\t' -v p="$INCLAB_PREFIX" '!/^#/ && NF > 1 {print p "-" $1} END {print p "-mgmt"}' "$t/gen/inventory.tsv"
                 # a lab over hypervisors: every hypervisor's management network
-                [ ! -e "$t/gen/hypervisors.tsv" ] || awk -F'\t' '!/^#/ {print $4}' "$t/gen/hypervisors.tsv")
+                # a lab over hypervisors: every hypervisor's management network and storage pool
+                [ ! -e "$t/gen/hypervisors.tsv" ] || awk -F'\t' '!/^#/ {print $4; if ($9 != "-" && $9 != "") print $9}' "$t/gen/hypervisors.tsv")
     fi
     rm -rf "$t"
     # is_lab NAME — a name of the lab (exact, or by prefix without topogen)
@@ -32,9 +33,11 @@ lab_is_clean() {
             { echo "  cannot ask libvirt for its domains: $doms"; return 1; }
         nets=$(virsh -q -c qemu:///system net-list --all --name 2>&1) ||
             { echo "  cannot ask libvirt for its networks: $nets"; return 1; }
-        for n in $doms $nets; do is_lab "$n" && left+=" $n"; done
+        pools=$(virsh -q -c qemu:///system pool-list --all --name 2>&1) ||
+            { echo "  cannot ask libvirt for its storage pools: $pools"; return 1; }
+        for n in $doms $nets $pools; do is_lab "$n" && left+=" $n"; done
     else
-        for n in "$conf"/qemu/*.xml "$conf"/qemu/networks/*.xml /run/libvirt/qemu/*.xml /run/libvirt/network/*.xml; do
+        for n in "$conf"/qemu/*.xml "$conf"/qemu/networks/*.xml "$conf"/storage/*.xml /run/libvirt/qemu/*.xml /run/libvirt/network/*.xml; do
             [ -e "$n" ] || continue
             t=${n##*/}
             is_lab "${t%.xml}" && left+=" $n"
