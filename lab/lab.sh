@@ -1275,8 +1275,9 @@ vm_pool_files() {
     log "  $n: overlay $prefix-$n.qcow2 and seed $prefix-$n.iso in pool $pool on hypervisor $h"
 }
 
-# check_memory — refuse to start VMs this machine cannot hold: each VM not
-# running yet needs its guest memory (memory_mib) and QEMU's own, about 150 MiB
+# check_memory — refuse to start VMs this machine cannot hold: each VM of
+# this machine (one on another is that machine's: hyp_elsewhere) not running
+# yet needs its guest memory (memory_mib) and QEMU's own, about 150 MiB
 # (its RSS outside guest RAM and TCG's cache on these machines: 174 MiB), plus
 # the TCG translation cache its domain sets (topogen's TCG_TB_CACHE_MIB; none
 # under KVM). Without that cap a 1-4-16 lab took 23 GiB of 24 and the OOM
@@ -1285,6 +1286,8 @@ check_memory() {
     local need=0 nvm=0 avail n mib tb
     for n in $(nodes); do
         [ "$(node_kind "$n")" = vm ] || continue
+        # (a VM on another machine takes that machine's memory)
+        hyp_elsewhere "$(awk -F'\t' -v n="$n" '$1 == n {print $12}' "$gen/inventory.tsv")" && continue
         [ "$(dom_state "$n")" = running ] && continue
         mib=$(awk -F'\t' -v n="$n" '$1 == n {print $8}' "$gen/inventory.tsv")
         tb=$(sed -n "s/.*<tb-cache unit='MiB'>\([0-9]*\)<.*/\1/p" "$gen/domains/$n.xml")
