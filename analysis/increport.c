@@ -160,14 +160,7 @@ static int model_inputs(struct run *r)
 		snprintf(r->fit_err, sizeof(r->fit_err), "%s", err);
 		return -1;
 	}
-	for (size_t i = 0; i < r->cpu.n; i++) {
-		const struct loggp_cpu_row *c = &r->cpu.r[i];
-		int coll = loggp_coll_parse(c->coll);
-		if (strcmp(c->algo, "inc") || coll < 0)
-			continue;
-		r->sw_cpu += c->sw_sum;
-		r->model_frames += c->calls * loggp_frames(&r->tree, (enum loggp_coll)coll, c->bytes, 0);
-	}
+	loggp_inc_switch_work(&r->cpu, &r->tree, &r->sw_cpu, &r->model_frames);
 	return 0;
 }
 
@@ -1628,8 +1621,8 @@ static int cpu_per_call(const struct run *r, const char *algo, const char *coll,
 			continue;
 		hm[k] = c->host_max / c->calls;
 		al[k++] = (c->host_sum + c->sw_sum) / c->calls;
-		if (c->machine >= 0 && c->wall > 0)
-			ot[ko++] = (c->machine - c->host_sum - c->sw_sum) / c->wall;
+		if (loggp_cpu_others(c, &ot[ko]))
+			ko++;
 	}
 	if (!k)
 		return 0;

@@ -579,6 +579,28 @@ void loggp_cpu_free(struct loggp_cpu *c)
 	memset(c, 0, sizeof(*c));
 }
 
+void loggp_inc_switch_work(const struct loggp_cpu *c, const struct loggp_tree *t, double *sw_cpu_us,
+			   double *model_frames)
+{
+	*sw_cpu_us = *model_frames = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct loggp_cpu_row *r = &c->r[i];
+		int coll = loggp_coll_parse(r->coll);
+		if (strcmp(r->algo, "inc") || coll < 0)
+			continue;
+		*sw_cpu_us += r->sw_sum;
+		*model_frames += r->calls * loggp_frames(t, (enum loggp_coll)coll, r->bytes, 0);
+	}
+}
+
+bool loggp_cpu_others(const struct loggp_cpu_row *r, double *others)
+{
+	if (r->machine < 0 || !(r->wall > 0))
+		return false;
+	*others = (r->machine - r->host_sum - r->sw_sum) / r->wall;
+	return true;
+}
+
 /* The value of counter @name= in @line, or -1 (absent); -2 when it is not a whole number. */
 static double counter(const char *line, const char *name)
 {

@@ -206,6 +206,23 @@ int loggp_load_cpu(const char *path, struct loggp_cpu *c, char *err, size_t errl
 void loggp_cpu_free(struct loggp_cpu *c);
 
 /**
+ * loggp_inc_switch_work() - what loggp_params() takes of a run's cpu.csv
+ * (@c) on its tree @t: the switches' CPU (*@sw_cpu_us) and the data frames
+ * the model counts (*@model_frames, loggp_frames() times the calls) over
+ * the INC measurements of the collectives the model has; both 0 without.
+ */
+void loggp_inc_switch_work(const struct loggp_cpu *c, const struct loggp_tree *t, double *sw_cpu_us,
+			   double *model_frames);
+
+/**
+ * loggp_cpu_others() - the cores the rest of the lab machine used during
+ * measurement @r: its busy time (the machine row) less the lab's nodes',
+ * over the wall time, in *@others (below 0 when the lab's own count ran
+ * ahead of the machine's). Returns false when the machine was not recorded.
+ */
+bool loggp_cpu_others(const struct loggp_cpu_row *r, double *others);
+
+/**
  * loggp_load_frames() - the frames every switch received and sent
  * (rx_frames + tx_frames) summed over every communicator in
  * switch-counters.txt ("... SWITCH comm N: name=value ..." lines; a

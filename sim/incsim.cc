@@ -7,7 +7,7 @@
  *          [--collective allreduce|reduce|broadcast|allgather|reducescatter|alltoall|barrier]
  *          [--root RANK] [--algorithms inc,ring]
  *          [--run DIR] [--link-bw-MBps X] [--link-latency-us X] [--host-o-us X]
- *          [--host-G-us-per-byte X] [--switch-frame-us X] [--loss P] [--seed N]
+ *          [--host-G-us-per-byte X] [--switch-frame-us X] [--cores C] [--loss P] [--seed N]
  *          [--window N] [--message N] [--slots N] [--rto-us X]
  *          [--results DIR] [--commit HASH]
  *
@@ -131,24 +131,25 @@ struct Param {
 int main(int argc, char **argv)
 {
 	enum { O_TOPO = 256, O_TREE, O_SIZE, O_ALGOS, O_RUN, O_BW, O_LAT, O_O, O_G, O_SW, O_LOSS, O_SEED, O_WIN, O_MSG, O_SLOTS,
-	       O_RTO, O_QUEUE, O_UNIT, O_RESULTS, O_COMMIT, O_COLL, O_ROOT, O_HELP };
+	       O_RTO, O_QUEUE, O_UNIT, O_RESULTS, O_COMMIT, O_COLL, O_ROOT, O_CORES, O_HELP };
 	static const struct option opts[] = {
 		{"topology", 1, 0, O_TOPO}, {"tree", 1, 0, O_TREE}, {"size", 1, 0, O_SIZE}, {"algorithms", 1, 0, O_ALGOS},
 		{"run", 1, 0, O_RUN}, {"link-bw-MBps", 1, 0, O_BW}, {"link-latency-us", 1, 0, O_LAT}, {"host-o-us", 1, 0, O_O},
 		{"host-G-us-per-byte", 1, 0, O_G}, {"switch-frame-us", 1, 0, O_SW}, {"loss", 1, 0, O_LOSS},
 		{"seed", 1, 0, O_SEED}, {"window", 1, 0, O_WIN}, {"message", 1, 0, O_MSG}, {"slots", 1, 0, O_SLOTS},
 		{"rto-us", 1, 0, O_RTO}, {"queue", 1, 0, O_QUEUE}, {"unit", 1, 0, O_UNIT}, {"results", 1, 0, O_RESULTS}, {"commit", 1, 0, O_COMMIT},
-		{"collective", 1, 0, O_COLL}, {"root", 1, 0, O_ROOT}, {"help", 0, 0, O_HELP},
+		{"collective", 1, 0, O_COLL}, {"root", 1, 0, O_ROOT}, {"cores", 1, 0, O_CORES}, {"help", 0, 0, O_HELP},
 		{0, 0, 0, 0}};
 	std::string topo_file, shape, sizes, algos = "inc,ring", run, results, commit = "unknown", root_arg;
 	Coll coll = Coll::AllReduce;
 	Params p;
-	enum { BW, LAT, HO, HG, SW, NP };
+	enum { BW, LAT, HO, HG, SW, CORES, NP };
 	Param par[NP] = {{"link bandwidth", "--link-bw-MBps", "MB/s", -1, -1, ""},
 			 {"link latency", "--link-latency-us", "us", -1, -1, ""},
 			 {"host o", "--host-o-us", "us", -1, -1, ""},
 			 {"host G", "--host-G-us-per-byte", "us/B", -1, -1, ""},
-			 {"switch per-frame cost c_sw", "--switch-frame-us", "us", -1, -1, ""}};
+			 {"switch per-frame cost c_sw", "--switch-frame-us", "us", -1, -1, ""},
+			 {"machine cores C", "--cores", "cores every node shares; 0: a core per node", -1, -1, ""}};
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, nullptr)) != -1) {
 		switch (c) {
@@ -162,6 +163,11 @@ int main(int argc, char **argv)
 		case O_O: par[HO].cli = Num("--host-o-us", optarg, 0, 1e7); break;
 		case O_G: par[HG].cli = Num("--host-G-us-per-byte", optarg, 0, 1e6); break;
 		case O_SW: par[SW].cli = Num("--switch-frame-us", optarg, 0, 1e7); break;
+		case O_CORES:
+			par[CORES].cli = Num("--cores", optarg, 0, 65536);
+			if (par[CORES].cli > 0 && par[CORES].cli < 0.01)
+				Fail("--cores: 0 (a core per node) or 0.01..65536");
+			break;
 		case O_LOSS: p.loss = Num("--loss", optarg, 0, 0.5); break;
 		case O_SEED: p.seed = uint32_t(Num("--seed", optarg, 1, 4294967295.0)); break;
 		case O_WIN: p.window_host = uint32_t(Num("--window", optarg, 1, 16384)); break;
@@ -185,7 +191,9 @@ int main(int argc, char **argv)
 			       "  allgather, reducescatter, alltoall: --size is the whole buffer (nccl-tests'), rounded down to\n"
 			       "  whole blocks of ranks float32 elements as inccl_perf does; barrier: no --size\n"
 			       "  parameters: --run RUNDIR and/or --link-bw-MBps --link-latency-us --host-o-us\n"
-			       "  --host-G-us-per-byte --switch-frame-us (the command line wins over the run)\n"
+			       "  --host-G-us-per-byte --switch-frame-us --cores (the command line wins over the run;\n"
+			       "  --host-o-us and --host-G-us-per-byte set every per-message and per-byte host cost alike;\n"
+			       "  --cores 0: a core per node, else every node's work shares C cores)\n"
 			       "  model: --loss P --seed N --window FRAMES --message FRAMES --slots N --rto-us US --queue FRAMES\n"
 			       "  --unit PACKETS (a model frame stands for this many of the lab's: fewer events)\n"
 			       "  output: --results DIR (a run directory sim-COLLECTIVE-DATE-TIME in it) --commit HASH\n");
@@ -238,11 +246,13 @@ int main(int argc, char **argv)
 			Fail("--run: " + err);
 		par[BW].run = rf.ceiling_MBps;
 		par[BW].run_src = "the median ceiling of " + run;
-		par[HO].run = rf.o_us;
-		par[HG].run = rf.G_us;
-		par[HO].run_src = par[HG].run_src = "the gap fit of " + run + "/loggp.csv";
+		par[HO].run = rf.o_s; /* stands for the group: o_su, o_ack, o_s, o_r, o_c */
+		par[HG].run = rf.G_s; /* G_s, G_r, G_swap, G_copy, G_sum */
+		par[HO].run_src = par[HG].run_src = "the analytic model's (analysis/loggp.c loggp_params()) of " + run;
 		par[SW].run = rf.c_sw_us;
 		par[SW].run_src = "the switches' CPU (cpu.csv) over their frames (switch-counters.txt) of " + run;
+		par[CORES].run = rf.host_cores;
+		par[CORES].run_src = "meta.yaml host_cores of " + run + " less the rest of the machine's use (cpu.csv), per measurement";
 	}
 	for (int i = 0; i < NP; i++) {
 		if (i == LAT)
@@ -255,9 +265,28 @@ int main(int argc, char **argv)
 	}
 	auto val = [&](int i) { return par[i].cli >= 0 ? par[i].cli : par[i].run; };
 	p.link_bw = val(BW) * 1e6;
-	p.host_o = val(HO) * 1e-6;
-	p.host_G = val(HG) * 1e-6;
+	if (par[HO].cli >= 0) { /* by hand: every per-message cost alike */
+		p.o_su = p.o_s = p.o_r = par[HO].cli * 1e-6;
+		p.o_ack = p.o_c = 0;
+	} else {
+		p.o_su = rf.o_su * 1e-6;
+		p.o_ack = rf.o_ack * 1e-6;
+		p.o_s = rf.o_s * 1e-6;
+		p.o_r = rf.o_r * 1e-6;
+		p.o_c = rf.o_c * 1e-6;
+	}
+	if (par[HG].cli >= 0) { /* by hand: every byte alike, no loops of the host's own */
+		p.G_s = p.G_r = par[HG].cli * 1e-6;
+		p.G_swap = p.G_copy = p.G_sum = 0;
+	} else {
+		p.G_s = rf.G_s * 1e-6;
+		p.G_r = rf.G_r * 1e-6;
+		p.G_swap = rf.G_swap * 1e-6;
+		p.G_copy = rf.G_copy * 1e-6;
+		p.G_sum = rf.G_sum * 1e-6;
+	}
 	p.sw_frame = val(SW) * 1e-6;
+	p.cores = val(CORES);
 	std::string lat_src;
 	if (par[LAT].cli >= 0) {
 		p.link_lat = par[LAT].cli * 1e-6;
@@ -342,23 +371,30 @@ int main(int argc, char **argv)
 			if ((a == 0 && !do_inc) || (a == 1 && !do_ring))
 				continue;
 			const char *name = a == 0 ? "inc" : "ring";
+			std::string cores_how = "command line";
+			if (par[CORES].cli < 0) /* the cores the lab had in this measurement (REPORT's C) */
+				p.cores = RunCores(rf, name, CollName(coll), double(bytes), &cores_how);
 			auto t0 = std::chrono::steady_clock::now();
 			Result r = RunCollective(tree, p, bytes, coll, a == 0 ? Algo::Inc : Algo::Ring, root);
 			double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 			uint64_t elements = bytes / kElem;
 			uint64_t wrong = r.wrong_elems;
 			bool finished = std::isfinite(r.time_s);
-			printf("%s %s %s ranks %d bytes %llu: %s s simulated; wall %.2f s, %llu events (%.3g events/s); "
-			       "frames %llu, lost %llu, retransmits %llu, naks %llu, rnr %llu, timeouts %llu, wrong packets %llu\n",
-			       name, CollName(coll), tree.name.c_str(), nranks, (unsigned long long)bytes,
+			printf("%s %s %s ranks %d bytes %llu, cores %.3g: %s s simulated; wall %.2f s, %llu events (%.3g events/s); "
+			       "frames %llu, lost %llu, retransmits %llu, naks %llu, rnr %llu, timeouts %llu, wrong packets %llu; "
+			       "CPU busiest host %.4g s, hosts %.4g s, switches %.4g s\n",
+			       name, CollName(coll), tree.name.c_str(), nranks, (unsigned long long)bytes, p.cores,
 			       finished ? std::to_string(r.time_s).c_str() : "never finished", wall,
 			       (unsigned long long)r.events, r.events / std::max(wall, 1e-9), (unsigned long long)r.frames,
 			       (unsigned long long)r.lost, (unsigned long long)r.retransmits, (unsigned long long)r.naks,
-			       (unsigned long long)r.rnr_naks, (unsigned long long)r.timeouts, (unsigned long long)r.wrong_pkts);
+			       (unsigned long long)r.rnr_naks, (unsigned long long)r.timeouts, (unsigned long long)r.wrong_pkts,
+			       r.cpu_host_max, r.cpu_hosts, r.cpu_switches);
 			fflush(stdout);
-			stats << "  - {algorithm: " << name << ", bytes: " << bytes << ", wall_s: " << wall << ", events: " << r.events
+			stats << "  - {algorithm: " << name << ", bytes: " << bytes << ", cores: " << p.cores << ", cores_from: "
+			      << Quote(cores_how) << ", wall_s: " << wall << ", events: " << r.events
 			      << ", frames: " << r.frames << ", lost: " << r.lost << ", retransmits: " << r.retransmits
-			      << ", timeouts: " << r.timeouts << "}\n";
+			      << ", timeouts: " << r.timeouts << ", cpu_host_max_s: " << r.cpu_host_max << ", cpu_hosts_s: " << r.cpu_hosts
+			      << ", cpu_switches_s: " << r.cpu_switches << "}\n";
 			if (!finished || r.wrong_pkts) {
 				rc = 1;
 				std::string why = std::string(name) + " " + CollName(coll) + " " + std::to_string(bytes) + " B: " +
@@ -419,14 +455,31 @@ int main(int argc, char **argv)
 	  << "window: " << p.window_host << "\nmessage: " << p.message << "\n"
 	  << "baselines: \"" << (do_ring ? "ring" : "") << "\"\n"
 	  << "parameters:\n";
-	const char *keys[NP] = {"link_bw_MBps", "link_latency_us", "host_o_us", "host_G_us_per_byte", "switch_frame_us"};
-	for (int i = 0; i < NP; i++) {
-		double v = par[i].cli >= 0 ? par[i].cli : par[i].run;
+	auto param = [&m](const char *key, double v, const std::string &from) {
 		char num[64];
 		snprintf(num, sizeof num, "%.9g", v);
-		m << "  " << keys[i] << ": {value: " << num << ", from: "
-		  << Quote(par[i].cli >= 0 ? "command line" : par[i].run_src) << "}\n";
-	}
+		m << "  " << key << ": {value: " << num << ", from: " << Quote(from) << "}\n";
+	};
+	auto src = [&](int i) { return par[i].cli >= 0 ? std::string("command line") : par[i].run_src; };
+	param("link_bw_MBps", val(BW), src(BW));
+	param("link_latency_us", val(LAT), src(LAT));
+	std::string ho = src(HO), hg = src(HG);
+	bool run_o = par[HO].cli < 0, run_g = par[HG].cli < 0;
+	param("o_su_us", p.o_su * 1e6, run_o ? ho + (rf.uc ? ": o_su" : ": o_sb (no UC stream)") : ho);
+	param("o_ack_us", p.o_ack * 1e6, run_o ? ho + (rf.uc ? ": o_sb - o_su" : ": 0 (no UC stream)") : ho + ": 0");
+	param("o_s_us", p.o_s * 1e6, ho);
+	param("o_r_us", p.o_r * 1e6, ho);
+	param("o_c_us", p.o_c * 1e6, run_o ? ho + (rf.signaled ? "" : ": 0 (not measured)") : ho + ": 0");
+	param("G_s_us_per_byte", p.G_s * 1e6, hg);
+	param("G_r_us_per_byte", p.G_r * 1e6, hg);
+	for (auto &g : {std::make_pair("G_swap_us_per_byte", p.G_swap), std::make_pair("G_copy_us_per_byte", p.G_copy),
+			std::make_pair("G_sum_us_per_byte", p.G_sum)})
+		param(g.first, g.second * 1e6, run_g ? hg + (rf.hostwork ? "" : ": 0 (hostwork not measured)") : hg + ": 0");
+	param("switch_frame_us", val(SW), src(SW));
+	if (par[CORES].cli >= 0)
+		param("cores", par[CORES].cli, "command line");
+	else
+		m << "  cores: {value: 'per measurement (simulation:)', from: " << Quote(src(CORES)) << "}\n";
 	m << "  loss: " << p.loss << "\n  seed: " << p.seed << "\n  window_switch: " << p.window_switch
 	  << "\n  slots: " << p.slots << "\n  rto_us: " << p.rto * 1e6 << "\n  rnr_us: " << p.rnr * 1e6
 	  << "\n  queue_frames: " << p.queue << "\n  unit_packets: " << p.unit << "\n"

@@ -23,11 +23,17 @@
 #include <ns3/simulator.h>
 #include <ns3/string.h>
 
+extern "C" {
+#include "../analysis/loggp.h" /* libinccl's batching, signalling and ACK constants, as the analytic model has them */
+}
+
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <numeric>
+#include <queue>
 
 using namespace ns3;
 
@@ -210,6 +216,7 @@ struct NodeState {
 	std::deque<CpuJob> cpu;              /* work waiting for the CPU, the head running */
 	uint32_t urgent = 0;                 /* urgent jobs waiting: cpu[1 .. urgent] */
 	uint32_t backlog = 0;                /* switch: frames waiting for the CPU */
+	double busy = 0;                     /* s of CPU work given to Cpu() */
 	std::vector<Ptr<NetDevice>> port_dev; /* per tree neighbour */
 	std::vector<int> port_peer;
 	int up = -1, down = -1;               /* INC: connections to and from the parent */
@@ -227,7 +234,7 @@ struct NodeState {
 	std::vector<PMsg> pmsgs;             /* messages posted, in order */
 	std::deque<std::vector<uint32_t>> snaps; /* their contents, until the right neighbour takes them */
 	std::deque<std::vector<uint32_t>> arrived; /* messages received, in order, not yet taken */
-	uint32_t p_frames = 0, p_sent = 0, p_acked = 0, p_rproc = 0, p_rdone = 0;
+	uint32_t p_frames = 0, p_sent = 0, p_acked = 0, p_rproc = 0, p_rdone = 0, p_recvd = 0;
 	bool done = false;
 	/* ring */
 	int out = -1, in = -1;
@@ -254,11 +261,13 @@ class Sim {
 	Result RunChain();
 	Result RunPlan();
 	Result RunTransfer(int src, int dst);
+	std::vector<double> RunJobs(const std::vector<std::vector<double>> &jobs);
 
       private:
 	const Tree &t_;
 	Params p_;      /* the caller's, with windows, message, slots and queue in model frames (Params.unit) */
 	uint32_t unit_; /* payload bytes of a model frame: Params.unit packets of kMtu */
+	uint32_t lab_message_; /* the lab's packets per libinccl message (the caller's Params.message) */
 	uint32_t host_tx_window_; /* a host's frames in flight: libinccl's window, at most rxe's */
 	uint64_t bytes_;
 	uint32_t npkts_, nmsgs_;
@@ -278,6 +287,23 @@ class Sim {
 	int Route(int u, int dst) const;
 	void Cpu(int u, double cost, std::function<void()> fn, bool urgent = false);
 	void CpuDone(int u);
+	/* the machine's shared cores (Params.cores > 0): processor sharing, Cpu() */
+	double vnow_ = 0;       /* work (s) every node with work has had since the start */
+	Time vlast_;            /* when vnow_ was brought up to date */
+	uint32_t runnable_ = 0; /* nodes with work */
+	std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>> fin_; /* the work done (vnow_) at which each node's job ends */
+	EventId ps_ev_;         /* the next end of a job */
+	double PsRate() const;
+	void PsAdvance();
+	void PsSchedule();
+	void PsDone();
+	/* a host's CPU per message (analysis/loggp.c's terms) */
+	double IncSignal() const;
+	double IncSend(uint32_t pkts, uint32_t bytes) const;
+	double IncEmpty(uint32_t pkts) const;
+	double IncRecv(uint32_t bytes) const;
+	double RingSend(uint32_t bytes) const;
+	double RingRecv(uint32_t bytes, bool sum) const;
 	void SendPacket(int u, int port, Ptr<Packet> p);
 	void SendFrame(int u, const SimHeader &h, uint32_t wire_bytes);
 	void Receive(Ptr<NetDevice> dev, Ptr<const Packet> p, uint16_t proto, const Address &from, const Address &to,
@@ -337,6 +363,7 @@ Sim::Sim(const Tree &t, const Params &p, uint64_t bytes, Coll coll, int root)
 {
 	uint32_t k = p.unit;
 	unit_ = kMtu * k;
+	lab_message_ = p.message;
 	p_.message = p.message / k;
 	p_.slots = std::max(1u, p.slots / k);
 	p_.window_host = std::max(1u, p.window_host / k);
@@ -482,14 +509,134 @@ void Sim::Cpu(int u, double cost, std::function<void()> fn, bool urgent)
 	NodeState &s = n_[size_t(u)];
 	auto &q = s.cpu;
 	bool waits = !q.empty();
+	s.busy += cost;
 	if (urgent && waits) {
 		q.insert(q.begin() + 1 + s.urgent, NodeState::CpuJob{Seconds(cost), std::move(fn), true});
 		s.urgent++;
 		return;
 	}
 	q.push_back(NodeState::CpuJob{Seconds(cost), std::move(fn), false});
-	if (!waits)
+	if (waits)
+		return;
+	if (p_.cores <= 0) {
 		Simulator::Schedule(q.front().cost, &Sim::CpuDone, this, u);
+		return;
+	}
+	PsAdvance(); /* one more node shares the cores from now */
+	runnable_++;
+	fin_.emplace(vnow_ + q.front().cost.GetSeconds(), u);
+	PsSchedule();
+}
+
+/*
+ * The lab machine's cores (Params.cores = C > 0), shared by every node as
+ * processor sharing: while n nodes have work, each does min(1, C/n) seconds
+ * of it per second (a node is one vCPU or one process: at most one core).
+ * Linux's fair scheduler gives the runnable threads of a busy machine equal
+ * shares, and a thread that slept (a host waiting for a completion, a switch
+ * for a frame) runs soon after it wakes; per-job FIFO across nodes would
+ * give a host's 600 us send as much turn as a switch's 10 us frame. vnow_ is
+ * the work each node with work has had: a node's job started at vnow_ = v
+ * with cost c ends when vnow_ reaches v + c, so only the next end is an
+ * event, moved when n changes.
+ */
+
+/* PsRate() - seconds of work per second each node with work gets. */
+double Sim::PsRate() const
+{
+	return runnable_ > p_.cores ? p_.cores / runnable_ : 1.0;
+}
+
+/* PsAdvance() - bring vnow_ up to now at the rate since vlast_ (before runnable_ changes). */
+void Sim::PsAdvance()
+{
+	Time now = Simulator::Now();
+	vnow_ += (now - vlast_).GetSeconds() * PsRate();
+	vlast_ = now;
+}
+
+/* PsSchedule() - the event of the next job's end (rounded up to ns-3's ns, so it is never early). */
+void Sim::PsSchedule()
+{
+	if (ps_ev_.IsRunning())
+		Simulator::Remove(ps_ev_);
+	if (fin_.empty())
+		return;
+	double dt = std::max(0.0, (fin_.top().first - vnow_) / PsRate());
+	ps_ev_ = Simulator::Schedule(NanoSeconds(int64_t(std::ceil(dt * 1e9 - 1e-6))), &Sim::PsDone, this);
+}
+
+/* PsDone() - every job whose work is done: run it, start its node's next (or the node leaves the sharing). */
+void Sim::PsDone()
+{
+	constexpr double kEps = 1e-12; /* s of work: the rounding of a double, far below ns-3's ns */
+	PsAdvance();
+	while (!fin_.empty() && fin_.top().first <= vnow_ + kEps) {
+		int u = fin_.top().second;
+		fin_.pop();
+		NodeState &s = n_[size_t(u)];
+		auto &q = s.cpu;
+		std::function<void()> fn = std::move(q.front().fn);
+		fn();
+		q.pop_front();
+		if (q.empty()) {
+			runnable_--;
+			continue;
+		}
+		if (q.front().urgent) {
+			q.front().urgent = false;
+			s.urgent--;
+		}
+		fin_.emplace(vnow_ + q.front().cost.GetSeconds(), u);
+	}
+	PsSchedule();
+}
+
+/* IncSignal() - libinccl's packets per completion asked (comm.c post_sends(); loggp.c inc_signal()): SIGNAL_EVERY, at least 4 messages, at most half the window. */
+double Sim::IncSignal() const
+{
+	double every = std::max<double>(LOGGP_INC_SIGNAL, 4.0 * lab_message_);
+	return std::min<double>(every, LOGGP_INC_WINDOW / 2);
+}
+
+/*
+ * IncSend() - host CPU of one libinccl send of @pkts packets, @bytes: o_su
+ * and an ACK's share (the switch acknowledges once per LOGGP_SW_ACK packets,
+ * a whole one at most), the completions it asks for beyond perftest's one in
+ * LOGGP_PERFTEST_CQ (which o holds) per packet, every byte sent and swapped
+ * (loggp.c inc_post(), inc_send(); spread per message, not rounded up per call).
+ */
+double Sim::IncSend(uint32_t pkts, uint32_t bytes) const
+{
+	double k = pkts, extra = k / IncSignal() - 1.0 / LOGGP_PERFTEST_CQ;
+	return p_.o_su + p_.o_ack * std::min<double>(k, LOGGP_SW_ACK) / LOGGP_SW_ACK + p_.o_c * std::max(0.0, extra) +
+	       bytes * (p_.G_s + p_.G_swap);
+}
+
+/* IncEmpty() - host CPU of @pkts empty packets, a work request each (loggp.c inc_empty()). */
+double Sim::IncEmpty(uint32_t pkts) const
+{
+	double extra = 1.0 / IncSignal() - 1.0 / LOGGP_PERFTEST_CQ;
+	return pkts * (p_.o_su + p_.o_ack / LOGGP_SW_ACK + p_.o_c * std::max(0.0, extra));
+}
+
+/* IncRecv() - host CPU of one libinccl message of results, @bytes: a completion and a repost, every byte swapped (loggp.c inc_recv()). */
+double Sim::IncRecv(uint32_t bytes) const
+{
+	return p_.o_r + bytes * (p_.G_r + p_.G_swap);
+}
+
+/* RingSend() - host CPU of one ring message of @bytes: o_s, a completion per LOGGP_RING_SIGNAL sends, every byte copied in (loggp.c ring_xfer()). */
+double Sim::RingSend(uint32_t bytes) const
+{
+	double extra = 1.0 / LOGGP_RING_SIGNAL - 1.0 / LOGGP_PERFTEST_CQ;
+	return p_.o_s + p_.o_c * std::max(0.0, extra) + bytes * (p_.G_s + p_.G_copy);
+}
+
+/* RingRecv() - host CPU of one ring message of @bytes received: o_r, every byte summed (@sum) or copied out. */
+double Sim::RingRecv(uint32_t bytes, bool sum) const
+{
+	return p_.o_r + bytes * (p_.G_r + (sum ? p_.G_sum : p_.G_copy));
 }
 
 /* CpuDone() - the head of node @u's CPU queue is done: run it, start the next. */
@@ -873,7 +1020,8 @@ void Sim::PostMore(int u)
 			break;
 		if (answered && end - cl.pk0 > std::min(s.recv_msgs * p_.message, cl.npk) + p_.window_host)
 			break;
-		double cost = data ? p_.host_o + SrcFrame(-1, first).msg_bytes * p_.host_G : p_.host_o * EmptyFrame(first).pkts;
+		uint32_t mb = SrcFrame(-1, first).msg_bytes;
+		double cost = data ? IncSend(Pkts(mb), mb) : IncEmpty(EmptyFrame(first).pkts);
 		int ci = s.up;
 		Cpu(u, cost, [this, ci, end]() {
 			c_[size_t(ci)].ready = end;
@@ -995,7 +1143,7 @@ Result Sim::RunInc()
 				if (!Expects(rank, calls_[CallOf(k)]) || f.value != expect_[k])
 					r_.wrong_pkts++; /* a wrong result, or one this rank is not due */
 				if (f.last)
-					Cpu(u, p_.host_o + f.msg_bytes * p_.host_G, [this, u]() {
+					Cpu(u, IncRecv(f.msg_bytes), [this, u]() {
 						n_[size_t(u)].recv_msgs++;
 						PostMore(u);
 						HostCheckDone(u);
@@ -1190,7 +1338,7 @@ Result Sim::RunRing()
 			if (f.last) {
 				int step = st.cur_step;
 				bool step_end = st.cur_off == n;
-				Cpu(u, p_.host_o + f.msg_bytes * p_.host_G, [this, u, step, step_end]() {
+				Cpu(u, RingRecv(f.msg_bytes, step < p - 1), [this, u, step, step_end]() {
 					if (step_end)
 						RingRecvDone(u, step);
 				});
@@ -1243,7 +1391,7 @@ void Sim::DrainPosts(int u, bool ahead)
 		int ci = s.out;
 		uint32_t end = po.end;
 		Cpu(
-			u, p_.host_o + po.bytes * p_.host_G,
+			u, RingSend(po.bytes),
 			[this, ci, end]() {
 				c_[size_t(ci)].ready = end;
 				Kick(ci);
@@ -1312,7 +1460,7 @@ Result Sim::RunChain()
 			NodeState &st = n_[size_t(u)];
 			st.buf[k] = reduce ? st.buf[k] + f.value : f.value;
 			if (f.last)
-				Cpu(u, p_.host_o + f.msg_bytes * p_.host_G, [this, u, r, k]() {
+				Cpu(u, RingRecv(f.msg_bytes, reduce), [this, u, r, k]() {
 					NodeState &sn = n_[size_t(u)];
 					sn.recv_done++;
 					if (r != chain_last_)
@@ -1455,7 +1603,7 @@ void Sim::PlanPost(int u)
 		int ci = s.out;
 		uint32_t end = s.p_frames;
 		Cpu(
-			u, p_.host_o + bytes * p_.host_G,
+			u, RingSend(bytes),
 			[this, u, ci, end, off, len]() {
 				NodeState &st = n_[size_t(u)];
 				uint64_t a0 = off / plan_atom_, na = len / plan_atom_;
@@ -1584,7 +1732,10 @@ Result Sim::RunPlan()
 			}
 			st.arrived.push_back(std::move(ls.snaps.front()));
 			ls.snaps.pop_front();
-			Cpu(u, p_.host_o + f.msg_bytes * p_.host_G, [this, u]() {
+			uint64_t off, len;
+			bool sum;
+			PlanRecv(t_.nodes[size_t(u)].rank, st.p_recvd++, &off, &len, &sum);
+			Cpu(u, RingRecv(f.msg_bytes, sum), [this, u]() {
 				n_[size_t(u)].p_rproc++;
 				PlanTake(u);
 			});
@@ -1641,7 +1792,7 @@ Result Sim::RunTransfer(int src, int dst)
 		if (f.value != F(uint32_t(src), k))
 			r_.wrong_pkts++;
 		if (f.last)
-			Cpu(du, p_.host_o + f.msg_bytes * p_.host_G, [this, du]() {
+			Cpu(du, IncRecv(f.msg_bytes), [this, du]() {
 				if (++n_[size_t(du)].recv_msgs == nmsgs_)
 					r_.host_done[1] = Simulator::Now().GetSeconds();
 			});
@@ -1650,6 +1801,21 @@ Result Sim::RunTransfer(int src, int dst)
 	Simulator::ScheduleNow(&Sim::PostMore, this, su);
 	Simulator::Run();
 	return Finish();
+}
+
+/* RunJobs() - node i of the tree (its hosts, in order) queues @jobs[i] at time 0; when each finished its last. */
+std::vector<double> Sim::RunJobs(const std::vector<std::vector<double>> &jobs)
+{
+	std::vector<double> done(jobs.size(), 0);
+	for (size_t i = 0; i < jobs.size(); i++) {
+		int u = t_.host_of_rank[i];
+		Simulator::ScheduleNow([this, u, i, &jobs, &done]() {
+			for (double c : jobs[i])
+				Cpu(u, c, [i, &done]() { done[i] = Simulator::Now().GetSeconds(); });
+		});
+	}
+	Simulator::Run();
+	return done;
 }
 
 /* Finish() - the run's time (the last completion; a host that never finished makes it infinite) and counters. */
@@ -1662,6 +1828,11 @@ Result Sim::Finish()
 	for (double d : r_.host_done)
 		tmax = d > 0 ? std::max(tmax, d) : 1.0 / 0.0;
 	r_.time_s = tmax;
+	for (const NodeState &s : n_) {
+		(s.host ? r_.cpu_hosts : r_.cpu_switches) += s.busy;
+		if (s.host)
+			r_.cpu_host_max = std::max(r_.cpu_host_max, s.busy);
+	}
 	return r_;
 }
 
@@ -1677,8 +1848,14 @@ bool ValidateParams(const Params &p, std::string *err)
 		return bad("link bandwidth must be above 0 and below 10 TB/s");
 	if (!(p.link_lat >= 0 && p.link_lat < 10))
 		return bad("link latency must be 0..10 s");
-	if (!(p.host_o >= 0 && p.host_o < 10) || !(p.host_G >= 0 && p.host_G < 1))
-		return bad("host o must be 0..10 s and G 0..1 s per byte");
+	for (double o : {p.o_su, p.o_ack, p.o_s, p.o_r, p.o_c})
+		if (!(o >= 0 && o < 10))
+			return bad("host per-message costs (o_su, o_ack, o_s, o_r, o_c) must be 0..10 s");
+	for (double g : {p.G_s, p.G_r, p.G_swap, p.G_copy, p.G_sum})
+		if (!(g >= 0 && g < 1))
+			return bad("host per-byte costs (G_s, G_r, G_swap, G_copy, G_sum) must be 0..1 s per byte");
+	if (!(p.cores == 0 || (p.cores >= 0.01 && p.cores <= 65536)))
+		return bad("cores must be 0 (a core per node) or 0.01..65536");
 	if (!(p.sw_frame >= 0 && p.sw_frame < 10))
 		return bad("switch per-frame cost must be 0..10 s");
 	if (!(p.loss >= 0 && p.loss < 1))
@@ -1748,6 +1925,16 @@ bool CollParse(const std::string &name, Coll *c)
 			return true;
 		}
 	return false;
+}
+
+std::vector<double> RunCpuJobs(const Params &p, const std::vector<std::vector<double>> &jobs)
+{
+	Tree t;
+	std::string err;
+	if (jobs.size() < 2 || !TreeFromShape("1-" + std::to_string(jobs.size()), &t, &err))
+		return {};
+	Sim s(t, p, kMtu);
+	return s.RunJobs(jobs);
 }
 
 Result RunTransfer(const Tree &t, const Params &p, int src, int dst, uint64_t bytes)

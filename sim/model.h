@@ -9,8 +9,13 @@
  *     per gap and go-back-N from it, an RNR NAK and a wait when a switch's
  *     slot is busy, a retransmission timer;
  *   - a host's CPU: one server that takes o + n·G for each message it sends
- *     and for each it receives (LogGP, seeds/004), one after another;
+ *     and for each it receives (LogGP, seeds/004, with analysis/loggp.h's
+ *     terms: o_su plus an ACK's share per libinccl send, o_s per ring send,
+ *     o_r per receive, o_c per completion asked, G per byte and the host's
+ *     own loops), one after another;
  *   - a switch's CPU: one server that takes c_sw for every frame in and out;
+ *   - the lab machine's cores: every node's CPU work shares p.cores cores
+ *     (processor sharing: n nodes with work each run at min(1, cores / n));
  *   - in-network aggregation: a switch sums packet k of every child in slot
  *     k % slots, sends the sum up (or, at the root, the result down), frees
  *     the slot once every child and the parent acknowledged it;
@@ -85,9 +90,17 @@ bool TreeFromTopology(const char *path, Tree *t, std::string *err);
 struct Params {
 	double link_bw = 0;          /* bytes/s of every link */
 	double link_lat = 0;         /* s, one way, every link */
-	double host_o = 0;           /* s of host CPU per message sent or received */
-	double host_G = 0;           /* s of host CPU per byte sent or received */
-	double sw_frame = 0;         /* s of switch CPU per frame in or out */
+	/* a host's CPU, as analysis/loggp.h measures it (seconds; per byte s/B): */
+	double o_su = 0;             /* a libinccl send posted in a batch, without its ACK (o_su; o_sb when UC not measured) */
+	double o_ack = 0;            /* one ACK to its sender, a = o_sb - o_su: a send of k packets pays a·min(k, 32)/32 */
+	double o_s = 0;              /* a ring send (a work request per post, an ACK each) */
+	double o_r = 0;              /* a message received (its completion and repost) */
+	double o_c = 0;              /* a completion asked beyond perftest's one in 100 sends (0: not measured) */
+	double G_s = 0, G_r = 0;     /* per byte sent, received */
+	double G_swap = 0;           /* libinccl's byte-order swap of every byte it sends and receives (INC) */
+	double G_copy = 0, G_sum = 0;/* the ring's copy into a message and out of it, its float32 sum on receive */
+	double sw_frame = 0;         /* s of switch CPU per frame in or out (c_sw) */
+	double cores = 0;            /* the machine's cores every node shares (processor sharing); 0: a core per node */
 	double loss = 0;             /* probability that a link drops a frame */
 	double rto = 0.050;          /* s: retransmission timeout (the switch daemon's min_rto of 50 ms) */
 	double rnr = 0.001;          /* s: a sender's wait after an RNR NAK */
@@ -110,6 +123,9 @@ struct Result {
 	uint64_t lost = 0;           /* frames dropped by a link's loss or a full queue */
 	uint64_t retransmits = 0, naks = 0, rnr_naks = 0, timeouts = 0;
 	std::vector<double> host_done; /* per rank, s */
+	double cpu_host_max = 0;     /* s of CPU work: the busiest host's, */
+	double cpu_hosts = 0;        /* every host's, */
+	double cpu_switches = 0;     /* every switch's (to set against the lab's cpu.csv per call) */
 };
 
 enum class Algo { Inc, Ring };
@@ -132,6 +148,14 @@ bool CollHasRoot(Coll c);
 
 /** CollParse() - the collective @name names (CollName()); false when none. */
 bool CollParse(const std::string &name, Coll *c);
+
+/**
+ * RunCpuJobs() - the CPU scheduling of the model alone: node i of a tree of
+ * @jobs.size() hosts queues the work items @jobs[i] (seconds, done in order)
+ * at time 0, on p.cores shared cores (0: one each). Returns when each node
+ * finished its last (s).
+ */
+std::vector<double> RunCpuJobs(const Params &p, const std::vector<std::vector<double>> &jobs);
 
 /**
  * ValidateParams() - whether @p can be simulated (positive bandwidth, no

@@ -1,6 +1,7 @@
 /*
  * params.cc — the figures of a lab run directory (params.h), read with the
- * lab's own readers (analysis/results.c) and line fit (analysis/loggp.c).
+ * lab's own readers (analysis/results.c) and the analytic model's
+ * parameters (analysis/loggp.c loggp_params()).
  */
 #include "params.h"
 
@@ -17,11 +18,25 @@ extern "C" {
 
 namespace incsim {
 
+namespace {
+
+/* Median() - of @v (not empty), the mean of the middle two for an even count. */
+double Median(std::vector<double> v)
+{
+	std::sort(v.begin(), v.end());
+	size_t n = v.size();
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+} // namespace
+
 bool ReadRun(const std::string &dir, RunFigures *f, std::string *err)
 {
 	char e[RES_ERR_LEN] = "";
 	struct res_meta meta = {};
 	std::string mp = dir + "/meta.yaml", lp = dir + "/loggp.csv", rp = dir + "/results.csv";
+	std::string cp = dir + "/cpu.csv", sp = dir + "/switch-counters.txt";
+	struct stat st;
 	if (res_load_meta(mp.c_str(), &meta, e, sizeof e) < 0) {
 		*err = e;
 		return false;
@@ -30,9 +45,14 @@ bool ReadRun(const std::string &dir, RunFigures *f, std::string *err)
 		*err = mp + ": no tree_levels or nranks: not a run of the lab's experiments (or of another version)";
 		return false;
 	}
+	if (meta.host_cores < 1) {
+		*err = mp + ": no host_cores: the cores the lab's nodes shared are unknown (give --cores)";
+		return false;
+	}
 	f->tree_levels = meta.tree_levels;
 	f->nranks = meta.nranks;
 	f->topology = meta.topology;
+	f->host_cores = meta.host_cores;
 
 	struct res_points pts = {};
 	if (res_load_loggp(lp.c_str(), &pts, e, sizeof e) < 0) {
@@ -40,38 +60,64 @@ bool ReadRun(const std::string &dir, RunFigures *f, std::string *err)
 		res_points_free(&pts);
 		return false;
 	}
-	std::vector<double> gx, gy;
-	double small = -1, half = -1;
-	for (size_t i = 0; i < pts.n; i++) {
-		const struct res_point &p = pts.p[i];
-		if (p.measure == RES_GAP) {
-			gx.push_back(p.bytes);
-			gy.push_back(p.value_us);
-		} else if (p.measure == RES_HALF_RTT && (small < 0 || p.bytes < small)) {
-			small = p.bytes;
-			half = p.value_us;
+	/* the switches' CPU and frames over the INC measurements, as increport gives them to loggp_params() */
+	struct loggp_cpu cpu = {};
+	double sw_cpu = 0, sw_frames = 0, model_frames = 0;
+	struct loggp_tree tree = {};
+	bool uniform = loggp_tree_parse(meta.topology, &tree) == 0;
+	if (stat(cp.c_str(), &st) == 0) {
+		if (loggp_load_cpu(cp.c_str(), &cpu, e, sizeof e) < 0) {
+			*err = e;
+			res_points_free(&pts);
+			return false;
 		}
+		for (size_t i = 0; i < cpu.n; i++) {
+			double o;
+			if (loggp_cpu_others(&cpu.r[i], &o))
+				f->others.push_back(RunFigures::Others{cpu.r[i].algo, cpu.r[i].coll, cpu.r[i].bytes, o});
+		}
+		if (uniform && stat(sp.c_str(), &st) == 0) {
+			if (loggp_load_frames(sp.c_str(), &sw_frames, e, sizeof e) < 0) {
+				*err = e;
+				res_points_free(&pts);
+				loggp_cpu_free(&cpu);
+				return false;
+			}
+			loggp_inc_switch_work(&cpu, &tree, &sw_cpu, &model_frames);
+		}
+		loggp_cpu_free(&cpu);
 	}
+	struct loggp m = {};
+	int rc = loggp_params(pts.p, pts.n, meta.host_cores, sw_cpu, sw_frames, model_frames, &m, e, sizeof e);
+	double small = -1;
+	for (size_t i = 0; i < pts.n; i++)
+		if (pts.p[i].measure == RES_HALF_RTT && (small < 0 || pts.p[i].bytes < small))
+			small = pts.p[i].bytes;
 	res_points_free(&pts);
-	double a, b;
-	if (loggp_line(gx.data(), gy.data(), gx.size(), &a, &b) < 0) {
-		*err = lp + ": fewer than two sizes of gap: o and G cannot be fitted";
+	if (rc < 0) {
+		*err = lp + ": " + e + " (the analytic model's parameters; give --host-o-us, --host-G-us-per-byte and --link-latency-us)";
 		return false;
 	}
-	if (b <= 0 || a < 0) {
-		*err = lp + ": the gap's fit gives o = " + std::to_string(a) + " us, G = " + std::to_string(b) +
-		       " us/B: not a stream the model can use (give --host-o-us and --host-G-us-per-byte)";
-		return false;
-	}
-	if (half < 0) {
-		*err = lp + ": no half_rtt: L cannot be found (give --link-latency-us)";
-		return false;
-	}
-	f->o_us = a;
-	f->G_us = b;
+	f->uc = m.uc;
+	f->o_su = m.uc ? m.o_su : m.o_sb;
+	f->o_ack = m.uc ? m.o_sb - m.o_su : 0;
+	f->o_s = m.o_s;
+	f->o_r = m.o_r;
+	f->signaled = m.signaled;
+	f->o_c = m.signaled ? m.o_c : 0;
+	f->G_s = m.G_s;
+	f->G_r = m.G_r;
+	f->hostwork = m.hostwork;
+	f->G_swap = m.G_swap;
+	f->G_copy = m.G_copy;
+	f->G_sum = m.G_sum;
+	f->L_us = m.L;
+	f->half_rtt_us = m.half_rtt;
 	f->smallest = small;
-	f->half_rtt_us = half;
-	f->L_us = half - 2 * a;
+	if (m.c_sw > 0) {
+		f->c_sw_us = m.c_sw;
+		f->f_sw = m.f_sw;
+	}
 
 	struct res_table t = {};
 	if (res_load_csv(rp.c_str(), &t, e, sizeof e) < 0) {
@@ -88,29 +134,30 @@ bool ReadRun(const std::string &dir, RunFigures *f, std::string *err)
 		*err = rp + ": no `ceiling` row: the link bandwidth is not measured (give --link-bw-MBps)";
 		return false;
 	}
-	std::sort(ceil.begin(), ceil.end());
-	/* c_sw as analysis/loggp.c's loggp_params() has it: the switches' CPU in the INC
-	 * measurements (cpu.csv) over the frames they received and sent (switch-counters.txt) */
-	std::string cp = dir + "/cpu.csv", sp = dir + "/switch-counters.txt";
-	struct stat st;
-	if (stat(cp.c_str(), &st) == 0 && stat(sp.c_str(), &st) == 0) {
-		struct loggp_cpu cpu = {};
-		double frames = 0, sw = 0;
-		if (loggp_load_cpu(cp.c_str(), &cpu, e, sizeof e) < 0 || loggp_load_frames(sp.c_str(), &frames, e, sizeof e) < 0) {
-			*err = e;
-			loggp_cpu_free(&cpu);
-			return false;
-		}
-		for (size_t i = 0; i < cpu.n; i++)
-			if (!strcmp(cpu.r[i].algo, "inc"))
-				sw += cpu.r[i].sw_sum;
-		loggp_cpu_free(&cpu);
-		if (sw > 0 && frames > 0)
-			f->c_sw_us = sw / frames;
-	}
-	size_t n = ceil.size();
-	f->ceiling_MBps = n % 2 ? ceil[n / 2] : (ceil[n / 2 - 1] + ceil[n / 2]) / 2;
+	f->ceiling_MBps = Median(ceil);
 	return true;
+}
+
+double RunCores(const RunFigures &f, const std::string &algo, const std::string &coll, double bytes, std::string *how)
+{
+	std::vector<double> same, all;
+	for (const RunFigures::Others &o : f.others) {
+		all.push_back(o.cores);
+		if (o.algo == algo && o.coll == coll && o.bytes == bytes)
+			same.push_back(o.cores);
+	}
+	char b[200];
+	if (!same.empty() || !all.empty()) {
+		double oth = Median(same.empty() ? all : same);
+		bool less = oth > 0 && f.host_cores - oth > 0; /* as REPORT's analytic model: only a positive use less */
+		snprintf(b, sizeof b, "host_cores %d less %.3f the rest of the machine used (cpu.csv, median of %s)%s", f.host_cores,
+			 oth, same.empty() ? "the run's measurements" : "the measurement's rounds", less ? "" : ": none");
+		*how = b;
+		return less ? f.host_cores - oth : f.host_cores;
+	}
+	snprintf(b, sizeof b, "host_cores %d (the rest of the machine's use not recorded)", f.host_cores);
+	*how = b;
+	return f.host_cores;
 }
 
 double LinkLatency(double L_us, int hops, double sw_frame_s, double bw, double bytes)

@@ -3,12 +3,16 @@
  * directory (what `make exp-*` stores) or the command line. A parameter that
  * neither gives is an error that names it, never a default.
  *
- * From a run directory RUN:
- *   host o, G   RUN/loggp.csv's stream: gap(n) = o + n·G, least squares over
- *               the sizes measured (the lab's hosts are CPU-bound software
- *               RDMA: a stream's time per message is one end's o + n·G, which
- *               the model charges at each end)
- *   L           RUN/loggp.csv's half round trip at the smallest size - 2o
+ * From a run directory RUN, as the analytic model (analysis/loggp.c
+ * loggp_params(), its own readers of loggp.csv, cpu.csv, switch-counters.txt)
+ * measures them:
+ *   host o_su, o_ack (a = o_sb - o_su), o_s, o_r, o_c, G_s, G_r, G_swap,
+ *               G_copy, G_sum   the hosts' CPU per message, completion and
+ *               byte (loggp.h says how each is measured; o_su is o_sb and the
+ *               ACK's share 0 when the UC stream was not measured, o_c 0 when
+ *               the signaled stream was not, the loops' G 0 when hostwork was
+ *               not: as the analytic model, and said in meta.yaml)
+ *   L           half a ping-pong at the smallest size - 2o, o = (o_s + o_r) / 2
  *   link bw     RUN/results.csv's `ceiling` (ib_send_bw between two hosts
  *               across the tree), the median over the rounds
  *   link lat    the one-way latency per link that makes the model's smallest
@@ -16,8 +20,11 @@
  *               serialisation) / links of the measured path (2 · tree_levels
  *               of RUN/meta.yaml: rank 0 to a rank under another leaf)
  *   c_sw        the switches' CPU in the run's INC measurements (RUN/cpu.csv)
- *               over the frames they received and sent (RUN/switch-counters.txt),
- *               as analysis/loggp.c has it; runs without both: --switch-frame-us
+ *               over the frames they received and sent (RUN/switch-counters.txt)
+ *   C           the lab machine's cores (meta.yaml host_cores) less those the
+ *               rest of the machine used during the measurement simulated
+ *               (cpu.csv's machine row; the median over its rounds, or over
+ *               the run's measurements when it has none of that one)
  */
 #ifndef INCSIM_PARAMS_H
 #define INCSIM_PARAMS_H
@@ -25,27 +32,48 @@
 #include "model.h"
 
 #include <string>
+#include <vector>
 
 namespace incsim {
 
-/** What a run directory gives; a value < 0 is not given. */
+/** What a run directory gives (us, us/B); a value < 0 is not given. */
 struct RunFigures {
-	double o_us = -1, G_us = -1;   /* host CPU per message, per byte */
+	double o_su = -1, o_ack = -1, o_s = -1, o_r = -1, o_c = -1;
+	double G_s = -1, G_r = -1, G_swap = -1, G_copy = -1, G_sum = -1;
+	bool uc = false, signaled = false, hostwork = false; /* measured (else the analytic model's stand-ins above) */
 	double L_us = -1;              /* latency of the measured path */
 	double half_rtt_us = -1, smallest = -1;
 	double ceiling_MBps = -1;      /* the median `ceiling` row */
 	double c_sw_us = -1;           /* switch CPU per frame */
+	double f_sw = -1;              /* frames the switches counted per data frame the analytic model counts (shown) */
+	int host_cores = 0;            /* meta.yaml host_cores */
+	struct Others {
+		std::string algo, coll;
+		double bytes, cores;       /* the cores the rest of the machine used meanwhile */
+	};
+	std::vector<Others> others;    /* per measurement and round of cpu.csv that recorded the machine */
 	int tree_levels = 0, nranks = 0;
 	std::string topology;
 };
 
 /**
  * ReadRun() - the figures of run directory @dir (loggp.csv, results.csv,
- * meta.yaml). Returns true, or false with a precise reason in @err: a file
- * missing or refused by the lab's readers (analysis/results.c), fewer than
- * two gap sizes, a negative per-byte time, no `ceiling` row, no tree_levels.
+ * meta.yaml; cpu.csv and switch-counters.txt when there). Returns true, or
+ * false with a precise reason in @err: a file missing or refused by the
+ * lab's readers (analysis/results.c, loggp.c), loggp.csv without the CPU
+ * measures (a run from before them: give the host's o and G by hand), no
+ * `ceiling` row, no tree_levels or host_cores.
  */
 bool ReadRun(const std::string &dir, RunFigures *f, std::string *err);
+
+/**
+ * RunCores() - the cores the lab had for measurement @algo / @coll / @bytes
+ * of run @f: host_cores less the median of what the rest of the machine
+ * used in its rounds; in the run's measurements of other sizes when it has
+ * none of that one; host_cores when the machine was never recorded. @how
+ * says which.
+ */
+double RunCores(const RunFigures &f, const std::string &algo, const std::string &coll, double bytes, std::string *how);
 
 /**
  * LinkLatency() - the one-way latency of each link that makes the model's

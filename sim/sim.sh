@@ -10,10 +10,12 @@
 #   SIZE       bytes per rank, K/M/G suffixes; or SIZES='1M 16M 64M'; allgather,
 #              reducescatter, alltoall: the whole buffer (nccl-tests' size, as exp-*),
 #              rounded down to whole blocks of ranks float32 elements; barrier: none
-#   RUN        a lab run directory whose LogGP and ceiling give the parameters
+#   RUN        a lab run directory whose measurements give the parameters (as the
+#              analytic model reads them: loggp.csv, cpu.csv, switch-counters.txt)
 #   LINK_BW (MB/s) LINK_LATENCY (us) HOST_O (us) HOST_G (us/B) SWITCH_FRAME (us)
-#              the parameters by hand (they win over RUN's); the switch's per-frame
-#              cost is not stored by lab runs yet, so SWITCH_FRAME is needed
+#   CORES      the parameters by hand (they win over RUN's); HOST_O and HOST_G set
+#              every per-message and per-byte host cost alike; CORES the machine's
+#              cores every node shares (0: a core per node, as on real hardware)
 #   ROOT       the root rank of a Reduce or Broadcast (default 0); refused by the others
 #   ALGORITHMS inc,ring (default both)   LOSS  WINDOW  MESSAGE  SLOTS  SEED
 #   QUEUE (frames of a device queue and a switch's receive ring)  RTO (us)
@@ -54,6 +56,7 @@ opt LINK_LATENCY --link-latency-us
 opt HOST_O --host-o-us
 opt HOST_G --host-G-us-per-byte
 opt SWITCH_FRAME --switch-frame-us
+opt CORES --cores
 opt ALGORITHMS --algorithms
 opt LOSS --loss
 opt WINDOW --window

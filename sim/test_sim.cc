@@ -25,14 +25,28 @@ static void Near(const char *what, double got, double want, double tol)
 	printf("%s %s: %.3f (expected %.3f)\n", ok ? "ok  " : "FAIL", what, got, want);
 }
 
+/* SetO() - every per-message host cost of @p @o s (send, ring send, receive), no ACK share or completion. */
+static void SetO(Params *p, double o)
+{
+	p->o_su = p->o_s = p->o_r = o;
+	p->o_ack = p->o_c = 0;
+}
+
+/* SetG() - every per-byte host cost of @p @G s/B, none of the host's own loops. */
+static void SetG(Params *p, double G)
+{
+	p->G_s = p->G_r = G;
+	p->G_swap = p->G_copy = p->G_sum = 0;
+}
+
 /* Params0() - the parameters of the hand computations. */
 static Params Params0()
 {
 	Params p;
 	p.link_bw = 1e6;
 	p.link_lat = 100e-6;
-	p.host_o = 10e-6;
-	p.host_G = 1e-9;
+	SetO(&p, 10e-6);
+	SetG(&p, 1e-9);
 	p.sw_frame = 50e-6;
 	return p;
 }
@@ -97,7 +111,7 @@ int main()
 		/* a lossless AllReduce of 1 MiB on 1-2-4 in frames of 16 packets is within 2 % of the lab's frames */
 		p.link_bw = 30e6;
 		p.sw_frame = 5e-6;
-		p.host_G = 0.0375e-6;
+		SetG(&p, 0.0375e-6);
 		p.unit = 1;
 		Tree t124 = Shape("1-2-4");
 		double fine = RunAllReduce(t124, p, 1 << 20, Algo::Inc).time_s;
@@ -158,7 +172,7 @@ int main()
 		 * at 4o + E + lat, after the root's last data frame (o + 4.096 + 4F + lat); the
 		 * last result goes then, arrives F + lat later, and rank 1 processes the message
 		 * of 4 packets (o + 4.096) */
-		p.host_o = 2000e-6;
+		SetO(&p, 2000e-6);
 		p.sw_frame = 0;
 		p.message = 4;
 		r = RunCollective(t12, p, 4096, Coll::Broadcast, Algo::Inc, 0);
@@ -203,7 +217,7 @@ int main()
 	 * adding its own packet; rank 0 checks the sum. */
 	{
 		Params p = Params0();
-		p.host_o = 100e-6;
+		SetO(&p, 100e-6);
 		Tree t13 = Shape("1-3");
 		double c = 101.024, t1 = c + 2 * (F + lat), t2 = t1 + 2 * c + 2 * (F + lat);
 		Result r = RunCollective(t13, p, 1024, Coll::Broadcast, Algo::Ring, 0);
@@ -230,8 +244,8 @@ int main()
 		p.unit = 16;
 		p.link_bw = 17314e6;
 		p.link_lat = 0;
-		p.host_o = 1000e-6;
-		p.host_G = 0;
+		SetO(&p, 1000e-6);
+		SetG(&p, 0);
 		Tree t14 = Shape("1-4");
 		Result r = RunCollective(t14, p, 64 * 1024, Coll::Broadcast, Algo::Ring, 0);
 		Near("chain broadcast, 4 messages: rank 3 done (us)", r.host_done[3] * 1e6, 12 * 1000 + 6, 0.1);
@@ -306,7 +320,7 @@ int main()
 	{
 		Params p = Params0();
 		p.link_bw = 1e9;
-		p.host_G = 0;
+		SetG(&p, 0);
 		Tree t13 = Shape("1-3");
 		const double f = 1.084, a = 0.064, o = 10, ack = 2 * (a + lat);
 		double arrive = o + 2 * (f + lat) + o + o + 2 * (f + lat);
@@ -424,6 +438,124 @@ int main()
 						 a == Algo::Inc ? "inc" : "ring", CollName(c), root, std::isfinite(r.time_s) ? "yes" : "no");
 					Near(what, std::isfinite(r.time_s) ? double(r.wrong_pkts) : -1, 0, 0);
 				}
+	}
+
+	/* 6. The lab machine's cores: every node's work shares p.cores (processor sharing). Four
+	 * nodes with 10 ms each: on 2 cores each runs at half speed, 20 ms; on 4 (or a core per
+	 * node, 0) 10 ms. */
+	{
+		Params p = Params0();
+		std::vector<std::vector<double>> four(4, std::vector<double>{10e-3});
+		for (double c : {2.0, 4.0, 0.0}) {
+			p.cores = c;
+			std::vector<double> d = RunCpuJobs(p, four);
+			for (size_t i = 0; i < 4; i++)
+				Near(("cores " + std::to_string(int(c)) + ": node " + std::to_string(i) + " of four with 10 ms done (ms)").c_str(),
+				     d.size() == 4 ? d[i] * 1e3 : -1, c == 2 ? 20 : 10, 1e-6);
+		}
+		/* a fair share, not a turn per job: one core, node 0 one job of 20 ms, node 1 ten of
+		 * 1 ms. Both run at half speed until node 1's 10 ms are done (20 ms), then node 0 its
+		 * last 10 ms on the whole core (30 ms). FIFO across nodes would end them at 20 and 30
+		 * the other way round. */
+		p.cores = 1;
+		std::vector<double> d = RunCpuJobs(p, {{20e-3}, std::vector<double>(10, 1e-3)});
+		Near("one core, 20 ms against 10 x 1 ms: node 0 done (ms)", d.size() == 2 ? d[0] * 1e3 : -1, 30, 1e-6);
+		Near("one core, 20 ms against 10 x 1 ms: node 1 done (ms)", d.size() == 2 ? d[1] * 1e3 : -1, 20, 1e-6);
+		/* 2 cores, nodes of 10, 10 and 5 ms: 2/3 of a core each until the third's 5 ms are done
+		 * at 7.5 ms, then 5 ms left each on a core of its own: 12.5 ms. 1.5 cores, three of 3 ms:
+		 * half a core each, 6 ms. */
+		p.cores = 2;
+		d = RunCpuJobs(p, {{10e-3}, {4e-3, 6e-3}, {5e-3}});
+		Near("two cores, 10, 4 + 6 and 5 ms: node 0 done (ms)", d.size() == 3 ? d[0] * 1e3 : -1, 12.5, 1e-6);
+		Near("two cores, 10, 4 + 6 and 5 ms: node 1 done (ms)", d.size() == 3 ? d[1] * 1e3 : -1, 12.5, 1e-6);
+		Near("two cores, 10, 4 + 6 and 5 ms: node 2 done (ms)", d.size() == 3 ? d[2] * 1e3 : -1, 7.5, 1e-6);
+		p.cores = 1.5;
+		d = RunCpuJobs(p, std::vector<std::vector<double>>(3, std::vector<double>{3e-3}));
+		Near("1.5 cores, three of 3 ms: node 2 done (ms)", d.size() == 3 ? d[2] * 1e3 : -1, 6, 1e-6);
+		/* In a collective: test 2's aggregation on one core. Both hosts post at once, each
+		 * 11.024 us of work at half speed: the frames leave at 22.048; the rest as there (the
+		 * switch works alone, each host's result is processed while the other is idle). */
+		p = Params0();
+		p.cores = 1;
+		Result r = RunAllReduce(t12, p, 1024, Algo::Inc);
+		double ta = 22.048 + F + lat;
+		Near("one core: aggregation rank 0 done (us)", r.host_done[0] * 1e6, ta + 150 + A + F + lat + 11.024, tol);
+		Near("one core: aggregation rank 1 done (us)", r.host_done[1] * 1e6, ta + 250 + F + A + lat, tol);
+		/* the CPU work it counts: each host 11.024 us to send and to take the result; the
+		 * switch 50 us for each of 8 frames (two in, two ACKs and two results out, the hosts'
+		 * two ACKs of their results in) */
+		Near("one core: aggregation's busiest host CPU (us)", r.cpu_host_max * 1e6, 22.048, 1e-6);
+		Near("one core: aggregation's hosts' CPU (us)", r.cpu_hosts * 1e6, 44.096, 1e-6);
+		Near("one core: aggregation's switch CPU (us)", r.cpu_switches * 1e6, 400, 1e-6);
+		/* as many cores as nodes: the same times as a core per node */
+		Tree t124 = Shape("1-2-4");
+		p = Params0();
+		Result a = RunAllReduce(t124, p, 64 * 1024, Algo::Inc);
+		p.cores = 7;
+		Result b = RunAllReduce(t124, p, 64 * 1024, Algo::Inc);
+		Near("7 cores for 7 nodes: 64 KiB INC on 1-2-4 as with a core each (us)", b.time_s * 1e6, a.time_s * 1e6, tol);
+	}
+
+	/* 7. A host's costs as the analytic model has them (analysis/loggp.c). One libinccl message
+	 * of 16 packets on 1-2 with o_su = 20, a = 32, o_c = 50 us, G_s = 1, G_swap = 0.5 ns/B:
+	 * 20 + 32 · 16/32 + 50 · (16/64 - 1/100) + 16384 · 1.5e-3 = 72.576 us to send (a
+	 * completion per 64 packets, perftest's one in 100 already in o); the last frame arrives
+	 * 16F + lat + F + lat later; o_r = 30 us, G_r = 2 ns/B: 30 + 16384 · 2.5e-3 = 70.96 us to
+	 * take it. */
+	{
+		Params p = Params0();
+		p.o_su = 20e-6;
+		p.o_ack = 32e-6;
+		p.o_c = 50e-6;
+		p.G_s = 1e-9;
+		p.G_swap = 0.5e-9;
+		p.o_r = 30e-6;
+		p.G_r = 2e-9;
+		Result r = RunTransfer(t12, p, 0, 1, 16384);
+		double arrive = 72.576 + 16 * F + lat + F + lat;
+		Near("host costs: a libinccl message of 16 packets taken (us)", r.host_done[1] * 1e6, arrive + 70.96, tol);
+		/* the ring (test 2h's AllGather and ReduceScatter on 1-3, one packet a block): a send
+		 * o_s + o_c (1/16 - 1/100) + 1024 (G_s + G_copy) = 10 + 0.84 + 2.048 = 12.888 us; a
+		 * receive o_r + 1024 (G_r + G_copy) = 22.048 (AllGather), + G_sum 24.096 (ReduceScatter) */
+		p = Params0();
+		p.link_bw = 1e9;
+		p.o_s = 10e-6;
+		p.o_r = 20e-6;
+		p.o_c = 16e-6;
+		p.G_s = p.G_r = 0;
+		p.G_copy = 2e-9;
+		p.G_sum = 4e-9;
+		Tree t13 = Shape("1-3");
+		const double f = 1.084, ack = 2 * (0.064 + lat), S = 12.888;
+		for (Coll c : {Coll::AllGather, Coll::ReduceScatter}) {
+			double R = c == Coll::AllGather ? 22.048 : 24.096, arrive2 = S + 2 * (f + lat) + R + S + 2 * (f + lat);
+			r = RunCollective(t13, p, 3072, c, Algo::Ring, 0);
+			Near((std::string("host costs: ring ") + CollName(c) + " 1-3 rank 0 done (us)").c_str(), r.host_done[0] * 1e6,
+			     arrive2 + ack, tol);
+			/* the receive ends after the ACK when it costs more: o_r 300 us */
+			p.o_r = 300e-6;
+			r = RunCollective(t13, p, 3072, c, Algo::Ring, 0);
+			R += 280;
+			arrive2 = S + 2 * (f + lat) + R + S + 2 * (f + lat);
+			Near((std::string("host costs: ring ") + CollName(c) + " 1-3, o_r 300 us, rank 0 done (us)").c_str(),
+			     r.host_done[0] * 1e6, arrive2 + R, tol);
+			p.o_r = 20e-6;
+		}
+	}
+
+	/* 8. The cores a run's measurement had: host_cores less the median the rest of the machine
+	 * used in its rounds (0.5 and 0.3: 2 - 0.4), or in the run's other measurements (0.2, 0.3,
+	 * 0.5: 2 - 0.3), not less when the rest used none, host_cores when never recorded. */
+	{
+		RunFigures f;
+		f.host_cores = 2;
+		std::string how;
+		Near("cores of a run, never recorded", RunCores(f, "inc", "allreduce", 1048576, &how), 2, 1e-12);
+		f.others = {{"inc", "allreduce", 1048576, 0.5}, {"inc", "allreduce", 1048576, 0.3}, {"ring", "allreduce", 1048576, 0.2}};
+		Near("cores of a run, the measurement's rounds", RunCores(f, "inc", "allreduce", 1048576, &how), 1.6, 1e-12);
+		Near("cores of a run, the run's other measurements", RunCores(f, "inc", "reduce", 1048576, &how), 1.7, 1e-12);
+		f.others = {{"inc", "allreduce", 1048576, -0.1}};
+		Near("cores of a run, the rest used none", RunCores(f, "inc", "allreduce", 1048576, &how), 2, 1e-12);
 	}
 
 	/* 5. Trees and the latency a run's L gives. */

@@ -46,7 +46,22 @@ got=$(awk -F, 'NR > 1 { print $1, $7, $6, $13, $14 }' "$csv" 2>/dev/null | sort)
 check "results.csv: inc and ring at both sizes, 4 ranks, no wrong element" [ "$got" = "$want" ]
 check "results.csv: algbw = bytes / time" awk -F, 'NR > 1 { d = $7 / $10 - $11; if (d > 0.01 || d < -0.01) exit 1 }' "$csv"
 check "meta.yaml: simulated" grep -qx 'simulated: true' "$meta"
-check "meta.yaml: o from the run's gap fit (40 us)" grep -q "host_o_us: {value: 40, from: 'the gap fit of $sample/loggp.csv'}" "$meta"
+# the host's costs as the analytic model measures them (analysis/loggp.c): o_s, o_r the medians of
+# cpu_send 30, 31.5, 29 and cpu_recv 50, 48, 52.5 at 8 B; no UC stream: a libinccl send o_sb
+# (cpu_send_batch 20, -3, 21: 20) and no ACK share; G_s = (13137.2 - 30) us / (65544 - 8) B
+src="the analytic model''s (analysis/loggp.c loggp_params()) of $sample"
+check "meta.yaml: o_s 30 us from the run's cpu_send" grep -qF "o_s_us: {value: 30, from: '$src'}" "$meta"
+check "meta.yaml: o_r 50 us from the run's cpu_recv" grep -qF "o_r_us: {value: 50, from: '$src'}" "$meta"
+check "meta.yaml: o_su = o_sb 20 us (no UC stream)" grep -qF "o_su_us: {value: 20, from: '$src: o_sb (no UC stream)'}" "$meta"
+check "meta.yaml: o_c 0 (not measured)" grep -qF "o_c_us: {value: 0, from: '$src: 0 (not measured)'}" "$meta"
+gs=$(awk '/G_s_us_per_byte/ { sub(/.*value: /, ""); sub(/,.*/, ""); print }' "$meta")
+check "meta.yaml: G_s (13137.2 - 30) / (65544 - 8) = 0.2 us/B (got $gs)" \
+    awk -v g="$gs" 'BEGIN { d = g - (13137.2 - 30) / (65544 - 8); exit !(d < 1e-9 && d > -1e-9) }'
+# C: the sample's 2 cores less what the rest of its machine used in its one measurement with a
+# machine row: (3300000 - 4 * 500000 - 3 * 100000) / 2000000 = 0.5 cores, so 1.5 (the sizes
+# simulated were not measured: the run's other measurements)
+check "meta.yaml: each simulation on 2 - 0.5 cores" \
+    [ "$(grep -c "cores: 1.5, cores_from: 'host_cores 2 less 0.500 the rest of the machine used (cpu.csv, median of the run''s measurements)'" "$meta")" = 4 ]
 check "meta.yaml: link bandwidth from the command line" grep -q "link_bw_MBps: {value: 100, from: 'command line'}" "$meta"
 # the latency that makes the model's 8-byte message take L = 183.6 - 2 * 40 us over 4 links
 lat=$(awk '/link_latency_us/ { sub(/.*value: /, ""); sub(/,.*/, ""); print }' "$meta")
@@ -67,7 +82,7 @@ rc=$?
 check "c_sw from the run's cpu.csv and switch-counters.txt: exit 0 (got $rc: $(head -c 200 "$tmp/out"))" [ "$rc" = 0 ]
 check "meta.yaml: c_sw = 300000 us / 60000 frames = 5 us" grep -q "switch_frame_us: {value: 5, from: 'the switches'' CPU" "$tmp"/res2/*/meta.yaml
 mkdir -p "$tmp/res16"
-sim TOPOLOGY=1-4-16 SIZE=64K UNIT=4 LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1 LOSS=0.01 RESULTS="$tmp/res16"
+sim TOPOLOGY=1-4-16 SIZE=64K UNIT=4 LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1 CORES=0 LOSS=0.01 RESULTS="$tmp/res16"
 rc=$?
 check "a generated 1-4-16 tree with 1% loss, frames of 4 packets, every parameter by hand: exit 0 (got $rc)" [ "$rc" = 0 ]
 got=$(awk -F, 'NR > 1 { print $1, $6, $13 }' "$tmp"/res16/*/results.csv 2>/dev/null | sort | tr '\n' ' ')
@@ -99,7 +114,7 @@ done
 # a generated 1-4-16 with 1 % loss, frames of 4 packets, rooted at rank 5 (under the second leaf)
 for coll in reduce broadcast; do
     mkdir -p "$tmp/resc16-$coll"
-    simc $coll TOPOLOGY=1-4-16 SIZE=64K UNIT=4 ROOT=5 LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1 \
+    simc $coll TOPOLOGY=1-4-16 SIZE=64K UNIT=4 ROOT=5 LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1 CORES=0 \
         LOSS=0.01 RESULTS="$tmp/resc16-$coll"
     rc=$?
     got=$(awk -F, 'NR > 1 { print $1, $2, $5, $6, $13 }' "$tmp"/resc16-$coll/*/results.csv 2>/dev/null | sort | tr '\n' ' ')
@@ -155,7 +170,7 @@ check "allgather of 1000 B on 4 ranks: 992 B in whole blocks, said on stderr (ex
 for coll in allgather reducescatter alltoall barrier; do
     mkdir -p "$tmp/resb16-$coll"
     size=SIZE=64K; [ $coll = barrier ] && size=
-    simc $coll TOPOLOGY=1-4-16 $size UNIT=4 LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1 \
+    simc $coll TOPOLOGY=1-4-16 $size UNIT=4 LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1 CORES=0 \
         LOSS=0.01 RESULTS="$tmp/resb16-$coll"
     rc=$?
     got=$(awk -F, 'NR > 1 { print $1, $2, $6, $13 }' "$tmp"/resb16-$coll/*/results.csv 2>/dev/null | sort | tr '\n' ' ')
@@ -184,6 +199,14 @@ refused() {
 }
 refused "no switch cost" "no switch per-frame cost c_sw: give --switch-frame-us (us): $sample has no cpu.csv and switch-counters.txt" SIZE=64K RUN=$sample LINK_BW=100
 refused "no parameters at all" "no link bandwidth: give --link-bw-MBps (MB/s) or --run RUNDIR" SIZE=64K
+refused "no cores" "no machine cores C: give --cores" SIZE=64K LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1
+refused "cores that are not a count" "--cores: '-2' is not a number" SIZE=64K RUN=$sample LINK_BW=100 SWITCH_FRAME=1 CORES=-2
+# a run from before the CPU measures (loggp.csv without cpu_send and cpu_recv): refused, naming them
+cp -r "$sample" "$tmp/nocpu"
+grep -v '^cpu_' "$sample/loggp.csv" > "$tmp/nocpu/loggp.csv"
+refused "a run without the host CPU measures" "loggp.csv has no cpu_send and cpu_recv at two sizes" SIZE=64K RUN="$tmp/nocpu" LINK_BW=100 SWITCH_FRAME=1
+sed '/^host_cores:/d' "$sample/meta.yaml" > "$tmp/nocpu/meta.yaml"
+refused "a run without host_cores" "no host_cores" SIZE=64K RUN="$tmp/nocpu" LINK_BW=100 SWITCH_FRAME=1
 refused "a run without loggp.csv" "loggp.csv" SIZE=64K RUN=tests/analysis/samples/paper-20261101-120000 SWITCH_FRAME=1
 refused "a run whose L is shorter than the model's path" "is shorter than the model's switches and serialisation" \
     SIZE=64K RUN=$sample SWITCH_FRAME=5
