@@ -1218,7 +1218,7 @@ hyp_ship() {
 # lines), each file shipped (hyp_ship) as IMAGE.qcow2, IMAGE.vmlinuz,
 # IMAGE.initrd.img (IMAGE: the image directory's name, ROLE-HASH).
 hyp_pools() {
-    local h uri dir pool vms role image b t0=$SECONDS
+    local h uri dir pool vms role image b n t0=$SECONDS
     while IFS=$'\t' read -r h uri _ _ _ _ _ dir pool; do
         [ -n "$pool" ] && [ "$pool" != - ] || continue
         vms=$(awk -F'\t' -v h="$h" '!/^#/ && $12 == h && $11 != "netns" {print $1}' "$gen/inventory.tsv")
