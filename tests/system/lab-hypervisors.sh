@@ -123,7 +123,7 @@ pool=$INCLAB_PREFIX-images
 . "$state/lab.env"
 himg=$(awk '{for (i = 1; i < NF; i += 2) if ($i == "host") print $(i + 1)}' <<<"$LAB_ROLES")
 b=${himg##*/}
-check "lab-up shipped $b.qcow2 to 'there' and verified it: $(grep -o "images shipped: .*" "$tmp/up.log"); $(grep -o "$b.qcow2 shipped and verified: [^,]*, [^)]*)" "$tmp/up.log")" \
+check "lab-up shipped $b.qcow2 to 'there' and verified it: $(grep -o "images shipped: .*" "$tmp/up.log"); $(grep -o "$b.qcow2 shipped and verified: [^,]*" "$tmp/up.log")" \
     grep -q "hypervisor there: $b.qcow2 shipped and verified" "$tmp/up.log"
 here_sha=$(sha256sum < "$himg/disk.qcow2" | cut -d' ' -f1)
 there_sha=$(sha256sum < "$images/$b.qcow2" 2>/dev/null | cut -d' ' -f1)
