@@ -32,7 +32,7 @@
  * seconds when one of its switches, rank 0 or another rank goes away (the
  * controller tells rank 0, rank 0 tells every rank; a process that dies
  * closes its connections at once, a machine that vanishes is noticed by TCP
- * keepalive within about 6 s), naming what went away. Anything else that
+ * keepalive within about 20 s, CTL_DEAD_MS), naming what went away. Anything else that
  * stops progress gives INCCL_ETIMEDOUT after the communicator's timeout.
  * After INCCL_ECONN, INCCL_ETIMEDOUT or INCCL_EIO the communicator is broken
  * (packets of the failed call may still arrive): every later collective

@@ -1686,7 +1686,7 @@ bg_time() {
 
 # cmd_stop — stop the running lab keeping its state. Every running VM is paused
 # first (all within a second: no node sees a peer go quiet for the length of a
-# save, and the controller's keepalive gives up on a switch after 6 s), then all
+# save, and the controller's keepalive gives up on a switch after 20 s), then all
 # are saved at once (managed save, each back running on restore); every
 # namespace node's processes are ended and its /run/inclab emptied. Refused
 # (exit 1) without a lab. A stopped lab stops again as a no-op. Exit 1 when a

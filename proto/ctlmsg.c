@@ -64,7 +64,7 @@ int ctl_parse_addr(const char *text, int default_port, uint32_t *addr_be, int *p
 
 void ctl_keepalive(int fd)
 {
-	int one = 1, idle = 2, intvl = 1, cnt = 3;
+	int one = 1, idle = CTL_KEEPIDLE_S, intvl = CTL_KEEPINTVL_S, cnt = CTL_DEAD_MS / 1000 / CTL_KEEPINTVL_S;
 	unsigned dead = CTL_DEAD_MS;
 
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));

@@ -69,14 +69,25 @@ int ctl_connect(const char *hostport, int default_port, int timeout_ms);
 
 /**
  * ctl_keepalive() - make a dead peer's machine show on socket @fd within
- * CTL_DEAD_MS: TCP keepalive probes after 2 s of silence, one a second, and
- * the connection given up when nothing was acknowledged for CTL_DEAD_MS
- * (TCP_USER_TIMEOUT). A peer process that exits closes its end at once;
+ * CTL_DEAD_MS: TCP keepalive probes after CTL_KEEPIDLE_S of silence, one
+ * every CTL_KEEPINTVL_S, and the connection given up when nothing was
+ * acknowledged for CTL_DEAD_MS (TCP_USER_TIMEOUT, which also bounds a
+ * retransmitted message). A peer process that exits closes its end at once;
  * this is for a machine, VM or namespace that vanished. ctl_connect() sets
  * it; acceptors call it on what they accept.
+ *
+ * Why 20 s: a TCG guest on a loaded lab machine can leave its control
+ * connections unacknowledged for several seconds while it is alive (a 16 MiB
+ * INC Broadcast of a 1-2-4 sweep, 2026-11-27, at a load average of 6-7: a
+ * rank's kernel gave up on rank 0 after the 6 s this was, TcpExtTCPAbortOnTimeout
+ * 1, no frame dropped on the management taps), and a false "went away" ends
+ * every rank's job; a vanished machine still shows within 20 s, a third of
+ * what it took before keepalives (60 s).
  */
 void ctl_keepalive(int fd);
-#define CTL_DEAD_MS 6000
+#define CTL_DEAD_MS 20000
+#define CTL_KEEPIDLE_S 5  /* silence before the first probe */
+#define CTL_KEEPINTVL_S 2 /* between probes */
 
 /** ctl_listen() - a listening TCP socket on @port of every address; -1 with errno. */
 int ctl_listen(int port);

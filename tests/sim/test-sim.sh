@@ -124,6 +124,15 @@ done
 check "make plots draws the Reduce and Broadcast runs (analysis/plots.sh)" analysis/plots.sh "$tmp/resc"
 check "REPORT.md names both runs" sh -c "grep -q 'sim-reduce-' '$tmp/resc/REPORT.md' && grep -q 'sim-broadcast-' '$tmp/resc/REPORT.md'"
 
+# a row's time is rank 0's, as inccl_perf reports it: a Broadcast's root (rank 0) due no result
+# returns once its frames are acknowledged, before the others have taken theirs
+mkdir -p "$tmp/res0"
+simc broadcast TOPOLOGY=topology/1-2-4.yaml SIZE=64K ALGORITHMS=inc RUN=$sample LINK_BW=100 SWITCH_FRAME=5 RESULTS="$tmp/res0"
+t0=$(awk -F, 'NR == 2 { print $10 }' "$tmp"/res0/*/results.csv 2>/dev/null)
+read -r r0 last < <(sed -n 's/.*rank0_s: \([^,]*\), last_rank_s: \([^,]*\),.*/\1 \2/p' "$tmp"/res0/*/meta.yaml 2>/dev/null)
+check "broadcast from rank 0: the row's time ($t0 us) is rank 0's ($r0 s), before the last rank's ($last s)" \
+    awk -v t="$t0" -v a="$r0" -v b="$last" 'BEGIN { d = t - a * 1e6; exit !(t > 0 && d < 0.01 && d > -0.01 && a < b) }'
+
 phase blocks "sim-allgather, sim-reducescatter, sim-alltoall, sim-barrier: rows as inccl_perf's, paired with a lab run's"
 mkdir -p "$tmp/resb"
 # a lab run of 1-2-4 that measured AllGather at 64 KiB (the whole buffer) and Barrier, for REPORT's pairing

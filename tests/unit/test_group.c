@@ -251,7 +251,7 @@ static void test_rank0_wait_is_bounded(void **state)
 /*
  * Rank 0 still in a collective of communicator 1 (its watch): rank 1 said
  * "done" with it and left, which is no fault; a rank that leaves without
- * saying so is ("rank 1 went away"), and a later communicator finds that
+ * saying so is ("rank 1 went away (closed its connection)"), and a later communicator finds that
  * rank gone at once instead of waiting for it.
  */
 static void test_done_then_gone_is_no_fault(void **state)
@@ -271,7 +271,7 @@ static void test_done_then_gone_is_no_fault(void **state)
 			assert_int_equal(faulted, 0);
 		} else {
 			assert_int_equal(faulted, 1);
-			assert_string_equal(why, "rank 1 went away");
+			assert_string_equal(why, "rank 1 went away (closed its connection)");
 		}
 		assert_int_equal(g->peer[1].fd, -1);
 		comm->release = NULL;
