@@ -49,10 +49,11 @@ help:
 	@echo "                           exp-allgather, exp-reducescatter OP=, exp-alltoall (SIZE: the whole buffer),"
 	@echo "                           exp-sweep MIN=1M MAX=1G FACTOR=2 or SIZES='16M 512M' [COLLECTIVES='allreduce broadcast'],"
 	@echo "                           exp-paper: the seed's table)"
-	@echo "make sim-allreduce TOPOLOGY=1-32-1024 SIZE=64M RUN=results/sweep-... SWITCH_FRAME=US   AllReduce in the"
+	@echo "make sim-allreduce TOPOLOGY=1-32-1024 SIZE=64M RUN=results/sweep-... CORES=0   AllReduce in the"
 	@echo "                           ns-3 simulator (INC and ring), stored in results/ like a lab run (sim/README.md);"
 	@echo "                           also sim-reduce / sim-broadcast ROOT= (INC and the chain along the ring),"
 	@echo "                           sim-allgather / sim-reducescatter / sim-alltoall (SIZE: the whole buffer), sim-barrier"
+	@echo "                           (CORES: the cores every node shares, 0 a core each; default the run's)"
 	@echo "make plots [RESULTS=results]  gnuplot charts (PNG, SVG) of every stored run and RESULTS/REPORT.md"
 	@echo "make test                  unit, golden, a short fuzzing pass and lab system tests (what CI runs)"
 	@echo "make test-lab [SWITCHES=vm|netns] [LAB_TEST_DEPTH=full|core]   the lab system test alone"
@@ -260,7 +261,7 @@ $(BUILD)/incsim: sim/incsim.cc $(SIM_HDR) $(SIM_OBJ) $(SIM_COBJ) | $(DEPS_STAMP)
 	$(CXX) $(SIM_CXXFLAGS) -o $@ sim/incsim.cc $(SIM_OBJ) $(SIM_COBJ) $(SIM_LIBS)
 $(BUILD)/test_sim: sim/test_sim.cc $(SIM_HDR) $(SIM_OBJ) $(SIM_COBJ) | $(DEPS_STAMP)
 	$(CXX) $(SIM_CXXFLAGS) -o $@ sim/test_sim.cc $(SIM_OBJ) $(SIM_COBJ) $(SIM_LIBS)
-# sim/sim.sh reads TOPOLOGY SIZE SIZES RUN LINK_BW LINK_LATENCY HOST_O HOST_G SWITCH_FRAME ALGORITHMS LOSS
+# sim/sim.sh reads TOPOLOGY SIZE SIZES RUN LINK_BW LINK_LATENCY HOST_O HOST_G SWITCH_FRAME CORES ALGORITHMS LOSS
 # WINDOW MESSAGE SLOTS SEED QUEUE RTO UNIT ROOT RESULTS from the environment, as exp.sh does
 sim-allreduce sim-reduce sim-broadcast sim-allgather sim-reducescatter sim-alltoall sim-barrier: $(BUILD)/incsim
 	@INCLAB_BUILD=$(abspath $(BUILD)) sim/sim.sh $(@:sim-%=%)

@@ -339,6 +339,13 @@ gexec() {
 #   netns NAME     a network namespace (every process in it is the lab's)
 #   link NAME      a device in the machine's namespace (bridge, veth end, tap)
 #   path NAME      a file or directory directly in $state, with what it holds
+# and on a hypervisor other than the first (README: "Labs over several
+# hypervisors"), NAME prefixed by the hypervisor's name and a '.':
+#   pool H.NAME    a libvirt storage pool (its directory and the images shipped
+#                  into it stay: a cache for the next lab)
+#   volume H.NAME  a volume of that pool (a VM's overlay, seed, console log; an
+#                  upload not yet verified)
+#   tunnel H.NAME  a tunnel device made over ssh on H's machine
 # lab-down removes exactly those, names compared for equality (never as
 # prefixes: lab "inclab" is not lab "inclab-sc"), QEMU processes only when
 # they name one of those domains, and refuses a state without the marker of
@@ -399,9 +406,11 @@ made_check() {
     awk -v p="$prefix-" -v m="$MARKER" '
         { bad = "" }
         NF != 2 { bad = "not KIND NAME" }
-        !bad && $1 !~ /^(domain|network|netns|link|path)$/ { bad = "unknown kind" }
+        !bad && $1 !~ /^(domain|network|netns|link|path|pool|volume|tunnel)$/ { bad = "unknown kind" }
         !bad && ($2 !~ /^[A-Za-z0-9][A-Za-z0-9._-]*$/ || length($2) > 128) { bad = "not a name" }
         !bad && $1 ~ /^(domain|network|netns)$/ && index($2, p) != 1 { bad = "not a name of this lab" }
+        !bad && $1 ~ /^(pool|volume|tunnel)$/ && $2 !~ /^[a-z][a-z0-9-]*\.[A-Za-z0-9]/ { bad = "not HYPERVISOR.NAME" }
+        !bad && $1 ~ /^(pool|volume)$/ && index(substr($2, index($2, ".") + 1), p) != 1 { bad = "not a name of this lab" }
         !bad && $1 == "path" && ($2 == m || $2 == "made") { bad = "the lab'"'"'s own record" }
         bad { printf "line %d: \"%s\": %s\n", NR, substr($0, 1, 80), bad; n++ }
         END { exit n > 0 }' "$state/made"
@@ -702,6 +711,9 @@ need_node() {
     [ -n "${1:-}" ] || die "which node? NODE=<name>, one of: $(nodes | tr '\n' ' ')"
     grep -qxF -- "$1" <<<"$(nodes)" || die "no node '$1' in this lab; nodes: $(nodes | tr '\n' ' ')"
 }
+# console_log NODE — the file of a VM's serial console log (its domain's; on a
+# hypervisor but the first, in its pool directory, on that machine)
+console_log() { sed -n "s/.*<log file='\([^']*\)'.*/\1/p" "$gen/domains/$1.xml" 2>/dev/null | head -n 1; }
 dom_state() { dvsh "$1" domstate "$prefix-$1" 2>/dev/null | head -n 1 || echo absent; }
 
 # ---- up ---------------------------------------------------------------------
@@ -779,7 +791,13 @@ cmd_up() {
         LAB_TSC_KHZ=""
     fi
     ensure_daemons
-    [ -z "$hyps" ] || hyp_check local "$hyps"
+    if [ -n "$hyps" ]; then
+        # the namespace nodes and their hypervisors: they must be on this machine
+        local nsnodes=""
+        [ "$switches" != netns ] || nsnodes=$("$INCLAB_BUILD/topogen" --json "$TOPOLOGY" |
+            jq -r '.nodes[] | select(.role != "host") | [.name, .hypervisor] | @tsv') || die "topogen --json failed on '$TOPOLOGY'"
+        hyp_check local "$hyps" "$nsnodes"
+    fi
     state_init
     made path disks; made path seeds; made path console; made path gen.new; made path gen; made path lab.env
     mkdir -p "$state"/{disks,seeds,console}
@@ -829,12 +847,14 @@ cmd_up() {
     sysctl -q -w "net.ipv6.conf.$(mgmt_bridge).disable_ipv6=1" 2>/dev/null || true
     # with hypervisors: every other one's management network, through its connection
     [ ! -e "$gen/hypervisors.tsv" ] || hyp_networks
+    # with hypervisors: the pool of every other one and the images its VMs need, shipped
+    [ ! -e "$gen/hypervisors.tsv" ] || hyp_pools
 
     tune_host
     # with hypervisors the tunnels between them (hyp_tunnels) come before the VMs, whose
     # taps join their bridges; in netns mode inside ns_up, before the nodes' net.sh use them
     if [ "$switches" = netns ]; then ns_up; elif [ -e "$gen/tunnels.tsv" ]; then hyp_tunnels; fi
-    local t role image started=0 restore=""
+    local t role image pool started=0 restore=""
     for n in $(nodes); do
         [ "$(node_kind "$n")" = vm ] || continue
         [ "$(dom_state "$n")" = running ] && continue
@@ -843,17 +863,28 @@ cmd_up() {
         role=$(awk -v n="$n" '$1 == n {print $2}' "$gen/inventory.tsv")
         image=$(awk -v r="$role" '$1 == r {print $2}' <<<"$roles")
         # A domain of this lab whose disk or seed is gone (a lab-up killed
-        # between the two) is defined anew.
-        if ! [ -e "$state/seeds/$n.iso" ] || ! [ -e "$state/disks/$n.qcow2" ]; then
+        # between the two) is defined anew. On a hypervisor but the first they
+        # are volumes of its pool (node_pool), made through its connection.
+        pool=$(node_pool "$n")
+        if [ -n "$pool" ]; then
+            dvsh "$n" vol-info --pool "$pool" "$prefix-$n.iso" >/dev/null 2>&1 &&
+                dvsh "$n" vol-info --pool "$pool" "$prefix-$n.qcow2" >/dev/null 2>&1 ||
+                dvsh "$n" undefine "$prefix-$n" >/dev/null 2>&1 || true
+        elif ! [ -e "$state/seeds/$n.iso" ] || ! [ -e "$state/disks/$n.qcow2" ]; then
             dvsh "$n" undefine "$prefix-$n" >/dev/null 2>&1 || true
         fi
         if ! dvsh "$n" dominfo "$prefix-$n" >/dev/null 2>&1; then
-            check_ports "$n"
-            rm -f "$state/disks/$n.qcow2"
-            qemu-img create -q -f qcow2 -F qcow2 -b "$image/disk.qcow2" "$state/disks/$n.qcow2"
-            # the seed holds the node's key: its owner alone reads it (libvirt gives it to QEMU's user)
-            (umask 077; cloud-localds -N "$gen/seeds/$n/network-config" "$state/seeds/$n.iso" \
-                "$gen/seeds/$n/user-data" "$gen/seeds/$n/meta-data")
+            # (the UDP ports of a VM on another machine are that machine's: tunnels.sh checks those of its tunnels)
+            hyp_elsewhere "$(awk -F'\t' -v n="$n" '$1 == n {print $12}' "$gen/inventory.tsv")" || check_ports "$n"
+            if [ -n "$pool" ]; then
+                vm_pool_files "$n" "$pool" "$image"
+            else
+                rm -f "$state/disks/$n.qcow2"
+                qemu-img create -q -f qcow2 -F qcow2 -b "$image/disk.qcow2" "$state/disks/$n.qcow2"
+                # the seed holds the node's key: its owner alone reads it (libvirt gives it to QEMU's user)
+                (umask 077; cloud-localds -N "$gen/seeds/$n/network-config" "$state/seeds/$n.iso" \
+                    "$gen/seeds/$n/user-data" "$gen/seeds/$n/meta-data")
+            fi
             made domain "$prefix-$n"
             dvsh "$n" define "$gen/domains/$n.xml" >/dev/null
         fi
@@ -887,33 +918,132 @@ cmd_up() {
 
 # ---- labs over several hypervisors (README: "Labs over several hypervisors") ----
 
-# hyp_check remote|local LINES — (lab-up) the hypervisors of LINES ("NAME<TAB>URI").
-# remote (before images are built): each whose connection names a host
-# answers through it within HYP_TIMEOUT s (30) and runs x86_64 QEMU guests.
-# local (once libvirtd runs): each local one does too, and every one is this
-# machine (the host UUID its libvirt gives is the local connection's): the
-# disks, seeds and namespace nodes are this machine's, and shipping images by
-# hash and making tunnels on another machine (through ssh) are not done yet.
-# A precise error before anything of the lab is made.
+# hyp_check remote|local LINES [NSNODES] — (lab-up) the hypervisors of LINES
+# ("NAME<TAB>URI", the first the lab's own). remote (before images are
+# built): each whose connection names a host answers through it within
+# HYP_TIMEOUT s (30) and runs x86_64 QEMU guests; each but the first whose URI
+# is qemu+ssh:// also answers ssh as the URI says (hyp_ssh_argv), as root (its
+# tunnel ends are network devices), with the tools tunnels.sh and the image
+# shipping use. local (once libvirtd runs): each local one answers too; the
+# first is this machine (its libvirt's host UUID is the local connection's:
+# lab.sh, the lab's management network, disks and namespace nodes are here);
+# another that is another machine must be reached by qemu+ssh:// (its tunnel
+# ends are made there over ssh) and hold no namespace node (NSNODES: lines
+# "NODE<TAB>HYPERVISOR" of the namespace nodes). Sets HYP_ELSEWHERE to the
+# names of those on other machines. A precise error before anything of the
+# lab is made.
+HYP_TOOLS="ip bridge ss sysctl sha256sum base64 mktemp bash stat mv cat"
 hyp_check() {
-    local which=$1 name uri caps uuid here_uuid="" remote
+    local which=$1 name uri caps uuid here_uuid="" remote first=1 out ns
+    HYP_ELSEWHERE=""
     [ "$which" = remote ] || here_uuid=$(vsh capabilities 2>/dev/null | sed -n 's:^ *<uuid>\(.*\)</uuid>.*:\1:p' | head -n 1)
     while IFS=$'\t' read -r name uri; do
         case $uri in *:///*) remote=0 ;; *) remote=1 ;; esac
-        [ "$which" = local ] || [ $remote = 1 ] || continue
-        caps=$(timeout "${HYP_TIMEOUT:-30}" virsh -q -c "$uri" capabilities 2>&1 </dev/null) ||
-            die "hypervisor $name: its connection $uri does not answer: $(tail -n 3 <<<"$caps" | tr '\n' ' ')"
-        if [ "$which" = remote ] || [ $remote = 0 ]; then
+        if [ "$which" = local ] || [ $remote = 1 ]; then
+            caps=$(timeout "${HYP_TIMEOUT:-30}" virsh -q -c "$uri" capabilities 2>&1 </dev/null) ||
+                die "hypervisor $name: its connection $uri does not answer: $(tail -n 3 <<<"$caps" | tr '\n' ' ')"
+        fi
+        if [ "$which" = remote ]; then
+            if [ $remote = 1 ]; then
+                grep -q "<arch name='x86_64'>" <<<"$caps" && grep -q "<domain type='qemu'" <<<"$caps" ||
+                    die "hypervisor $name ($uri) runs no x86_64 QEMU guests (qemu-system-x86 and libvirt-daemon-system installed there?)"
+            fi
+            if [ $first = 0 ] && [[ $uri == qemu+ssh://* ]]; then
+                hyp_ssh_argv "$uri" || die "hypervisor $name: $HYP_SSH_WHY"
+                out=$(timeout "${HYP_TIMEOUT:-30}" "${HYP_SSH[@]}" "id -u; for t in $HYP_TOOLS; do command -v \"\$t\" >/dev/null || echo \"missing \$t\"; done" </dev/null 2>&1) ||
+                    die "hypervisor $name: ssh to its machine ($HYP_SSH_DEST, as its URI says) fails: $(tail -n 2 <<<"$out" | tr '\n' ' ')"
+                [ "$(head -n 1 <<<"$out")" = 0 ] ||
+                    die "hypervisor $name: ssh reaches its machine ($HYP_SSH_DEST) as uid '$(head -n 1 <<<"$out" | head -c 20)', not root: its tunnel ends are network devices (the URI's user must be root)"
+                ! grep -q '^missing ' <<<"$out" ||
+                    die "hypervisor $name ($HYP_SSH_DEST) lacks $(sed -n 's/^missing //p' <<<"$out" | tr '\n' ' ')(iproute2, coreutils and bash must be installed there)"
+                log "hypervisor $name: ssh answers as root ($HYP_SSH_DEST)"
+            fi
+            first=0
+            continue
+        fi
+        if [ $remote = 0 ]; then
             grep -q "<arch name='x86_64'>" <<<"$caps" && grep -q "<domain type='qemu'" <<<"$caps" ||
                 die "hypervisor $name ($uri) runs no x86_64 QEMU guests (qemu-system-x86 and libvirt-daemon-system installed there?)"
         fi
-        [ "$which" = local ] || continue
         uuid=$(sed -n 's:^ *<uuid>\(.*\)</uuid>.*:\1:p' <<<"$caps" | head -n 1)
-        [ -n "$uuid" ] && [ "$uuid" = "$here_uuid" ] ||
-            die "hypervisor $name ($uri) is another machine (host ${uuid:-unknown}, this one ${here_uuid:-unknown}): lab-up places nodes on this machine's connections only, for now (README: \"Labs over several hypervisors\")"
-        log "hypervisor $name: $uri answers (this machine)"
+        if [ -n "$uuid" ] && [ "$uuid" = "$here_uuid" ]; then
+            log "hypervisor $name: $uri answers (this machine)"
+        elif [ $first = 1 ]; then
+            die "the first hypervisor, $name ($uri), is another machine (host ${uuid:-unknown}, this one ${here_uuid:-unknown}): lab-up runs on the first hypervisor's machine (its management network, disks and namespace nodes are there); declare this machine first (README: \"Labs over several hypervisors\")"
+        elif [[ $uri != qemu+ssh://* ]]; then
+            die "hypervisor $name ($uri) is another machine (host ${uuid:-unknown}): its tunnel ends (lab/tunnels.sh) are made there over ssh, which only a qemu+ssh:// URI names; this transport cannot carry them (README: \"Labs over several hypervisors\")"
+        else
+            ns=$(awk -F'\t' -v h="$name" '$2 == h {print $1}' <<<"${3:-}" | tr '\n' ' ')
+            [ -z "$ns" ] ||
+                die "node(s) ${ns% } placed on hypervisor $name, another machine, are namespace nodes (SWITCHES=netns): namespace nodes run on this machine only; place them on the first hypervisor, or run SWITCHES=vm"
+            HYP_ELSEWHERE+=" $name"
+            log "hypervisor $name: $uri answers (another machine, host $uuid: images shipped into its pool, tunnel ends made over ssh)"
+        fi
+        first=0
     done <<<"$2"
 }
+
+# hyp_ssh_argv URI — set HYP_SSH to the ssh command line (without the remote
+# command) that reaches the machine of qemu+ssh:// URI as libvirt's ssh
+# transport does: the URI's user, host and port, its keyfile= (ssh -i),
+# known_hosts= (UserKnownHostsFile) and no_verify=1 (StrictHostKeyChecking=no);
+# never a password prompt (BatchMode), at most HYP_TIMEOUT s (30) to connect.
+# HYP_SSH_DEST is "USER@HOST port PORT" for messages. Fails, with HYP_SSH_WHY,
+# for another URI or a part outside the grammar (a keyfile or known_hosts
+# with a %-escape: write the path plainly).
+hyp_ssh_argv() {
+    local uri=$1 rest auth query="" user="" host port="" kv k v
+    HYP_SSH=() HYP_SSH_DEST="" HYP_SSH_WHY=""
+    case $uri in qemu+ssh://*) ;; *) HYP_SSH_WHY="'$uri' is not a qemu+ssh:// URI"; return 1 ;; esac
+    rest=${uri#qemu+ssh://}
+    auth=${rest%%/*}
+    case $rest in *\?*) query=${rest#*\?} ;; esac
+    host=$auth
+    case $auth in *@*) user=${auth%%@*} host=${auth#*@} ;; esac
+    case $host in *:*) port=${host##*:} host=${host%:*} ;; esac
+    [[ $host =~ ^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$ ]] || { HYP_SSH_WHY="the host of '$uri' is not a name or an IPv4 address"; return 1; }
+    [ -z "$user" ] || [[ $user =~ ^[A-Za-z0-9_][A-Za-z0-9._-]{0,31}$ ]] || { HYP_SSH_WHY="the user of '$uri' is not a user name"; return 1; }
+    [ -z "$port" ] || { [[ $port =~ ^[0-9]{1,5}$ ]] && [ "$port" -ge 1 ] && [ "$port" -le 65535 ]; } || { HYP_SSH_WHY="the port of '$uri' is not a port"; return 1; }
+    HYP_SSH=(ssh -T -o BatchMode=yes -o ConnectTimeout="${HYP_TIMEOUT:-30}")
+    [ -z "$user" ] || HYP_SSH+=(-l "$user")
+    [ -z "$port" ] || HYP_SSH+=(-p "$port")
+    local IFS='&'
+    for kv in $query; do
+        k=${kv%%=*} v=${kv#*=}
+        case $k in
+        keyfile | known_hosts)
+            [[ $v =~ ^/[A-Za-z0-9._/+-]{1,200}$ ]] ||
+                { HYP_SSH_WHY="the $k of '$uri' is not an absolute path of A-Z a-z 0-9 . _ / + - (a %-escape is not taken: write it plainly)"; return 1; }
+            if [ "$k" = keyfile ]; then HYP_SSH+=(-i "$v"); else HYP_SSH+=(-o "UserKnownHostsFile=$v"); fi ;;
+        no_verify) [ "$v" != 1 ] || HYP_SSH+=(-o StrictHostKeyChecking=no) ;;
+        esac   # (libvirt's others, e.g. no_tty, command, socket: not ssh's concern here)
+    done
+    HYP_SSH+=(-- "$host")
+    HYP_SSH_DEST="${user:+$user@}$host${port:+ port $port}"
+}
+
+# hyp_elsewhere HYPERVISOR — (lab-up, after hyp_check local) is it another machine?
+hyp_elsewhere() { [ -n "$1" ] && [[ " ${HYP_ELSEWHERE:-} " == *" $1 "* ]]; }
+# hyp_first — the first hypervisor's name (hypervisors.tsv)
+hyp_first() { awk -F'\t' '!/^#/ {print $1; exit}' "$gen/hypervisors.tsv" 2>/dev/null; }
+# hyp_col HYPERVISOR COLUMN — that column of its line in hypervisors.tsv (8: images, 9: pool)
+hyp_col() { awk -F'\t' -v h="$1" -v c="$2" '!/^#/ && $1 == h {print $c; exit}' "$gen/hypervisors.tsv" 2>/dev/null; }
+# hyp_by_ssh HYPERVISOR — is it reached over ssh (not the first, a qemu+ssh:// URI)? Then its
+# tunnel ends and files are made there over ssh, also when its machine is this one (the lab test's)
+hyp_by_ssh() { [ "$1" != "$(hyp_first)" ] && [[ $(hyp_uri "$1") == qemu+ssh://* ]]; }
+# hyp_sh HYPERVISOR SCRIPT — run SCRIPT (sh) on HYPERVISOR's machine: over ssh when
+# hyp_by_ssh, else here (every other hypervisor is this machine: hyp_check). Standard
+# input passed through; its exit code (255: ssh failed).
+hyp_sh() {
+    if hyp_by_ssh "$1"; then
+        hyp_ssh_argv "$(hyp_uri "$1")" || { echo "lab: hypervisor $1: $HYP_SSH_WHY" >&2; return 125; }
+        "${HYP_SSH[@]}" "$2"
+    else
+        sh -c "$2"
+    fi
+}
+# hyp_dir_ok DIR — a pool directory of topogen's grammar (topo_dir_ok), checked again before use
+hyp_dir_ok() { [[ $1 =~ ^(/[A-Za-z0-9_+][A-Za-z0-9._+-]*)+$ && $1 != *--* && $1 != */./* && $1 != */../* && $1 != */. && $1 != */.. && ${#1} -le 120 ]]; }
 
 # hyp_networks — (lab-up) the management network of every hypervisor but the
 # first (whose is the lab's usual one), defined and started through its
@@ -940,18 +1070,36 @@ hyp_networks() {
 }
 
 # hyp_tunnels — (lab-up) every hypervisor's ends of the tunnels between them
-# (tunnels.tsv), made by lab/tunnels.sh here (hyp_check: each hypervisor is
-# this machine), each device recorded in made as tunnels.sh names it, before
-# it makes it; a device of those names that is not this lab's is refused first.
+# (tunnels.tsv), made by lab/tunnels.sh: here for the first hypervisor (and
+# one of this machine with another transport), on its machine over ssh for
+# one reached by qemu+ssh:// (tun_remote). Each device is recorded in made as
+# tunnels.sh names it, before it makes it: "link NAME" here, "tunnel
+# HYPERVISOR.NAME" over ssh. A device of those names that exists and is not
+# this lab's is refused first (there: tunnels.sh exists).
 hyp_tunnels() {
     local name h out
-    for name in $(awk -F'\t' '!/^#/ && $2 != "udp" { print $13; if ($2 != "mgmt") print $14; if ($15 != "-") print $15 }' "$gen/tunnels.tsv"); do
-        link_exists "$name" && ! is_made link "$name" &&
-            die "network device '$name' exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
+    for h in $(awk -F'\t' '!/^#/ {print $1}' "$gen/hypervisors.tsv"); do
+        if hyp_by_ssh "$h"; then
+            out=$(tun_remote "$h" exists) || die "hypervisor $h: cannot ask for its tunnel devices over ssh (see above)"
+            for name in $(awk '$1 == "exists" {print $2}' <<<"$out"); do
+                is_made tunnel "$h.$name" ||
+                    die "network device '$name' exists on hypervisor $h and is not this lab's: remove it or choose another INCLAB_PREFIX"
+            done
+            continue
+        fi
+        for name in $(awk -F'\t' -v h="$h" '!/^#/ && $1 == h && $2 != "udp" { print $13; if ($2 != "mgmt") print $14; if ($15 != "-") print $15 }' "$gen/tunnels.tsv"); do
+            link_exists "$name" && ! is_made link "$name" &&
+                die "network device '$name' exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
+        done
     done
     for h in $(awk -F'\t' '!/^#/ {print $1}' "$gen/hypervisors.tsv"); do
-        out=$({ "$here/tunnels.sh" up "$gen/tunnels.tsv" "$h" "$prefix" || echo "exit $?"; } |
-            while read -r k v; do if [ "$k" = link ]; then made link "$v"; else echo "$k $v"; fi; done)
+        if hyp_by_ssh "$h"; then
+            out=$({ tun_remote "$h" up || echo "exit $?"; } |
+                while read -r k v; do if [ "$k" = link ]; then made tunnel "$h.$v"; else echo "$k $v"; fi; done)
+        else
+            out=$({ "$here/tunnels.sh" up "$gen/tunnels.tsv" "$h" "$prefix" || echo "exit $?"; } |
+                while read -r k v; do if [ "$k" = link ]; then made link "$v"; else echo "$k $v"; fi; done)
+        fi
         [ -z "$out" ] || die "hypervisor $h: its tunnels could not be made (tunnels.sh: $out)"
     done
     # the VMs' taps on those bridges: libvirt makes them, lab-down removes any that outlive their VM
@@ -959,8 +1107,177 @@ hyp_tunnels() {
     log "tunnels between hypervisors: $(awk -F'\t' '!/^#/ && $2 != "udp"' "$gen/tunnels.tsv" | wc -l) VXLAN end(s), $(awk -F'\t' '!/^#/ && $2 == "udp"' "$gen/tunnels.tsv" | wc -l) QEMU UDP end(s)"
 }
 
-# check_memory — refuse to start VMs this machine cannot hold: each VM not
-# running yet needs its guest memory (memory_mib) and QEMU's own, about 150 MiB
+# tun_remote HYPERVISOR VERB — lab/tunnels.sh VERB (up, exists) for HYPERVISOR's
+# lines of tunnels.tsv, run on its machine over ssh (hyp_sh): the script goes
+# on standard input into a temporary directory there, the lines (names,
+# numbers and addresses topogen wrote, which tunnels.sh checks again there) as
+# base64 in the command, every other word quoted; the directory is removed
+# when it ends. Prints tunnels.sh's output; its exit code.
+tun_remote() {
+    local h=$1 verb=$2 b64 args
+    b64=$(awk -F'\t' -v h="$h" '/^#/ || $1 == h' "$gen/tunnels.tsv" | base64 -w 0)
+    [[ $b64 =~ ^[A-Za-z0-9+/=]*$ ]] || die "base64 printed what is not base64"
+    args="$(shq "$verb") \"\$d/tunnels.tsv\" $(shq "$h")"
+    [ "$verb" != up ] || args+=" $(shq "$prefix")"
+    hyp_ssh_argv "$(hyp_uri "$h")" || die "hypervisor $h: $HYP_SSH_WHY"
+    log "hypervisor $h: tunnels.sh $verb over ssh ($HYP_SSH_DEST)"
+    hyp_sh "$h" "set -e; d=\$(mktemp -d); trap 'rm -rf \"\$d\"' EXIT; cat > \"\$d/tunnels.sh\"; echo $b64 | base64 -d > \"\$d/tunnels.tsv\"; bash \"\$d/tunnels.sh\" $args < /dev/null" < "$here/tunnels.sh"
+}
+
+# ---- images, disks and seeds on hypervisors other than the first ----------------
+#
+# Each hypervisor but the first keeps what its VMs read in a libvirt storage
+# pool of the lab's (hypervisors.tsv: pool PREFIX-images, type dir, over the
+# directory its "images:" names): the base images they need, shipped by
+# hyp_ship, and each VM's overlay, seed and console log (vm_pool_files), all
+# made through its libvirt connection. ssh only where libvirt cannot: the
+# sha256 of what arrived (read where it landed, not sent back), the rename of
+# a verified upload to its final name and the record of its hash.
+
+# pool_up HYPERVISOR URI POOL DIR — (lab-up) the lab's pool POOL over DIR on
+# HYPERVISOR, defined (recorded first), built (the directory made when
+# missing), started and refreshed. A pool of that name that is not this lab's,
+# or this lab's over another directory, is refused.
+pool_up() {
+    local h=$1 uri=$2 pool=$3 dir=$4 out path
+    if virsh -q -c "$uri" pool-info "$pool" >/dev/null 2>&1; then
+        is_made pool "$h.$pool" ||
+            die "libvirt storage pool '$pool' on hypervisor $h exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
+        path=$(virsh -q -c "$uri" pool-dumpxml "$pool" 2>/dev/null | sed -n 's:^ *<path>\(.*\)</path>.*:\1:p' | head -n 1)
+        [ "$path" = "$dir" ] || die "hypervisor $h: the lab's pool $pool is over '$path', not $dir (the topology's images): 'make lab-down' first"
+    else
+        made pool "$h.$pool"
+        out=$(virsh -q -c "$uri" pool-define-as "$pool" dir --target "$dir" 2>&1) ||
+            die "hypervisor $h: cannot define storage pool $pool over $dir (another pool over that directory? one pool per directory): $(tail -n 1 <<<"$out")"
+    fi
+    out=$(virsh -q -c "$uri" pool-info "$pool" 2>/dev/null || true)   # (no `| grep -q` under pipefail)
+    if ! grep -q '^State:.*running' <<<"$out"; then
+        out=$(virsh -q -c "$uri" pool-build "$pool" 2>&1 && virsh -q -c "$uri" pool-start "$pool" 2>&1) ||
+            die "hypervisor $h: cannot build and start storage pool $pool over $dir: $(tail -n 1 <<<"$out")"
+        log "hypervisor $h: storage pool $pool over $dir started"
+    fi
+    virsh -q -c "$uri" pool-refresh "$pool" >/dev/null 2>&1 || die "hypervisor $h: cannot refresh storage pool $pool"
+}
+
+# local_sha FILE — FILE's sha256 (once per lab-up: LOCAL_SHA keeps it), its time logged
+declare -A LOCAL_SHA=()
+local_sha() {
+    local t0=$SECONDS
+    if [ -z "${LOCAL_SHA[$1]:-}" ]; then
+        LOCAL_SHA[$1]=$(sha256sum < "$1" | cut -d' ' -f1) && [[ ${LOCAL_SHA[$1]} =~ ^[0-9a-f]{64}$ ]] || die "cannot hash $1"
+        [ $((SECONDS - t0)) -lt 2 ] || log "  sha256 of $1: $((SECONDS - t0)) s"
+    fi
+}
+
+# hyp_ship HYPERVISOR URI POOL DIR SRC VOL — (lab-up) this machine's file SRC as
+# volume VOL of POOL (over DIR) on HYPERVISOR, verified by hash. Kept when it is
+# there already with a record (VOL.sha256, "SHA256 SIZE", written only after a
+# verified upload) of SRC's hash and size, and that size: a cheap check, not a
+# second read of hundreds of MiB (what changes an image changes its name). Else
+# uploaded into a temporary volume PREFIX-VOL.part (recorded: lab-down removes
+# one a killed lab-up left), its sha256 computed where it landed and compared
+# with SRC's: a mismatch removes it and stops lab-up; a match renames it to VOL
+# and writes the record. Progress and time are logged. SHIPPED_BYTES counts.
+SHIPPED_BYTES=0
+hyp_ship() {
+    local h=$1 uri=$2 pool=$3 dir=$4 src=$5 vol=$6 tmpv size sha rec got t0 ms out
+    tmpv=$prefix-$vol.part
+    [[ $vol =~ $NAME_RE && $tmpv =~ $NAME_RE ]] || die "hypervisor $h: '$vol' is not a volume name"
+    size=$(stat -c %s -- "$src") || die "cannot read $src"
+    local_sha "$src"; sha=${LOCAL_SHA[$src]}
+    rec=$(hyp_sh "$h" "cat -- $(shq "$dir/$vol.sha256") 2>/dev/null; stat -c %s -- $(shq "$dir/$vol") 2>/dev/null; true" </dev/null) ||
+        die "hypervisor $h: cannot read what its pool directory $dir holds of $vol"
+    if [ "$rec" = "$sha $size"$'\n'"$size" ] && virsh -q -c "$uri" vol-info --pool "$pool" "$vol" >/dev/null 2>&1; then
+        log "hypervisor $h: $vol kept: shipped and verified before (its record: sha256 $sha, $size bytes, this machine's $src's)"
+        return 0
+    fi
+    made volume "$h.$tmpv"
+    virsh -q -c "$uri" vol-delete --pool "$pool" "$tmpv" >/dev/null 2>&1 || true   # a killed lab-up's (recorded)
+    out=$(virsh -q -c "$uri" vol-create-as "$pool" "$tmpv" "$size" --format raw 2>&1) ||
+        die "hypervisor $h: cannot make volume $tmpv ($size bytes) in pool $pool: $(tail -n 1 <<<"$out")"
+    log "hypervisor $h: shipping $src ($((size / 1048576)) MiB) into pool $pool as $vol"
+    t0=$(date +%s%N)
+    out=$(virsh -q -c "$uri" vol-upload --pool "$pool" "$tmpv" "$src" 2>&1) ||
+        { virsh -q -c "$uri" vol-delete --pool "$pool" "$tmpv" >/dev/null 2>&1
+          die "hypervisor $h: the upload of $src into $tmpv failed (the partial volume removed): $(tail -n 1 <<<"$out")"; }
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    got=$(hyp_sh "$h" "sha256sum < $(shq "$dir/$tmpv")" </dev/null | cut -d' ' -f1) || got=""
+    if [ "$got" != "$sha" ]; then
+        virsh -q -c "$uri" vol-delete --pool "$pool" "$tmpv" >/dev/null 2>&1 || log "could not remove the partial volume $tmpv on hypervisor $h"
+        die "hypervisor $h: $vol arrived with sha256 ${got:-unknown}, not $sha (this machine's $src, $size bytes): the partial volume $tmpv is removed, nothing kept"
+    fi
+    hyp_sh "$h" "mv -f -- $(shq "$dir/$tmpv") $(shq "$dir/$vol") && printf '%s %s\n' $sha $size > $(shq "$dir/$vol.sha256")" </dev/null ||
+        die "hypervisor $h: cannot rename $tmpv to $vol in $dir"
+    virsh -q -c "$uri" pool-refresh "$pool" >/dev/null 2>&1 || die "hypervisor $h: cannot refresh storage pool $pool"
+    SHIPPED_BYTES=$((SHIPPED_BYTES + size))
+    log "hypervisor $h: $vol shipped and verified: $size bytes in $((ms / 1000)).$(printf %03d $((ms % 1000))) s ($((size * 1000 / (ms + 1) / 1048576)) MiB/s), sha256 $sha there as here"
+}
+
+# hyp_pools — (lab-up) on every hypervisor but the first that runs VMs: its
+# pool (pool_up) and the images of its VMs' roles (roles: cmd_up's "ROLE DIR"
+# lines), each file shipped (hyp_ship) as IMAGE.qcow2, IMAGE.vmlinuz,
+# IMAGE.initrd.img (IMAGE: the image directory's name, ROLE-HASH).
+hyp_pools() {
+    local h uri dir pool vms role image b n t0=$SECONDS
+    while IFS=$'\t' read -r h uri _ _ _ _ _ dir pool; do
+        [ -n "$pool" ] && [ "$pool" != - ] || continue
+        vms=$(awk -F'\t' -v h="$h" '!/^#/ && $12 == h && $11 != "netns" {print $1}' "$gen/inventory.tsv")
+        [ -n "$vms" ] || continue
+        [ "$pool" = "$prefix-images" ] && hyp_dir_ok "$dir" || die "hypervisors.tsv: pool '$pool' over '$dir' is not the lab's grammar"
+        # this machine's: never in the image cache or a lab's state
+        hyp_elsewhere "$h" || case $dir/ in "${INCLAB_CACHE:-/var/cache/inclab}"/* | "$state_root"/*)
+            die "hypervisor $h is this machine: its images directory $dir must be outside the image cache ${INCLAB_CACHE:-/var/cache/inclab} and the labs' state $state_root" ;; esac
+        pool_up "$h" "$uri" "$pool" "$dir"
+        for role in $(for n in $vms; do node_role "$n"; done | sort -u); do
+            image=$(awk -v r="$role" '$1 == r {print $2}' <<<"$roles")
+            b=${image##*/}
+            [ -n "$image" ] && [[ $b =~ $NAME_RE ]] || die "no image of role $role for hypervisor $h"
+            hyp_ship "$h" "$uri" "$pool" "$dir" "$image/disk.qcow2" "$b.qcow2"
+            hyp_ship "$h" "$uri" "$pool" "$dir" "$image/vmlinuz" "$b.vmlinuz"
+            hyp_ship "$h" "$uri" "$pool" "$dir" "$image/initrd.img" "$b.initrd.img"
+        done
+    done < <(grep -v '^#' "$gen/hypervisors.tsv")
+    [ "$SHIPPED_BYTES" = 0 ] || log "images shipped: $SHIPPED_BYTES bytes in $((SECONDS - t0)) s"
+}
+
+# node_pool NODE — the pool of NODE's hypervisor when its files are in one (a
+# hypervisor but the first), else nothing
+node_pool() {
+    local h p
+    h=$(awk -F'\t' -v n="$1" '!/^#/ && $1 == n {print $12}' "$gen/inventory.tsv" 2>/dev/null)
+    [ -n "$h" ] || return 0
+    p=$(hyp_col "$h" 9)
+    [ "$p" = - ] || echo "$p"
+}
+
+# vm_pool_files NODE POOL IMAGE — (lab-up) NODE's overlay PREFIX-NODE.qcow2 on
+# its role's shipped IMAGE.qcow2 and its seed PREFIX-NODE.iso (made here,
+# uploaded), in POOL through its hypervisor's connection; the console log
+# PREFIX-NODE.log that virtlogd writes there recorded too. Each recorded first.
+vm_pool_files() {
+    local n=$1 pool=$2 image=$3 h uri vsize out v
+    h=$(awk -F'\t' -v n="$n" '!/^#/ && $1 == n {print $12}' "$gen/inventory.tsv")
+    uri=$(hyp_uri "$h")
+    for v in qcow2 iso log; do
+        made volume "$h.$prefix-$n.$v"
+        virsh -q -c "$uri" vol-delete --pool "$pool" "$prefix-$n.$v" >/dev/null 2>&1 || true   # this lab's, from a killed lab-up
+    done
+    vsize=$(qemu-img info -U --output=json "$image/disk.qcow2" | jq -r '."virtual-size"') && [[ $vsize =~ ^[0-9]+$ ]] ||
+        die "cannot read the virtual size of $image/disk.qcow2"
+    out=$(virsh -q -c "$uri" vol-create-as "$pool" "$prefix-$n.qcow2" "$vsize" --format qcow2 \
+        --backing-vol "${image##*/}.qcow2" --backing-vol-format qcow2 2>&1) ||
+        die "hypervisor $h: cannot make $n's overlay in pool $pool: $(tail -n 1 <<<"$out")"
+    (umask 077; cloud-localds -N "$gen/seeds/$n/network-config" "$state/seeds/$n.iso" \
+        "$gen/seeds/$n/user-data" "$gen/seeds/$n/meta-data")
+    out=$(virsh -q -c "$uri" vol-create-as "$pool" "$prefix-$n.iso" "$(stat -c %s "$state/seeds/$n.iso")" --format raw 2>&1 &&
+        virsh -q -c "$uri" vol-upload --pool "$pool" "$prefix-$n.iso" "$state/seeds/$n.iso" 2>&1) ||
+        die "hypervisor $h: cannot upload $n's seed into pool $pool: $(tail -n 1 <<<"$out")"
+    log "  $n: overlay $prefix-$n.qcow2 and seed $prefix-$n.iso in pool $pool on hypervisor $h"
+}
+
+# check_memory — refuse to start VMs this machine cannot hold: each VM of
+# this machine (one on another is that machine's: hyp_elsewhere) not running
+# yet needs its guest memory (memory_mib) and QEMU's own, about 150 MiB
 # (its RSS outside guest RAM and TCG's cache on these machines: 174 MiB), plus
 # the TCG translation cache its domain sets (topogen's TCG_TB_CACHE_MIB; none
 # under KVM). Without that cap a 1-4-16 lab took 23 GiB of 24 and the OOM
@@ -969,6 +1286,8 @@ check_memory() {
     local need=0 nvm=0 avail n mib tb
     for n in $(nodes); do
         [ "$(node_kind "$n")" = vm ] || continue
+        # (a VM on another machine takes that machine's memory)
+        hyp_elsewhere "$(awk -F'\t' -v n="$n" '$1 == n {print $12}' "$gen/inventory.tsv")" && continue
         [ "$(dom_state "$n")" = running ] && continue
         mib=$(awk -F'\t' -v n="$n" '$1 == n {print $8}' "$gen/inventory.tsv")
         tb=$(sed -n "s/.*<tb-cache unit='MiB'>\([0-9]*\)<.*/\1/p" "$gen/domains/$n.xml")
@@ -1068,7 +1387,7 @@ wait_ready() {
             for n in $pending; do
                 line=$(nexec "$n" /usr/local/sbin/inclab-ready 20 2>&1 || true)
                 log "  $n: ${line:-guest agent not answering} (last console lines below)"
-                tail -n 5 "$state/console/$n.log" 2>/dev/null | sed 's/^/      /' >&2 || true
+                tail -n 5 "$(console_log "$n")" 2>/dev/null | sed 's/^/      /' >&2 || true
             done
             return 1
         fi
@@ -1503,6 +1822,64 @@ down_dead() {
     done < <(grep -v '^#' "$gen/hypervisors.tsv")
 }
 
+# down_pools — (lab-down) on each hypervisor whose connection answers (not in
+# $dead): the volumes the lab recorded (overlays, seeds, console logs, a
+# partial upload) deleted from its pool (started and refreshed first: a
+# console log is new to libvirt), then the pool undefined (pool-destroy,
+# pool-undefine: its directory and the images shipped into it stay, a cache
+# for the next lab-up). Adds to $failed what stays.
+down_pools() {
+    local d h v uri pool n=0 info
+    for d in $(made_names volume) $(made_names pool); do
+        h=${d%%.*} uri=$(hyp_uri "${d%%.*}")
+        [ -n "$uri" ] || { log "could not remove ${d#*.} of hypervisor $h: no such hypervisor in $gen/hypervisors.tsv"; failed=$((failed + 1)); continue; }
+        if [ -n "$dead" ] && grep -qxF -- "$uri" <<<"$dead"; then
+            log "could not remove ${d#*.} on hypervisor $h: it does not answer"; failed=$((failed + 1))
+        fi
+    done
+    for h in $(made_names pool | cut -d. -f1 | sort -u); do
+        uri=$(hyp_uri "$h") pool=$(hyp_col "$h" 9)
+        [ -n "$uri" ] && [ -n "$pool" ] && ! grep -qxF -- "$uri" <<<"$dead" || continue
+        is_made pool "$h.$pool" || continue
+        info=$(virsh -q -c "$uri" pool-info "$pool" 2>/dev/null) || continue
+        grep -q '^State:.*running' <<<"$info" || virsh -q -c "$uri" pool-start "$pool" >/dev/null 2>&1 || true
+        virsh -q -c "$uri" pool-refresh "$pool" >/dev/null 2>&1 || true
+        for v in $(made_names volume | awk -F. -v h="$h" '$1 == h {print substr($0, length(h) + 2)}'); do
+            virsh -q -c "$uri" vol-info --pool "$pool" "$v" >/dev/null 2>&1 || continue
+            virsh -q -c "$uri" vol-delete --pool "$pool" "$v" >/dev/null 2>&1 || true
+            if virsh -q -c "$uri" vol-info --pool "$pool" "$v" >/dev/null 2>&1; then
+                log "could not remove volume $v of pool $pool on hypervisor $h"; failed=$((failed + 1))
+            else n=$((n + 1)); fi
+        done
+        virsh -q -c "$uri" pool-destroy "$pool" >/dev/null 2>&1 || true
+        virsh -q -c "$uri" pool-undefine "$pool" >/dev/null 2>&1 || true
+        if virsh -q -c "$uri" pool-info "$pool" >/dev/null 2>&1; then
+            log "could not remove storage pool $pool on hypervisor $h"; failed=$((failed + 1))
+        else
+            log "hypervisor $h: removed $n volume(s) of the lab and storage pool $pool (its directory $(hyp_col "$h" 8) keeps the images shipped there, a cache)"
+        fi
+        n=0
+    done
+}
+
+# down_tunnels — (lab-down) the tunnel devices the lab made over ssh (tunnel
+# H.NAME), removed on each hypervisor's machine over ssh when it answers
+# (not in $dead): exactly those names. Adds to $failed what stays.
+down_tunnels() {
+    local h uri names out
+    for h in $(made_names tunnel | cut -d. -f1 | sort -u); do
+        uri=$(hyp_uri "$h")
+        names=$(made_names tunnel | awk -F. -v h="$h" '$1 == h {print substr($0, length(h) + 2)}' | grep -E '^[a-z0-9][a-z0-9-]{0,14}$' | tr '\n' ' ' || true)
+        if [ -z "$uri" ] || { [ -n "$dead" ] && grep -qxF -- "$uri" <<<"$dead"; }; then
+            log "could not remove tunnel device(s) $names on hypervisor $h: it does not answer"; failed=$((failed + 1)); continue
+        fi
+        out=$(hyp_sh "$h" "for d in $names; do if ip link show dev \"\$d\" >/dev/null 2>&1; then ip link del \"\$d\" 2>/dev/null; ip link show dev \"\$d\" >/dev/null 2>&1 && echo \"left \$d\" || echo \"removed \$d\"; fi; done; true" </dev/null 2>&1) ||
+            { log "could not remove tunnel device(s) on hypervisor $h over ssh: $(tail -n 1 <<<"$out")"; failed=$((failed + 1)); continue; }
+        grep -q '^left ' <<<"$out" && { log "could not remove tunnel device(s) on hypervisor $h: $(sed -n 's/^left //p' <<<"$out" | tr '\n' ' ')"; failed=$((failed + 1)); }
+        log "hypervisor $h: removed $(grep -c '^removed ' <<<"$out" || true) tunnel device(s) of the lab over ssh"
+    done
+}
+
 cmd_down() {
     local d pids name left removed=0 failed=0 need=0 others=0 dead
     check_state_path
@@ -1520,6 +1897,7 @@ cmd_down() {
     # running (the machine restarted, a crash) start it to remove them.
     for d in $(made_names domain); do [ -e "$LIBVIRT_CONF/qemu/$d.xml" ] && need=1; done
     for d in $(made_names network); do [ -e "$LIBVIRT_CONF/qemu/networks/$d.xml" ] && need=1; done
+    for d in $(made_names pool); do [ -e "$LIBVIRT_CONF/storage/${d#*.}.xml" ] && need=1; done
     [ "$need" = 0 ] || daemons_up || ensure_daemons
     dead=$(down_dead)
     if daemons_up; then
@@ -1546,6 +1924,7 @@ cmd_down() {
             nvsh "$d" net-undefine "$d" >/dev/null 2>&1 || true
             if nvsh "$d" net-info "$d" >/dev/null 2>&1; then log "could not remove network $d"; failed=$((failed + 1)); else log "removed network $d"; fi
         done
+        down_pools
     fi
     # QEMU processes of the lab's domains that outlived their libvirtd (crash, kill -9)
     pids=$(for d in $(made_names domain); do qemu_pids "$d"; done | sort -u | tr '\n' ' ')
@@ -1558,6 +1937,7 @@ cmd_down() {
     fi
     # Namespace nodes and devices (after the VMs, whose taps were on their bridges).
     ns_down
+    down_tunnels
     # The state: what lab-up recorded, then its record, marker and directory
     # (rmdir: it is empty unless something not of the lab is in it). When
     # something could not be removed (a hypervisor that does not answer) all
@@ -1656,7 +2036,7 @@ cmd_reboot() {
         if [ $((SECONDS - t0)) -ge "$limit" ]; then
             for n in $pending; do
                 log "  $n: $(QGA_TIMEOUT=3 nexec "$n" /usr/local/sbin/inclab-ready 20 2>&1 || true)"
-                tail -n 5 "$state/console/$n.log" 2>/dev/null | sed 's/^/      /' >&2 || true
+                tail -n 5 "$(console_log "$n")" 2>/dev/null | sed 's/^/      /' >&2 || true
             done
             die "timeout after $limit s: not back and ready:$pending"
         fi

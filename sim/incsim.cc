@@ -363,6 +363,7 @@ int main(int argc, char **argv)
 
 	std::string start = UtcNow("%Y-%m-%dT%H:%M:%SZ"), load0 = Loadavg();
 	std::ostringstream csv, stats;
+	stats.precision(10); /* times to 0.1 us and better, as results.csv has them */
 	csv << "algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong,round\n";
 	std::string status = "verified";
 	int rc = 0;
@@ -380,17 +381,18 @@ int main(int argc, char **argv)
 			uint64_t elements = bytes / kElem;
 			uint64_t wrong = r.wrong_elems;
 			bool finished = std::isfinite(r.time_s);
-			printf("%s %s %s ranks %d bytes %llu, cores %.3g: %s s simulated; wall %.2f s, %llu events (%.3g events/s); "
+			printf("%s %s %s ranks %d bytes %llu, cores %.3g: %s s simulated (rank 0 %.6f s); wall %.2f s, %llu events (%.3g events/s); "
 			       "frames %llu, lost %llu, retransmits %llu, naks %llu, rnr %llu, timeouts %llu, wrong packets %llu; "
 			       "CPU busiest host %.4g s, hosts %.4g s, switches %.4g s\n",
 			       name, CollName(coll), tree.name.c_str(), nranks, (unsigned long long)bytes, p.cores,
-			       finished ? std::to_string(r.time_s).c_str() : "never finished", wall,
+			       finished ? std::to_string(r.time_s).c_str() : "never finished", r.host_done[0], wall,
 			       (unsigned long long)r.events, r.events / std::max(wall, 1e-9), (unsigned long long)r.frames,
 			       (unsigned long long)r.lost, (unsigned long long)r.retransmits, (unsigned long long)r.naks,
 			       (unsigned long long)r.rnr_naks, (unsigned long long)r.timeouts, (unsigned long long)r.wrong_pkts,
 			       r.cpu_host_max, r.cpu_hosts, r.cpu_switches);
 			fflush(stdout);
-			stats << "  - {algorithm: " << name << ", bytes: " << bytes << ", cores: " << p.cores << ", cores_from: "
+			stats << "  - {algorithm: " << name << ", bytes: " << bytes << ", rank0_s: " << r.host_done[0]
+			      << ", last_rank_s: " << r.time_s << ", cores: " << p.cores << ", cores_from: "
 			      << Quote(cores_how) << ", wall_s: " << wall << ", events: " << r.events
 			      << ", frames: " << r.frames << ", lost: " << r.lost << ", retransmits: " << r.retransmits
 			      << ", timeouts: " << r.timeouts << ", cpu_host_max_s: " << r.cpu_host_max << ", cpu_hosts_s: " << r.cpu_hosts
@@ -408,7 +410,10 @@ int main(int argc, char **argv)
 			/* busbw as nccl-tests and inccl_perf have it (perf_busbw_MBps()): AllReduce algbw · 2(n-1)/n,
 			 * AllGather, ReduceScatter and AllToAll algbw · (n-1)/n, Reduce and Broadcast algbw; a
 			 * Barrier's row has neither, nor a dtype, op or root (inccl_perf's '-') */
-			double us = r.time_s * 1e6, algbw = double(bytes) / us;
+			/* rank 0's time, as inccl_perf reports it (its rank 0 writes the row: the time from
+			 * the barrier before the call to its own return); a root that is due no result (a
+			 * Broadcast's) returns once its frames are acknowledged, before the others */
+			double us = r.host_done[0] * 1e6, algbw = double(bytes) / us;
 			double busbw = coll == Coll::AllReduce ? algbw * 2.0 * (nranks - 1) / nranks
 				       : CollBlocks(coll)      ? algbw * (nranks - 1) / nranks
 							       : algbw;

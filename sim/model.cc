@@ -1221,6 +1221,13 @@ Result Sim::RunInc()
 				}
 				sl.result = f.value;
 				sl.res = true;
+				/* the result goes down as the parent cut it: a Broadcast's or Route's data into a
+				 * subtree whose ranks all sent their packets empty (its slot's frames were theirs) */
+				sl.meta.bytes = f.bytes;
+				sl.meta.msg_bytes = f.msg_bytes;
+				sl.meta.last = f.last;
+				sl.meta.quiet = f.quiet;
+				sl.meta.pkts = f.pkts;
 				SwitchResults(u);
 				return true;
 			};

@@ -496,6 +496,27 @@ int main()
 		Near("7 cores for 7 nodes: 64 KiB INC on 1-2-4 as with a core each (us)", b.time_s * 1e6, a.time_s * 1e6, tol);
 	}
 
+	/* 6b. The results a subtree without the data takes: a Broadcast from rank 0 on 1-2-4 of 1 MiB
+	 * (1024 packets, messages of 16), o = 10 us, G = 0: each non-root posts 1024 empty packets
+	 * and takes 64 result messages (ranks 2 and 3 too, under the leaf whose slots held only
+	 * empty packets: the result comes down as the root switch cut it), 10.88 ms; the root 64
+	 * messages, 0.64 ms. An AllToAll of 1 MiB (blocks of 256 packets): each rank sends its 3
+	 * blocks (16 messages each), 9 blocks' packets empty, and takes 3 blocks' 16 messages:
+	 * (48 + 2304 + 48) · 10 us = 24 ms. */
+	{
+		Params p = Params0();
+		SetG(&p, 0);
+		p.sw_frame = 0;
+		Tree t124 = Shape("1-2-4");
+		Result r = RunCollective(t124, p, 1 << 20, Coll::Broadcast, Algo::Inc, 0);
+		Near("broadcast 1 MiB on 1-2-4: busiest host's CPU (ms)", r.cpu_host_max * 1e3, 10.88, 1e-6);
+		Near("broadcast 1 MiB on 1-2-4: every host's CPU (ms)", r.cpu_hosts * 1e3, 3 * 10.88 + 0.64, 1e-6);
+		Near("broadcast 1 MiB on 1-2-4: wrong packets", double(r.wrong_pkts), 0, 0);
+		r = RunCollective(t124, p, 1 << 20, Coll::AllToAll, Algo::Inc, 0);
+		Near("alltoall 1 MiB on 1-2-4: every host's CPU (ms)", r.cpu_hosts * 1e3, 4 * 24.0, 1e-6);
+		Near("alltoall 1 MiB on 1-2-4: busiest host's CPU (ms)", r.cpu_host_max * 1e3, 24.0, 1e-6);
+	}
+
 	/* 7. A host's costs as the analytic model has them (analysis/loggp.c). One libinccl message
 	 * of 16 packets on 1-2 with o_su = 20, a = 32, o_c = 50 us, G_s = 1, G_swap = 0.5 ns/B:
 	 * 20 + 32 · 16/32 + 50 · (16/64 - 1/100) + 16384 · 1.5e-3 = 72.576 us to send (a

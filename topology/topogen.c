@@ -317,6 +317,48 @@ static void gen_network(const struct topology *t, const struct opts *o, int h)
 	out_close(f);
 }
 
+/* The last component of image directory @dir: the name its files get in a
+ * hypervisor's storage pool (images/build.sh names it ROLE-HASH, a hash of
+ * its inputs: a new image is a new name). */
+static const char *image_base(const char *dir)
+{
+	const char *b = strrchr(dir, '/');
+	return b ? b + 1 : dir;
+}
+
+/*
+ * The files of VM node @i, each into a buffer of 320 bytes: its kernel,
+ * initrd, disk (an overlay on its role's image), seed and console log. On
+ * the first hypervisor (or without hypervisors) as always: the image
+ * directory's files and the state directory's disks/, seeds/, console/. On
+ * any other, the files of its storage pool (the directory "images:" names,
+ * README: "Labs over several hypervisors"): the image's as IMAGE.vmlinuz,
+ * IMAGE.initrd.img, IMAGE.qcow2 (shipped by lab.sh, kept as a cache), the
+ * node's as PREFIX-NODE.qcow2, .iso and .log (made by lab.sh through the
+ * connection, removed by lab-down). Every part passed path_ok/topo_dir_ok.
+ */
+static void pool_files(const struct topology *t, const struct opts *o, int i, char *kernel, char *initrd, char *disk,
+		       char *seed, char *console)
+{
+	const struct topo_node *n = &t->nodes[i];
+	const char *img = o->image[n->role];
+
+	if (!has_hyp(t) || n->hypervisor == 0) {
+		snprintf(kernel, 320, "%s/vmlinuz", img);
+		snprintf(initrd, 320, "%s/initrd.img", img);
+		snprintf(disk, 320, "%s/disks/%s.qcow2", o->state_dir, n->name);
+		snprintf(seed, 320, "%s/seeds/%s.iso", o->state_dir, n->name);
+		snprintf(console, 320, "%s/console/%s.log", o->state_dir, n->name);
+		return;
+	}
+	const char *dir = t->hypervisors[n->hypervisor].images;
+	snprintf(kernel, 320, "%s/%s.vmlinuz", dir, image_base(img));
+	snprintf(initrd, 320, "%s/%s.initrd.img", dir, image_base(img));
+	snprintf(disk, 320, "%s/%s-%s.qcow2", dir, o->prefix, n->name);
+	snprintf(seed, 320, "%s/%s-%s.iso", dir, o->prefix, n->name);
+	snprintf(console, 320, "%s/%s-%s.log", dir, o->prefix, n->name);
+}
+
 /* domains/NODE.xml: the libvirt domain of VM node @i (direct kernel boot, its
  * overlay disk and seed, the management NIC, one NIC per tree edge). */
 static void gen_domain(const struct topology *t, const struct opts *o, int i)
@@ -341,7 +383,11 @@ static void gen_domain(const struct topology *t, const struct opts *o, int i)
 	fprintf(f, "</description>\n");
 	fprintf(f, "  <memory unit='MiB'>%d</memory>\n  <vcpu>%d</vcpu>\n", n->memory_mib, n->vcpus);
 	fprintf(f, "  <os>\n    <type arch='x86_64' machine='pc'>hvm</type>\n");
-	fprintf(f, "    <kernel>%s/vmlinuz</kernel>\n    <initrd>%s/initrd.img</initrd>\n", o->image[n->role], o->image[n->role]);
+	/* on a hypervisor other than the first, everything the domain reads and
+	 * writes is in that machine's storage pool (pool_files()) */
+	char kernel[320], initrd[320], disk[320], seed[320], console[320];
+	pool_files(t, o, i, kernel, initrd, disk, seed, console);
+	fprintf(f, "    <kernel>%s</kernel>\n    <initrd>%s</initrd>\n", kernel, initrd);
 	/* net.ifnames=0: cloud-init renames NICs by MAC anyway; mitigations=off: TCG speed;
 	 * tsc=nowatchdog: under a loaded TCG boot the clocksource watchdog sometimes marked
 	 * the TSC unstable and moved the guest to the HPET, where every clock read (one per
@@ -373,11 +419,11 @@ static void gen_domain(const struct topology *t, const struct opts *o, int i)
 	fprintf(f, "  <clock offset='utc'/>\n  <on_poweroff>destroy</on_poweroff>\n  <on_reboot>restart</on_reboot>\n  <on_crash>destroy</on_crash>\n");
 	fprintf(f, "  <devices>\n");
 	fprintf(f, "    <disk type='file' device='disk'>\n      <driver name='qemu' type='qcow2' cache='unsafe'/>\n"
-		   "      <source file='%s/disks/%s.qcow2'/>\n      <target dev='vda' bus='virtio'/>\n    </disk>\n",
-		o->state_dir, n->name);
+		   "      <source file='%s'/>\n      <target dev='vda' bus='virtio'/>\n    </disk>\n",
+		disk);
 	fprintf(f, "    <disk type='file' device='cdrom'>\n      <driver name='qemu' type='raw'/>\n"
-		   "      <source file='%s/seeds/%s.iso'/>\n      <target dev='hdc' bus='ide'/>\n      <readonly/>\n    </disk>\n",
-		o->state_dir, n->name);
+		   "      <source file='%s'/>\n      <target dev='hdc' bus='ide'/>\n      <readonly/>\n    </disk>\n",
+		seed);
 	/* No USB controller (nothing in a lab node uses one), and a virtio-serial
 	 * controller with the 2 ports the guest agent needs (0 is the console's) instead
 	 * of 31: QEMU's main loop polls a descriptor per queue of every port on each
@@ -415,8 +461,8 @@ static void gen_domain(const struct topology *t, const struct opts *o, int i)
 			mac_of(i, p + 1, mac), tun_addr(t, l, n->ports[p].peer, peer), udp_port(o, l, !e), tun_addr(t, l, i, me),
 			udp_port(o, l, e));
 	}
-	fprintf(f, "    <serial type='pty'>\n      <log file='%s/console/%s.log' append='off'/>\n      <target port='0'/>\n    </serial>\n",
-		o->state_dir, n->name);
+	fprintf(f, "    <serial type='pty'>\n      <log file='%s' append='off'/>\n      <target port='0'/>\n    </serial>\n",
+		console);
 	fprintf(f, "    <console type='pty'>\n      <target type='serial' port='0'/>\n    </console>\n");
 	fprintf(f, "    <channel type='unix'>\n      <target type='virtio' name='org.qemu.guest_agent.0'/>\n    </channel>\n");
 	fprintf(f, "    <rng model='virtio'>\n      <backend model='random'>/dev/urandom</backend>\n    </rng>\n");
@@ -868,7 +914,7 @@ static void gen_hypervisors(const struct topology *t, const struct opts *o)
 			}
 		if (!*sep)
 			fputc('-', f);
-		/* its storage pool (for the VMs of a hypervisor but the first), none on the first */
+		/* its storage pool (lab.sh makes it), none on the first: its files are this machine's */
 		if (h == 0)
 			fprintf(f, "\t-\t-\n");
 		else

@@ -127,6 +127,19 @@ for f in os.listdir(os.path.join(d, "domains")):
     node = f[:-4]
     if m.group(1) != hyp[inv[node]["hypervisor"]]["network"]:
         bad.append("%s's management NIC on %s, not its hypervisor's" % (node, m.group(1)))
+# a VM on a hypervisor other than the first reads and writes only its storage pool's files
+# (hypervisors.tsv: images, pool); one on the first none of them
+for f in os.listdir(os.path.join(d, "domains")):
+    node, x = f[:-4], open(os.path.join(d, "domains", f)).read()
+    h = hyp[inv[node]["hypervisor"]]
+    files = re.findall(r"<(?:kernel|initrd)>([^<]*)<|<source file='([^']*)'/>|<log file='([^']*)'", x)
+    files = [a or b or c for a, b, c in files]
+    if len(files) != 5: bad.append("%s: %d files in its domain, not 5" % (node, len(files)))
+    if h["hypervisor"] == names[0]:
+        if h["images"] != "-" or h["pool"] != "-": bad.append("the first hypervisor has a pool")
+    elif h["pool"] != "inclab-images" or any(os.path.dirname(p) != h["images"] for p in files) or \
+            not all(os.path.basename(p).startswith("inclab-" + node + ".") for p in files[2:]):
+        bad.append("%s on %s: files %s, not in its pool %s" % (node, h["hypervisor"], files, h["images"]))
 print("\n".join(bad[:12]))
 PY
 }

@@ -81,6 +81,10 @@ sim TOPOLOGY=topology/1-2-4.yaml SIZE=64K RUN="$tmp/run2" LINK_BW=100 RESULTS="$
 rc=$?
 check "c_sw from the run's cpu.csv and switch-counters.txt: exit 0 (got $rc: $(head -c 200 "$tmp/out"))" [ "$rc" = 0 ]
 check "meta.yaml: c_sw = 300000 us / 60000 frames = 5 us" grep -q "switch_frame_us: {value: 5, from: 'the switches'' CPU" "$tmp"/res2/*/meta.yaml
+# the switches' work as loggp.c's loggp_inc_switch_work() gives it to the model (shared with incsim):
+# f_sw = 60000 frames counted / (4 calls x 1024 packets x 16 frames of a 1-2-4 AllReduce) = 0.916
+check "increport: f_sw = 60000 / (4 x 1024 x 16) = 0.916 from the same run" \
+    sh -c "'$build/increport' show '$tmp/run2' 2>&1 | grep -q 'c_sw=5.000 f_sw=0.916'"
 mkdir -p "$tmp/res16"
 sim TOPOLOGY=1-4-16 SIZE=64K UNIT=4 LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1 CORES=0 LOSS=0.01 RESULTS="$tmp/res16"
 rc=$?
@@ -123,6 +127,15 @@ for coll in reduce broadcast; do
 done
 check "make plots draws the Reduce and Broadcast runs (analysis/plots.sh)" analysis/plots.sh "$tmp/resc"
 check "REPORT.md names both runs" sh -c "grep -q 'sim-reduce-' '$tmp/resc/REPORT.md' && grep -q 'sim-broadcast-' '$tmp/resc/REPORT.md'"
+
+# a row's time is rank 0's, as inccl_perf reports it: a Broadcast's root (rank 0) due no result
+# returns once its frames are acknowledged, before the others have taken theirs
+mkdir -p "$tmp/res0"
+simc broadcast TOPOLOGY=topology/1-2-4.yaml SIZE=64K ALGORITHMS=inc RUN=$sample LINK_BW=100 SWITCH_FRAME=5 RESULTS="$tmp/res0"
+t0=$(awk -F, 'NR == 2 { print $10 }' "$tmp"/res0/*/results.csv 2>/dev/null)
+read -r r0 last < <(sed -n 's/.*rank0_s: \([^,]*\), last_rank_s: \([^,]*\),.*/\1 \2/p' "$tmp"/res0/*/meta.yaml 2>/dev/null)
+check "broadcast from rank 0: the row's time ($t0 us) is rank 0's ($r0 s), before the last rank's ($last s)" \
+    awk -v t="$t0" -v a="$r0" -v b="$last" 'BEGIN { d = t - a * 1e6; exit !(t > 0 && d < 0.01 && d > -0.01 && a < b) }'
 
 phase blocks "sim-allgather, sim-reducescatter, sim-alltoall, sim-barrier: rows as inccl_perf's, paired with a lab run's"
 mkdir -p "$tmp/resb"

@@ -19,11 +19,19 @@
 # while "there" does not answer (its sshd stopped) fails, says so and keeps
 # the lab's record and the domains there; once it answers again lab-down
 # leaves nothing of the lab on either connection or in the machine.
+# "There" takes the paths of another machine: its images directory is the
+# test's own (HV_IMAGES, emptied first), so the host image is shipped into its
+# storage pool through the ssh connection and verified (its sha256 there is
+# this machine's), pku3's and pku4's overlays and seeds are volumes of that
+# pool (their domains read them there), its tunnel ends are made by
+# tunnels.sh over ssh (lab-up says so), and lab-down removes those volumes
+# and the pool (the shipped image stays, a cache; the test removes it).
 #
 #   tests/system/lab-hypervisors.sh     (make test-lab-hypervisors)
 #
 # Its own lab: prefix inclab-hv (INCLAB_PREFIX overrides it), UDP base 48500,
-# sshd on TCP HV_SSH_PORT (default 48499); host VMs of 3072 MiB (12 GiB for
+# sshd on TCP HV_SSH_PORT (default 48499), "there"'s images in HV_IMAGES
+# (default /var/lib/inclab-hvtest-images); host VMs of 3072 MiB (12 GiB for
 # the four). HV_COUNTS overrides the element counts. Needs openssh-server
 # (lab/packages.host). "N passed, M failed" only at its end.
 set -uo pipefail
@@ -37,14 +45,16 @@ export INCLAB_BUILD
 state=$INCLAB_STATE
 counts=${HV_COUNTS:-1,257,65539}
 port=${HV_SSH_PORT:-48499}
+images=${HV_IMAGES:-/var/lib/inclab-hvtest-images}
+case $images in /var/lib/inclab-*) ;; *) echo "lab-hypervisors: HV_IMAGES must be a directory /var/lib/inclab-NAME (the test removes it)"; exit 2 ;; esac
 tmp=$(mktemp -d)
 sshd_pid=""
 down() {
     lab/lab.sh down > /dev/null 2>&1 # also stops the daemons lab.sh started (lab-up's or 'daemons')
     [ -z "$sshd_pid" ] || kill "$sshd_pid" 2>/dev/null
-    rm -rf "$tmp"
+    rm -rf "$tmp" "$images"
 }
-harness_begin lab-hypervisors "sshd refused up placement collectives down-dead down"
+harness_begin lab-hypervisors "sshd refused up placement shipped collectives down-dead down"
 harness_on_exit down
 
 phase sshd "an sshd on 127.0.0.1:$port with keys made here: libvirt answers through qemu+ssh://"
@@ -74,7 +84,10 @@ sshd_pid=$(cat "$tmp/sshd.pid" 2>/dev/null)
 uri="qemu+ssh://root@127.0.0.1:$port/system?keyfile=$tmp/key&no_verify=1"
 check "virsh -c '$uri' version answers (sshd pid $sshd_pid)" virsh -c "$uri" version
 topo=$tmp/two.yaml
-sed "s|uri: 'qemu+ssh://[^']*'|uri: '${uri//&/\\&}'|" tests/topology/hypervisors/two.yaml > "$topo" # & is sed's match
+# "there": the test's sshd, and an images directory of its own (not this machine's image cache)
+sed -e "s|uri: 'qemu+ssh://[^']*'|uri: '${uri//&/\\&}'|" -e "/^  there: /s|}\$|, images: $images}|" \
+    tests/topology/hypervisors/two.yaml > "$topo" # & is sed's match
+rm -rf "$images"   # the test's own: shipping runs in full every time
 export TOPOLOGY=$topo
 "$INCLAB_BUILD/topogen" --check "$TOPOLOGY" | sed 's/^/  /'
 
@@ -86,7 +99,8 @@ check "lab-up with 'there' on a port where no sshd listens: exit $rc, 'does not 
 
 phase up "lab-up over the two connections"
 t0=$(date +%s)
-if ! lab/lab.sh up; then ko "lab-up of $TOPOLOGY"; harness_stop "no lab"; fi
+lab/lab.sh up 2>&1 | tee "$tmp/up.log"
+if [ "${PIPESTATUS[0]}" != 0 ]; then ko "lab-up of $TOPOLOGY"; harness_stop "no lab"; fi
 ok "lab-up: $(grep -v '^#' "$state/gen/inventory.tsv" | wc -l) nodes ready in $(($(date +%s) - t0)) s"
 
 phase placement "each node where topogen placed it, the VMs of 'there' on its connection"
@@ -103,6 +117,35 @@ tun=$(awk -F'\t' '!/^#/ && $2 == "netns" && $4 == "sw0" {print $13}' "$state/gen
 peer=$(awk -F'\t' '!/^#/ && $2 == "netns" && $4 == "sw2" {print $13}' "$state/gen/tunnels.tsv")
 check "the crossing edge sw0-sw2 is a VXLAN pair ($tun, $peer) on the lab's bridges, the management networks joined by $tag-g1/$tag-j1" \
     bash -c 'for d in "$@"; do ip -d link show "$d" | grep -q "vxlan id" || exit 1; done' _ "$tun" "$peer" "$tag-g1" "$tag-j1"
+
+phase shipped "'there' as another machine: its image shipped into its pool and verified, its disks and seeds there, its tunnels made over ssh"
+pool=$INCLAB_PREFIX-images
+. "$state/lab.env"
+himg=$(awk '{for (i = 1; i < NF; i += 2) if ($i == "host") print $(i + 1)}' <<<"$LAB_ROLES")
+b=${himg##*/}
+check "lab-up shipped $b.qcow2 to 'there' and verified it: $(grep -o "images shipped: .*" "$tmp/up.log"); $(grep -o "$b.qcow2 shipped and verified: [^,]*" "$tmp/up.log")" \
+    grep -q "hypervisor there: $b.qcow2 shipped and verified" "$tmp/up.log"
+here_sha=$(sha256sum < "$himg/disk.qcow2" | cut -d' ' -f1)
+there_sha=$(sha256sum < "$images/$b.qcow2" 2>/dev/null | cut -d' ' -f1)
+check "$images/$b.qcow2 (a volume of pool $pool through ssh) has the local image's sha256 ($there_sha), its record too" \
+    bash -c '[ "$1" = "$2" ] && virsh -q -c "$3" vol-info --pool "$4" "$5.qcow2" >/dev/null && [ "$(cut -d" " -f1 "$6/$5.qcow2.sha256")" = "$1" ]' \
+    _ "$here_sha" "$there_sha" "$uri" "$pool" "$b" "$images"
+for v in vmlinuz initrd.img; do
+    check "... $b.$v too" bash -c 'cmp -s "$1" "$2"' _ "$himg/$v" "$images/$b.$v"
+done
+for n in pku3 pku4; do
+    check "$n: its overlay and seed are volumes of pool $pool on 'there', its disk on the shipped image, its domain reading them" \
+        bash -c 'vols=$(virsh -q -c "$1" vol-list "$2" | awk "{print \$1}")
+                 grep -qx "$3-$4.qcow2" <<<"$vols" && grep -qx "$3-$4.iso" <<<"$vols" &&
+                 qemu-img info -U "$5/$3-$4.qcow2" | grep -qx "backing file: $5/$6.qcow2" &&
+                 virsh -q -c "$1" domblklist "$3-$4" | grep -q " $5/$3-$4.qcow2\$" &&
+                 virsh -q -c "$1" domblklist "$3-$4" | grep -q " $5/$3-$4.iso\$" &&
+                 [ ! -e "$7/disks/$4.qcow2" ]' _ "$uri" "$pool" "$INCLAB_PREFIX" "$n" "$images" "$b" "$state"
+done
+check "tunnels.sh ran on 'there' over ssh ($(grep -o 'hypervisor there: tunnels.sh up over ssh.*' "$tmp/up.log")), its devices recorded as made there" \
+    bash -c 'grep -q "hypervisor there: tunnels.sh up over ssh (root@127.0.0.1 port $1)" "$2" && grep -q "^tunnel there\." "$3/made" &&
+             ! grep -q "^link $4\$" "$3/made"' _ "$port" "$tmp/up.log" "$state" "$peer"
+
 bytes() { ip -s -j link show dev "$1" | jq ".[0].stats64.$2.bytes"; }
 tx0=$(bytes "$tun" tx) rx0=$(bytes "$tun" rx) m0=$(bytes "$tag-g1" rx)
 
@@ -124,6 +167,8 @@ check "lab-down with 'there' unreachable: exit $rc, 'does not answer', the state
              grep -q "kept .* and its record" <<<"$2" && [ -e "$3/made" ]' _ "$rc" "$out" "$state"
 check "... the domains of 'there' ($(echo $there_doms)) still defined (seen through the local connection to the same libvirtd)" \
     bash -c '[ -n "$1" ] && for d in $1; do virsh -q -c qemu:///system dominfo "$d" >/dev/null 2>&1 || exit 1; done' _ "$there_doms"
+check "... and their volumes in $images, the tunnel end $peer there" \
+    bash -c '[ -e "$1/$2-pku3.qcow2" ] && [ -e "$1/$2-pku4.iso" ] && ip link show "$3" >/dev/null 2>&1' _ "$images" "$INCLAB_PREFIX" "$peer"
 /usr/sbin/sshd -f "$tmp/sshd_config" -E "$tmp/sshd.log" || ko "sshd did not start again: $(tail -n 3 "$tmp/sshd.log")"
 for _ in 1 2 3 4 5 6 7 8 9 10; do virsh -q -c "$uri" uri >/dev/null 2>&1 && break; sleep 0.5; done
 sshd_pid=$(cat "$tmp/sshd.pid" 2>/dev/null)
@@ -131,6 +176,9 @@ sshd_pid=$(cat "$tmp/sshd.pid" 2>/dev/null)
 phase down "lab-down leaves nothing on either connection"
 check "lab-down" lab/lab.sh down
 check "nothing left on this machine" lab_is_clean
-left=$( (virsh -q -c "$uri" list --all --name; virsh -q -c "$uri" net-list --all --name) 2>&1 | grep "^$INCLAB_PREFIX-" || true)
+left=$( (virsh -q -c "$uri" list --all --name; virsh -q -c "$uri" net-list --all --name; virsh -q -c "$uri" pool-list --all --name) 2>&1 | grep "^$INCLAB_PREFIX-" || true)
 check "nothing of the lab through the ssh connection${left:+: $left}" [ -z "$left" ]
+files=$(ls "$images" 2>&1 | tr '\n' ' ')
+check "$images: the lab's volumes removed, the shipped image kept as a cache ($files)" \
+    bash -c '[ -z "$(ls "$1" | grep "^$2-")" ] && [ -e "$1/$3.qcow2" ] && [ -e "$1/$3.qcow2.sha256" ]' _ "$images" "$INCLAB_PREFIX" "$b"
 harness_end
