@@ -86,6 +86,19 @@ static const char *shown(const char *s, char buf[80])
 	return buf;
 }
 
+/*
+ * say_bad_char() - @why (of @len) names the byte @bad that a field of the
+ * characters @allowed may not hold: the character when printable, its hex
+ * value always.
+ */
+static void say_bad_char(char *why, size_t len, unsigned char bad, const char *allowed)
+{
+	if (bad >= 0x20 && bad < 0x7f)
+		snprintf(why, len, "character %c (0x%02x) is not allowed (%s only)", bad, bad, allowed);
+	else
+		snprintf(why, len, "byte \\x%02x is not allowed (%s only)", bad, allowed);
+}
+
 /* Characters a URI may hold: no quote, blank, '<', '>', '$', '`', ';' or '\\'. */
 #define URI_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/@?&=%+,"
 
@@ -101,11 +114,7 @@ int topo_uri_ok(const char *s, char *why, size_t len)
 		return 0;
 	}
 	if ((tlen = strspn(s, URI_CHARS)) != n) {
-		unsigned char bad = (unsigned char)s[tlen];
-		if (bad >= 0x20 && bad < 0x7f)
-			snprintf(why, len, "character %c (0x%02x) is not allowed (A-Z a-z 0-9 - . _ ~ : / @ ? & = %% + , only)", bad, bad);
-		else
-			snprintf(why, len, "byte \\x%02x is not allowed (A-Z a-z 0-9 - . _ ~ : / @ ? & = %% + , only)", bad);
+		say_bad_char(why, len, (unsigned char)s[tlen], "A-Z a-z 0-9 - . _ ~ : / @ ? & = % + ,");
 		return 0;
 	}
 	if (strncmp(s, "qemu", 4) != 0 || !(p = strstr(s, "://"))) {
@@ -179,11 +188,7 @@ int topo_dir_ok(const char *s, char *why, size_t len)
 		return 0;
 	}
 	if (ok != n) {
-		unsigned char bad = (unsigned char)s[ok];
-		if (bad >= 0x20 && bad < 0x7f)
-			snprintf(why, len, "character %c (0x%02x) is not allowed (A-Z a-z 0-9 . _ / + - only)", bad, bad);
-		else
-			snprintf(why, len, "byte \\x%02x is not allowed (A-Z a-z 0-9 . _ / + - only)", bad);
+		say_bad_char(why, len, (unsigned char)s[ok], "A-Z a-z 0-9 . _ / + -");
 		return 0;
 	}
 	if (strstr(s, "--")) {
