@@ -934,7 +934,7 @@ cmd_up() {
 # lab is made.
 HYP_TOOLS="ip bridge ss sysctl sha256sum base64 mktemp bash stat mv cat"
 hyp_check() {
-    local which=$1 name uri caps uuid here_uuid="" remote first=1 out ns
+    local which=$1 name uri caps uuid here_uuid="" remote first=1 out ns errf err
     HYP_ELSEWHERE=""
     [ "$which" = remote ] || here_uuid=$(vsh capabilities 2>/dev/null | sed -n 's:^ *<uuid>\(.*\)</uuid>.*:\1:p' | head -n 1)
     while IFS=$'\t' read -r name uri; do
@@ -950,8 +950,11 @@ hyp_check() {
             fi
             if [ $first = 0 ] && [[ $uri == qemu+ssh://* ]]; then
                 hyp_ssh_argv "$uri" || die "hypervisor $name: $HYP_SSH_WHY"
-                out=$(timeout "${HYP_TIMEOUT:-30}" "${HYP_SSH[@]}" "id -u; for t in $HYP_TOOLS; do command -v \"\$t\" >/dev/null || echo \"missing \$t\"; done" </dev/null 2>&1) ||
-                    die "hypervisor $name: ssh to its machine ($HYP_SSH_DEST, as its URI says) fails: $(tail -n 2 <<<"$out" | tr '\n' ' ')"
+                # what the machine printed (stdout) apart from what ssh said (stderr: warnings)
+                errf=$(mktemp) || die "mktemp failed"
+                out=$(timeout "${HYP_TIMEOUT:-30}" "${HYP_SSH[@]}" "id -u; for t in $HYP_TOOLS; do command -v \"\$t\" >/dev/null || echo \"missing \$t\"; done" </dev/null 2>"$errf") ||
+                    { err=$(tail -n 2 "$errf" | tr '\n' ' '); rm -f "$errf"; die "hypervisor $name: ssh to its machine ($HYP_SSH_DEST, as its URI says) fails: $err$(tail -n 2 <<<"$out" | tr '\n' ' ')"; }
+                rm -f "$errf"
                 [ "$(head -n 1 <<<"$out")" = 0 ] ||
                     die "hypervisor $name: ssh reaches its machine ($HYP_SSH_DEST) as uid '$(head -n 1 <<<"$out" | head -c 20)', not root: its tunnel ends are network devices (the URI's user must be root)"
                 ! grep -q '^missing ' <<<"$out" ||
@@ -1015,7 +1018,10 @@ hyp_ssh_argv() {
             [[ $v =~ ^/[A-Za-z0-9._/+-]{1,200}$ ]] ||
                 { HYP_SSH_WHY="the $k of '$uri' is not an absolute path of A-Z a-z 0-9 . _ / + - (a %-escape is not taken: write it plainly)"; return 1; }
             if [ "$k" = keyfile ]; then HYP_SSH+=(-i "$v"); else HYP_SSH+=(-o "UserKnownHostsFile=$v"); fi ;;
-        no_verify) [ "$v" != 1 ] || HYP_SSH+=(-o StrictHostKeyChecking=no) ;;
+        # no_verify=1: no host key check, as libvirt's ssh transport does; and none remembered
+        # either, so a machine whose key changed (a test's sshd makes a new one each run) is not
+        # met with ssh's warning banner, nor is the user's known_hosts written
+        no_verify) [ "$v" != 1 ] || HYP_SSH+=(-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR) ;;
         esac   # (libvirt's others, e.g. no_tty, command, socket: not ssh's concern here)
     done
     HYP_SSH+=(-- "$host")
