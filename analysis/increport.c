@@ -1724,7 +1724,7 @@ static void report_params(FILE *f, const struct run *r)
 		fprintf(f, "| step (ring) | %.1f ms | L + 2o (no ring Barrier in the run) |\n", (m->L + 2 * m->o) / 1000);
 	fprintf(f, "| C | %g | cores of the lab machine (meta.yaml host_cores), shared by every VM and switch; per "
 		   "measurement less the cores the rest of the machine used meanwhile (cpu.csv's machine row: its busy "
-		   "time less the lab's, over the wall time), when recorded |\n\n", m->C);
+		   "time, niced work left out, less the lab's, over the wall time), when recorded |\n\n", m->C);
 }
 
 static void report_loggp(FILE *f, struct run *runs, size_t n)

@@ -649,13 +649,17 @@ exp_cpu_snap() {
 }
 
 # exp_cpu_busy [FILE] — "machine machine TICKS": the busy time of the whole
-# machine (/proc/stat's cpu line: user, nice, system, irq, softirq, steal) in
-# clock ticks, as exp_cpu_snap prints a node's; nothing when unreadable. The
-# lab's processes and everything else (the kernel moving the lab's frames,
-# other work on the machine) are in it.
+# machine (/proc/stat's cpu line: user, system, irq, softirq, steal) in clock
+# ticks, as exp_cpu_snap prints a node's; nothing when unreadable. The lab's
+# processes and everything else (the kernel moving the lab's frames, other
+# work on the machine) are in it, except niced work (the "nice" column): a
+# process at nice 19 weighs 15 against the lab's 1024 (the kernel's
+# sched_prio_to_weight), so it runs only while the lab leaves a core idle
+# and takes nothing the lab wanted; counting it would make a quiet lab look
+# crowded by a background compile.
 exp_cpu_busy() {
     awk '$1 == "cpu" && NF >= 9 { for (i = 2; i <= 9; i++) if ($i !~ /^[0-9]+$/) exit
-        print "machine machine", $2 + $3 + $4 + $7 + $8 + $9; exit }' "${1:-/proc/stat}" 2>/dev/null
+        print "machine machine", $2 + $4 + $7 + $8 + $9; exit }' "${1:-/proc/stat}" 2>/dev/null
 }
 
 # exp_cpu_delta BEFORE AFTER — "NODE ROLE CPU_US" for each node in both

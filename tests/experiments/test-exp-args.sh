@@ -155,7 +155,7 @@ sw1 switch 7
 sw2 switch -1"
 same "machine machine 190" exp_cpu_busy "$tmp/stat1"    # user 100 + system 50 + steal 40
 printf 'cpu  100 1 50 800 10 7 3 40 0 0\n' >"$tmp/stat4"
-same "machine machine 201" exp_cpu_busy "$tmp/stat4"      # 100 + 1 + 50 + 7 + 3 + 40: idle and iowait left out
+same "machine machine 200" exp_cpu_busy "$tmp/stat4"      # 100 + 50 + 7 + 3 + 40: nice, idle and iowait left out
 # the pids: a namespace node's service.pid, else the QEMU whose arguments name its domain (none here)
 mkdir -p "$tmp/st/gen" "$tmp/st/nodes/sw1/root/run/inclab"
 printf '# node\trole\trank\tmgmt\tdata_if\tdata_addr\tparent\tmemory_mib\tvcpus\tdomain\tkind\n' >"$tmp/st/gen/inventory.tsv"
