@@ -2093,6 +2093,40 @@ port_counts() {
         END { if (f) print v["rx"] + 0, v["tx"] + 0, v["open"] + 0, v["opens"] + 0; else print "0 0 0 0" }'
 }
 
+# cap_crossing LINK A B HYP_A HYP_B PORT_A PORT_B — (capture) the udpcap spec of
+# tree edge LINK (links.tsv: A on HYP_A, B on HYP_B, two hypervisors), taken at
+# its end on the first hypervisor, this machine: tunnels.tsv's line of that
+# end says how it is wired. A namespace node's end (netns): its interface in
+# its namespace, as any namespace link (the frames it sends and receives, the
+# VXLAN headers already off); a VM's end on a VXLAN bridge (vm): the VXLAN
+# device (the frames that crossed, inbound = from the tunnel, to the VM); a
+# QEMU UDP tunnel (udp): its datagrams on loopback, as a same-machine tunnel,
+# only when the peer's address is this machine's (the lab test's): to
+# another machine they leave through its network device, where a frame
+# larger than the path's MTU travels as IP fragments this capture cannot put
+# together, so that is refused. Refused too: an edge with no end here (both on
+# other hypervisors). Appends the spec to specs and sets a and b to the
+# capture's name (a: this machine's end, inbound = to a).
+cap_crossing() {
+    local l=$1 first kind node ifn peer remote dev rdev
+    first=$(hyp_first)
+    IFS=$'\t' read -r _ kind _ node ifn peer _ _ _ remote _ _ dev _ <<<"$(awk -F'\t' -v l="$l" -v h="$first" \
+        '!/^#/ && $1 == h && $3 == l' "$gen/tunnels.tsv" 2>/dev/null | head -n 1)"
+    [ -n "$kind" ] ||
+        die "capture: link $2-$3 crosses from hypervisor $4 to $5, neither of them $first, this machine: lab-capture records an edge at its end on this machine only"
+    case $kind in
+    netns) specs+=("$node-$peer:netns:$prefix-$node:$ifn") ;;
+    vm) specs+=("$node-$peer:netns:-:$dev") ;;
+    udp)
+        rdev=$(ip -o route get "$remote" 2>/dev/null | sed -n 's/.* dev \([^ ]*\).*/\1/p')
+        [ "$rdev" = lo ] ||
+            die "capture: link $2-$3 is a QEMU UDP tunnel to $remote (hypervisor $([ "$node" = "$2" ] && echo "$5" || echo "$4"), another machine): its datagrams leave through ${rdev:-no route}, where a frame larger than the path's MTU travels as IP fragments that this capture cannot put together; capture the edges next to it, or run the lab with SWITCHES=netns (its crossing edges are VXLAN tunnels, captured at this machine's end)"
+        specs+=("$2-$3:udp:$6:$7"); node=$2 peer=$3 ;;
+    *) die "capture: tunnels.tsv: link $l has an end of unknown kind '$kind'" ;;
+    esac
+    a=$node b=$peer
+}
+
 # cmd_capture "LINK..." [SECONDS] — capture the tree edges LINK (a-b, either
 # order; several separated by spaces) at once into one pcapng file, one
 # interface per link named after it (udpcap: "a-b", inbound = to a). A netns
@@ -2112,7 +2146,7 @@ port_counts() {
 # Exit 0 when nothing was lost; 3 (the file kept) when frames were lost.
 cmd_capture() {
     need_lab
-    local links=${1:-} secs=${2:-10} link a b i l row port pb specs=() names=() out w rc=0 ia ib la x sw
+    local links=${1:-} secs=${2:-10} link a b i l row port pb specs=() names=() out w rc=0 ia ib la x sw ha hb
     local swends=() sws=() margs=() mout j lost=0
     secs_ok "$secs"
     local all; all=$(grep -v '^#' "$gen/links.tsv" | awk '{printf "%s-%s ", $2, $5}')
@@ -2122,10 +2156,17 @@ cmd_capture() {
         a=${link%%-*} b=${link#*-}
         row=$(awk -F'\t' -v a="$a" -v b="$b" '!/^#/ && (($2 == a && $5 == b) || ($2 == b && $5 == a))' "$gen/links.tsv")
         [ -n "$row" ] || die "capture: no link '$link' in this lab's topology; the links: $all"
-        IFS=$'\t' read -r l a ia port b ib pb _ <<<"$row"
+        IFS=$'\t' read -r l a ia port b ib pb _ ha hb _ <<<"$row"
         la=$a
         [[ " ${names[*]} " != *" $a-$b "* ]] || die "capture: link $a-$b given twice"
-        if [ "$port" = - ]; then
+        if [ -n "$ha" ] && [ "$ha" != "$hb" ]; then
+            # an edge between two hypervisors (README: "Labs over several hypervisors"):
+            # captured at this machine's end of its tunnel (cap_crossing sets a, b, the spec)
+            cap_crossing "$l" "$a" "$b" "$ha" "$hb" "$port" "$pb"
+            [[ " ${names[*]} " != *" $a-$b "* ]] || die "capture: link $a-$b given twice"
+        elif [ "$port" != - ] && [ -n "$ha" ] && hyp_by_ssh "$ha"; then
+            die "capture: link $a-$b is a QEMU UDP tunnel of hypervisor $ha, reached over ssh: its datagrams are on that machine's loopback, not this one's (lab-capture records on this machine only: the edges that cross to it, or any edge of the first hypervisor, $(hyp_first))"
+        elif [ "$port" = - ]; then
             # a veth or bridge link (netns): the namespace end's interface, both directions
             w=$(awk -F'\t' -v l="$l" '!/^#/ && $2 == l {print $3, $4, $5}' "$gen/wires.tsv")
             [ -n "$w" ] || die "capture: link '$link' is in neither links.tsv's tunnels nor wires.tsv"
