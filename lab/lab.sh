@@ -1462,31 +1462,37 @@ clock_mark() {
 # VM could not be read or strayed over CLOCK_TOLERANCE_PCT (beyond what the
 # agent's round trips can explain) over a window of CLOCK_MIN_WINDOW_S or more.
 cmd_clocks() {
-    local check=0 bad=0 n h1 g1 e1 h2 g2 e2 t verdict
+    local check=0 bad=0 n h1 g1 e1 h2 g2 e2 t verdict hyp hh=""
     case ${1:-} in "") ;; --check) check=1 ;; *) die "clocks [--check], not '$1'" ;; esac
     need_lab
     [ -s "$state/clocks.tsv" ] || die "no clock marks in $state/clocks.tsv: lab-up has not finished (or the lab has no VM)"
     echo "this machine's clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
-    printf '%-11s %10s %9s %12s  %s\n' NODE RATE WINDOW_S DRIFT_MS VERDICT
+    # with hypervisors a column more: where each VM runs (its clock is that machine's TSC
+    # under TCG; the rate is against this machine's clock, and the agent's round trip
+    # through a remote connection, with its ssh, is in the slack)
+    [ ! -e "$gen/hypervisors.tsv" ] || hh=HYPERVISOR
+    printf '%-11s %10s %9s %12s  %s\n' NODE RATE WINDOW_S DRIFT_MS "${hh:+$(printf '%-12s ' "$hh")}VERDICT"
     while IFS=$'\t' read -r n h1 g1 e1; do
+        hyp=""
+        [ -z "$hh" ] || hyp=$(printf '%-12s ' "$(awk -F'\t' -v n="$n" '!/^#/ && $1 == n {print $12}' "$gen/inventory.tsv")")
         if ! [[ $h1 =~ ^[0-9]{1,19}$ && $g1 =~ ^[0-9]{1,19}$ && $e1 =~ ^[0-9]{1,19}$ ]]; then
-            printf '%-11s %10s %9s %12s  %s\n' "$n" - - - "malformed mark in $state/clocks.tsv"
+            printf '%-11s %10s %9s %12s  %s\n' "$n" - - - "${hyp}malformed mark in $state/clocks.tsv"
             bad=1; continue
         fi
         if ! t=$(guest_time "$n"); then
-            printf '%-11s %10s %9s %12s  %s\n' "$n" - - - "guest agent gave no time"
+            printf '%-11s %10s %9s %12s  %s\n' "$n" - - - "${hyp}guest agent gave no time"
             bad=1; continue
         fi
         read -r h2 g2 e2 <<<"$t"
         # differences in 64-bit shell arithmetic (ns since 1970 lose digits in awk's doubles)
         verdict=$(awk -v dh=$((h2 - h1)) -v dg=$((g2 - g1)) -v e=$(((e1 + e2) / 2)) -v tol="$CLOCK_TOLERANCE_PCT" \
-            -v minw="$CLOCK_MIN_WINDOW_S" -v n="$n" 'BEGIN {
-                if (dh <= 0) { printf "%-11s %10s %9s %12s  %s\n", n, "-", "-", "-", "no time has passed"; exit 0 }
+            -v minw="$CLOCK_MIN_WINDOW_S" -v n="$n" -v hyp="$hyp" 'BEGIN {
+                if (dh <= 0) { printf "%-11s %10s %9s %12s  %s%s\n", n, "-", "-", "-", hyp, "no time has passed"; exit 0 }
                 r = dg / dh; slack = e / dh
                 if (dh < minw * 1e9) v = "window too short to judge"
                 else if (r > 1 + tol / 100 + slack || r < 1 - tol / 100 - slack) { v = sprintf("OFF by over %g %%: times measured on it are wrong", tol); bad = 1 }
                 else v = "ok"
-                printf "%-11s %10.5f %9.1f %+12.1f  %s\n", n, r, dh / 1e9, (dg - dh) / 1e6, v
+                printf "%-11s %10.5f %9.1f %+12.1f  %s%s\n", n, r, dh / 1e9, (dg - dh) / 1e6, hyp, v
                 exit bad }') || {
             bad=1
             # what the guest's kernel made of its clock at boot
@@ -2280,7 +2286,11 @@ cmd_fault() {
 
 # Push the payload of each node's role (binaries built since the images were
 # made) and the role's service units, then restart the control plane: the
-# controller first, so that the switches register with the new one.
+# controller first, so that the switches register with the new one. A VM gets
+# only the files whose copy there differs (sync_differs: a file is about 50
+# guest agent calls of 48 KiB, each a second under TCG, and more through a
+# remote hypervisor's connection); each VM through its own hypervisor's
+# connection. Logs per node "synced NODE (ROLE): N of M file(s) pushed".
 cmd_sync() {
     need_lab
     local payload=${INCLAB_PAYLOAD:-$INCLAB_BUILD/payload} n role f l
@@ -2295,25 +2305,66 @@ cmd_sync() {
                 log "synced $n ($role, namespace)"
                 continue
             fi
+            # the payload's files and the role's units, each pushed only when the node's
+            # copy differs (sync_differs: one agent call asks all their hashes)
+            local list todo total pushed=0
+            list=$(find "$payload/$role" -type f 2>/dev/null; find "$top/images/roles/$role/etc/systemd" -type f 2>/dev/null)
+            total=$(grep -c . <<<"$list" || true)
+            todo=$(sync_differs "$n" "$payload/$role" "$top/images/roles/$role" <<<"$list")
             while IFS= read -r f; do
-                gpush "$n" "$payload/$role/$f" "/$f" "$(stat -c %a "$payload/$role/$f")" >/dev/null
-            done < <(cd "$payload/$role" 2>/dev/null && find . -type f | sed 's|^\./||')
+                [ -n "$f" ] || continue
+                case $f in
+                "$payload/$role"/*) gpush "$n" "$f" "${f#"$payload/$role"}" "$(stat -c %a "$f")" >/dev/null ;;
+                *) gpush "$n" "$f" "${f#"$top/images/roles/$role"}" 0644 >/dev/null ;;
+                esac
+                pushed=$((pushed + 1))
+            done <<<"$todo"
             # its symbolic links (libinccl.so.MAJOR, libinccl.so), which gpush cannot carry: plain names only
             while IFS= read -r f; do
                 l=$(readlink "$payload/$role/$f")
                 [[ $f$l =~ ^[A-Za-z0-9._/+-]+$ ]] || die "sync: payload link '$f' -> '$l': not a plain name"
                 gexec "$n" "ln -sfn '$l' '/$f'" 60 || die "sync: $n: cannot link /$f"
             done < <(cd "$payload/$role" 2>/dev/null && find . -type l | sed 's|^\./||')
-            while IFS= read -r f; do
-                gpush "$n" "$top/images/roles/$role/$f" "/$f" 0644 >/dev/null
-            done < <(cd "$top/images/roles/$role" && find . -type f -path './etc/systemd/*' | sed 's|^\./||')
             case $role in
             controller) gexec "$n" "systemctl daemon-reload && systemctl restart incctl.service" 60 ;;
             switch) gexec "$n" "systemctl daemon-reload && systemctl restart incswitch.service" 60 ;;
             host) gexec "$n" "ldconfig" 60 ;;
             esac || die "sync: restarting the services of $n failed"
-            log "synced $n ($role)"
+            log "synced $n ($role): $pushed of $total file(s) pushed (the others were the payload's already)"
         done
+    done
+}
+
+# sync_differs NODE ROOT... — (sync) of the files named on standard input (one
+# path a line, each under one of the ROOTs, which stands for the node's /),
+# those whose copy on the VM NODE is missing or differs: their sha256 here
+# against the node's, asked in one guest agent call (through the node's own
+# hypervisor's connection). Prints their paths; every one when the node's
+# hashes cannot be read (they are pushed then, as before this check).
+sync_differs() {
+    local n=$1 f r rel cmd="cd / && sha256sum --" theirs line re='^([0-9a-f]{64}) [ *](.+)$'
+    shift
+    local -A here=() there=()
+    local order=()
+    while IFS= read -r f; do
+        [ -n "$f" ] || continue
+        rel=""
+        for r in "$@"; do case $f in "$r"/*) rel=${f#"$r"/}; break ;; esac; done
+        [ -n "$rel" ] || continue
+        here[$rel]=$(sha256sum < "$f" | cut -d' ' -f1)
+        order+=("$f|$rel")
+        cmd+=" $(shq "$rel")"
+    done
+    [ ${#order[@]} -gt 0 ] || return 0
+    # sha256sum prints "HASH  PATH" for each file it could read (a missing one only on stderr)
+    theirs=$(gexec "$n" "$cmd 2>/dev/null; true" 120 2>/dev/null | tr -d '\r') || theirs=""
+    [ -n "$theirs" ] || log "  $n: its files' hashes could not be read: every file is pushed"
+    while IFS= read -r line; do
+        if [[ $line =~ $re ]]; then there[${BASH_REMATCH[2]}]=${BASH_REMATCH[1]}; fi
+    done <<<"$theirs"
+    for f in "${order[@]}"; do
+        rel=${f##*|}
+        [ "${there[$rel]:-}" = "${here[$rel]}" ] || echo "${f%|*}"
     done
 }
 
