@@ -15,7 +15,15 @@
 # their management NIC on its network; every collective x dtype x op verified
 # on all 4 ranks over the tree (inc-collectives.sh, INC_SCOPE=tree), and the
 # crossing edge's VXLAN ends carried at least the AllReduce's data each way
-# (their own counters), the management tunnel the control traffic; lab-down
+# (their own counters), the management tunnel the control traffic; an
+# experiment over both machines (exp.sh allreduce, INC alone) verified on
+# every rank, its meta.yaml placing each node where inventory.tsv says, its
+# REPORT.md saying it spans 2 hypervisors, while lab-capture records the
+# crossing edge at sw0's end (this machine's): RoCE frames of at least the
+# timed AllReduces' data each way, equal to both switches' port counters;
+# lab-clocks --check lists each VM with its hypervisor, ok; lab-sync pushes
+# a payload file made stale on pku3 and pku4 (through the ssh connection)
+# and nothing to pku1, pku2, and restarts sw2's service; lab-down
 # while "there" does not answer (its sshd stopped) fails, says so and keeps
 # the lab's record and the domains there; once it answers again lab-down
 # leaves nothing of the lab on either connection or in the machine.
