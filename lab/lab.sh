@@ -719,7 +719,7 @@ dom_state() { dvsh "$1" domstate "$prefix-$1" 2>/dev/null | head -n 1 || echo ab
 # ---- up ---------------------------------------------------------------------
 
 cmd_up() {
-    local t0=$SECONDS acc topo_hash roles image LAB_ACCEL="" LAB_TSC_KHZ="" test_lab=0 switches=${SWITCHES:-}
+    local t0=$SECONDS acc topo_hash roles image LAB_ACCEL="" LAB_TSC_KHZ="" LAB_TSC_AT="" test_lab=0 switches=${SWITCHES:-}
     case ${INCLAB_ACCEL:-} in kvm | tcg | "") ;; *) die "INCLAB_ACCEL must be kvm or tcg, not '$INCLAB_ACCEL'" ;; esac
     case ${INCLAB_TEST_LAB:-0} in 0 | "") ;; 1) test_lab=1 ;; *) die "INCLAB_TEST_LAB must be 0 or 1, not '$INCLAB_TEST_LAB'" ;; esac
     case $switches in vm | netns | "") ;; *) die "SWITCHES must be vm or netns, not '$switches'" ;; esac
@@ -787,8 +787,11 @@ cmd_up() {
         else
             log "warning: this machine's TSC rate is unknown: the guests measure it at boot, and on a loaded machine may get it wrong ('make lab-clocks' shows)"
         fi
+        # the other machines' own, for their guests (once per lab, as this machine's)
+        [ -z "$hyps" ] || [ -n "$LAB_TSC_AT" ] || LAB_TSC_AT=$(hyp_tsc "$hyps")
+        [[ $LAB_TSC_AT =~ ^([a-z][a-z0-9-]*=[0-9]{6,9}( |$))*$ ]] || die "lab.env: LAB_TSC_AT '$LAB_TSC_AT' is not NAME=KHZ words"
     else
-        LAB_TSC_KHZ=""
+        LAB_TSC_KHZ="" LAB_TSC_AT=""
     fi
     ensure_daemons
     if [ -n "$hyps" ]; then
@@ -806,7 +809,7 @@ cmd_up() {
     made path keys
     "$INCLAB_BUILD/topogen" -o "$gen.new" --prefix "$prefix" --state-dir "$state" --accel "$acc" --keys "$state/keys" \
         --udp-base "$INCLAB_UDP_BASE" --switches "$switches" $([ "$test_lab" = 1 ] && echo --test-lab) \
-        ${LAB_TSC_KHZ:+--tsc-khz "$LAB_TSC_KHZ"} \
+        ${LAB_TSC_KHZ:+--tsc-khz "$LAB_TSC_KHZ"} $(for x in $LAB_TSC_AT; do printf -- '--tsc-khz-at %s ' "$x"; done) \
         $(awk '{printf "--image %s=%s ", $1, $2}' <<<"$roles") "$TOPOLOGY" ||
         die "topogen failed"
     rm -rf "$gen"; mv "$gen.new" "$gen"
@@ -819,6 +822,7 @@ cmd_up() {
     [[ $role_words =~ ^[A-Za-z0-9._/+\ -]*$ ]] || die "images/build.sh printed roles that are not words and paths: '$role_words'"
     { printf 'LAB_TOPOLOGY=%q\nLAB_HASH=%q\nLAB_ACCEL=%q\n' "$TOPOLOGY" "$topo_hash" "$acc"
       printf 'LAB_ROLES="%s"\nLAB_TEST=%q\nLAB_SWITCHES=%q\nLAB_TSC_KHZ=%q\n' "$role_words" "$test_lab" "$switches" "$LAB_TSC_KHZ"
+      printf 'LAB_TSC_AT="%s"\n' "$LAB_TSC_AT"
     } > "$state/lab.env"
 
     # libvirt names of this lab that something else holds: refused, never taken
@@ -984,6 +988,32 @@ hyp_check() {
         fi
         first=0
     done <<<"$2"
+}
+
+# hyp_tsc LINES — (lab-up, TCG) "NAME=KHZ ..." for each hypervisor of LINES
+# ("NAME<TAB>URI", the first this machine's) but the first that is reached by
+# qemu+ssh://: its machine's TSC rate, measured there by this build's tsckhz
+# (sent over ssh into a temporary directory there, run, removed). Its TCG
+# guests read that machine's TSC: told this machine's rate instead, their
+# clocks would run off by the ratio of the two. One that cannot be measured
+# is left out (its guests get this machine's rate), with a warning.
+hyp_tsc() {
+    local name uri first=1 khz out=""
+    while IFS=$'\t' read -r name uri; do
+        if [ $first = 1 ]; then first=0; continue; fi
+        [[ $uri == qemu+ssh://* ]] || continue
+        hyp_ssh_argv "$uri" || continue
+        # shellcheck disable=SC2016 # expanded there
+        khz=$(timeout 60 "${HYP_SSH[@]}" 'set -e; d=$(mktemp -d); trap "rm -rf \"$d\"" EXIT; cat > "$d/tsckhz"; chmod 700 "$d/tsckhz"; "$d/tsckhz"' \
+            < "$INCLAB_BUILD/tsckhz" 2>/dev/null) || khz=""
+        if [[ $khz =~ ^[0-9]{6,9}$ ]]; then
+            log "hypervisor $name: its machine's TSC rate $khz kHz (tsckhz over ssh), for its TCG guests"
+            out+="$name=$khz "
+        else
+            log "warning: hypervisor $name: its machine's TSC rate could not be measured (tsckhz over ssh): its TCG guests are told this machine's; 'make lab-clocks' shows whether their clocks run right"
+        fi
+    done <<<"$1"
+    echo "${out% }"
 }
 
 # hyp_ssh_argv URI — set HYP_SSH to the ssh command line (without the remote

@@ -21,6 +21,7 @@
 # REPORT.md saying it spans 2 hypervisors, while lab-capture records the
 # crossing edge at sw0's end (this machine's): RoCE frames of at least the
 # timed AllReduces' data each way, equal to both switches' port counters;
+# 'there''s TSC rate measured over ssh and given to its TCG guests;
 # lab-clocks --check lists each VM with its hypervisor, ok; lab-sync pushes
 # a payload file made stale on pku3 and pku4 (through the ssh connection)
 # and nothing to pku1, pku2, and restarts sw2's service; lab-down
@@ -153,6 +154,13 @@ done
 check "tunnels.sh ran on 'there' over ssh ($(grep -o 'hypervisor there: tunnels.sh up over ssh.*' "$tmp/up.log")), its devices recorded as made there" \
     bash -c 'grep -q "hypervisor there: tunnels.sh up over ssh (root@127.0.0.1 port $1)" "$2" && grep -q "^tunnel there\." "$3/made" &&
              ! grep -q "^link $4\$" "$3/made"' _ "$port" "$tmp/up.log" "$state" "$peer"
+
+# under TCG a guest's clock is its machine's TSC: 'there''s rate measured there, its guests told it
+if [ "${LAB_ACCEL:-}" = tcg ]; then
+    tsc=$(grep -o "hypervisor there: its machine's TSC rate [0-9]* kHz" "$tmp/up.log" | grep -o '[0-9]* kHz' | cut -d' ' -f1)
+    check "lab-up measured the TSC rate of 'there''s machine over ssh (${tsc:-none} kHz; this one's $LAB_TSC_KHZ), pku3's and pku4's kernels are told it" \
+        bash -c '[ -n "$1" ] && for n in pku3 pku4; do grep -q "tsc_early_khz=$1<" "$2/gen/domains/$n.xml" || exit 1; done' _ "$tsc" "$state"
+fi
 
 bytes() { ip -s -j link show dev "$1" | jq ".[0].stats64.$2.bytes"; }
 tx0=$(bytes "$tun" tx) rx0=$(bytes "$tun" rx) m0=$(bytes "$tag-g1" rx)
