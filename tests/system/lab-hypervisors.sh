@@ -217,7 +217,7 @@ check "both switch ends compared (sw0 here, sw2 there), equal to the captured fr
 bytes=$(cut -d, -f7 <<<"$row") iters=$(cut -d, -f9 <<<"$row")
 roce=$(tshark -r "$pcap" -d udp.port==4792,infiniband -Y 'infiniband.bth' 2>/dev/null | wc -l)
 read -r rin rout < <(tshark -r "$pcap" -Y 'udp.dstport >= 4791 && udp.dstport <= 4793' -T fields -e frame.packet_flags_direction -e frame.len 2>/dev/null |
-    awk '$1 == 1 {i += $2} $1 == 2 {o += $2} END {print i + 0, o + 0}')
+    awk '$1 ~ /^(0x0*)?1$/ {i += $2} $1 ~ /^(0x0*)?2$/ {o += $2} END {print i + 0, o + 0}')   # (tshark: 0x00000001 inbound)
 check "the capture holds $roce RoCE frames (tshark), $rin bytes of RoCE to sw0 and $rout from it, each at least ${bytes:-?} x ${iters:-?}" \
     bash -c '[ "$1" -gt 0 ] && [ -n "$4" ] && [ "$2" -ge $(($4 * $5)) ] && [ "$3" -ge $(($4 * $5)) ]' _ "$roce" "$rin" "$rout" "${bytes:-}" "${iters:-0}"
 
