@@ -2338,7 +2338,8 @@ cmd_sync() {
             # the payload's files and the role's units, each pushed only when the node's
             # copy differs (sync_differs: one agent call asks all their hashes)
             local list todo total pushed=0
-            list=$(find "$payload/$role" -type f 2>/dev/null; find "$top/images/roles/$role/etc/systemd" -type f 2>/dev/null)
+            list=$(find "$payload/$role" -type f 2>/dev/null || true
+                   [ ! -d "$top/images/roles/$role/etc/systemd" ] || find "$top/images/roles/$role/etc/systemd" -type f)
             total=$(grep -c . <<<"$list" || true)
             todo=$(sync_differs "$n" "$payload/$role" "$top/images/roles/$role" <<<"$list")
             while IFS= read -r f; do
