@@ -2154,7 +2154,7 @@ cap_crossing() {
     netns) specs+=("$node-$peer:netns:$prefix-$node:$ifn") ;;
     vm) specs+=("$node-$peer:netns:-:$dev") ;;
     udp)
-        rdev=$(ip -o route get "$remote" 2>/dev/null | sed -n 's/.* dev \([^ ]*\).*/\1/p')
+        rdev=$(ip -o route get "$remote" 2>/dev/null | sed -n 's/.* dev \([^ ]*\).*/\1/p') || rdev=""   # (no route: none)
         [ "$rdev" = lo ] ||
             die "capture: link $2-$3 is a QEMU UDP tunnel to $remote (hypervisor $([ "$node" = "$2" ] && echo "$5" || echo "$4"), another machine): its datagrams leave through ${rdev:-no route}, where a frame larger than the path's MTU travels as IP fragments that this capture cannot put together; capture the edges next to it, or run the lab with SWITCHES=netns (its crossing edges are VXLAN tunnels, captured at this machine's end)"
         specs+=("$2-$3:udp:$6:$7"); node=$2 peer=$3 ;;
