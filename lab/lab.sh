@@ -993,7 +993,8 @@ hyp_check() {
 # hyp_tsc LINES — (lab-up, TCG) "NAME=KHZ ..." for each hypervisor of LINES
 # ("NAME<TAB>URI", the first this machine's) but the first that is reached by
 # qemu+ssh://: its machine's TSC rate, measured there by this build's tsckhz
-# (sent over ssh into a temporary directory there, run, removed). Its TCG
+# (sent over ssh into a temporary directory there, run, removed; up to 3
+# tries). Its TCG
 # guests read that machine's TSC: told this machine's rate instead, their
 # clocks would run off by the ratio of the two. One that cannot be measured
 # is left out (its guests get this machine's rate), with a warning.
@@ -1003,9 +1004,13 @@ hyp_tsc() {
         if [ $first = 1 ]; then first=0; continue; fi
         [[ $uri == qemu+ssh://* ]] || continue
         hyp_ssh_argv "$uri" || continue
-        # shellcheck disable=SC2016 # expanded there
-        khz=$(timeout 60 "${HYP_SSH[@]}" 'set -e; d=$(mktemp -d); trap "rm -rf \"$d\"" EXIT; cat > "$d/tsckhz"; chmod 700 "$d/tsckhz"; "$d/tsckhz"' \
-            < "$INCLAB_BUILD/tsckhz" 2>/dev/null) || khz=""
+        # (3 tries: tsckhz refuses a rate its two measurements disagree on, on a busy machine)
+        for _ in 1 2 3; do
+            # shellcheck disable=SC2016 # expanded there
+            khz=$(timeout 60 "${HYP_SSH[@]}" 'set -e; d=$(mktemp -d); trap "rm -rf \"$d\"" EXIT; cat > "$d/tsckhz"; chmod 700 "$d/tsckhz"; "$d/tsckhz"' \
+                < "$INCLAB_BUILD/tsckhz" 2>/dev/null) || khz=""
+            [[ ! $khz =~ ^[0-9]{6,9}$ ]] || break
+        done
         if [[ $khz =~ ^[0-9]{6,9}$ ]]; then
             log "hypervisor $name: its machine's TSC rate $khz kHz (tsckhz over ssh), for its TCG guests"
             out+="$name=$khz "
