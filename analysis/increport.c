@@ -130,7 +130,7 @@ static void date_from_name(const char *name, char *out, size_t len)
  * model_inputs() - what the model needs of run @r besides loggp.csv: its
  * topology as a uniform tree, and from cpu.csv and switch-counters.txt (when
  * both are there) the switches' CPU and frames over the INC measurements,
- * and the data frames the model counts for them. Returns 0, or -1 with the
+ * and the frames the model counts for them. Returns 0, or -1 with the
  * reason in r->fit_err (a cpu.csv or counters file that does not read is
  * also complained about: the run is still drawn).
  */
@@ -1705,7 +1705,9 @@ static void report_params(FILE *f, const struct run *r)
 	if (m->c_sw > 0)
 		fprintf(f, "| c_sw | %.2f us | switch CPU per frame: the switches' CPU in the INC measurements (cpu.csv) / "
 			   "their rx + tx frames (switch-counters.txt, %.0f) |\n"
-			   "| f_sw | %.2f | frames the switches handled per data frame of the model's count (acknowledgements) |\n",
+			   "| f_sw | %.3f | the frames the switches counted per frame the model counts (data and the engine's "
+			   "ACKs, one per 2 frames between switches and per 32 of a host's; inccl_perf's lone calls): a "
+			   "check of the count, not a factor (the rest: ACKs at the end of a switch's round) |\n",
 			m->c_sw, r->sw_frames, m->f_sw);
 	else
 		fprintf(f, "| c_sw | - | not measured (no cpu.csv with INC measurements and switch-counters.txt): the "
@@ -1739,7 +1741,7 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		   "%d at a time, o_su and the share of an ACK the switch sends, or o_sb; messages of 16 packets, the "
 		   "ring's of 16 KiB), o_c per completion its sends ask beyond the streams' one in 100, and G_s, G_r "
 		   "per byte (plus its own loops: G_swap for INC, G_copy or G_sum for the ring); the switches' "
-		   "frames · f_sw · c_sw. INC takes one step (a Broadcast, Reduce or Route per block: P or P(P-1) for "
+		   "frames (data and ACKs) · c_sw. INC takes one step (a Broadcast, Reduce or Route per block: P or P(P-1) for "
 		   "the block collectives), the ring 2(P-1) (AllReduce) or P-1; a step is the run's Barrier of that "
 		   "algorithm (per step), L + 2o without one. Measured: the median over the run's rounds (min – max and their number "
 		   "when several); error = predicted / measured - 1. C: the machine's cores less "

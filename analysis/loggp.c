@@ -216,20 +216,24 @@ static int hosts_of(const struct loggp_tree *t)
 	return t->count[t->levels - 1];
 }
 
-/* Frames per packet of an aggregation up the whole tree (each switch: one from each child, one up but the root's). */
-static double up_all(const struct loggp_tree *t)
+/* Links between two switches: one up from every switch but the root. */
+static double switch_links(const struct loggp_tree *t)
 {
-	double f = 0;
+	double e = 0;
 
-	for (int i = 0; i + 1 < t->levels; i++)
-		f += t->count[i + 1] + (i ? t->count[i] : 0);
-	return f;
+	for (int i = 1; i + 1 < t->levels; i++)
+		e += t->count[i];
+	return e;
 }
 
-/* Frames per packet of one path from a host to the root, or from the root down to one host. */
-static double path(const struct loggp_tree *t)
+/* Links between two switches on the root's path whose lower switch has the root host alone under it. */
+static double root_alone_links(const struct loggp_tree *t)
 {
-	return 2.0 * (t->levels - 1) - 1;
+	double e = 0;
+
+	for (int i = 1; i + 1 < t->levels; i++)
+		e += hosts_of(t) == t->count[i];
+	return e;
 }
 
 static double packets(double bytes)
@@ -238,42 +242,77 @@ static double packets(double bytes)
 }
 
 /*
- * Per packet (1 KiB) of the collective, summed over every switch, what each
- * receives and sends of data (acknowledgements are in f_sw):
- *   AllReduce, Broadcast  up the whole tree aggregating, down to every host
- *                         (a Broadcast's non-roots send empty packets up that
- *                         keep their sequence numbers aligned): 2·up_all
- *   Reduce                up_all, then one path down to the root
- * and the collectives libinccl makes of one primitive per block of N/P
- * (hostlib/README.md, coll.c), each block's packets from every host:
- *   AllGather             a Broadcast of each rank's block: P blocks, 2·up_all
- *   ReduceScatter         a Reduce of each block to its owner: P blocks,
- *                         up_all + one path down
- *   AllToAll              a Route of each (source, destination) block: every
- *                         host sends its packets (empty but the source's), up
- *                         the tree and one path down: P(P-1) blocks
+ * Per packet, the frames on each kind of link: between two switches up
+ * (@sw_up) and down (@sw_down), a host's sends (@h_up) and results to hosts
+ * (@h_down). Every rank sends every packet (a Broadcast's and a Route's
+ * ranks without data an empty one: the slot fills from every child), up the
+ * whole tree; down:
+ *   AllReduce   to every host
+ *   Broadcast   to every host but the root, and no switch with the root
+ *               alone under it (switch/engine.c child_wants())
+ *   Reduce      one path, to the root (a Route's: to its destination)
  */
-double loggp_frames(const struct loggp_tree *t, enum loggp_coll c, double bytes, int root)
+static void per_packet(const struct loggp_tree *t, enum loggp_coll c, double *sw_up, double *sw_down, double *h_up,
+		       double *h_down)
 {
-	double npk = packets(bytes);
+	double p = hosts_of(t);
+
+	*sw_up = *sw_down = switch_links(t);
+	*h_up = *h_down = p;
+	if (c == LOGGP_BROADCAST || c == LOGGP_ALLGATHER) {
+		*sw_down -= root_alone_links(t);
+		*h_down = p - 1;
+	} else if (c != LOGGP_ALLREDUCE) {
+		*sw_down = t->levels - 2;
+		*h_down = 1;
+	}
+}
+
+/*
+ * The switches' frames of collective @c of @bytes: per packet (1 KiB) of
+ * each primitive call, a frame between two switches counts twice (sent by
+ * one, received by the other), one on a host's link once; and the ACKs
+ * the engine sends for them (switch/engine.c): a switch acknowledges
+ * another's frames once per SWITCH_ACK_EVERY (every such frame asks), a
+ * host's sends once per ACK_EVERY, and a host acknowledges its results
+ * once per HOST_ACK_EVERY (the AckReq bit). These are the protocol's
+ * least; a switch also acknowledges what it took in a round at the round's
+ * end, and a host that paused at once: more ACKs as the timing makes them
+ * (the sweep of 2026-11-27 counted 2 % more frames than this, the
+ * Broadcast's empty packets 4 - 6 %). libinccl makes AllGather,
+ * ReduceScatter and AllToAll of one primitive per block of N/P
+ * (hostlib/coll.c): P Broadcasts, P Reduces, P(P-1) Routes (a Reduce's
+ * path to its destination).
+ */
+double loggp_frames(const struct loggp_tree *t, enum loggp_coll c, double bytes, int root, struct loggp_frames *kinds)
+{
+	double su, sd, hu, hd, npk;
 	int p = hosts_of(t);
 
-	(void)root; /* a uniform tree: every root's path is as long */
+	(void)root; /* a uniform tree: every root's path is alike */
 	switch (c) {
 	case LOGGP_ALLREDUCE:
 	case LOGGP_BROADCAST:
-		return npk * 2 * up_all(t);
-	case LOGGP_REDUCE:
-		return npk * (up_all(t) + path(t));
+	case LOGGP_REDUCE: npk = packets(bytes); break;
 	case LOGGP_ALLGATHER:
-		return p * packets(bytes / p) * 2 * up_all(t);
-	case LOGGP_REDUCESCATTER:
-		return p * packets(bytes / p) * (up_all(t) + path(t));
-	case LOGGP_ALLTOALL:
-		return p * (p - 1.0) * packets(bytes / p) * (up_all(t) + path(t));
-	default:
-		return 0;
+	case LOGGP_REDUCESCATTER: npk = p * packets(bytes / p); break;
+	case LOGGP_ALLTOALL: npk = p * (p - 1.0) * packets(bytes / p); break;
+	default: npk = 0; break;
 	}
+	per_packet(t, c, &su, &sd, &hu, &hd);
+	struct loggp_frames f = { npk * (2 * (su + sd) + hu + hd),
+				  npk * (2 * (su + sd) / LOGGP_SWITCH_ACK + hu / LOGGP_SW_ACK + hd / LOGGP_HOST_ACK) };
+	if (kinds)
+		*kinds = f;
+	return f.data + f.acks;
+}
+
+double loggp_lone_frames(const struct loggp_tree *t)
+{
+	struct loggp_frames f;
+
+	loggp_frames(t, LOGGP_ALLREDUCE, 1, 0, &f);
+	return 2 * f.data; /* each frame and its own ACK, counted where the frame is */
 }
 
 /* ---- host work ------------------------------------------------------------------- */
@@ -462,8 +501,10 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 			r.w_max = w[h];
 	}
 	if (a == LOGGP_INC) {
-		r.frames = loggp_frames(t, c, bytes, root);
-		r.w_sw = r.frames * m->f_sw * m->c_sw;
+		struct loggp_frames k;
+		r.frames = loggp_frames(t, c, bytes, root, &k);
+		r.acks = k.acks;
+		r.w_sw = r.frames * m->c_sw;
 	}
 	r.steps = steps;
 	r.step = a == LOGGP_INC ? m->step_inc : m->step_ring;
@@ -586,10 +627,14 @@ void loggp_inc_switch_work(const struct loggp_cpu *c, const struct loggp_tree *t
 	for (size_t i = 0; i < c->n; i++) {
 		const struct loggp_cpu_row *r = &c->r[i];
 		int coll = loggp_coll_parse(r->coll);
-		if (strcmp(r->algo, "inc") || coll < 0)
+		bool barrier = !strcmp(r->coll, "barrier");
+		if (strcmp(r->algo, "inc") || (coll < 0 && !barrier))
 			continue;
+		/* inccl_perf: a barrier before each call, the tally; a Barrier's calls are lone calls too */
+		double lone = r->calls + LOGGP_PERF_EXTRA + (barrier ? r->calls + LOGGP_PERF_BARRIER_VERIFY : 0);
 		*sw_cpu_us += r->sw_sum;
-		*model_frames += r->calls * loggp_frames(t, (enum loggp_coll)coll, r->bytes, 0);
+		*model_frames += lone * loggp_lone_frames(t) +
+				 (barrier ? 0 : r->calls * loggp_frames(t, (enum loggp_coll)coll, r->bytes, 0, NULL));
 	}
 }
 

@@ -48,16 +48,20 @@
  *   c_sw       switch CPU per frame: the switches' CPU time (cpu.csv) over
  *              the frames they received and sent (rx_frames + tx_frames of
  *              switch-counters.txt) in the run's INC measurements
- *   f_sw       frames the switches handled per data frame of the model's
- *              count (acknowledgements and the like): counted / modelled,
- *              in the same INC measurements
+ *   f_sw       the frames the switches counted per frame the model counts
+ *              (loggp_frames(): data and the engine's ACKs; the measuring
+ *              tool's barriers and tally in loggp_inc_switch_work()), in
+ *              the same INC measurements: a check of the count (1.02 on
+ *              the sweep of 2026-11-27; the rest is the ACKs a switch sends
+ *              at the end of a round, which depend on its timing), not a
+ *              factor of the prediction
  *   C          cores of the lab machine (meta.yaml host_cores): every host's
  *              VM and every switch shares them
  *
  * The time of a collective of N bytes (loggp_predict()):
  *   T = max(W_max, W_total / C) + steps · (L + 2o)
  * W_max is the busiest host's CPU work, W_total every host's plus the
- * switches' (frames · f_sw · c_sw); each host's work counts its messages
+ * switches' (frames · c_sw, loggp_frames()); each host's work counts its messages
  * (o per message, libinccl's sends as o_su, o_sb above, posted POST_BATCH
  * at a time), the completions its sends ask for (o_c) and bytes (G per
  * byte); steps are the steps on the critical path, each step_inc or
@@ -80,6 +84,11 @@
 #define LOGGP_INC_SIGNAL 16    /* libinccl's packets per completion asked, at least 4 messages (comm.c SIGNAL_EVERY) */
 #define LOGGP_INC_WINDOW 512   /* libinccl's default window: a completion at least once per half of it */
 #define LOGGP_SW_ACK 32        /* packets of a host the switch acknowledges with one ACK (switch/engine.c ACK_EVERY) */
+#define LOGGP_SWITCH_ACK 2     /* a switch's frames to another switch per ACK (switch/engine.c SWITCH_ACK_EVERY) */
+#define LOGGP_HOST_ACK 32      /* results to a host per ACK it sends (switch/engine.c HOST_ACK_EVERY: the AckReq bit) */
+#define LOGGP_PERF_EXTRA 1     /* inccl_perf's calls of one packet per measurement besides a barrier before each
+                                * call: the tally of wrong elements (hostlib/tools/inccl_perf.c run_size()) */
+#define LOGGP_PERF_BARRIER_VERIFY 2 /* and a Barrier's verification round: two more barriers (verify_barrier()) */
 #define LOGGP_PERFTEST_CQ 100  /* perftest's sends per completion asked (its default --cq-mod) */
 #define LOGGP_MAX_LEVELS 8
 #define LOGGP_TICK_US 10000.0  /* /proc/PID/stat counts CPU time in ticks of 1/USER_HZ = 1/100 s */
@@ -120,8 +129,9 @@ struct loggp_pred {
 	double t;             /* the prediction */
 	double w_max;         /* the busiest host's work */
 	double w_hosts;       /* every host's work */
-	double w_sw;          /* the switches' work */
-	double frames;        /* the switches' data frames (model's count) */
+	double w_sw;          /* the switches' work: frames · c_sw */
+	double frames;        /* the frames the switches receive and send (loggp_frames()) */
+	double acks;          /* of them, acknowledgements */
 	double steps;         /* steps on the critical path */
 	double step;          /* the time of one (step_inc, step_ring or L + 2o) */
 	bool cpu_bound;       /* W_total / C > W_max */
@@ -158,12 +168,33 @@ int loggp_line(const double *x, const double *y, size_t n, double *a, double *b)
 int loggp_params(const struct res_point *p, size_t n, int cores, double sw_cpu_us, double sw_frames,
 		 double model_frames, struct loggp *m, char *err, size_t errlen);
 
+/* The frames the switches of a tree receive and send for one collective, by kind. */
+struct loggp_frames {
+	double data; /* packets of data, empty packets and results, as they cross each link */
+	double acks; /* the engine's acknowledgements of them */
+};
+
 /**
- * loggp_frames() - the data frames the switches of @t receive and send for
- * collective @c of @bytes with in-network aggregation (@root for Reduce and
- * Broadcast): per packet of 1 KiB, summed over every switch. See loggp.c.
+ * loggp_frames() - the frames the switches of @t receive and send (their
+ * rx_frames + tx_frames, summed over every switch) for collective @c of
+ * @bytes with in-network aggregation (@root for Reduce and Broadcast): per
+ * packet of 1 KiB the data frames each link carries (a frame between two
+ * switches counts at both, one on a host's link at its switch) and the ACKs
+ * the switch engine's protocol sends for them: one per LOGGP_SWITCH_ACK
+ * frames between switches, per LOGGP_SW_ACK of a host's sends, per
+ * LOGGP_HOST_ACK results to a host. Returns data + ACKs; each in *@kinds
+ * unless NULL. See loggp.c.
  */
-double loggp_frames(const struct loggp_tree *t, enum loggp_coll c, double bytes, int root);
+double loggp_frames(const struct loggp_tree *t, enum loggp_coll c, double bytes, int root, struct loggp_frames *kinds);
+
+/**
+ * loggp_lone_frames() - the frames the switches of @t handle for a call of
+ * one packet alone (a Barrier, inccl_perf's barrier before each call and its
+ * tally): an AllReduce's data frames of one packet, each acknowledged on
+ * its own (nothing follows it: the switch acknowledges at the end of its
+ * round, the host the result that asks as the first after idle).
+ */
+double loggp_lone_frames(const struct loggp_tree *t);
 
 /**
  * loggp_predict() - the time of collective @c of @bytes by algorithm @a on
@@ -207,9 +238,12 @@ void loggp_cpu_free(struct loggp_cpu *c);
 
 /**
  * loggp_inc_switch_work() - what loggp_params() takes of a run's cpu.csv
- * (@c) on its tree @t: the switches' CPU (*@sw_cpu_us) and the data frames
- * the model counts (*@model_frames, loggp_frames() times the calls) over
- * the INC measurements of the collectives the model has; both 0 without.
+ * (@c) on its tree @t: the switches' CPU (*@sw_cpu_us) and the frames the
+ * model counts (*@model_frames) over the run's INC measurements: per
+ * measurement of `calls` collectives loggp_frames() times the calls, and
+ * inccl_perf's calls of one packet (loggp_lone_frames()): a barrier before
+ * each call and the tally (LOGGP_PERF_EXTRA), a Barrier measurement's
+ * verification round (LOGGP_PERF_BARRIER_VERIFY) besides; both 0 without.
  */
 void loggp_inc_switch_work(const struct loggp_cpu *c, const struct loggp_tree *t, double *sw_cpu_us,
 			   double *model_frames);

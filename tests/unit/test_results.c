@@ -406,8 +406,13 @@ static void test_loggp_tree_and_frames(void **state)
 	assert_int_equal(t.levels, 3);
 	assert_int_equal(t.count[2], 4);
 	assert_int_equal(loggp_tree_parse("1-4-16", &t), 0);
-	/* 1-4-16 AllReduce: the root takes 4 and sends 4, each leaf 4 + 1 each way: 2 x (4 + 20) per packet */
-	NEAR(loggp_frames(&t, LOGGP_ALLREDUCE, 1024, 0), 48);
+	/* 1-4-16 AllReduce: the root takes 4 and sends 4, each leaf 4 + 1 each way: 2 x (4 + 20) = 48 data
+	 * frames per packet; ACKs: the 4 + 4 frames between switches one per 2, each counted at both ends
+	 * (8), the 16 hosts' sends and their 16 results one per 32 (0.5 + 0.5): 57 */
+	struct loggp_frames k;
+	NEAR(loggp_frames(&t, LOGGP_ALLREDUCE, 1024, 0, &k), 57);
+	NEAR(k.data, 48);
+	NEAR(k.acks, 9);
 	assert_int_equal(loggp_tree_parse("2-4", &t), -1);   /* two roots */
 	assert_int_equal(loggp_tree_parse("1-3-4", &t), -1); /* 4 hosts under 3 leaves */
 	assert_int_equal(loggp_tree_parse("1-2-x", &t), -1);
@@ -415,17 +420,37 @@ static void test_loggp_tree_and_frames(void **state)
 	assert_int_equal(loggp_tree_parse("1-2-", &t), -1);
 	assert_int_equal(loggp_tree_parse("unknown topology", &t), -1);
 	assert_int_equal(loggp_tree_parse("1-2-4", &t), 0);
-	/* per packet on 1-2-4: up the tree sw1, sw2 take 2 and send 1, sw0 takes 2 (8 frames); down the same 8;
-	 * one path root -> host: sw0 sends 1, a leaf takes 1 and sends 1 (3) */
-	NEAR(loggp_frames(&t, LOGGP_ALLREDUCE, 65536, 0), 64 * 16);
-	NEAR(loggp_frames(&t, LOGGP_BROADCAST, 65536, 2), 64 * 16);
-	NEAR(loggp_frames(&t, LOGGP_REDUCE, 65536, 3), 64 * 11);
+	/* per packet on 1-2-4: up the tree sw1, sw2 take 2 and send 1, sw0 takes 2 (8 frames); down the same 8
+	 * (16); ACKs: 4 frames between switches (2 up, 2 down) one per 2, counted at both ends (4), the 4
+	 * hosts' sends and 4 results one per 32 (0.25): 20.25. The sweep of 2026-11-27 counted 42,889 and
+	 * 42,704 frames in its measurements of two 1 MiB AllReduces: 2 x 1024 x 20.25 = 41,472, and 3 calls of
+	 * one packet (below) 96 */
+	NEAR(loggp_frames(&t, LOGGP_ALLREDUCE, 65536, 0, &k), 64 * 20.25);
+	NEAR(k.data, 64 * 16);
+	NEAR(k.acks, 64 * 4.25);
+	/* a Broadcast sends no result to its root: its leaf sends 3 results (15 data frames), 4 + 7/32 ACKs */
+	NEAR(loggp_frames(&t, LOGGP_BROADCAST, 65536, 2, &k), 64 * 19.21875);
+	NEAR(k.data, 64 * 15);
+	/* one path root -> host: sw0 sends 1, a leaf takes 1 and sends 1 (11 data frames); 3 frames between
+	 * switches (3 ACKs at both ends), 4 sends and one result (5/32) */
+	NEAR(loggp_frames(&t, LOGGP_REDUCE, 65536, 3, &k), 64 * 14.15625);
+	NEAR(k.data, 64 * 11);
 	/* libinccl's block collectives, 4 blocks of 16 packets: AllGather 4 Broadcasts, ReduceScatter 4 Reduces */
-	NEAR(loggp_frames(&t, LOGGP_REDUCESCATTER, 65536, 0), 4 * 16 * 11);
-	NEAR(loggp_frames(&t, LOGGP_ALLGATHER, 65536, 0), 4 * 16 * 16);
-	NEAR(loggp_frames(&t, LOGGP_ALLREDUCE, 1500, 0), 2 * 16); /* a short last packet is a frame */
+	NEAR(loggp_frames(&t, LOGGP_REDUCESCATTER, 65536, 0, NULL), 4 * 16 * 14.15625);
+	NEAR(loggp_frames(&t, LOGGP_ALLGATHER, 65536, 0, NULL), 4 * 16 * 19.21875);
+	NEAR(loggp_frames(&t, LOGGP_ALLREDUCE, 1500, 0, NULL), 2 * 20.25); /* a short last packet is a frame */
 	/* AllToAll of 4 KiB: 12 Routes of a 1-packet block, each up the tree and one path down (11) */
-	NEAR(loggp_frames(&t, LOGGP_ALLTOALL, 4096, 0), 12 * 11);
+	NEAR(loggp_frames(&t, LOGGP_ALLTOALL, 4096, 0, NULL), 12 * 14.15625);
+	/* a call of one packet alone (a Barrier): each of its 16 frames acknowledged on its own: 32, as the
+	 * sweep of 2026-11-27 counted in each Barrier measurement (224 frames: 7 calls) */
+	NEAR(loggp_lone_frames(&t), 32);
+	/* leaves of one host each (1-2-4-4): a Broadcast sends nothing down to the root's leaf, which has the
+	 * root alone under it: 6 links between switches up, 5 down, 4 sends and 3 results: 2 x 11 + 7 = 29
+	 * data frames, 11 + 7/32 ACKs; an AllReduce 2 x 12 + 8 data frames, 12 + 8/32 ACKs */
+	assert_int_equal(loggp_tree_parse("1-2-4-4", &t), 0);
+	NEAR(loggp_frames(&t, LOGGP_BROADCAST, 1024, 0, &k), 29 + 11.21875);
+	NEAR(k.data, 29);
+	NEAR(loggp_frames(&t, LOGGP_ALLREDUCE, 1024, 0, &k), 2 * 12 + 8 + 12 + 0.25);
 	assert_int_equal(loggp_coll_parse("reducescatter"), LOGGP_REDUCESCATTER);
 	assert_int_equal(loggp_coll_parse("alltoall"), LOGGP_ALLTOALL);
 	assert_int_equal(loggp_coll_parse("barrier"), -1);
@@ -434,7 +459,8 @@ static void test_loggp_tree_and_frames(void **state)
 static void test_loggp_predict(void **state)
 {
 	/* hand-made parameters: per message 10 (send), 20 (receive), 5 (libinccl's batched send); per byte 0.01,
-	 * 0.02; L 100, o 15 (so L + 2o = 130); 2 cores; switches 1 us per frame, 2 frames per data frame */
+	 * 0.02; L 100, o 15 (so L + 2o = 130); 2 cores; switches 1 us per frame (f_sw, the count's check, is
+	 * no factor of the prediction: 2 changes nothing) */
 	struct loggp m = { .L = 100, .o = 15, .o_s = 10, .o_r = 20, .o_sb = 5, .G_s = 0.01, .G_r = 0.02, .c_sw = 1,
 			   .f_sw = 2, .C = 2, .message = 16 };
 	struct loggp_tree t;
@@ -443,30 +469,33 @@ static void test_loggp_predict(void **state)
 
 	assert_int_equal(loggp_tree_parse("1-2-4", &t), 0);
 	/* INC AllReduce: a host sends 5 x 5 + 655.36 = 680.36 and receives 5 x 20 + 1310.72 = 1410.72: 2091.08;
-	 * four hosts 8364.32 + switches 1024 frames x 2 x 1 = 10412.32 over 2 cores 5206.16 + 130 */
-	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 5336.16);
+	 * four hosts 8364.32 + switches 64 x 20.25 = 1296 frames x 1 = 9660.32 over 2 cores 4830.16 + 130 */
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 4960.16);
 	NEAR(r.w_max, 2091.08);
 	NEAR(r.w_hosts, 8364.32);
-	NEAR(r.w_sw, 2048);
+	NEAR(r.w_sw, 1296);
+	NEAR(r.frames, 1296);
+	NEAR(r.acks, 272);
 	NEAR(r.steps, 1);
 	assert_true(r.cpu_bound);
-	/* INC Reduce to rank 0: three hosts send (680.36), the root also receives: 2091.08; 704 frames */
-	NEAR(loggp_predict(&m, &t, LOGGP_REDUCE, LOGGP_INC, n, 0, &r), (3 * 680.36 + 2091.08 + 1408) / 2 + 130);
+	/* INC Reduce to rank 0: three hosts send (680.36), the root also receives: 2091.08; 64 x 14.15625 = 906 frames */
+	NEAR(loggp_predict(&m, &t, LOGGP_REDUCE, LOGGP_INC, n, 0, &r), (3 * 680.36 + 2091.08 + 906) / 2 + 130);
 	NEAR(r.w_max, 2091.08);
-	/* INC Broadcast from rank 0: it sends 680.36; the others send 64 empty packets (5 each) and receive */
-	NEAR(loggp_predict(&m, &t, LOGGP_BROADCAST, LOGGP_INC, n, 0, &r), (680.36 + 3 * (320 + 1410.72) + 2048) / 2 + 130);
+	/* INC Broadcast from rank 0: it sends 680.36; the others send 64 empty packets (5 each) and receive;
+	 * 64 x 19.21875 = 1230 frames */
+	NEAR(loggp_predict(&m, &t, LOGGP_BROADCAST, LOGGP_INC, n, 0, &r), (680.36 + 3 * (320 + 1410.72) + 1230) / 2 + 130);
 	/* INC AllGather, 4 Broadcasts of 16 KiB one after another: a host sends its block (2 messages: 10 +
-	 * 163.84), and in each other block 16 empty packets (80) and receives it (40 + 327.68): 1516.88; 1024
+	 * 163.84), and in each other block 16 empty packets (80) and receives it (40 + 327.68): 1516.88; 1230
 	 * frames; 4 steps */
-	NEAR(loggp_predict(&m, &t, LOGGP_ALLGATHER, LOGGP_INC, n, 0, &r), (4 * 1516.88 + 2048) / 2 + 4 * 130);
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLGATHER, LOGGP_INC, n, 0, &r), (4 * 1516.88 + 1230) / 2 + 4 * 130);
 	NEAR(r.steps, 4);
 	/* INC ReduceScatter, 4 Reduces: each host sends its 4 parts (4 x 173.84) and receives its block (367.68) */
-	NEAR(loggp_predict(&m, &t, LOGGP_REDUCESCATTER, LOGGP_INC, n, 0, &r), (4 * 1063.04 + 1408) / 2 + 4 * 130);
+	NEAR(loggp_predict(&m, &t, LOGGP_REDUCESCATTER, LOGGP_INC, n, 0, &r), (4 * 1063.04 + 906) / 2 + 4 * 130);
 	/* INC AllToAll, 12 Routes of 16 KiB one after another (the seed's serial per-peer puts): a host sends
 	 * its 3 blocks and receives 3 (3 x 541.52), and 16 empty packets in each of the 9 others' (720);
-	 * 12 x 16 x 11 = 2112 frames; 12 steps */
-	NEAR(loggp_predict(&m, &t, LOGGP_ALLTOALL, LOGGP_INC, n, 0, &r), (4 * 2344.56 + 4224) / 2 + 12 * 130);
-	NEAR(r.frames, 2112);
+	 * 12 x 16 x 14.15625 = 2718 frames; 12 steps */
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLTOALL, LOGGP_INC, n, 0, &r), (4 * 2344.56 + 2718) / 2 + 12 * 130);
+	NEAR(r.frames, 2718);
 	/* ring AllToAll, hop by hop: 6 blocks of 16 KiB each way per host (1043.04 + 2086.08), 3 steps */
 	NEAR(loggp_predict(&m, &t, LOGGP_ALLTOALL, LOGGP_RING, n, 0, &r), 4 * 3129.12 / 2 + 3 * 130);
 	/* ring AllReduce: 6 pieces of 16 KiB each way: 6 x 10 + 983.04 + 6 x 20 + 1966.08 = 3129.12 a host;
@@ -487,13 +516,13 @@ static void test_loggp_predict(void **state)
 	/* messages of 64 packets: 2 messages (packet 0, then 63) */
 	m.C = 2;
 	m.message = 64;
-	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), (4 * (2 * 5 + 655.36 + 2 * 20 + 1310.72) + 2048) / 2 + 130);
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), (4 * (2 * 5 + 655.36 + 2 * 20 + 1310.72) + 1296) / 2 + 130);
 	/* the host's own loops: INC swaps every byte it sends and receives (0.001 us/B); the ring copies every
 	 * byte it sends (0.002) and sums (0.004) or copies each it receives. INC AllReduce: a host sends
-	 * 25 + 65536 x 0.011 = 745.896, receives 100 + 65536 x 0.021 = 1476.256; (4 x 2222.152 + 2048) / 2 + 130 */
+	 * 25 + 65536 x 0.011 = 745.896, receives 100 + 65536 x 0.021 = 1476.256; (4 x 2222.152 + 1296) / 2 + 130 */
 	m.message = 16;
 	m.G_swap = 0.001, m.G_copy = 0.002, m.G_sum = 0.004;
-	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 5598.304);
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 5222.304);
 	/* ring AllReduce: sends 6 pieces 60 + 98304 x 0.012, sums 3 (60 + 49152 x 0.024), copies 3 (60 +
 	 * 49152 x 0.022): 3620.64 a host, 4 over 2 cores + 780 */
 	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 8021.28);
@@ -502,9 +531,9 @@ static void test_loggp_predict(void **state)
 	 * + 3 steps */
 	NEAR(loggp_predict(&m, &t, LOGGP_REDUCE, LOGGP_RING, n, 0, &r), (3 * 826.432 + 3 * 1652.864) / 2 + 390);
 	NEAR(r.w_max, 826.432 + 1652.864);
-	/* 1.25 cores left to the lab: (4 x 2222.152 + 2048) / 1.25 + 130 */
+	/* 1.25 cores left to the lab: (4 x 2222.152 + 1296) / 1.25 + 130 */
 	m.C = 1.25;
-	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 10936.608 / 1.25 + 130);
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 10184.608 / 1.25 + 130);
 	m.C = 2;
 	/* a root that is not a rank */
 	assert_true(loggp_predict(&m, &t, LOGGP_REDUCE, LOGGP_INC, n, 4, &r) < 0);
@@ -522,27 +551,27 @@ static void test_loggp_predict_acks_completions_steps(void **state)
 	assert_int_equal(loggp_tree_parse("1-2-4", &t), 0);
 	/* libinccl's 64 packets to the switch, which ACKs one per 32: packet 0 (2 + 3/32 = 2.09375), 3
 	 * messages of 16 (2 + 3 x 16/32 = 3.5), one of 15 (2 + 3 x 15/32 = 3.40625): 16, + 655.36 a byte;
-	 * receiving as before 1410.72: a host 2082.08, (4 x 2082.08 + 2048) / 2 + 130 */
-	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 5318.16);
+	 * receiving as before 1410.72: a host 2082.08, (4 x 2082.08 + 1296) / 2 + 130 */
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 4942.16);
 	/* INC Broadcast: a non-root's 64 empty packets 64 x 2.09375 = 134 (o_sb would make 320) */
-	NEAR(loggp_predict(&m, &t, LOGGP_BROADCAST, LOGGP_INC, n, 0, &r), (671.36 + 3 * (134 + 1410.72) + 2048) / 2 + 130);
+	NEAR(loggp_predict(&m, &t, LOGGP_BROADCAST, LOGGP_INC, n, 0, &r), (671.36 + 3 * (134 + 1410.72) + 1230) / 2 + 130);
 	/* completions, 40 each beyond the streams' one in 100: libinccl asks one per 64 packets (16, at least 4
 	 * messages of 16), so its 5 sends of data ask 1 (+ 0.95 x 40 = 38) and 64 empty packets 1 (+ 0.36 x
 	 * 40 = 14.4); the ring one per 16 of its messages: 6 pieces ask 1 (+ 0.94 x 40 = 37.6 a host) */
 	m.o_c = 40, m.signaled = true;
-	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 5318.16 + 4 * 38 / 2.0);
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 4942.16 + 4 * 38 / 2.0);
 	NEAR(loggp_predict(&m, &t, LOGGP_BROADCAST, LOGGP_INC, n, 0, &r),
-	     (671.36 + 38 + 3 * (134 + 14.4 + 1410.72) + 2048) / 2 + 130);
+	     (671.36 + 38 + 3 * (134 + 14.4 + 1410.72) + 1230) / 2 + 130);
 	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 4 * (3129.12 + 37.6) / 2 + 6 * 130);
 	/* steps from the run's Barriers: INC 1000 us a step, the ring 200 */
 	m.step_inc = 1000, m.step_ring = 200;
-	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 5318.16 + 4 * 38 / 2.0 - 130 + 1000);
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 4942.16 + 4 * 38 / 2.0 - 130 + 1000);
 	NEAR(r.step, 1000);
 	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 4 * (3129.12 + 37.6) / 2 + 6 * 200);
 	NEAR(r.step, 200);
 	/* without the UC stream every libinccl send costs o_sb again: 5 x 5 */
 	m.uc = false, m.signaled = false, m.step_inc = 0;
-	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 5336.16);
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 4960.16);
 	NEAR(r.step, 130);
 }
 
@@ -591,6 +620,24 @@ static void test_loggp_cpu_and_frames(void **state)
 	assert_int_equal(loggp_load_cpu(path, &c, err, sizeof(err)), -1);
 	unlink(path);
 	assert_non_null(strstr(err, ":1: header is not"));
+
+	/* the switches' work over the INC measurements on 1-2-4 (inccl_perf, 2 calls each): an AllReduce of
+	 * 1 MiB, 2 x 1024 x 20.25 frames and 3 lone calls of 32 (a barrier before each call, the tally); a
+	 * Barrier measurement, 7 lone calls (its 2, a barrier before each, the 2 of its verification round, the
+	 * tally): 41,472 + 96 + 224 = 41,792; the ring's measurement is not the switches' */
+	struct loggp_tree t;
+	double sw_cpu, model;
+	assert_int_equal(loggp_tree_parse("1-2-4", &t), 0);
+	temp_file(path, LOGGP_CPU_HEADER "\ninc,allreduce,1048576,1,2,sw0,switch,40000,900000\n"
+					 "inc,allreduce,1048576,1,2,sw1,switch,60000,900000\n"
+					 "inc,barrier,4,1,2,sw0,switch,1000,800000\ninc,barrier,4,1,2,pku1,host,9000,800000\n"
+					 "ring,allreduce,1048576,1,2,sw0,switch,5000,1200000\n");
+	assert_int_equal(loggp_load_cpu(path, &c, err, sizeof(err)), 0);
+	unlink(path);
+	loggp_inc_switch_work(&c, &t, &sw_cpu, &model);
+	NEAR(sw_cpu, 101000);
+	NEAR(model, 41792);
+	loggp_cpu_free(&c);
 
 	/* a communicator's counters grow (its last line counts); a drop starts a new one of that number */
 	temp_file(path, "incswitch sw1 comm 1: rx_frames=10 tx_frames=5 aggregations=3\n"
