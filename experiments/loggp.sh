@@ -179,7 +179,7 @@ for s in $cpu_sizes; do
                 cr=$(awk -v a="$r1" -v b="$r2" -v n="$((v2 - v1))" 'BEGIN { printf "%.3f", (b - a) / n }')
                 echo "cpu_send_uc,$s,$((u2 - u1)),$cs"
                 echo "cpu_recv_uc,$s,$((v2 - v1)),$cr"
-                echo "loggp: $s B over UC, $batch per post: CPU per message: send $cs us, receive $cr us (sent $u1 + $u2, received $v1 + $v2)" >&2 ;;
+                echo "loggp: $s B over UC, $batch per post: CPU per message: send $cs us, receive $cr us (the short and the long stream sent $u1 and $u2, received $v1 and $v2)" >&2 ;;
             signaled)
                 echo "cpu_send_signaled,$s,$dn,$cs"
                 echo "loggp: $s B, every send signaled: CPU per message: send $cs us" >&2 ;;
