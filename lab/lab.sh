@@ -719,7 +719,7 @@ dom_state() { dvsh "$1" domstate "$prefix-$1" 2>/dev/null | head -n 1 || echo ab
 # ---- up ---------------------------------------------------------------------
 
 cmd_up() {
-    local t0=$SECONDS acc topo_hash roles image LAB_ACCEL="" LAB_TSC_KHZ="" test_lab=0 switches=${SWITCHES:-}
+    local t0=$SECONDS acc topo_hash roles image LAB_ACCEL="" LAB_TSC_KHZ="" LAB_TSC_AT="" test_lab=0 switches=${SWITCHES:-}
     case ${INCLAB_ACCEL:-} in kvm | tcg | "") ;; *) die "INCLAB_ACCEL must be kvm or tcg, not '$INCLAB_ACCEL'" ;; esac
     case ${INCLAB_TEST_LAB:-0} in 0 | "") ;; 1) test_lab=1 ;; *) die "INCLAB_TEST_LAB must be 0 or 1, not '$INCLAB_TEST_LAB'" ;; esac
     case $switches in vm | netns | "") ;; *) die "SWITCHES must be vm or netns, not '$switches'" ;; esac
@@ -787,8 +787,11 @@ cmd_up() {
         else
             log "warning: this machine's TSC rate is unknown: the guests measure it at boot, and on a loaded machine may get it wrong ('make lab-clocks' shows)"
         fi
+        # the other machines' own, for their guests (once per lab, as this machine's)
+        [ -z "$hyps" ] || [ -n "$LAB_TSC_AT" ] || LAB_TSC_AT=$(hyp_tsc "$hyps")
+        [[ $LAB_TSC_AT =~ ^([a-z][a-z0-9-]*=[0-9]{6,9}( |$))*$ ]] || die "lab.env: LAB_TSC_AT '$LAB_TSC_AT' is not NAME=KHZ words"
     else
-        LAB_TSC_KHZ=""
+        LAB_TSC_KHZ="" LAB_TSC_AT=""
     fi
     ensure_daemons
     if [ -n "$hyps" ]; then
@@ -806,7 +809,7 @@ cmd_up() {
     made path keys
     "$INCLAB_BUILD/topogen" -o "$gen.new" --prefix "$prefix" --state-dir "$state" --accel "$acc" --keys "$state/keys" \
         --udp-base "$INCLAB_UDP_BASE" --switches "$switches" $([ "$test_lab" = 1 ] && echo --test-lab) \
-        ${LAB_TSC_KHZ:+--tsc-khz "$LAB_TSC_KHZ"} \
+        ${LAB_TSC_KHZ:+--tsc-khz "$LAB_TSC_KHZ"} $(for x in $LAB_TSC_AT; do printf -- '--tsc-khz-at %s ' "$x"; done) \
         $(awk '{printf "--image %s=%s ", $1, $2}' <<<"$roles") "$TOPOLOGY" ||
         die "topogen failed"
     rm -rf "$gen"; mv "$gen.new" "$gen"
@@ -819,6 +822,7 @@ cmd_up() {
     [[ $role_words =~ ^[A-Za-z0-9._/+\ -]*$ ]] || die "images/build.sh printed roles that are not words and paths: '$role_words'"
     { printf 'LAB_TOPOLOGY=%q\nLAB_HASH=%q\nLAB_ACCEL=%q\n' "$TOPOLOGY" "$topo_hash" "$acc"
       printf 'LAB_ROLES="%s"\nLAB_TEST=%q\nLAB_SWITCHES=%q\nLAB_TSC_KHZ=%q\n' "$role_words" "$test_lab" "$switches" "$LAB_TSC_KHZ"
+      printf 'LAB_TSC_AT="%s"\n' "$LAB_TSC_AT"
     } > "$state/lab.env"
 
     # libvirt names of this lab that something else holds: refused, never taken
@@ -984,6 +988,37 @@ hyp_check() {
         fi
         first=0
     done <<<"$2"
+}
+
+# hyp_tsc LINES — (lab-up, TCG) "NAME=KHZ ..." for each hypervisor of LINES
+# ("NAME<TAB>URI", the first this machine's) but the first that is reached by
+# qemu+ssh://: its machine's TSC rate, measured there by this build's tsckhz
+# (sent over ssh into a temporary directory there, run, removed; up to 3
+# tries). Its TCG
+# guests read that machine's TSC: told this machine's rate instead, their
+# clocks would run off by the ratio of the two. One that cannot be measured
+# is left out (its guests get this machine's rate), with a warning.
+hyp_tsc() {
+    local name uri first=1 khz out=""
+    while IFS=$'\t' read -r name uri; do
+        if [ $first = 1 ]; then first=0; continue; fi
+        [[ $uri == qemu+ssh://* ]] || continue
+        hyp_ssh_argv "$uri" || continue
+        # (3 tries: tsckhz refuses a rate its two measurements disagree on, on a busy machine)
+        for _ in 1 2 3; do
+            # shellcheck disable=SC2016 # expanded there
+            khz=$(timeout 60 "${HYP_SSH[@]}" 'set -e; d=$(mktemp -d); trap "rm -rf \"$d\"" EXIT; cat > "$d/tsckhz"; chmod 700 "$d/tsckhz"; "$d/tsckhz"' \
+                < "$INCLAB_BUILD/tsckhz" 2>/dev/null) || khz=""
+            [[ ! $khz =~ ^[0-9]{6,9}$ ]] || break
+        done
+        if [[ $khz =~ ^[0-9]{6,9}$ ]]; then
+            log "hypervisor $name: its machine's TSC rate $khz kHz (tsckhz over ssh), for its TCG guests"
+            out+="$name=$khz "
+        else
+            log "warning: hypervisor $name: its machine's TSC rate could not be measured (tsckhz over ssh): its TCG guests are told this machine's; 'make lab-clocks' shows whether their clocks run right"
+        fi
+    done <<<"$1"
+    echo "${out% }"
 }
 
 # hyp_ssh_argv URI — set HYP_SSH to the ssh command line (without the remote
@@ -1462,31 +1497,37 @@ clock_mark() {
 # VM could not be read or strayed over CLOCK_TOLERANCE_PCT (beyond what the
 # agent's round trips can explain) over a window of CLOCK_MIN_WINDOW_S or more.
 cmd_clocks() {
-    local check=0 bad=0 n h1 g1 e1 h2 g2 e2 t verdict
+    local check=0 bad=0 n h1 g1 e1 h2 g2 e2 t verdict hyp hh=""
     case ${1:-} in "") ;; --check) check=1 ;; *) die "clocks [--check], not '$1'" ;; esac
     need_lab
     [ -s "$state/clocks.tsv" ] || die "no clock marks in $state/clocks.tsv: lab-up has not finished (or the lab has no VM)"
     echo "this machine's clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
-    printf '%-11s %10s %9s %12s  %s\n' NODE RATE WINDOW_S DRIFT_MS VERDICT
+    # with hypervisors a column more: where each VM runs (its clock is that machine's TSC
+    # under TCG; the rate is against this machine's clock, and the agent's round trip
+    # through a remote connection, with its ssh, is in the slack)
+    [ ! -e "$gen/hypervisors.tsv" ] || hh=HYPERVISOR
+    printf '%-11s %10s %9s %12s  %s\n' NODE RATE WINDOW_S DRIFT_MS "${hh:+$(printf '%-12s ' "$hh")}VERDICT"
     while IFS=$'\t' read -r n h1 g1 e1; do
+        hyp=""
+        [ -z "$hh" ] || hyp=$(printf '%-12s ' "$(awk -F'\t' -v n="$n" '!/^#/ && $1 == n {print $12}' "$gen/inventory.tsv")")
         if ! [[ $h1 =~ ^[0-9]{1,19}$ && $g1 =~ ^[0-9]{1,19}$ && $e1 =~ ^[0-9]{1,19}$ ]]; then
-            printf '%-11s %10s %9s %12s  %s\n' "$n" - - - "malformed mark in $state/clocks.tsv"
+            printf '%-11s %10s %9s %12s  %s\n' "$n" - - - "${hyp}malformed mark in $state/clocks.tsv"
             bad=1; continue
         fi
         if ! t=$(guest_time "$n"); then
-            printf '%-11s %10s %9s %12s  %s\n' "$n" - - - "guest agent gave no time"
+            printf '%-11s %10s %9s %12s  %s\n' "$n" - - - "${hyp}guest agent gave no time"
             bad=1; continue
         fi
         read -r h2 g2 e2 <<<"$t"
         # differences in 64-bit shell arithmetic (ns since 1970 lose digits in awk's doubles)
         verdict=$(awk -v dh=$((h2 - h1)) -v dg=$((g2 - g1)) -v e=$(((e1 + e2) / 2)) -v tol="$CLOCK_TOLERANCE_PCT" \
-            -v minw="$CLOCK_MIN_WINDOW_S" -v n="$n" 'BEGIN {
-                if (dh <= 0) { printf "%-11s %10s %9s %12s  %s\n", n, "-", "-", "-", "no time has passed"; exit 0 }
+            -v minw="$CLOCK_MIN_WINDOW_S" -v n="$n" -v hyp="$hyp" 'BEGIN {
+                if (dh <= 0) { printf "%-11s %10s %9s %12s  %s%s\n", n, "-", "-", "-", hyp, "no time has passed"; exit 0 }
                 r = dg / dh; slack = e / dh
                 if (dh < minw * 1e9) v = "window too short to judge"
                 else if (r > 1 + tol / 100 + slack || r < 1 - tol / 100 - slack) { v = sprintf("OFF by over %g %%: times measured on it are wrong", tol); bad = 1 }
                 else v = "ok"
-                printf "%-11s %10.5f %9.1f %+12.1f  %s\n", n, r, dh / 1e9, (dg - dh) / 1e6, v
+                printf "%-11s %10.5f %9.1f %+12.1f  %s%s\n", n, r, dh / 1e9, (dg - dh) / 1e6, hyp, v
                 exit bad }') || {
             bad=1
             # what the guest's kernel made of its clock at boot
@@ -2093,6 +2134,40 @@ port_counts() {
         END { if (f) print v["rx"] + 0, v["tx"] + 0, v["open"] + 0, v["opens"] + 0; else print "0 0 0 0" }'
 }
 
+# cap_crossing LINK A B HYP_A HYP_B PORT_A PORT_B — (capture) the udpcap spec of
+# tree edge LINK (links.tsv: A on HYP_A, B on HYP_B, two hypervisors), taken at
+# its end on the first hypervisor, this machine: tunnels.tsv's line of that
+# end says how it is wired. A namespace node's end (netns): its interface in
+# its namespace, as any namespace link (the frames it sends and receives, the
+# VXLAN headers already off); a VM's end on a VXLAN bridge (vm): the VXLAN
+# device (the frames that crossed, inbound = from the tunnel, to the VM); a
+# QEMU UDP tunnel (udp): its datagrams on loopback, as a same-machine tunnel,
+# only when the peer's address is this machine's (the lab test's): to
+# another machine they leave through its network device, where a frame
+# larger than the path's MTU travels as IP fragments this capture cannot put
+# together, so that is refused. Refused too: an edge with no end here (both on
+# other hypervisors). Appends the spec to specs and sets a and b to the
+# capture's name (a: this machine's end, inbound = to a).
+cap_crossing() {
+    local l=$1 first kind node ifn peer remote dev rdev
+    first=$(hyp_first)
+    IFS=$'\t' read -r _ kind _ node ifn peer _ _ _ remote _ _ dev _ <<<"$(awk -F'\t' -v l="$l" -v h="$first" \
+        '!/^#/ && $1 == h && $3 == l' "$gen/tunnels.tsv" 2>/dev/null | head -n 1)"
+    [ -n "$kind" ] ||
+        die "capture: link $2-$3 crosses from hypervisor $4 to $5, neither of them $first, this machine: lab-capture records an edge at its end on this machine only"
+    case $kind in
+    netns) specs+=("$node-$peer:netns:$prefix-$node:$ifn") ;;
+    vm) specs+=("$node-$peer:netns:-:$dev") ;;
+    udp)
+        rdev=$(ip -o route get "$remote" 2>/dev/null | sed -n 's/.* dev \([^ ]*\).*/\1/p') || rdev=""   # (no route: none)
+        [ "$rdev" = lo ] ||
+            die "capture: link $2-$3 is a QEMU UDP tunnel to $remote (hypervisor $([ "$node" = "$2" ] && echo "$5" || echo "$4"), another machine): its datagrams leave through ${rdev:-no route}, where a frame larger than the path's MTU travels as IP fragments that this capture cannot put together; capture the edges next to it, or run the lab with SWITCHES=netns (its crossing edges are VXLAN tunnels, captured at this machine's end)"
+        specs+=("$2-$3:udp:$6:$7"); node=$2 peer=$3 ;;
+    *) die "capture: tunnels.tsv: link $l has an end of unknown kind '$kind'" ;;
+    esac
+    a=$node b=$peer
+}
+
 # cmd_capture "LINK..." [SECONDS] — capture the tree edges LINK (a-b, either
 # order; several separated by spaces) at once into one pcapng file, one
 # interface per link named after it (udpcap: "a-b", inbound = to a). A netns
@@ -2112,7 +2187,7 @@ port_counts() {
 # Exit 0 when nothing was lost; 3 (the file kept) when frames were lost.
 cmd_capture() {
     need_lab
-    local links=${1:-} secs=${2:-10} link a b i l row port pb specs=() names=() out w rc=0 ia ib la x sw
+    local links=${1:-} secs=${2:-10} link a b i l row port pb specs=() names=() out w rc=0 ia ib la x sw ha hb
     local swends=() sws=() margs=() mout j lost=0
     secs_ok "$secs"
     local all; all=$(grep -v '^#' "$gen/links.tsv" | awk '{printf "%s-%s ", $2, $5}')
@@ -2122,10 +2197,17 @@ cmd_capture() {
         a=${link%%-*} b=${link#*-}
         row=$(awk -F'\t' -v a="$a" -v b="$b" '!/^#/ && (($2 == a && $5 == b) || ($2 == b && $5 == a))' "$gen/links.tsv")
         [ -n "$row" ] || die "capture: no link '$link' in this lab's topology; the links: $all"
-        IFS=$'\t' read -r l a ia port b ib pb _ <<<"$row"
+        IFS=$'\t' read -r l a ia port b ib pb _ ha hb _ <<<"$row"
         la=$a
         [[ " ${names[*]} " != *" $a-$b "* ]] || die "capture: link $a-$b given twice"
-        if [ "$port" = - ]; then
+        if [ -n "$ha" ] && [ "$ha" != "$hb" ]; then
+            # an edge between two hypervisors (README: "Labs over several hypervisors"):
+            # captured at this machine's end of its tunnel (cap_crossing sets a, b, the spec)
+            cap_crossing "$l" "$a" "$b" "$ha" "$hb" "$port" "$pb"
+            [[ " ${names[*]} " != *" $a-$b "* ]] || die "capture: link $a-$b given twice"
+        elif [ "$port" != - ] && [ -n "$ha" ] && hyp_by_ssh "$ha"; then
+            die "capture: link $a-$b is a QEMU UDP tunnel of hypervisor $ha, reached over ssh: its datagrams are on that machine's loopback, not this one's (lab-capture records on this machine only: the edges that cross to it, or any edge of the first hypervisor, $(hyp_first))"
+        elif [ "$port" = - ]; then
             # a veth or bridge link (netns): the namespace end's interface, both directions
             w=$(awk -F'\t' -v l="$l" '!/^#/ && $2 == l {print $3, $4, $5}' "$gen/wires.tsv")
             [ -n "$w" ] || die "capture: link '$link' is in neither links.tsv's tunnels nor wires.tsv"
@@ -2239,7 +2321,11 @@ cmd_fault() {
 
 # Push the payload of each node's role (binaries built since the images were
 # made) and the role's service units, then restart the control plane: the
-# controller first, so that the switches register with the new one.
+# controller first, so that the switches register with the new one. A VM gets
+# only the files whose copy there differs (sync_differs: a file is about 50
+# guest agent calls of 48 KiB, each a second under TCG, and more through a
+# remote hypervisor's connection); each VM through its own hypervisor's
+# connection. Logs per node "synced NODE (ROLE): N of M file(s) pushed".
 cmd_sync() {
     need_lab
     local payload=${INCLAB_PAYLOAD:-$INCLAB_BUILD/payload} n role f l
@@ -2254,25 +2340,67 @@ cmd_sync() {
                 log "synced $n ($role, namespace)"
                 continue
             fi
+            # the payload's files and the role's units, each pushed only when the node's
+            # copy differs (sync_differs: one agent call asks all their hashes)
+            local list todo total pushed=0
+            list=$(find "$payload/$role" -type f 2>/dev/null || true
+                   [ ! -d "$top/images/roles/$role/etc/systemd" ] || find "$top/images/roles/$role/etc/systemd" -type f)
+            total=$(grep -c . <<<"$list" || true)
+            todo=$(sync_differs "$n" "$payload/$role" "$top/images/roles/$role" <<<"$list")
             while IFS= read -r f; do
-                gpush "$n" "$payload/$role/$f" "/$f" "$(stat -c %a "$payload/$role/$f")" >/dev/null
-            done < <(cd "$payload/$role" 2>/dev/null && find . -type f | sed 's|^\./||')
+                [ -n "$f" ] || continue
+                case $f in
+                "$payload/$role"/*) gpush "$n" "$f" "${f#"$payload/$role"}" "$(stat -c %a "$f")" >/dev/null ;;
+                *) gpush "$n" "$f" "${f#"$top/images/roles/$role"}" 0644 >/dev/null ;;
+                esac
+                pushed=$((pushed + 1))
+            done <<<"$todo"
             # its symbolic links (libinccl.so.MAJOR, libinccl.so), which gpush cannot carry: plain names only
             while IFS= read -r f; do
                 l=$(readlink "$payload/$role/$f")
                 [[ $f$l =~ ^[A-Za-z0-9._/+-]+$ ]] || die "sync: payload link '$f' -> '$l': not a plain name"
                 gexec "$n" "ln -sfn '$l' '/$f'" 60 || die "sync: $n: cannot link /$f"
             done < <(cd "$payload/$role" 2>/dev/null && find . -type l | sed 's|^\./||')
-            while IFS= read -r f; do
-                gpush "$n" "$top/images/roles/$role/$f" "/$f" 0644 >/dev/null
-            done < <(cd "$top/images/roles/$role" && find . -type f -path './etc/systemd/*' | sed 's|^\./||')
             case $role in
             controller) gexec "$n" "systemctl daemon-reload && systemctl restart incctl.service" 60 ;;
             switch) gexec "$n" "systemctl daemon-reload && systemctl restart incswitch.service" 60 ;;
             host) gexec "$n" "ldconfig" 60 ;;
             esac || die "sync: restarting the services of $n failed"
-            log "synced $n ($role)"
+            log "synced $n ($role): $pushed of $total file(s) pushed (the others were the payload's already)"
         done
+    done
+}
+
+# sync_differs NODE ROOT... — (sync) of the files named on standard input (one
+# path a line, each under one of the ROOTs, which stands for the node's /),
+# those whose copy on the VM NODE is missing or differs: their sha256 here
+# against the node's, asked in one guest agent call (through the node's own
+# hypervisor's connection). Prints their paths; every one when the node's
+# hashes cannot be read (they are pushed then, as before this check).
+sync_differs() {
+    local n=$1 f r rel cmd="cd / && sha256sum --" theirs line re='^([0-9a-f]{64}) [ *](.+)$'
+    shift
+    local -A here=() there=()
+    local order=()
+    while IFS= read -r f; do
+        [ -n "$f" ] || continue
+        rel=""
+        for r in "$@"; do case $f in "$r"/*) rel=${f#"$r"/}; break ;; esac; done
+        [ -n "$rel" ] || continue
+        here[$rel]=$(sha256sum < "$f" | cut -d' ' -f1)
+        order+=("$f|$rel")
+        cmd+=" $(shq "$rel")"
+    done
+    [ ${#order[@]} -gt 0 ] || return 0
+    # sha256sum prints "HASH  PATH" for each file it could read (a missing one only on stderr)
+    theirs=$(gexec "$n" "$cmd 2>/dev/null; true" 120 2>/dev/null | tr -d '\r') || theirs=""
+    [ -n "$theirs" ] || log "  $n: its files' hashes could not be read: every file is pushed"
+    while IFS= read -r line; do
+        if [[ $line =~ $re ]]; then there[${BASH_REMATCH[2]}]=${BASH_REMATCH[1]}; fi
+    done <<<"$theirs"
+    for f in "${order[@]}"; do
+        rel=${f##*|}
+        [ "${there[$rel]:-}" = "${here[$rel]}" ] || echo "${f%|*}"
     done
 }
 

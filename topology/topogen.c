@@ -75,6 +75,12 @@ struct opts {
 	int test_lab;   /* --test-lab: the lab test's lab, whose switches allow fault injection */
 	int netns;      /* --switches netns: switches and the controller are namespaces */
 	long tsc_khz;   /* --tsc-khz: the machine's TSC rate for TCG guests (tsc_early_khz=), 0: none */
+	/* --tsc-khz-at NAME=KHZ: the TSC rate of hypervisor NAME's machine for its TCG guests
+	 * (each machine's guests read their own machine's TSC); resolved to tsc_at_hyp after load */
+	const char *tsc_at_name[TOPO_MAX_HYPERVISORS];
+	long tsc_at_khz[TOPO_MAX_HYPERVISORS];
+	int tsc_at_hyp[TOPO_MAX_HYPERVISORS];
+	int ntsc_at;
 	const char *keys; /* --keys DIR: every node's key file (made when missing); NULL: no keys */
 	int print;      /* --json / --dot: print that view on stdout, write no files */
 	char tag[16];   /* short name stem of the lab's devices on the machine (see dev_tag) */
@@ -402,8 +408,12 @@ static void gen_domain(const struct topology *t, const struct opts *o, int i)
 	 * KVM the guest reads kvm-clock, whose rate KVM gives it. */
 	fprintf(f, "    <cmdline>root=/dev/vda rw console=ttyS0,115200 net.ifnames=0 mitigations=off "
 		   "tsc=nowatchdog no_timer_check");
-	if (o->tsc_khz && !kvm)
-		fprintf(f, " tsc_early_khz=%ld", o->tsc_khz);
+	long khz = o->tsc_khz;
+	for (int k = 0; k < o->ntsc_at; k++)
+		if (has_hyp(t) && o->tsc_at_hyp[k] == t->nodes[i].hypervisor)
+			khz = o->tsc_at_khz[k];
+	if (khz && !kvm)
+		fprintf(f, " tsc_early_khz=%ld", khz);
 	fprintf(f, "</cmdline>\n  </os>\n");
 	/* tb-cache: QEMU gives TCG a translation cache of 1 GiB, and fills it before it
 	 * flushes: a 1 GiB host VM of 1-4-16 had 940 MiB of translated code resident
@@ -1428,6 +1438,7 @@ static void usage(FILE *f)
 		"  --test-lab            a test lab: switches allow fault injection (incswitch -F " FAULT_FILE ")\n"
 		"  --switches vm|netns   switches and the controller as VMs (default) or network namespaces\n"
 		"  --tsc-khz KHZ         this machine's TSC rate (lab/tsckhz.c), given to TCG guests' kernels\n"
+		"  --tsc-khz-at NAME=KHZ the TSC rate of hypervisor NAME's machine, for its TCG guests (default --tsc-khz)\n"
 		"  --keys DIR            every node's key DIR/NODE.key (made when missing, mode 0600), each given to its\n"
 		"                        node alone (" CTL_NODE_KEY_FILE "), the table of all to the controller\n"
 		"                        (" CTL_KEY_TABLE_FILE "); output files mode 0600\n");
@@ -1444,6 +1455,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "test-lab", no_argument, 0, 't' },    { "switches", required_argument, 0, 'w' },
 		{ "tsc-khz", required_argument, 0, 'k' }, { "keys", required_argument, 0, 'K' },
 		{ "json", no_argument, 0, 'J' },          { "dot", no_argument, 0, 'D' },
+		{ "tsc-khz-at", required_argument, 0, 'T' },
 		{ 0, 0, 0, 0 },
 	};
 	static char defimg[3][64];
@@ -1493,6 +1505,23 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			o->tsc_khz = v;
+			break;
+		}
+		case 'T': { /* NAME=KHZ: the name is checked against the topology's hypervisors once it is read */
+			char *eq = strchr(optarg, '='), *end;
+			long v = eq ? strtol(eq + 1, &end, 10) : 0;
+			if (!eq || eq == optarg || !eq[1] || *end || v < 100000 || v > 100000000) {
+				fprintf(stderr, "topogen: --tsc-khz-at wants NAME=KHZ, a hypervisor's name and a rate in kHz, "
+						"100000..100000000, not '%s'\n", optarg);
+				return -1;
+			}
+			if (o->ntsc_at == TOPO_MAX_HYPERVISORS) {
+				fprintf(stderr, "topogen: at most %d --tsc-khz-at\n", TOPO_MAX_HYPERVISORS);
+				return -1;
+			}
+			*eq = 0;
+			o->tsc_at_name[o->ntsc_at] = optarg;
+			o->tsc_at_khz[o->ntsc_at++] = v;
 			break;
 		}
 		case 'u': {
@@ -1589,6 +1618,29 @@ static void print_placement(FILE *f, const struct topology *t)
 		fprintf(f, "%s(* placed by the balance)\n", ncross ? "\n  " : "  links between hypervisors: none\n  ");
 }
 
+/* resolve_tsc_at() - each --tsc-khz-at NAME to the index of hypervisor NAME of @t; -1
+ * (message printed) for a name the topology does not declare or one given twice. */
+static int resolve_tsc_at(const struct topology *t, struct opts *o)
+{
+	for (int k = 0; k < o->ntsc_at; k++) {
+		int h = 0;
+		while (h < t->nhypervisors && strcmp(t->hypervisors[h].name, o->tsc_at_name[k]))
+			h++;
+		if (h == t->nhypervisors) {
+			fprintf(stderr, "topogen: --tsc-khz-at %s: %s declares no hypervisor '%s'\n", o->tsc_at_name[k],
+				t->file, o->tsc_at_name[k]);
+			return -1;
+		}
+		for (int j = 0; j < k; j++)
+			if (o->tsc_at_hyp[j] == h) {
+				fprintf(stderr, "topogen: --tsc-khz-at %s given twice\n", o->tsc_at_name[k]);
+				return -1;
+			}
+		o->tsc_at_hyp[k] = h;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -1599,6 +1651,10 @@ int main(int argc, char **argv)
 		return 2;
 	if (!(t = topo_load(argv[optind], stderr)))
 		return 1;
+	if (resolve_tsc_at(t, &o) < 0) {
+		topo_free(t);
+		return 2;
+	}
 	if (o.check_only) {
 		printf("%s: topology '%s' is valid: %d nodes (%d hosts), %d links, %d segments\n", t->file, t->name,
 		       t->nnodes, t->nhosts, t->nlinks, t->nsegments);

@@ -242,6 +242,24 @@ for bad in 99999 abc 2596213x ""; do
         bash -c '[ "$1" = 2 ] && grep -q "tsc-khz must be a rate in kHz" <<<"$2"' _ "$rc" "$out"
 done
 
+# --tsc-khz-at: each hypervisor's TCG guests told their own machine's TSC rate
+two=tests/topology/hypervisors/two.yaml
+if gen "$tmp/tsc-at" --tsc-khz 2596213 --tsc-khz-at there=2100000 "$two"; then
+    got=$(grep -o 'tsc_early_khz=[0-9]*' "$tmp/tsc-at"/domains/*.xml | sed 's|.*/||; s|\.xml:tsc_early_khz=| |' | sort | tr '\n' ' ')
+    want=$(grep -v '^#' "$tmp/tsc-at/inventory.tsv" | awk -F'\t' '{print $1, ($12 == "there" ? 2100000 : 2596213)}' | sort | tr '\n' ' ')
+    check "two.yaml --tsc-khz 2596213 --tsc-khz-at there=2100000: each domain the rate of its hypervisor ($got)" \
+        bash -c '[ -n "$1" ] && [ "$1" = "$2" ]' _ "$got" "$want"
+else
+    ko "topogen --tsc-khz-at failed"
+fi
+for x in "nowhere=2100000|declares no hypervisor 'nowhere'" "there=99999|wants NAME=KHZ" "=2100000|wants NAME=KHZ" "there|wants NAME=KHZ" \
+    "there=2100000 --tsc-khz-at there=2200000|--tsc-khz-at there given twice"; do
+    IFS='|' read -r arg want <<<"$x"
+    # shellcheck disable=SC2086 # the second case is two options
+    out=$("$topogen" -o "$tmp/bad" --tsc-khz-at $arg "$two" 2>&1); rc=$?
+    check "--tsc-khz-at $arg: exit 2 with '$want' (got $rc: $out)" bash -c '[ "$1" = 2 ] && grep -qF -- "$3" <<<"$2"' _ "$rc" "$out" "$want"
+done
+
 phase netns-names "netns mode: device names fit IFNAMSIZ and are unique, a bad mode is refused"
 long=inclab-a-rather-long-lab-prefix
 if "$topogen" -o "$tmp/long" --prefix $long --switches netns topology/1-4-16.yaml; then

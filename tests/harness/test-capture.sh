@@ -13,7 +13,10 @@
 # direction. `lab.sh capture` on the tables of a lab (no lab up; a stand-in
 # udpcap records its arguments): a link not in the topology, a malformed or
 # repeated one, bad SECONDS: a precise error, exit 1; good links become
-# udpcap's link specs in the tables' order; udpcap's exit 3 is kept. Needs
+# udpcap's link specs in the tables' order; udpcap's exit 3 is kept; over
+# hypervisors, an edge that crosses machines is captured at its end on this
+# machine (a namespace's interface, a VM's VXLAN device, a UDP tunnel on
+# loopback), one with no end here or on another machine's loopback refused. Needs
 # root for namespaces (else those phases are skipped); about 15 s.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -59,6 +62,62 @@ check "lab capture 'pku1-sw1 sw1-sw0': exit $rc, udpcap $args" \
 FAKE_RC=3 labcap "sw1-pku1" 5; rc=$?
 check "lab capture when udpcap lost frames: exit $rc, says LOST, prints the file" \
     sh -c '[ "$1" = 3 ] && grep -q "frames were LOST" "$2" && grep -q "sw1-pku1-.*\.pcapng$" "$2"' _ "$rc" "$tmp/lab.out"
+
+# a lab over hypervisors (README: "Labs over several hypervisors"): "here" is the first,
+# this machine; "there" and "far" are reached over ssh. An edge that crosses machines is
+# captured at its end here, as tunnels.tsv wires it: a namespace node's interface, a VM's
+# VXLAN device, a QEMU UDP tunnel on loopback when its peer's address is this machine's
+hv=$tmp/hv
+mkdir -p "$hv/gen"
+t=$'\t'
+{ echo "# link${t}node_a${t}if_a${t}port_a${t}node_b${t}if_b${t}port_b${t}subnet${t}hypervisor_a${t}hypervisor_b"
+  echo "0${t}sw0${t}to-sw1${t}-${t}sw1${t}to-sw0${t}-${t}s${t}here${t}here"
+  echo "1${t}sw0${t}to-sw2${t}-${t}sw2${t}to-sw0${t}-${t}s${t}here${t}there"
+  echo "2${t}sw2${t}to-pku3${t}-${t}pku3${t}to-sw2${t}-${t}s${t}there${t}there"
+  echo "3${t}sw1${t}to-pku1${t}47106${t}pku1${t}to-sw1${t}47107${t}s${t}here${t}there"
+  echo "4${t}sw3${t}to-pku5${t}47108${t}pku5${t}to-sw3${t}47109${t}s${t}there${t}there"
+  echo "5${t}sw4${t}to-pku6${t}-${t}pku6${t}to-sw4${t}-${t}s${t}there${t}far"
+  echo "6${t}sw2${t}to-pku7${t}-${t}pku7${t}to-sw2${t}-${t}s${t}there${t}here"
+  echo "7${t}sw1${t}to-pku8${t}47114${t}pku8${t}to-sw1${t}47115${t}s${t}here${t}far"
+} > "$hv/gen/links.tsv"
+{ echo "# kind${t}link${t}node_a${t}if_a${t}node_b${t}if_b${t}mtu${t}bridge${t}veth${t}tap${t}hypervisor"
+  echo "veth${t}0${t}sw0${t}to-sw1${t}sw1${t}to-sw0${t}9000${t}-${t}-${t}-${t}here"
+  echo "bridge${t}2${t}sw2${t}to-pku3${t}pku3${t}to-sw2${t}1500${t}ilcpx-b2${t}ilcpx-v2${t}ilcpx-t2${t}there"
+} > "$hv/gen/wires.tsv"
+{ echo "# hypervisor${t}uri${t}address${t}network${t}bridge${t}memory_mib${t}nodes${t}images${t}pool"
+  echo "here${t}qemu:///system${t}127.0.0.1${t}ilcpx-mgmt${t}ilcpx-mgmt${t}1${t}sw0 sw1${t}-${t}-"
+  echo "there${t}qemu+ssh://root@127.0.0.1:2222/system${t}127.0.0.1${t}ilcpx-mgmt-there${t}ilcpx-h1${t}1${t}sw2${t}/var/lib/x${t}ilcpx-images"
+  echo "far${t}qemu+ssh://root@198.51.100.7/system${t}198.51.100.7${t}ilcpx-mgmt-far${t}ilcpx-h2${t}1${t}pku6${t}/var/lib/x${t}ilcpx-images"
+} > "$hv/gen/hypervisors.tsv"
+# (the first hypervisor's ends only: those are the ones capture reads)
+{ echo "# hypervisor${t}kind${t}link${t}node${t}if${t}peer${t}peer_hypervisor${t}local${t}lport${t}remote${t}rport${t}vni${t}device${t}bridge${t}veth${t}tap${t}mtu"
+  echo "there${t}netns${t}1${t}sw2${t}to-sw0${t}sw0${t}here${t}127.0.0.1${t}47103${t}127.0.0.1${t}47102${t}2${t}ilcpx-y1${t}ilcpx-c1${t}ilcpx-w1${t}-${t}9000"
+  echo "here${t}netns${t}1${t}sw0${t}to-sw2${t}sw2${t}there${t}127.0.0.1${t}47102${t}127.0.0.1${t}47103${t}2${t}ilcpx-x1${t}ilcpx-b1${t}ilcpx-v1${t}-${t}9000"
+  echo "here${t}udp${t}3${t}sw1${t}to-pku1${t}pku1${t}there${t}127.0.0.1${t}47106${t}127.0.0.1${t}47107${t}-${t}-${t}-${t}-${t}-${t}1500"
+  echo "here${t}vm${t}6${t}pku7${t}to-sw2${t}sw2${t}there${t}127.0.0.1${t}47113${t}127.0.0.1${t}47112${t}7${t}ilcpx-y6${t}ilcpx-c6${t}-${t}ilcpx-t6${t}1500"
+  echo "here${t}udp${t}7${t}sw1${t}to-pku8${t}pku8${t}far${t}127.0.0.1${t}47114${t}198.51.100.7${t}47115${t}-${t}-${t}-${t}-${t}-${t}1500"
+} > "$hv/gen/tunnels.tsv"
+echo '# node' > "$hv/gen/inventory.tsv"
+hvcap() { INCLAB_STATE=$hv INCLAB_PREFIX=ilcpx INCLAB_BUILD=$tmp/bin lab/lab.sh capture "$@" > "$tmp/lab.out" 2>&1; }
+for x in "sw2-sw0|sw0-sw2:netns:ilcpx-sw0:to-sw2" "pku1-sw1|sw1-pku1:udp:47106:47107" "sw2-pku7|pku7-sw2:netns:-:ilcpx-y6" \
+    "pku3-sw2|sw2-pku3:netns:ilcpx-sw2:to-pku3"; do
+    IFS='|' read -r l want <<<"$x"
+    rm -f "$tmp/args"
+    hvcap "$l" 4; rc=$?
+    args=$(sed 's/ -o [^ ]*\.pcapng / -o F /' "$tmp/args" 2>/dev/null)
+    check "over hypervisors, lab capture '$l': exit $rc, udpcap $args" \
+        sh -c '[ "$1" = 0 ] && [ "$2" = "-s 4 -o F $3" ]' _ "$rc" "$args" "$want"
+done
+for x in "sw3-pku5|link sw3-pku5 is a QEMU UDP tunnel of hypervisor there, reached over ssh" \
+    "pku6-sw4|link sw4-pku6 crosses from hypervisor there to far, neither of them here, this machine" \
+    "sw1-pku8|link sw1-pku8 is a QEMU UDP tunnel to 198.51.100.7 (hypervisor far, another machine)" \
+    "sw0-sw2 sw2-sw0|link sw0-sw2 given twice"; do
+    IFS='|' read -r l want <<<"$x"
+    rm -f "$tmp/args"
+    hvcap "$l" 4; rc=$?
+    check "over hypervisors, lab capture '$l': exit $rc, $(head -n 1 "$tmp/lab.out")" \
+        sh -c '[ "$1" = 1 ] && grep -qF -- "$2" "$3" && [ ! -e "$4" ]' _ "$rc" "$want" "$tmp/lab.out" "$tmp/args"
+done
 
 if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1; then
     echo "skip: not root, no network namespaces"

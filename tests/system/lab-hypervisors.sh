@@ -15,7 +15,16 @@
 # their management NIC on its network; every collective x dtype x op verified
 # on all 4 ranks over the tree (inc-collectives.sh, INC_SCOPE=tree), and the
 # crossing edge's VXLAN ends carried at least the AllReduce's data each way
-# (their own counters), the management tunnel the control traffic; lab-down
+# (their own counters), the management tunnel the control traffic; an
+# experiment over both machines (exp.sh allreduce, INC alone) verified on
+# every rank, its meta.yaml placing each node where inventory.tsv says, its
+# REPORT.md saying it spans 2 hypervisors, while lab-capture records the
+# crossing edge at sw0's end (this machine's): RoCE frames of at least the
+# timed AllReduces' data each way, equal to both switches' port counters;
+# 'there''s TSC rate measured over ssh and given to its TCG guests;
+# lab-clocks --check lists each VM with its hypervisor, ok; lab-sync pushes
+# a payload file made stale on pku3 and pku4 (through the ssh connection)
+# and nothing to pku1, pku2, and restarts sw2's service; lab-down
 # while "there" does not answer (its sshd stopped) fails, says so and keeps
 # the lab's record and the domains there; once it answers again lab-down
 # leaves nothing of the lab on either connection or in the machine.
@@ -54,7 +63,7 @@ down() {
     [ -z "$sshd_pid" ] || kill "$sshd_pid" 2>/dev/null
     rm -rf "$tmp" "$images"
 }
-harness_begin lab-hypervisors "sshd refused up placement shipped collectives down-dead down"
+harness_begin lab-hypervisors "sshd refused up placement shipped collectives experiment clocks sync down-dead down"
 harness_on_exit down
 
 phase sshd "an sshd on 127.0.0.1:$port with keys made here: libvirt answers through qemu+ssh://"
@@ -146,6 +155,13 @@ check "tunnels.sh ran on 'there' over ssh ($(grep -o 'hypervisor there: tunnels.
     bash -c 'grep -q "hypervisor there: tunnels.sh up over ssh (root@127.0.0.1 port $1)" "$2" && grep -q "^tunnel there\." "$3/made" &&
              ! grep -q "^link $4\$" "$3/made"' _ "$port" "$tmp/up.log" "$state" "$peer"
 
+# under TCG a guest's clock is its machine's TSC: 'there''s rate measured there, its guests told it
+if [ "${LAB_ACCEL:-}" = tcg ]; then
+    tsc=$(grep -o "hypervisor there: its machine's TSC rate [0-9]* kHz" "$tmp/up.log" | grep -o '[0-9]* kHz' | cut -d' ' -f1)
+    check "lab-up measured the TSC rate of 'there''s machine over ssh (${tsc:-none} kHz; this one's $LAB_TSC_KHZ), pku3's and pku4's kernels are told it" \
+        bash -c '[ -n "$1" ] && for n in pku3 pku4; do grep -q "tsc_early_khz=$1<" "$2/gen/domains/$n.xml" || exit 1; done' _ "$tsc" "$state"
+fi
+
 bytes() { ip -s -j link show dev "$1" | jq ".[0].stats64.$2.bytes"; }
 tx0=$(bytes "$tun" tx) rx0=$(bytes "$tun" rx) m0=$(bytes "$tag-g1" rx)
 
@@ -156,6 +172,83 @@ min=$(($(tr ',' '\n' <<<"$counts" | sort -n | tail -n 1) * 4))
 tx=$(($(bytes "$tun" tx) - tx0)) rx=$(($(bytes "$tun" rx) - rx0)) m=$(($(bytes "$tag-g1" rx) - m0))
 check "sw0's VXLAN end carried $tx bytes down and $rx up during the collectives, each at least $min" [ "$tx" -ge "$min" -a "$rx" -ge "$min" ]
 check "the management tunnel carried $m bytes from 'there'" [ "$m" -gt 0 ]
+
+phase experiment "an experiment over both hypervisors, the crossing edge sw0-sw2 captured while it runs"
+# exp.sh as make exp-allreduce runs it: INC alone (the ring's forwarded frames would cross
+# the switches' ports while no communicator has them open: counted as lost), its results
+# verified on every rank; the capture taken at sw0's end (this machine's) of the tunnel
+res=$tmp/results capdir=$tmp/captures
+CAPTURE_DIR=$capdir lab/lab.sh capture sw2-sw0 600 > "$tmp/cap.out" 2>&1 &
+cap_pid=$!
+for _ in $(seq 1 300); do pgrep -x -P "$cap_pid" udpcap >/dev/null && break; sleep 0.2; done
+sleep 1
+t0=$(date +%s)
+RESULTS=$res SIZE=${HV_EXP_SIZE:-256K} BASELINES=none ROUNDS=1 ITERS=2 WARMUP=1 experiments/exp.sh allreduce > "$tmp/exp.out" 2>&1
+erc=$?
+t_exp=$(($(date +%s) - t0))
+sleep 2   # the window ends idle
+pkill -INT -x -P "$cap_pid" udpcap
+wait "$cap_pid"; cap_rc=$?
+run=$(ls -d "$res"/allreduce-* 2>/dev/null | head -n 1)
+check "exp.sh allreduce SIZE=${HV_EXP_SIZE:-256K} BASELINES=none: exit $erc in $t_exp s, stored in ${run:-nothing}$([ "$erc" = 0 ] || echo ": $(tail -n 5 "$tmp/exp.out" | tr '\n' ' ')")" \
+    bash -c '[ "$1" = 0 ] && [ -n "$2" ] && grep -qx "status: verified" "$2/meta.yaml"' _ "$erc" "$run"
+row=$(awk -F, 'NR > 1 && $1 == "inc" && $2 == "allreduce"' "$run/results.csv" 2>/dev/null | head -n 1)
+check "results.csv: INC AllReduce on the 4 ranks over both machines, 0 wrong elements ($row)" \
+    bash -c 'IFS=, read -r _ _ _ _ _ n _ _ _ _ _ _ w _ <<<"$1"; [ "$n" = 4 ] && [ "$w" = 0 ]' _ "$row"
+# where each node ran, as lab-up placed it (inventory.tsv), against meta.yaml's placement
+want=$(awk -F'\t' '!/^#/ {print $12, $1}' "$state/gen/inventory.tsv" | sort | awk '{l[$1] = l[$1] " " $2} END {for (h in l) print h ":" l[h]}' | sort | tr '\n' ';')
+got=$(sed -n "s/^  - {hypervisor: '\([^']*\)', uri: '.*', nodes: '\([^']*\)'}\$/\1 \2/p" "$run/meta.yaml" 2>/dev/null |
+    while read -r h nodes; do echo "$h:$(tr ' ' '\n' <<<"$nodes" | sort | sed 's/^/ /' | tr -d '\n')"; done | sort | tr '\n' ';')
+check "meta.yaml: hypervisors: $(sed -n 's/^hypervisors: //p' "$run/meta.yaml" 2>/dev/null), each node where it ran ($got)" \
+    bash -c 'grep -qx "hypervisors: 2" "$1/meta.yaml" && [ -n "$2" ] && [ "$2" = "$3" ]' _ "$run" "$got" "$want"
+"$INCLAB_BUILD/increport" plots "$res" > /dev/null 2> "$tmp/increport.err"
+check "REPORT.md says the run spans the two machines: $(grep -o 'spans [0-9]* hypervisors' "$res/REPORT.md" 2>/dev/null | head -n 1)" \
+    grep -q '^- \*\*spans 2 hypervisors\*\*' "$res/REPORT.md"
+# the capture: udpcap's own line, the switches' counters against it, the RoCE frames in it
+pcap=$(tail -n 1 "$tmp/cap.out")
+line=$(grep '^udpcap: sw0-sw2: ' "$tmp/cap.out")
+check "lab capture sw2-sw0 around it (at sw0's end, this machine's): exit $cap_rc, ${line#udpcap: }" \
+    bash -c '[ "$1" = 0 ] && [ -s "$2" ] && grep -q "; lost 0$" <<<"$3"' _ "$cap_rc" "$pcap" "$line"
+cmp=$(grep '^lab: capture: sw0-sw2: switch .* counted rx ' "$tmp/cap.out")
+check "both switch ends compared (sw0 here, sw2 there), equal to the captured frames: $(tr '\n' ' ' <<<"$cmp" | sed 's/lab: capture: sw0-sw2: //g')" \
+    bash -c '[ "$(grep -c "lost 0 " <<<"$1")" = 2 ] && grep -q "switch sw0 " <<<"$1" && grep -q "switch sw2 " <<<"$1"' _ "$cmp"
+# RoCE: BTH frames (to 4791, and 4792 between switches, which tshark takes for RoCE when told)
+# and bundles (4793) of them; each way at least the data of the timed AllReduces
+bytes=$(cut -d, -f7 <<<"$row") iters=$(cut -d, -f9 <<<"$row")
+roce=$(tshark -r "$pcap" -d udp.port==4792,infiniband -Y 'infiniband.bth' 2>/dev/null | wc -l)
+read -r rin rout < <(tshark -r "$pcap" -Y 'udp.dstport >= 4791 && udp.dstport <= 4793' -T fields -e frame.packet_flags_direction -e frame.len 2>/dev/null |
+    awk '$1 ~ /^(0x0*)?1$/ {i += $2} $1 ~ /^(0x0*)?2$/ {o += $2} END {print i + 0, o + 0}')   # (tshark: 0x00000001 inbound)
+check "the capture holds $roce RoCE frames (tshark), $rin bytes of RoCE to sw0 and $rout from it, each at least ${bytes:-?} x ${iters:-?}" \
+    bash -c '[ "$1" -gt 0 ] && [ -n "$4" ] && [ "$2" -ge $(($4 * $5)) ] && [ "$3" -ge $(($4 * $5)) ]' _ "$roce" "$rin" "$rout" "${bytes:-}" "${iters:-0}"
+
+phase clocks "lab-clocks: every VM's clock, those of 'there' read through its connection"
+out=$(lab/lab.sh clocks --check 2>&1); rc=$?
+echo "$out" | sed 's/^/  /'
+vms=$(awk -F'\t' '!/^#/ && $11 == "vm" {print $1 ":" $12}' "$state/gen/inventory.tsv")
+check "lab-clocks --check: exit $rc, each VM listed with its hypervisor and ok ($(echo $vms))" \
+    bash -c '[ "$1" = 0 ] && for v in $2; do grep -qE "^${v%%:*} +[0-9.]+ +[0-9.]+ +[-+][0-9.]+ +${v#*:} +ok$" <<<"$3" || exit 1; done' _ "$rc" "$vms" "$out"
+
+phase sync "lab-sync: the payload into every node, each VM through its own connection"
+# pku3's and pku4's copy of a payload file made stale (a header: nothing runs it), so that
+# lab-sync has something to carry there; it must carry only that
+hdr=usr/local/include/inccl.h
+payload=${INCLAB_PAYLOAD:-$INCLAB_BUILD/payload}
+want=$(sha256sum < "$payload/host/$hdr" | cut -d' ' -f1)
+for n in pku3 pku4; do lab/lab.sh exec "$n" "echo '/* stale */' >> /$hdr" > /dev/null; done
+stale=$(for n in pku3 pku4; do lab/lab.sh exec "$n" "sha256sum < /$hdr" 2>/dev/null | cut -d' ' -f1; done | grep -cx "$want")
+sw2pid=$(cat "$state/nodes/sw2/root/run/inclab/service.pid" 2>/dev/null)
+t0=$(date +%s)
+lab/lab.sh sync > "$tmp/sync.log" 2>&1; rc=$?
+t_sync=$(($(date +%s) - t0))
+sed 's/^/  /' "$tmp/sync.log"
+check "lab-sync: exit $rc in $t_sync s; pku3 and pku4 got 1 file each, pku1 and pku2 none ($(grep -o 'synced pku[0-9] (host): [0-9]* of [0-9]*' "$tmp/sync.log" | sed 's/synced //; s/ (host)//' | tr '\n' ' '))" \
+    bash -c '[ "$1" = 0 ] && for n in pku1:0 pku2:0 pku3:1 pku4:1; do grep -q "synced ${n%:*} (host): ${n#*:} of [0-9]* file" "$2" || exit 1; done' _ "$rc" "$tmp/sync.log"
+now=$(for n in pku3 pku4; do lab/lab.sh exec "$n" "sha256sum < /$hdr" 2>/dev/null | cut -d' ' -f1; done | grep -cx "$want")
+check "pku3 and pku4 (on 'there') hold the payload's $hdr again: $now of 2 (before lab-sync: $stale of 2)" \
+    bash -c '[ "$1" = 2 ] && [ "$2" = 0 ]' _ "$now" "$stale"
+for _ in $(seq 1 60); do [ "$(lab/lab.sh status --format json 2>/dev/null | jq -r .ready)" = true ] && break; sleep 1; done
+check "sw2's service restarted by lab-sync (pid $sw2pid -> $(cat "$state/nodes/sw2/root/run/inclab/service.pid" 2>/dev/null)), every node ready again" \
+    bash -c '[ -n "$1" ] && [ "$(cat "$2")" != "$1" ] && [ "$(lab/lab.sh status --format json | jq -r .ready)" = true ]' _ "$sw2pid" "$state/nodes/sw2/root/run/inclab/service.pid"
 
 phase down-dead "lab-down while 'there' does not answer: what is there stays recorded, a second lab-down removes it"
 kill "$sshd_pid" 2>/dev/null
