@@ -112,9 +112,11 @@ exp_lab_reachable() {
 }
 
 # exp_run_ranks OUT PROGRAM ARGS... — run PROGRAM (inccl_perf) on every rank
-# with -r RANK -N NRANKS -m RANK0 -F csv; rank 0's CSV goes to OUT (emptied
-# first). Shows the elapsed time every 30 s; each failed rank's exit status
-# and last errors go to stderr. Returns 0 when every rank exited 0 (every
+# with -r RANK -N NRANKS -m RANK0 -F csv; rank 0's CSV goes to OUT, each
+# host's rxe counters that changed meanwhile to OUT.rxe (exp_rxe_delta's
+# lines, hosts in rank order; both emptied first; read with the exit status in
+# one exec per host, also after a timeout). Shows the elapsed time every 30 s;
+# each failed rank's exit status and last errors go to stderr. Returns 0 when every rank exited 0 (every
 # element verified); 3 when it could not start: every rank that failed
 # exited 3 (inccl_perf: bootstrap, allocation or report file failed, no
 # collective ran) or 126/127 (no PROGRAM on the host); 1 otherwise (wrong
@@ -123,6 +125,7 @@ exp_run_ranks() {
     local out=$1 prog=$2 hosts n master i h rc t0 shown=0 bad=0 limit=${EXP_LIMIT:-14400} job
     shift 2
     : >"$out"
+    : >"$out.rxe"
     mapfile -t hosts < <(exp_hosts)
     n=${#hosts[@]}
     master=$(exp_col "${hosts[0]}" 4)
@@ -141,6 +144,11 @@ exp_run_ranks() {
             if [ $(($(date +%s) - t0)) -ge "$limit" ]; then
                 exp_err "$prog on $h still running after $limit s: stopped"
                 for h in "${hosts[@]}"; do "$top/lab/lab.sh" exec "$h" "pkill -x $prog; true" >/dev/null 2>&1; done
+                # what each host's rxe sent and resent until then (the second snapshot, when the
+                # stopped program's shell wrote it in time): what may tell why it hung
+                for h in "${hosts[@]}"; do
+                    "$top/lab/lab.sh" exec "$h" "cat /tmp/exp.rxe" 2>/dev/null | exp_rxe_delta "$h" >>"$out.rxe"
+                done
                 return 1
             fi
             if [ $(($(date +%s) - t0)) -ge $((shown + 30)) ]; then
@@ -153,7 +161,11 @@ exp_run_ranks() {
     "$top/lab/lab.sh" exec "${hosts[0]}" "cat /tmp/exp.out" > "$out"
     for i in "${!hosts[@]}"; do
         h=${hosts[$i]}
-        rc=$("$top/lab/lab.sh" exec "$h" "cat /tmp/exp.rc" 2>/dev/null)
+        # one exec per host: the exit status (one line, a number; none when the file is
+        # missing) and then the counters' snapshots, whose lines all hold a space
+        res=$("$top/lab/lab.sh" exec "$h" "cat /tmp/exp.rc /tmp/exp.rxe" 2>/dev/null)
+        rc=$(head -n 1 <<<"$res" | grep -x '[0-9]\{1,3\}')
+        exp_rxe_delta "$h" <<<"$res" >>"$out.rxe"
         if [ "$rc" != 0 ]; then
             exp_err "rank $i ($h): $prog exited '${rc:-?}': $("$top/lab/lab.sh" exec "$h" "tail -n 2 /tmp/exp.err" 2>/dev/null | tr '\n' ' ')"
             case $rc in
@@ -176,13 +188,12 @@ exp_run_ranks() {
 EXP_RXE_SNAP='sh -c '"'"'for f in /sys/class/infiniband/*/ports/1/hw_counters/*; do v=$(cat "$f" 2>/dev/null) && echo "$0 ${f##*/}:$v"; done; while read k v x; do case $k in ctxt | intr) echo "$0 guest_$k:$v" ;; esac; done < /proc/stat'"'"''
 
 # exp_rxe_delta HOST — "NODE COUNTER DELTA" for each counter of HOST that
-# changed during its last exp_run_ranks (/tmp/exp.rxe, EXP_RXE_SNAP): what
-# its rxe sent, received and resent meanwhile, how often its CPU was woken.
-# Lines that are not "0|1 NAME:N" are ignored (the file comes from the
-# guest); nothing when it has none.
+# changed during its last exp_run_ranks, from its /tmp/exp.rxe (EXP_RXE_SNAP)
+# on stdin: what its rxe sent, received and resent meanwhile, how often its
+# CPU was woken. Lines that are not "0|1 NAME:N" are ignored (the file comes
+# from the guest); nothing when it has none.
 exp_rxe_delta() {
-    "$top/lab/lab.sh" exec "$1" "cat /tmp/exp.rxe" 2>/dev/null |
-        awk -v h="$1" '$1 ~ /^[01]$/ && NF == 2 && $2 ~ /^[a-z0-9_]+:[0-9]+$/ && length($2) <= 60 {
+    awk -v h="$1" '$1 ~ /^[01]$/ && NF == 2 && $2 ~ /^[a-z0-9_]+:[0-9]+$/ && length($2) <= 60 {
             split($2, kv, ":"); if (length(kv[2]) > 18) next; if ($1 == 0) a[kv[1]] = kv[2]; else if (kv[1] in a && kv[2] + 0 != a[kv[1]] + 0) print h, kv[1], kv[2] - a[kv[1]] }'
 }
 

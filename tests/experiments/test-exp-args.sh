@@ -418,7 +418,11 @@ case $c in
     exit "$rc"
     ;;
 "test -e /tmp/exp.rc") [ -e "$d/exp.rc" ] ;;
-"cat /tmp/exp."* | "cat /tmp/mpi."*) cat "$d/${c#cat /tmp/}" ;;
+"cat /tmp/exp."* | "cat /tmp/mpi."*) # one file or more, as cat reads them; each read logged (reads)
+    echo "$node $c" >>"$FAKE_SCEN/reads"
+    rc=0
+    for f in ${c#cat }; do cat "$d/${f#/tmp/}" 2>/dev/null || rc=1; done
+    exit "$rc" ;;
 "cat /root/.ssh/id_ed25519.pub") [ ! -e "$FAKE_SCEN/no-ssh" ] && echo "ssh-ed25519 AAAAfake root@$node" ;;
 /usr/local/sbin/inclab-ready) echo "inclab-ready: rxe0 up, gid[1] ::ffff:10.1.1.21" ;;
 *"timeout 240 ib_send_bw "*" -b "*) # a load ceiling's client: its start (start.NODE, else 1000) and end 10 s later,
@@ -521,6 +525,11 @@ $(for a in inc ring; do for h in 1 2 3 4; do echo "$a,allreduce,4096,1,4,pku$h,s
 $(for sw in 0 1 2; do echo "inc,allreduce,4096,1,4,sw$sw,rx_frames,$((1000 + sw))"; [ "$sw" = 0 ] || echo "inc,allreduce,4096,1,4,sw$sw,timeouts,$sw"; echo "inc,allreduce,4096,1,4,sw$sw,held_for_turn,5"; done)"
     [ "$(cat "$run/switch.csv" 2>/dev/null)" = "$want" ] && ok "all-good: switch.csv holds each switch's counters of the measurement's communicator, not earlier ones" ||
         ko "all-good: switch.csv is '$(head -c 800 "$run/switch.csv" 2>/dev/null)', want '$want'"
+    # the counters come with the exit status: per libinccl measurement one read of a host's files each
+    want="$(for a in inc ring; do for h in 1 2 3 4; do echo "pku$h cat /tmp/exp.rc /tmp/exp.rxe"; done; echo "pku1 cat /tmp/exp.out"; done | sort)"
+    [ "$(grep -v ' cat /tmp/mpi\.' "$scen/reads" 2>/dev/null | sort)" = "$want" ] &&
+        ok "all-good: one exec per host reads its exit status and rxe counters, rank 0's report one more" ||
+        ko "all-good: the reads of the hosts' files were '$(sort "$scen/reads" 2>/dev/null | tr '\n' ';')', want '$(tr '\n' ';' <<<"$want")'"
 
     # rounds: A B C A B C, each row with its round; both ceilings; the conditions in meta.yaml
     reset
