@@ -423,21 +423,26 @@ exp_pair() {
 # exp_perftest TOOL SRC DST DST_ADDR SRC_GID DST_GID ARGS — run perftest's TOOL
 # (ib_send_bw, ib_send_lat) server on DST and client on SRC; the client's
 # output on stdout; EXP_PERFTEST_TRIES attempts (default 3) of at most
-# EXP_PERFTEST_TIMEOUT seconds each (default 240).
+# EXP_PERFTEST_TIMEOUT seconds each (default 240); EXP_PERFTEST_SERVER_ARGS
+# after ARGS for the server only (perftest takes an option's last value);
+# EXP_PERFTEST_SETTLE seconds for the server to listen (default 2). A
+# failure says the client's exit status and last line (124: timed out).
 exp_perftest() {
-    local tool=$1 src=$2 dst=$3 addr=$4 sg=$5 dg=$6 out attempt
+    local tool=$1 src=$2 dst=$3 addr=$4 sg=$5 dg=$6 out attempt rc=0 last=
     local tries=${EXP_PERFTEST_TRIES:-3} limit=${EXP_PERFTEST_TIMEOUT:-240}
     shift 6
     for attempt in $(seq 1 "$tries"); do
         "$top/lab/lab.sh" exec "$dst" "pkill -x $tool; true" >/dev/null 2>&1
-        "$top/lab/lab.sh" exec "$dst" "timeout $((limit + 60)) $tool -d rxe0 $* -x $dg < /dev/null > /tmp/$tool.server 2>&1 &" >/dev/null
-        sleep 2
+        "$top/lab/lab.sh" exec "$dst" "timeout $((limit + 60)) $tool -d rxe0 $* ${EXP_PERFTEST_SERVER_ARGS:-}${EXP_PERFTEST_SERVER_ARGS:+ }-x $dg < /dev/null > /tmp/$tool.server 2>&1 &" >/dev/null
+        sleep "${EXP_PERFTEST_SETTLE:-2}"
+        rc=0
         out=$("$top/lab/lab.sh" exec "$src" "timeout $limit $tool -d rxe0 $* -x $sg $addr" 2>&1) && break
+        rc=$? last=$(grep . <<<"$out" | tail -n 1 | tr -d '[:cntrl:]' | cut -c1-160)
         out=
-        sleep 3
+        [ "$attempt" = "$tries" ] || sleep 3
     done
     "$top/lab/lab.sh" exec "$dst" "pkill -x $tool; true" >/dev/null 2>&1
-    [ -n "$out" ] || { exp_err "$tool $src -> $dst failed $tries time(s)"; return 1; }
+    [ -n "$out" ] || { exp_err "$tool $src -> $dst failed $tries time(s) (the last: exit $rc${last:+: $last})"; return 1; }
     echo "$out"
 }
 
