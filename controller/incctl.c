@@ -1040,9 +1040,11 @@ static void drop_conn(int ci, const char *why)
 
 	if (c->kind == C_SWITCH && c->node >= 0) {
 		int node = c->node;
-		logf_("switch %s went away (%s)", node_name(node), why);
+		char gone[200]; /* how, for the ranks too: "went away (closed its connection)" */
+		snprintf(gone, sizeof(gone), "went away (%s)", why);
+		logf_("switch %s %s", node_name(node), gone);
 		c->node = -1; /* no release can reach it */
-		switch_gone(node, "went away");
+		switch_gone(node, gone);
 	} else if (c->kind == C_CLIENT && (c->ngroups || c->req.kind != R_NONE)) {
 		logf_("client %s went away (%s)", c->peer, why);
 	} else {
@@ -1183,7 +1185,7 @@ static void on_readable(int ci)
 	int rc = ctl_feed(&ctl.conn[ci].in, ctl.conn[ci].fd);
 
 	if (rc < 0)
-		doom(ci, rc == CTL_EOF ? "closed by the peer" : ctl_strerror(rc));
+		doom(ci, ctl_gone_strerror(rc)); /* the same words as libinccl's for a rank gone */
 	else
 		take_input(ci);
 }

@@ -172,10 +172,12 @@ exp_log "experiment $exp on $(basename "$TOPOLOGY" .yaml): $(wc -l < "$plan") me
 [ -z "$UCX_SKIPPED" ] || exp_log "$UCX_SKIPPED"
 exp_log "conditions: accelerator $accel, switches $switch_mode, commit $commit, CPU $cpu_model, load $(exp_loadavg)"
 marks=$(exp_switch_log_lines)
+smarks=$marks # moved past each libinccl measurement's lines (switch.csv)
 csv=$run/results.csv
 echo "$EXP_RESULTS_HEADER" > "$csv"
 echo "$EXP_CPU_HEADER" > "$run/cpu.csv"
 echo "$EXP_RXE_HEADER" > "$run/rxe.csv"
+echo "$EXP_SWITCH_HEADER" > "$run/switch.csv"
 conditions=() # one YAML list item per round (meta.yaml's round_conditions)
 failed=()               # what failed the run, each with why
 declare -A unavailable=() # baseline -> why it could not start (not measured from then on)
@@ -282,8 +284,13 @@ for round in $(seq 1 "$ROUNDS"); do
             exp_cpu_delta "$cpu0" "$(exp_cpu_snap "$cpu_pids"; exp_cpu_busy)" |
                 awk -v p="$a,$coll,$b,$round,$((it + wu))" -v w="$wall_us" '{ print p "," $1 "," $2 "," $3 "," w }' >> "$run/cpu.csv"
             # what each host's rxe sent, received and resent meanwhile (rxe.csv): the model's missing terms
-            for h in $(exp_hosts); do exp_rxe_delta "$h"; done |
+            # (exp_run_ranks read them with each host's exit status: no exec of their own)
+            cat "$tgen/out.csv.rxe" 2>/dev/null |
                 awk -v p="$a,$coll,$b,$round,$((it + wu))" '{ print p "," $1 "," $2 "," $3 }' >> "$run/rxe.csv"
+            # what the switches counted for its communicator (switch.csv): timeouts, resends
+            exp_switch_delta "$smarks" > "$tgen/switch.delta" # not in a pipe: it sets EXP_SWITCH_MARKS here
+            smarks=$EXP_SWITCH_MARKS
+            awk -v p="$a,$coll,$b,$round,$((it + wu))" '{ print p "," $1 "," $2 "," $3 }' "$tgen/switch.delta" >> "$run/switch.csv"
             judge "$a" "$a $coll $b B$rtag" "$rc"
         done
         for a in mpi-tcp mpi-ucx; do

@@ -16,6 +16,7 @@ EXP_RESULTS_HEADER=$EXP_CSV_HEADER,round
 EXP_CPU_HEADER=algorithm,collective,bytes,round,calls,node,role,cpu_us,wall_us
 # rxe.csv: each host's rxe counters that changed during a measurement (exp_rxe_delta)
 EXP_RXE_HEADER=algorithm,collective,bytes,round,calls,node,counter,delta
+EXP_SWITCH_HEADER=algorithm,collective,bytes,round,calls,switch,counter,delta
 
 exp_err() { echo "exp: $*" >&2; }
 exp_log() { printf '[exp %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -111,9 +112,11 @@ exp_lab_reachable() {
 }
 
 # exp_run_ranks OUT PROGRAM ARGS... — run PROGRAM (inccl_perf) on every rank
-# with -r RANK -N NRANKS -m RANK0 -F csv; rank 0's CSV goes to OUT (emptied
-# first). Shows the elapsed time every 30 s; each failed rank's exit status
-# and last errors go to stderr. Returns 0 when every rank exited 0 (every
+# with -r RANK -N NRANKS -m RANK0 -F csv; rank 0's CSV goes to OUT, each
+# host's rxe counters that changed meanwhile to OUT.rxe (exp_rxe_delta's
+# lines, hosts in rank order; both emptied first; read with the exit status in
+# one exec per host, also after a timeout). Shows the elapsed time every 30 s;
+# each failed rank's exit status and last errors go to stderr. Returns 0 when every rank exited 0 (every
 # element verified); 3 when it could not start: every rank that failed
 # exited 3 (inccl_perf: bootstrap, allocation or report file failed, no
 # collective ran) or 126/127 (no PROGRAM on the host); 1 otherwise (wrong
@@ -122,6 +125,7 @@ exp_run_ranks() {
     local out=$1 prog=$2 hosts n master i h rc t0 shown=0 bad=0 limit=${EXP_LIMIT:-14400} job
     shift 2
     : >"$out"
+    : >"$out.rxe"
     mapfile -t hosts < <(exp_hosts)
     n=${#hosts[@]}
     master=$(exp_col "${hosts[0]}" 4)
@@ -140,6 +144,11 @@ exp_run_ranks() {
             if [ $(($(date +%s) - t0)) -ge "$limit" ]; then
                 exp_err "$prog on $h still running after $limit s: stopped"
                 for h in "${hosts[@]}"; do "$top/lab/lab.sh" exec "$h" "pkill -x $prog; true" >/dev/null 2>&1; done
+                # what each host's rxe sent and resent until then (the second snapshot, when the
+                # stopped program's shell wrote it in time): what may tell why it hung
+                for h in "${hosts[@]}"; do
+                    "$top/lab/lab.sh" exec "$h" "cat /tmp/exp.rxe" 2>/dev/null | exp_rxe_delta "$h" >>"$out.rxe"
+                done
                 return 1
             fi
             if [ $(($(date +%s) - t0)) -ge $((shown + 30)) ]; then
@@ -152,7 +161,11 @@ exp_run_ranks() {
     "$top/lab/lab.sh" exec "${hosts[0]}" "cat /tmp/exp.out" > "$out"
     for i in "${!hosts[@]}"; do
         h=${hosts[$i]}
-        rc=$("$top/lab/lab.sh" exec "$h" "cat /tmp/exp.rc" 2>/dev/null)
+        # one exec per host: the exit status (one line, a number; none when the file is
+        # missing) and then the counters' snapshots, whose lines all hold a space
+        res=$("$top/lab/lab.sh" exec "$h" "cat /tmp/exp.rc /tmp/exp.rxe" 2>/dev/null)
+        rc=$(head -n 1 <<<"$res" | grep -x '[0-9]\{1,3\}')
+        exp_rxe_delta "$h" <<<"$res" >>"$out.rxe"
         if [ "$rc" != 0 ]; then
             exp_err "rank $i ($h): $prog exited '${rc:-?}': $("$top/lab/lab.sh" exec "$h" "tail -n 2 /tmp/exp.err" 2>/dev/null | tr '\n' ' ')"
             case $rc in
@@ -175,13 +188,12 @@ exp_run_ranks() {
 EXP_RXE_SNAP='sh -c '"'"'for f in /sys/class/infiniband/*/ports/1/hw_counters/*; do v=$(cat "$f" 2>/dev/null) && echo "$0 ${f##*/}:$v"; done; while read k v x; do case $k in ctxt | intr) echo "$0 guest_$k:$v" ;; esac; done < /proc/stat'"'"''
 
 # exp_rxe_delta HOST — "NODE COUNTER DELTA" for each counter of HOST that
-# changed during its last exp_run_ranks (/tmp/exp.rxe, EXP_RXE_SNAP): what
-# its rxe sent, received and resent meanwhile, how often its CPU was woken.
-# Lines that are not "0|1 NAME:N" are ignored (the file comes from the
-# guest); nothing when it has none.
+# changed during its last exp_run_ranks, from its /tmp/exp.rxe (EXP_RXE_SNAP)
+# on stdin: what its rxe sent, received and resent meanwhile, how often its
+# CPU was woken. Lines that are not "0|1 NAME:N" are ignored (the file comes
+# from the guest); nothing when it has none.
 exp_rxe_delta() {
-    "$top/lab/lab.sh" exec "$1" "cat /tmp/exp.rxe" 2>/dev/null |
-        awk -v h="$1" '$1 ~ /^[01]$/ && NF == 2 && $2 ~ /^[a-z0-9_]+:[0-9]+$/ && length($2) <= 60 {
+    awk -v h="$1" '$1 ~ /^[01]$/ && NF == 2 && $2 ~ /^[a-z0-9_]+:[0-9]+$/ && length($2) <= 60 {
             split($2, kv, ":"); if (length(kv[2]) > 18) next; if ($1 == 0) a[kv[1]] = kv[2]; else if (kv[1] in a && kv[2] + 0 != a[kv[1]] + 0) print h, kv[1], kv[2] - a[kv[1]] }'
 }
 
@@ -192,6 +204,29 @@ exp_switch_log_lines() {
     for s in $(exp_inv | awk -F'\t' '$2 == "switch" {print $1}'); do
         echo "$s $("$top/lab/lab.sh" exec "$s" "wc -l < /var/log/inclab/incswitch.log" 2>/dev/null || echo 0)"
     done
+}
+
+# exp_switch_delta MARKS — what each switch counted for the communicators it
+# closed since MARKS (exp_switch_log_lines' "switch lines"): "SWITCH COUNTER
+# DELTA" for each counter that is not 0, summed over those communicators
+# (one per libinccl measurement: its retransmit timeouts, RNR NAKs, held
+# frames), one exec per switch. Sets EXP_SWITCH_MARKS to the marks past what
+# it read. Only "name=number" words of " comm N: " lines count, numbers of
+# at most 18 digits (the log is the switch's; a mangled line adds nothing).
+exp_switch_delta() {
+    local s n out
+    EXP_SWITCH_MARKS=
+    while read -r s n; do
+        [ -n "$s" ] || continue
+        [[ $n =~ ^[0-9]+$ ]] || n=0
+        out=$("$top/lab/lab.sh" exec "$s" "tail -n +$((n + 1)) /var/log/inclab/incswitch.log" 2>/dev/null) || out=
+        EXP_SWITCH_MARKS+="$s $((n + $(printf '%s' "$out" | grep -c '')))"$'\n'
+        printf '%s\n' "$out" | awk -v s="$s" '/ comm [0-9]+: / {
+                for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_]+=[0-9]+$/ && length($i) <= 80) {
+                    k = substr($i, 1, index($i, "=") - 1); v = substr($i, index($i, "=") + 1)
+                    if (length(v) <= 18) { t[k] += v; if (!(k in seen)) { seen[k] = 1; order[++m] = k } } } }
+            END { for (i = 1; i <= m; i++) if (t[order[i]] != 0) printf "%s %s %.0f\n", s, order[i], t[order[i]] }'
+    done <<<"$1"
 }
 
 # exp_switch_counters MARKS — the per-communicator counter lines each switch
@@ -388,21 +423,26 @@ exp_pair() {
 # exp_perftest TOOL SRC DST DST_ADDR SRC_GID DST_GID ARGS — run perftest's TOOL
 # (ib_send_bw, ib_send_lat) server on DST and client on SRC; the client's
 # output on stdout; EXP_PERFTEST_TRIES attempts (default 3) of at most
-# EXP_PERFTEST_TIMEOUT seconds each (default 240).
+# EXP_PERFTEST_TIMEOUT seconds each (default 240); EXP_PERFTEST_SERVER_ARGS
+# after ARGS for the server only (perftest takes an option's last value);
+# EXP_PERFTEST_SETTLE seconds for the server to listen (default 2). A
+# failure says the client's exit status and last line (124: timed out).
 exp_perftest() {
-    local tool=$1 src=$2 dst=$3 addr=$4 sg=$5 dg=$6 out attempt
+    local tool=$1 src=$2 dst=$3 addr=$4 sg=$5 dg=$6 out attempt rc=0 last=
     local tries=${EXP_PERFTEST_TRIES:-3} limit=${EXP_PERFTEST_TIMEOUT:-240}
     shift 6
     for attempt in $(seq 1 "$tries"); do
         "$top/lab/lab.sh" exec "$dst" "pkill -x $tool; true" >/dev/null 2>&1
-        "$top/lab/lab.sh" exec "$dst" "timeout $((limit + 60)) $tool -d rxe0 $* -x $dg < /dev/null > /tmp/$tool.server 2>&1 &" >/dev/null
-        sleep 2
+        "$top/lab/lab.sh" exec "$dst" "timeout $((limit + 60)) $tool -d rxe0 $* ${EXP_PERFTEST_SERVER_ARGS:-}${EXP_PERFTEST_SERVER_ARGS:+ }-x $dg < /dev/null > /tmp/$tool.server 2>&1 &" >/dev/null
+        sleep "${EXP_PERFTEST_SETTLE:-2}"
+        rc=0
         out=$("$top/lab/lab.sh" exec "$src" "timeout $limit $tool -d rxe0 $* -x $sg $addr" 2>&1) && break
+        rc=$? last=$(grep . <<<"$out" | tail -n 1 | tr -d '[:cntrl:]' | cut -c1-160)
         out=
-        sleep 3
+        [ "$attempt" = "$tries" ] || sleep 3
     done
     "$top/lab/lab.sh" exec "$dst" "pkill -x $tool; true" >/dev/null 2>&1
-    [ -n "$out" ] || { exp_err "$tool $src -> $dst failed $tries time(s)"; return 1; }
+    [ -n "$out" ] || { exp_err "$tool $src -> $dst failed $tries time(s) (the last: exit $rc${last:+: $last})"; return 1; }
     echo "$out"
 }
 

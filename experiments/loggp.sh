@@ -21,7 +21,19 @@
 #   cpu_recv_uc     acknowledgements: rxe acknowledges every message of an RC
 #                   stream, the switch a host's sends once per 32 packets
 #                   (switch/engine.c ACK_EVERY), so the difference is what one
-#                   ACK costs the sender (and the receiver, which builds it)
+#                   ACK costs the sender (and the receiver, which builds it).
+#                   UC loses what is dropped, so the messages are counted, not
+#                   assumed: the difference in CPU over the difference in the
+#                   messages the sender's rxe sent (sent_pkts) and the
+#                   receiver's rxe received (rcvd_pkts; an 8 B message is one
+#                   packet), read outside the CPU window; `iters` is that
+#                   difference. The receiver posts a receive for every message
+#                   it waits for before the stream starts (ib_send_bw -r: none
+#                   dropped for want of one) and waits for all but 1/64 of them
+#                   (-n: a few lost end the stream as well); a stream that loses
+#                   more is stopped after LOGGP_UC_TIMEOUT s (default 40), said
+#                   with what was sent and received, and tried again waiting for
+#                   9/10 of what came (3 tries; never fewer than half)
 #   cpu_send_signaled  cpu_send at 16 KiB (the ring's message) with every send
 #                   asking for a completion (ib_send_bw -Q 1; perftest's
 #                   default: one in 100): the difference is what a completion
@@ -32,14 +44,15 @@
 #   cpu_sum         copies of 16 KiB and its float32 sums (9 passes minus 1)
 #
 #   experiments/loggp.sh > loggp.csv   (LOGGP_SIZES, LOGGP_ITERS, LOGGP_CPU_SIZES,
-#                                       LOGGP_CPU_REPEAT, LOGGP_BATCH to change)
+#                                       LOGGP_CPU_REPEAT, LOGGP_BATCH, LOGGP_UC_TIMEOUT
+#                                       to change)
 #
 # The CPU measures run at LOGGP_CPU_SIZES (default 8, 16384 and 65536 B: the
 # per-message and, from the difference of the smallest and largest, per-byte
 # CPU), each LOGGP_CPU_REPEAT times (default 3; each repetition a row); the
 # batched and UC streams at the smallest size, the signaled one at 16384 B. Prints the CSV (header
 # measure,bytes,iters,value_us) on stdout, progress on stderr; exit 1 when a
-# measurement fails.
+# measurement fails (but the refinements: said, and left out), 2 on a bad setting.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 state=${INCLAB_STATE:-/var/lib/inclab/${INCLAB_PREFIX:-inclab}}
@@ -49,6 +62,8 @@ iters=${LOGGP_ITERS:-100}
 cpu_sizes=${LOGGP_CPU_SIZES:-8 16384 65536}
 repeat=${LOGGP_CPU_REPEAT:-3}
 batch=${LOGGP_BATCH:-32} # libinccl's POST_BATCH (hostlib/comm.c)
+uc_limit=${LOGGP_UC_TIMEOUT:-40} # s a UC stream may take (perftest's start included; a stream takes a few)
+exp_check_range LOGGP_UC_TIMEOUT "$uc_limit" 5 600 || exit 2
 [ -r "$state/gen/inventory.tsv" ] || { exp_err "loggp: no lab in $state (make lab-up)"; exit 1; }
 read -r src dst addr sg dg < <(exp_pair) || exit 1
 # ib_send_lat's field 5 is t_typical (us); ib_send_bw's field 5 is MsgRate
@@ -76,6 +91,47 @@ cpu_of() {
     d=$(exp_cpu_delta "$a" "$b")
     echo "$(awk -v h="$src" '$1 == h {print $3}' <<<"$d") $(awk -v h="$dst" '$1 == h {print $3}' <<<"$d")"
 }
+# rxe_count NODE COUNTER — NODE's rxe0 port counter (hw_counters: sent_pkts, rcvd_pkts); nothing when unreadable
+rxe_count() {
+    "$top/lab/lab.sh" exec "$1" "cat /sys/class/infiniband/rxe0/ports/1/hw_counters/$2" 2>/dev/null | head -n 1 | grep -x '[0-9]\{1,18\}'
+}
+# uc_of SIZE N ARGS — "SEND_US RECV_US SENT RECEIVED": the CPU time of src's and dst's process during
+# a UC stream of N messages of SIZE bytes (ARGS with -l BATCH) and the messages src's rxe sent and
+# dst's received meanwhile (counted before and after, outside the CPU window). The server waits for
+# all but 1/64 of them, in whole post lists; a stream that ends in no report within uc_limit s (lost
+# more than that) is said with its counts, and tried again waiting for 9/10 of what arrived.
+uc_of() {
+    local s=$1 n=$2 m prev try a b d s0 r0 s1 r1 sent got ok
+    shift 2
+    m=$(((n - n / 64) / batch * batch))
+    for try in 1 2 3; do
+        s0=$(rxe_count "$src" sent_pkts) r0=$(rxe_count "$dst" rcvd_pkts)
+        if [ -z "$s0" ] || [ -z "$r0" ]; then
+            exp_err "loggp: UC: no rxe0 counters on $src or $dst (/sys/class/infiniband/rxe0/ports/1/hw_counters): the messages that arrived cannot be counted"
+            return 1
+        fi
+        a=$(exp_cpu_snap "$pids")
+        EXP_PERFTEST_TRIES=1 EXP_PERFTEST_TIMEOUT=$uc_limit EXP_PERFTEST_SERVER_ARGS="-n $m -r $m" \
+            exp_perftest ib_send_bw "${pair[@]}" -s "$s" -n "$n" -F -u 18 -e "$@" >/dev/null
+        ok=$?
+        b=$(exp_cpu_snap "$pids")
+        s1=$(rxe_count "$src" sent_pkts) r1=$(rxe_count "$dst" rcvd_pkts)
+        sent=$((${s1:-$s0} - s0)) got=$((${r1:-$r0} - r0))
+        if [ "$ok" = 0 ] && [ -n "$s1" ] && [ -n "$r1" ]; then
+            d=$(exp_cpu_delta "$a" "$b")
+            echo "$(awk -v h="$src" '$1 == h {print $3}' <<<"$d") $(awk -v h="$dst" '$1 == h {print $3}' <<<"$d") $sent $got"
+            return 0
+        fi
+        exp_err "loggp: UC stream of $n messages of $s B, $src -> $dst, try $try of 3 failed (the line above says how; exit 124: no report within $uc_limit s): $src sent $sent, $dst received $got ($((sent > got ? sent - got : 0)) lost); its server waited for $m"
+        prev=$m m=$((got * 9 / 10 / batch * batch))
+        [ "$m" -lt "$prev" ] || m=$((prev - batch)) # all came, yet no report: wait for fewer still
+        if [ "$m" -lt $((n / 2)) ]; then
+            exp_err "loggp: UC stream of $n messages of $s B: more than half of them lost, or the stream did not run: no UC figures"
+            return 1
+        fi
+    done
+    return 1
+}
 small=$(tr ' ' '\n' <<<"$cpu_sizes" | grep . | sort -n | head -n 1)
 declare -A gave_up=() # the refinements (batch, uc, signaled) that failed in this run
 for s in $cpu_sizes; do
@@ -91,16 +147,22 @@ for s in $cpu_sizes; do
             signaled) [ "$s" = 16384 ] || continue; extra=(-Q 1) ;;
             esac
             [ -z "${gave_up[$mode]:-}" ] || continue # a refinement that failed once is not tried again
-            s1= s2= r1= r2=
-            # UC drops what is lost and perftest's server then waits for it: one short try
-            [ $mode = uc ] && export EXP_PERFTEST_TRIES=1 EXP_PERFTEST_TIMEOUT=60
-            read -r s1 r1 < <(cpu_of "$s" $((n / 5)) "${extra[@]}")
-            [ -z "$s1" ] || [ -z "$r1" ] || read -r s2 r2 < <(cpu_of "$s" "$n" "${extra[@]}")
-            unset EXP_PERFTEST_TRIES EXP_PERFTEST_TIMEOUT
+            s1= s2= r1= r2= u1= u2= v1= v2=
+            if [ $mode = uc ]; then # UC loses what is dropped: the messages counted (uc_of)
+                read -r s1 r1 u1 v1 < <(uc_of "$s" $((n / 5)) "${extra[@]}")
+                [ -z "$s1" ] || [ -z "$r1" ] || read -r s2 r2 u2 v2 < <(uc_of "$s" "$n" "${extra[@]}")
+                if [ -n "$s2" ] && [ -n "$r2" ] && { [ "$((u2 - u1))" -le 0 ] || [ "$((v2 - v1))" -le 0 ]; }; then
+                    exp_err "loggp: UC: the long stream sent $u2 and received $v2 messages, the short one $u1 and $v1: no difference to divide by"
+                    s2=
+                fi
+            else
+                read -r s1 r1 < <(cpu_of "$s" $((n / 5)) "${extra[@]}")
+                [ -z "$s1" ] || [ -z "$r1" ] || read -r s2 r2 < <(cpu_of "$s" "$n" "${extra[@]}")
+            fi
             if [ -z "$s1" ] || [ -z "$s2" ] || [ -z "$r1" ] || [ -z "$r2" ]; then
                 # the batched, UC and signaled streams are the model's refinements: without them the
                 # model counts every post alone, an ACK per message, no completion's own cost; one that
-                # failed is left out for the rest of the run (a UC stream that hangs costs a minute a try)
+                # failed is left out for the rest of the run (a UC stream that hangs costs uc_limit s a try)
                 [ $mode = plain ] || { exp_err "loggp: no CPU figures for $s B ($mode: ib_send_bw ${extra[*]}): left out"; gave_up[$mode]=1; continue; }
                 exp_err "loggp: no CPU figures for $s B"
                 exit 1
@@ -112,10 +174,12 @@ for s in $cpu_sizes; do
             batch)
                 echo "cpu_send_batch,$s,$dn,$cs"
                 echo "loggp: $s B, $batch per post: CPU per message: send $cs us" >&2 ;;
-            uc)
-                echo "cpu_send_uc,$s,$dn,$cs"
-                echo "cpu_recv_uc,$s,$dn,$cr"
-                echo "loggp: $s B over UC, $batch per post: CPU per message: send $cs us, receive $cr us" >&2 ;;
+            uc) # per message really sent and received (uc_of's counts)
+                cs=$(awk -v a="$s1" -v b="$s2" -v n="$((u2 - u1))" 'BEGIN { printf "%.3f", (b - a) / n }')
+                cr=$(awk -v a="$r1" -v b="$r2" -v n="$((v2 - v1))" 'BEGIN { printf "%.3f", (b - a) / n }')
+                echo "cpu_send_uc,$s,$((u2 - u1)),$cs"
+                echo "cpu_recv_uc,$s,$((v2 - v1)),$cr"
+                echo "loggp: $s B over UC, $batch per post: CPU per message: send $cs us, receive $cr us (the short and the long stream sent $u1 and $u2, received $v1 and $v2)" >&2 ;;
             signaled)
                 echo "cpu_send_signaled,$s,$dn,$cs"
                 echo "loggp: $s B, every send signaled: CPU per message: send $cs us" >&2 ;;

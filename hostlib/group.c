@@ -338,15 +338,9 @@ static void look_at(inccl_group_t *g, struct peer *p, const char *who, const cha
 		/* a member that said "done" with the communicator in use and left is no fault of it */
 		if (gone && !(g->rank == 0 && p != &g->ctl && said_done(p, g->comm))) {
 			/* how: its end closed (the process ended), or this machine's TCP gave up on it
-			 * (the peer's machine did not acknowledge for CTL_DEAD_MS) */
+			 * (the peer's machine did not acknowledge for CTL_DEAD_MS): ctl_gone_strerror() */
 			char how[160];
-			if (rc == CTL_EOF || errno == ECONNRESET) /* a reset: closed with our message unread */
-				snprintf(how, sizeof(how), "%s (closed its connection)", gone);
-			else if (errno == ETIMEDOUT)
-				snprintf(how, sizeof(how), "%s (its machine acknowledged nothing for %d s)", gone,
-					 CTL_DEAD_MS / 1000);
-			else
-				snprintf(how, sizeof(how), "%s (%s)", gone, strerror(errno));
+			snprintf(how, sizeof(how), "%s (%s)", gone, ctl_gone_strerror(rc));
 			note_fault(g, 0, how);
 		}
 		peer_close(p);

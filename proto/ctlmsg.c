@@ -519,3 +519,15 @@ const char *ctl_strerror(int rc)
 	default: return strerror(errno);
 	}
 }
+
+/* the words below say the dead-peer time; a change of CTL_DEAD_MS changes them */
+_Static_assert(CTL_DEAD_MS == 20000, "ctl_gone_strerror() says 20 s");
+
+const char *ctl_gone_strerror(int rc)
+{
+	if (rc == CTL_EOF || (rc == CTL_EIO && errno == ECONNRESET))
+		return "closed its connection";
+	if (rc == CTL_EIO && errno == ETIMEDOUT)
+		return "its machine acknowledged nothing for 20 s";
+	return ctl_strerror(rc);
+}

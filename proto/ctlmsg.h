@@ -162,4 +162,16 @@ char *ctl_quote(const char *s, char *out, size_t outlen);
 /** ctl_strerror() - words for a negative enum ctl_rc (CTL_EIO: from errno). */
 const char *ctl_strerror(int rc);
 
+/**
+ * ctl_gone_strerror() - words for how an established connection ended, from
+ * ctl_feed()'s negative @rc (CTL_EIO: from errno): "closed its connection"
+ * (CTL_EOF, or ECONNRESET: the peer closed with our message unread: its
+ * process ended), "its machine acknowledged nothing for 20 s" (ETIMEDOUT:
+ * this machine's TCP gave up on it, CTL_DEAD_MS: the machine, VM or namespace
+ * vanished), else ctl_strerror(@rc). Only for a connection that was up: a
+ * connect that timed out (ctl_connect(), errno ETIMEDOUT) or no message in
+ * time (CTL_ETIMEDOUT) is no dead peer and keeps its own words.
+ */
+const char *ctl_gone_strerror(int rc);
+
 #endif

@@ -131,18 +131,20 @@ struct Param {
 int main(int argc, char **argv)
 {
 	enum { O_TOPO = 256, O_TREE, O_SIZE, O_ALGOS, O_RUN, O_BW, O_LAT, O_O, O_G, O_SW, O_LOSS, O_SEED, O_WIN, O_MSG, O_SLOTS,
-	       O_RTO, O_QUEUE, O_UNIT, O_RESULTS, O_COMMIT, O_COLL, O_ROOT, O_CORES, O_HELP };
+	       O_RTO, O_QUEUE, O_UNIT, O_RESULTS, O_COMMIT, O_COLL, O_ROOT, O_CORES, O_CALLI, O_CALLR, O_HELP };
 	static const struct option opts[] = {
 		{"topology", 1, 0, O_TOPO}, {"tree", 1, 0, O_TREE}, {"size", 1, 0, O_SIZE}, {"algorithms", 1, 0, O_ALGOS},
 		{"run", 1, 0, O_RUN}, {"link-bw-MBps", 1, 0, O_BW}, {"link-latency-us", 1, 0, O_LAT}, {"host-o-us", 1, 0, O_O},
 		{"host-G-us-per-byte", 1, 0, O_G}, {"switch-frame-us", 1, 0, O_SW}, {"loss", 1, 0, O_LOSS},
 		{"seed", 1, 0, O_SEED}, {"window", 1, 0, O_WIN}, {"message", 1, 0, O_MSG}, {"slots", 1, 0, O_SLOTS},
 		{"rto-us", 1, 0, O_RTO}, {"queue", 1, 0, O_QUEUE}, {"unit", 1, 0, O_UNIT}, {"results", 1, 0, O_RESULTS}, {"commit", 1, 0, O_COMMIT},
-		{"collective", 1, 0, O_COLL}, {"root", 1, 0, O_ROOT}, {"cores", 1, 0, O_CORES}, {"help", 0, 0, O_HELP},
+		{"collective", 1, 0, O_COLL}, {"root", 1, 0, O_ROOT}, {"cores", 1, 0, O_CORES},
+		{"call-inc-us", 1, 0, O_CALLI}, {"call-ring-us", 1, 0, O_CALLR}, {"help", 0, 0, O_HELP},
 		{0, 0, 0, 0}};
 	std::string topo_file, shape, sizes, algos = "inc,ring", run, results, commit = "unknown", root_arg;
 	Coll coll = Coll::AllReduce;
 	Params p;
+	double call_cli[2] = {-1, -1}; /* a call's own time by hand, INC and per ring step (us) */
 	enum { BW, LAT, HO, HG, SW, CORES, NP };
 	Param par[NP] = {{"link bandwidth", "--link-bw-MBps", "MB/s", -1, -1, ""},
 			 {"link latency", "--link-latency-us", "us", -1, -1, ""},
@@ -168,6 +170,8 @@ int main(int argc, char **argv)
 			if (par[CORES].cli > 0 && par[CORES].cli < 0.01)
 				Fail("--cores: 0 (a core per node) or 0.01..65536");
 			break;
+		case O_CALLI: call_cli[0] = Num("--call-inc-us", optarg, 0, 1e8); break;
+		case O_CALLR: call_cli[1] = Num("--call-ring-us", optarg, 0, 1e8); break;
 		case O_LOSS: p.loss = Num("--loss", optarg, 0, 0.5); break;
 		case O_SEED: p.seed = uint32_t(Num("--seed", optarg, 1, 4294967295.0)); break;
 		case O_WIN: p.window_host = uint32_t(Num("--window", optarg, 1, 16384)); break;
@@ -194,6 +198,8 @@ int main(int argc, char **argv)
 			       "  --host-G-us-per-byte --switch-frame-us --cores (the command line wins over the run;\n"
 			       "  --host-o-us and --host-G-us-per-byte set every per-message and per-byte host cost alike;\n"
 			       "  --cores 0: a core per node, else every node's work shares C cores)\n"
+			       "  --call-inc-us US --call-ring-us US: a libinccl call's own time beyond its path (INC, per\n"
+			       "  ring step; from the run: its Barrier less half a ping-pong; without: 0)\n"
 			       "  model: --loss P --seed N --window FRAMES --message FRAMES --slots N --rto-us US --queue FRAMES\n"
 			       "  --unit PACKETS (a model frame stands for this many of the lab's: fewer events)\n"
 			       "  output: --results DIR (a run directory sim-COLLECTIVE-DATE-TIME in it) --commit HASH\n");
@@ -302,6 +308,28 @@ int main(int argc, char **argv)
 		Fail("no link latency: give --link-latency-us (us) or --run RUNDIR");
 	}
 	par[LAT].run_src = lat_src;
+	/* a call's own time: the run's Barrier less half a ping-pong (params.h), INC and per ring step */
+	std::string call_src[2];
+	for (int a = 0; a < 2; a++) {
+		double bar = a == 0 ? rf.barrier_inc_us : rf.barrier_ring_us, steps = a == 0 ? 1 : 2.0 * (rf.nranks - 1), us = 0;
+		char b[300];
+		if (call_cli[a] >= 0) {
+			us = call_cli[a];
+			snprintf(b, sizeof b, "command line");
+		} else if (run.empty()) {
+			snprintf(b, sizeof b, "no run: a call takes its path alone");
+		} else if (!(bar > 0)) {
+			snprintf(b, sizeof b, "%s has no %s Barrier: a call takes its path alone", run.c_str(), a == 0 ? "INC" : "ring");
+		} else {
+			us = bar / steps - rf.half_rtt_us;
+			snprintf(b, sizeof b, "the %s Barrier of %s (median %.1f us%s) less half a ping-pong (%.1f us)%s",
+				 a == 0 ? "INC" : "ring", run.c_str(), bar, a == 0 ? "" : (" over " + std::to_string(int(steps)) + " steps").c_str(),
+				 rf.half_rtt_us, us < 0 ? ": none, the Barrier is quicker" : "");
+			us = us < 0 ? 0 : us;
+		}
+		(a == 0 ? p.call_inc : p.call_ring) = us * 1e-6;
+		call_src[a] = b;
+	}
 	if (!ValidateParams(p, &err))
 		Fail(err);
 	int nranks = int(tree.host_of_rank.size());
@@ -481,6 +509,8 @@ int main(int argc, char **argv)
 			std::make_pair("G_sum_us_per_byte", p.G_sum)})
 		param(g.first, g.second * 1e6, run_g ? hg + (rf.hostwork ? "" : ": 0 (hostwork not measured)") : hg + ": 0");
 	param("switch_frame_us", val(SW), src(SW));
+	param("call_inc_us", p.call_inc * 1e6, call_src[0]);
+	param("call_ring_us", p.call_ring * 1e6, call_src[1]);
 	if (par[CORES].cli >= 0)
 		param("cores", par[CORES].cli, "command line");
 	else

@@ -45,6 +45,7 @@ constexpr uint16_t kProto = 0x0800; /* ns-3's point-to-point device carries IPv4
 constexpr uint32_t kNone = UINT32_MAX;
 constexpr uint32_t kRxeUnacked = 129; /* rxe sends at most this many PSNs past the last ACK (RXE_MAX_UNACKED_PSNS) */
 constexpr uint32_t kAckReserve = 256; /* the switch's ACK_AHEAD_RESERVE: slots kept from a child that runs ahead */
+constexpr uint32_t kSwitchAck = 2;    /* a switch acknowledges another's frames once per 2 (switch/engine.c SWITCH_ACK_EVERY) */
 
 enum : uint8_t { T_DATA = 1, T_ACK = 2, T_NAK = 3, T_RNR = 4 };
 enum : uint8_t { F_ACKREQ = 1, F_LAST = 2 }; /* an ACK requested; a message's last frame */
@@ -136,10 +137,11 @@ uint32_t F(uint32_t r, uint32_t k)
 	return uint32_t(x >> 32);
 }
 
-/* LabFrames() - the lab's frames a model frame with header @h stands for (Params.unit per full one; an ACK: 1). */
+/* LabFrames() - the lab's frames a model frame with header @h stands for (Params.unit per full one; an ACK
+ * between switches the lab's ACKs of its frames, SendCtl()). */
 uint32_t LabFrames(const SimHeader &h)
 {
-	return h.type == T_DATA && h.pkts > 1 ? h.pkts : 1;
+	return h.pkts > 1 ? h.pkts : 1;
 }
 
 /* Pkts() - the lab's packets that carry @bytes of payload (a packet each up to kMtu; at least one). */
@@ -227,6 +229,7 @@ struct NodeState {
 	uint32_t post_next = 0;              /* INC and transfers: next message to post (INC: of the call) */
 	uint32_t recv_msgs = 0;              /* INC: result messages of the call processed */
 	uint32_t cur_call = 0;               /* INC: the call this rank is in (Sim.calls_) */
+	bool call_wait = false;              /* INC: waiting a call's own time (Params.call_inc) before it posts */
 	/* ring plans (RunPlan()) */
 	struct PMsg {
 		uint32_t psn0, nf, bytes;
@@ -311,7 +314,10 @@ class Sim {
 	void Handle(int u, const SimHeader &h);
 	void Kick(int ci);
 	void SendData(int ci, uint32_t psn, const Frame &f);
-	void SendCtl(int ci, uint8_t type, uint32_t psn);
+	void SendCtl(int ci, uint8_t type, uint32_t psn, uint32_t lab = 1);
+	bool SwitchLink(int ci) const;
+	double RingStart() const;
+	void StartCall(int u);
 	void Ack(int ci, uint32_t psn);
 	uint32_t AckLimit(int ci) const;
 	void ArmTimer(int ci, bool restart);
@@ -721,7 +727,10 @@ void Sim::Handle(int u, const SimHeader &h)
 			}
 			c.expected++;
 			c.nak_sent = false;
-			if (h.flags & F_ACKREQ)
+			/* between switches every frame asks, and one ACK answers kSwitchAck of the lab's frames:
+			 * every model frame of kSwitchAck packets or more, else every kSwitchAck-th */
+			uint32_t every = std::max(1u, kSwitchAck / (unit_ / kMtu));
+			if ((h.flags & F_ACKREQ) || (SwitchLink(int(h.conn)) && (h.psn + 1) % every == 0))
 				Ack(int(h.conn), h.psn);
 		} else if (h.psn < c.expected) {
 			if (c.acked != kNone)
@@ -802,8 +811,9 @@ void Sim::SendData(int ci, uint32_t psn, const Frame &f)
 	SendFrame(c.src, h, f.bytes + f.pkts * kFrameOverhead);
 }
 
-/* SendCtl() - an ACK, NAK or RNR NAK of @psn from connection @ci's receiver to its sender. */
-void Sim::SendCtl(int ci, uint8_t type, uint32_t psn)
+/* SendCtl() - an ACK, NAK or RNR NAK of @psn from connection @ci's receiver to its sender, standing for
+ * @lab of the lab's (their headers on the wire, c_sw each at a switch). */
+void Sim::SendCtl(int ci, uint8_t type, uint32_t psn, uint32_t lab)
 {
 	const Conn &c = c_[size_t(ci)];
 	SimHeader h;
@@ -811,7 +821,15 @@ void Sim::SendCtl(int ci, uint8_t type, uint32_t psn)
 	h.conn = uint32_t(ci);
 	h.psn = psn;
 	h.dst = uint32_t(c.src);
-	SendFrame(c.dst, h, kAckBytes);
+	h.pkts = uint16_t(lab);
+	SendFrame(c.dst, h, kAckBytes * lab);
+}
+
+/* SwitchLink() - does connection @ci run between two switches? */
+bool Sim::SwitchLink(int ci) const
+{
+	const Conn &c = c_[size_t(ci)];
+	return !n_[size_t(c.src)].host && !n_[size_t(c.dst)].host;
 }
 
 /*
@@ -845,7 +863,8 @@ void Sim::Ack(int ci, uint32_t psn)
 		c.held = kNone;
 	}
 	c.acked = psn;
-	SendCtl(ci, T_ACK, psn);
+	/* between switches an ACK of a model frame of K packets stands for the lab's K / kSwitchAck */
+	SendCtl(ci, T_ACK, psn, SwitchLink(ci) ? std::max(1u, (unit_ / kMtu) / kSwitchAck) : 1);
 }
 
 /* ArmTimer() - the retransmission timer of @ci runs while frames are unacknowledged (@restart: anew). */
@@ -1007,7 +1026,7 @@ uint32_t Sim::DownCount(int ci, uint32_t kend) const
 void Sim::PostMore(int u)
 {
 	NodeState &s = n_[size_t(u)];
-	if (s.cur_call >= calls_.size())
+	if (s.cur_call >= calls_.size() || s.call_wait)
 		return;
 	const Call &cl = calls_[s.cur_call];
 	Conn &c = c_[size_t(s.up)];
@@ -1047,12 +1066,44 @@ void Sim::HostCheckDone(int u)
 		s.post_next = 0;
 		s.recv_msgs = 0;
 		if (++s.cur_call < calls_.size()) {
-			PostMore(u);
+			StartCall(u);
+			if (s.call_wait)
+				return;
 			continue;
 		}
 		s.done = true;
 		r_.host_done[size_t(rank)] = Simulator::Now().GetSeconds();
 	}
+}
+
+/*
+ * StartCall() - host @u starts its current call (INC): it posts once the call's own time
+ * (Params.call_inc: libinccl's setup and wake-ups, the ranks' skew) has passed, at once without one.
+ */
+void Sim::StartCall(int u)
+{
+	if (!(p_.call_inc > 0)) {
+		PostMore(u);
+		return;
+	}
+	n_[size_t(u)].call_wait = true;
+	Simulator::Schedule(Seconds(p_.call_inc), [this, u]() {
+		n_[size_t(u)].call_wait = false;
+		PostMore(u);
+		HostCheckDone(u);
+	});
+}
+
+/*
+ * RingStart() - when the ring's ranks post first: Params.call_ring per step of the collective
+ * (the analytic model's: 2(P-1) for AllReduce and Barrier, P-1 for the others), waited once
+ * before the first post, as the steps follow each other on the critical path.
+ */
+double Sim::RingStart() const
+{
+	int p = Ranks();
+	double steps = coll_ == Coll::AllReduce || coll_ == Coll::Barrier ? 2.0 * (p - 1) : p - 1.0;
+	return p_.call_ring > 0 ? steps * p_.call_ring : 0;
 }
 
 /* SwitchResults() - switch @s passes the results ready in order to every child. */
@@ -1234,7 +1285,7 @@ Result Sim::RunInc()
 		}
 	}
 	for (int u : t_.host_of_rank)
-		Simulator::ScheduleNow(&Sim::PostMore, this, u);
+		Simulator::ScheduleNow(&Sim::StartCall, this, u);
 	Simulator::Run();
 	return Finish();
 }
@@ -1355,7 +1406,7 @@ Result Sim::RunRing()
 	}
 	for (int r = 0; r < p; r++) {
 		int u = t_.host_of_rank[size_t(r)];
-		Simulator::ScheduleNow([this, u, r]() {
+		Simulator::Schedule(Seconds(RingStart()), [this, u, r]() {
 			RingPostStep(u);
 			if (ChunkLen(RingChunk(r, 0, false)) == 0)
 				RingRecvDone(u, 0);
@@ -1478,7 +1529,7 @@ Result Sim::RunChain()
 		};
 	}
 	int first = t_.host_of_rank[size_t(chain_first_)];
-	Simulator::ScheduleNow([this, first, pieces]() {
+	Simulator::Schedule(Seconds(RingStart()), [this, first, pieces]() {
 		for (uint32_t i = 0; i < pieces; i++)
 			ChainQueue(first, i);
 	});
@@ -1750,7 +1801,7 @@ Result Sim::RunPlan()
 		};
 	}
 	for (int r = 0; r < p; r++)
-		Simulator::ScheduleNow(&Sim::PlanPost, this, t_.host_of_rank[size_t(r)]);
+		Simulator::Schedule(Seconds(RingStart()), &Sim::PlanPost, this, t_.host_of_rank[size_t(r)]);
 	Simulator::Run();
 	/* the results (ring.c coll_finish()), against what each must be */
 	uint64_t wrong_atoms = 0;
@@ -1865,6 +1916,8 @@ bool ValidateParams(const Params &p, std::string *err)
 		return bad("cores must be 0 (a core per node) or 0.01..65536");
 	if (!(p.sw_frame >= 0 && p.sw_frame < 10))
 		return bad("switch per-frame cost must be 0..10 s");
+	if (!(p.call_inc >= 0 && p.call_inc < 100) || !(p.call_ring >= 0 && p.call_ring < 100))
+		return bad("a call's own time (INC, per ring step) must be 0..100 s");
 	if (!(p.loss >= 0 && p.loss < 1))
 		return bad("loss must be in [0, 1)");
 	if (!(p.rto > 0 && p.rto < 100) || !(p.rnr >= 0 && p.rnr < 100))

@@ -100,6 +100,10 @@ struct Params {
 	double G_swap = 0;           /* libinccl's byte-order swap of every byte it sends and receives (INC) */
 	double G_copy = 0, G_sum = 0;/* the ring's copy into a message and out of it, its float32 sum on receive */
 	double sw_frame = 0;         /* s of switch CPU per frame in or out (c_sw) */
+	double call_inc = 0;         /* s a libinccl call (INC) takes beyond its path: every rank waits it before it
+	                              * posts a call (the run's Barrier less half a ping-pong, params.h); 0: none */
+	double call_ring = 0;        /* the same per step of the ring (its Barrier over its 2(P-1) steps), waited
+	                              * once per step of the collective before the ring's first post */
 	double cores = 0;            /* the machine's cores every node shares (processor sharing); 0: a core per node */
 	double loss = 0;             /* probability that a link drops a frame */
 	double rto = 0.050;          /* s: retransmission timeout (the switch daemon's min_rto of 50 ms) */

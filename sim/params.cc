@@ -125,10 +125,18 @@ bool ReadRun(const std::string &dir, RunFigures *f, std::string *err)
 		res_table_free(&t);
 		return false;
 	}
-	std::vector<double> ceil;
-	for (size_t i = 0; i < t.n; i++)
-		if (!strcmp(t.rows[i].algo, "ceiling") && t.rows[i].wrong == 0 && t.rows[i].algbw > 0)
-			ceil.push_back(t.rows[i].algbw);
+	std::vector<double> ceil, bar_inc, bar_ring;
+	for (size_t i = 0; i < t.n; i++) {
+		const res_row &w = t.rows[i];
+		if (!strcmp(w.algo, "ceiling") && w.wrong == 0 && w.algbw > 0)
+			ceil.push_back(w.algbw);
+		if (w.coll == RES_BARRIER && w.wrong == 0 && w.time_us > 0 && (!strcmp(w.algo, "inc") || !strcmp(w.algo, "ring")))
+			(strcmp(w.algo, "inc") ? bar_ring : bar_inc).push_back(w.time_us);
+	}
+	if (!bar_inc.empty())
+		f->barrier_inc_us = Median(bar_inc);
+	if (!bar_ring.empty())
+		f->barrier_ring_us = Median(bar_ring);
 	res_table_free(&t);
 	if (ceil.empty()) {
 		*err = rp + ": no `ceiling` row: the link bandwidth is not measured (give --link-bw-MBps)";

@@ -21,6 +21,12 @@
  *               of RUN/meta.yaml: rank 0 to a rank under another leaf)
  *   c_sw        the switches' CPU in the run's INC measurements (RUN/cpu.csv)
  *               over the frames they received and sent (RUN/switch-counters.txt)
+ *   a call's    what a libinccl call takes beyond its path: the run's Barrier
+ *   own time    (the median of its verified rows in results.csv, INC and the
+ *               ring) less half a ping-pong (half_rtt = L + 2o, the path's one
+ *               crossing without a call around it); the ring's per step, its
+ *               Barrier over 2(P-1) steps. 0 when RUN has no Barrier of that
+ *               algorithm (said in meta.yaml), or when the Barrier is quicker
  *   C           the lab machine's cores (meta.yaml host_cores) less those the
  *               rest of the machine used during the measurement simulated
  *               (cpu.csv's machine row; the median over its rounds, or over
@@ -45,7 +51,8 @@ struct RunFigures {
 	double half_rtt_us = -1, smallest = -1;
 	double ceiling_MBps = -1;      /* the median `ceiling` row */
 	double c_sw_us = -1;           /* switch CPU per frame */
-	double f_sw = -1;              /* frames the switches counted per data frame the analytic model counts (shown) */
+	double f_sw = -1;              /* frames the switches counted per frame the analytic model counts (shown) */
+	double barrier_inc_us = -1, barrier_ring_us = -1; /* the median of results.csv's verified Barrier rows */
 	int host_cores = 0;            /* meta.yaml host_cores */
 	struct Others {
 		std::string algo, coll;

@@ -121,6 +121,26 @@ int main()
 		Near("unit 16: wrong", double(cr.wrong_pkts), 0, 0);
 	}
 
+	/* 1d. The switches' frames, as the lab's engine sends them (analysis/loggp.c loggp_frames()), c_sw
+	 * 1 us, so the switches' CPU counts them. An AllReduce of 4 packets on 1-2-4 (one message): 16
+	 * data frames a packet (64); between two switches every frame asks and is acknowledged once per
+	 * 2 (switch/engine.c SWITCH_ACK_EVERY): PSNs 1 and 3 on each of the 4 links' directions, 8 ACKs,
+	 * each counted at both switches (16); a host's link an ACK per message each way (8): 88 us (80
+	 * with an ACK per message between switches too). In model frames of 4 packets (16 packets: one
+	 * message of 4 model frames) every frame between switches is acknowledged, each ACK the lab's 2:
+	 * 256 data frames, 4 x 4 x 2 ACKs at both ends (64), 8 on the hosts' links: 328 us. */
+	{
+		Params p = Params0();
+		p.sw_frame = 1e-6;
+		Tree t124 = Shape("1-2-4");
+		Result r = RunAllReduce(t124, p, 4096, Algo::Inc);
+		Near("switches' frames: AllReduce of 4 packets on 1-2-4, switch CPU (us)", r.cpu_switches * 1e6, 88, 1e-6);
+		p.unit = 4;
+		r = RunAllReduce(t124, p, 16384, Algo::Inc);
+		Near("switches' frames: 16 packets in model frames of 4, switch CPU (us)", r.cpu_switches * 1e6, 328, 1e-6);
+		Near("switches' frames: wrong", double(r.wrong_pkts), 0, 0);
+	}
+
 	/* 2. One switch's aggregation: AllReduce of one 1 KiB packet on 1-2, c_sw = 50 us.
 	 * Both frames reach sw0 at ta = 11.024 + F + lat. Its CPU, one frame after the
 	 * other: rx A, rx B, ACK to A (queued while handling A), result to rank 0, result to
@@ -311,6 +331,22 @@ int main()
 		Near("inc barrier 1-2: rank 0 done (us)", r.host_done[0] * 1e6, 170 + A + 60 + lat + 10, tol);
 		Near("inc barrier 1-2: rank 1 done (us)", r.host_done[1] * 1e6, 170 + 60 + A + lat, tol);
 		Near("inc barrier 1-2: wrong results", double(r.wrong_pkts), 0, 0);
+		/* a call's own time (Params.call_inc, the run's Barrier less half a ping-pong): every rank
+		 * waits it before it posts a call. The Barrier: C = 1000 us later. The AllGather: each rank
+		 * starts call 0 at C and call 1 C after it is done with call 0 (rank 0 at ta' + A + lat, ta'
+		 * = C + ta; rank 1 at ta' + F + lat + D): by then every link is free, rank 0's empty packet
+		 * of call 1 waits at the switch for rank 1's data, there at t1 = ta' + F + lat + D + C + D +
+		 * F + lat; rank 0 takes the result F + lat + D later, rank 1 has its ACK at A + lat. */
+		const double C = 1000;
+		p.call_inc = C * 1e-6;
+		r = RunCollective(t12, p, 0, Coll::Barrier, Algo::Inc, 0);
+		Near("inc barrier 1-2, a call's own time 1 ms: rank 0 done (us)", r.host_done[0] * 1e6, C + 170 + A + 60 + lat + 10, tol);
+		Near("inc barrier 1-2, a call's own time 1 ms: rank 1 done (us)", r.host_done[1] * 1e6, C + 170 + 60 + A + lat, tol);
+		r = RunCollective(t12, p, 2048, Coll::AllGather, Algo::Inc, 0);
+		double t1 = C + ta + F + lat + D + C + D + F + lat;
+		Near("inc allgather 1-2, a call's own time 1 ms: rank 0 done (us)", r.host_done[0] * 1e6, t1 + F + lat + D, tol);
+		Near("inc allgather 1-2, a call's own time 1 ms: rank 1 done (us)", r.host_done[1] * 1e6, t1 + A + lat, tol);
+		Near("inc allgather 1-2, a call's own time 1 ms: wrong packets", double(r.wrong_pkts), 0, 0);
 	}
 
 	/* 2h. libinccl's ring plans on 1-3, links of 1 GB/s (a frame of 1 KiB takes f = 1.084 us, an
@@ -351,6 +387,15 @@ int main()
 		Near("ring barrier 1-3: rank 1 done (us)", r.host_done[1] * 1e6, 1070.608, tol);
 		Near("ring barrier 1-3: rank 2 done (us)", r.host_done[2] * 1e6, 1070.640, tol);
 		Near("ring barrier 1-3: wrong results", double(r.wrong_pkts), 0, 0);
+		/* a call's own time per ring step (Params.call_ring), 100 us: the 4 steps' 400 us before the
+		 * first post; an AllGather's 2 steps 200 */
+		p.call_ring = 100e-6;
+		r = RunCollective(t13, p, 0, Coll::Barrier, Algo::Ring, 0);
+		Near("ring barrier 1-3, 100 us a step: rank 0 done (us)", r.host_done[0] * 1e6, 400 + 1070.608, tol);
+		Near("ring barrier 1-3, 100 us a step: rank 2 done (us)", r.host_done[2] * 1e6, 400 + 1070.640, tol);
+		r = RunCollective(t13, p, 3072, Coll::AllGather, Algo::Ring, 0);
+		Near("ring allgather 1-3, 100 us a step: rank 1 done (us)", r.host_done[1] * 1e6,
+		     200 + o + 2 * (f + lat) + o + o + 2 * (f + lat) + ack, tol);
 	}
 
 	/* 3. A retransmission: four frames, the first copy of PSN 1 lost on the first link.

@@ -369,7 +369,7 @@ fi
 topogen=$(cd "${INCLAB_BUILD:-build}" 2>/dev/null && pwd)/topogen
 tree=$tmp/tree scen=$tmp/scen
 mkdir -p "$tree/experiments" "$tree/lab" "$tmp/state"
-cp experiments/exp.sh experiments/lib.sh experiments/ceiling.sh "$tree/experiments/"
+cp experiments/exp.sh experiments/lib.sh experiments/ceiling.sh experiments/loggp.sh "$tree/experiments/"
 cp -r topology "$tree/"
 cat >"$tree/lab/lab.sh" <<'FAKE'
 #!/usr/bin/env bash
@@ -392,6 +392,33 @@ report() {
     [ "$rows" = 0 ] || echo "$1,$2,float32,sum,-,4,$3,$(($3 / 4)),3,100.00,40.96,61.44,$wrong"
 }
 arg() { [[ $c =~ (^| )$1\ ([^ ]+) ]] && echo "${BASH_REMATCH[2]}"; }
+# loggp.sh's perftest runs (with $FAKE_SCEN/loggp): a report line for the size asked; a UC stream
+# sends its -n on pku1 and loses the try's count ($FAKE_SCEN/uc.lost, a line per UC try, else 0)
+# on the way to pku3, whose server (its last -n) gives no report, as perftest's waits, when fewer came
+if [ -e "$FAKE_SCEN/loggp" ]; then
+    counter() { cat "$FAKE_SCEN/nodes/$1/$2" 2>/dev/null || echo 1000; } # NODE NAME: a counter's value
+    case $c in
+    *" > /tmp/ib_send_"*".server 2>&1 &") # a server: what it waits for
+        echo "$node $c" >>"$FAKE_SCEN/servers"
+        grep -o ' -n [0-9]*' <<<"$c" | tail -n 1 | tr -dc 0-9 >"$FAKE_SCEN/server.n"
+        exit 0 ;;
+    "timeout "*" ib_send_lat "*) printf ' %s 100 1.00 9.00 3.00 4.00 0.10 5.00 6.00\n' "$(arg -s)"; exit 0 ;;
+    "timeout "*" ib_send_bw "*)
+        n=$(arg -n)
+        if [[ $c == *"-c UC"* ]]; then
+            try=$(($(cat "$FAKE_SCEN/uc.tries" 2>/dev/null || echo 0) + 1))
+            echo "$try" >"$FAKE_SCEN/uc.tries"
+            lost=$(sed -n "${try}p" "$FAKE_SCEN/uc.lost" 2>/dev/null)
+            mkdir -p "$FAKE_SCEN/nodes/pku3"
+            echo $(($(counter "$node" sent_pkts) + n)) >"$d/sent_pkts.new" && mv "$d/sent_pkts.new" "$d/sent_pkts"
+            echo $(($(counter pku3 rcvd_pkts) + n - ${lost:-0})) >"$FAKE_SCEN/nodes/pku3/rcvd_pkts"
+            [ $((n - ${lost:-0})) -ge "$(cat "$FAKE_SCEN/server.n")" ] || exit 124
+        fi
+        printf ' %s %s 1.00 1.00 0.05000\n' "$(arg -s)" "$n"
+        exit 0 ;;
+    "cat /sys/class/infiniband/rxe0/ports/1/hw_counters/"*) [ ! -e "$FAKE_SCEN/no-counters" ] && counter "$node" "${c##*/}"; exit ;;
+    esac
+fi
 case $c in
 *"inccl_perf -r "*)
     tool "$(arg -A)" "$(arg -C)" "$(arg -b)"
@@ -401,6 +428,15 @@ case $c in
     printf '0 sent_pkts:100\n0 guest_ctxt:7\n0 rcvd_pkts:9\n1 sent_pkts:%s\n1 guest_ctxt:7\n1 evil;x:5\n2 rcvd_pkts:99\n1 rcvd_pkts:9x\n' \
         "$((150 + $(arg -r)))" >"$d/exp.rxe"
     echo "$rc" >"$d/exp.rc"
+    # the switches log one counter line per communicator when it closes (libinccl's only): a zero,
+    # a word that is no counter, a line of another kind
+    if [ "$(arg -r)" = 0 ] && [ "$(arg -A)" = inc ]; then
+        for s in sw0 sw1 sw2; do
+            mkdir -p "$FAKE_SCEN/nodes/$s"
+            printf 'incswitch %s: comm 9 closed\nincswitch %s comm 9: rx_frames=%s retransmits=0 timeouts=%s evil=x1 held_for_turn=5\n' \
+                "$s" "$s" "$((1000 + ${s#sw}))" "${s#sw}" >>"$FAKE_SCEN/nodes/$s/incswitch.log"
+        done
+    fi
     ;;
 *mpirun*)
     tool "$(arg -a)" "$(arg -C)" "$(arg -b)"
@@ -409,8 +445,11 @@ case $c in
     exit "$rc"
     ;;
 "test -e /tmp/exp.rc") [ -e "$d/exp.rc" ] ;;
-"cat /tmp/exp."* | "cat /tmp/mpi."*) cat "$d/${c#cat /tmp/}" ;;
-"tail -n "*) read -r _ _ n f <<<"$c"; tail -n "$n" "$d/${f#/tmp/}" ;;
+"cat /tmp/exp."* | "cat /tmp/mpi."*) # one file or more, as cat reads them; each read logged (reads)
+    echo "$node $c" >>"$FAKE_SCEN/reads"
+    rc=0
+    for f in ${c#cat }; do cat "$d/${f#/tmp/}" 2>/dev/null || rc=1; done
+    exit "$rc" ;;
 "cat /root/.ssh/id_ed25519.pub") [ ! -e "$FAKE_SCEN/no-ssh" ] && echo "ssh-ed25519 AAAAfake root@$node" ;;
 /usr/local/sbin/inclab-ready) echo "inclab-ready: rxe0 up, gid[1] ::ffff:10.1.1.21" ;;
 *"timeout 240 ib_send_bw "*" -b "*) # a load ceiling's client: its start (start.NODE, else 1000) and end 10 s later,
@@ -430,7 +469,9 @@ case $c in
     [ -e "$FAKE_SCEN/deaf.$node" ] || touch "$d/listen.$(arg -p)" ;;
 "ss -Hltn 'sport = :"*) p=${c#*:}; p=${p%%\'*}; [ -e "$d/listen.$p" ] ;;
 "pkill -x ib_send_bw; true") rm -f "$d"/running.* "$d"/listen.* ;;
-*"wc -l < /var/log/inclab/incswitch.log"*) echo 0 ;;
+*"wc -l < /var/log/inclab/incswitch.log"*) cat "$d/incswitch.log" 2>/dev/null | wc -l ;;
+"tail -n +"*" /var/log/inclab/incswitch.log") tail -n "$(arg -n)" "$d/incswitch.log" 2>/dev/null ;;
+"tail -n "*) read -r _ _ n f <<<"$c"; tail -n "$n" "$d/${f#/tmp/}" ;;
 *) exit 0 ;; # pkill, ssh set-up, switch counters: nothing to do
 esac
 FAKE
@@ -493,6 +534,10 @@ else
 [pku1:02333] PML ucx cannot be selected")
 
     reset
+    for sw in sw0 sw1 sw2; do # a communicator of an earlier run: not this run's
+        mkdir -p "$scen/nodes/$sw"
+        echo "incswitch $sw comm 8: rx_frames=77 timeouts=7" >"$scen/nodes/$sw/incswitch.log"
+    done
     fake all-good "ring mpi-tcp mpi-ucx"
     expect all-good 0 verified "every result verified"
     csv_has all-good "inc:0 ring:0 mpi-tcp:0 mpi-ucx:0"
@@ -501,6 +546,17 @@ else
 $(for a in inc ring; do for h in 1 2 3 4; do echo "$a,allreduce,4096,1,4,pku$h,sent_pkts,$((49 + h))"; done; done)"
     [ "$(cat "$run/rxe.csv" 2>/dev/null)" = "$want" ] && ok "all-good: rxe.csv holds each host's changed counter per measurement, malformed lines left out" ||
         ko "all-good: rxe.csv is '$(head -c 600 "$run/rxe.csv" 2>/dev/null)', want '$want'"
+    # switch.csv: per libinccl measurement each switch's counters that are not 0, from the lines it logged
+    # since the one before (a line logged before the run is not counted)
+    want="algorithm,collective,bytes,round,calls,switch,counter,delta
+$(for sw in 0 1 2; do echo "inc,allreduce,4096,1,4,sw$sw,rx_frames,$((1000 + sw))"; [ "$sw" = 0 ] || echo "inc,allreduce,4096,1,4,sw$sw,timeouts,$sw"; echo "inc,allreduce,4096,1,4,sw$sw,held_for_turn,5"; done)"
+    [ "$(cat "$run/switch.csv" 2>/dev/null)" = "$want" ] && ok "all-good: switch.csv holds each switch's counters of the measurement's communicator, not earlier ones" ||
+        ko "all-good: switch.csv is '$(head -c 800 "$run/switch.csv" 2>/dev/null)', want '$want'"
+    # the counters come with the exit status: per libinccl measurement one read of a host's files each
+    want="$(for a in inc ring; do for h in 1 2 3 4; do echo "pku$h cat /tmp/exp.rc /tmp/exp.rxe"; done; echo "pku1 cat /tmp/exp.out"; done | sort)"
+    [ "$(grep -v ' cat /tmp/mpi\.' "$scen/reads" 2>/dev/null | sort)" = "$want" ] &&
+        ok "all-good: one exec per host reads its exit status and rxe counters, rank 0's report one more" ||
+        ko "all-good: the reads of the hosts' files were '$(sort "$scen/reads" 2>/dev/null | tr '\n' ';')', want '$(tr '\n' ';' <<<"$want")'"
 
     # rounds: A B C A B C, each row with its round; both ceilings; the conditions in meta.yaml
     reset
@@ -718,6 +774,64 @@ Executable: mpi_perf"
     scenario ring@8192 rc=3 header=0 rows=0 "err=inccl_perf: rank 0: inccl_comm_init failed: -6 (ECONN)"
     fake ring-later "ring" sweep MIN=4K MAX=8K
     expect ring-later 1 "failed: ring allreduce 8192 B: could not start (it ran earlier in this run)"
+
+    # loggp.sh's UC stream, which loses what is dropped: its CPU per message is over the messages
+    # counted (the sender's sent_pkts, the receiver's rcvd_pkts), its server waits for all but 1/64,
+    # with a receive posted for each; a lossy try is said with its counts and tried again waiting for
+    # fewer; one that loses too much leaves the UC figures out, said, and never hangs. (The fake
+    # nodes' processes are sleeps: their CPU is 0; the rows' iters are the divisors.)
+    sleep 600 &
+    sleeper=$!
+    for h in pku1 pku3; do mkdir -p "$tmp/state/nodes/$h/root/run/inclab" && echo "$sleeper" >"$tmp/state/nodes/$h/root/run/inclab/service.pid"; done
+    loggp() { # NAME [VAR=VALUE...] — loggp.sh on the fake lab: $tmp/NAME.csv, .err, .rc
+        local name=$1 rc=0
+        shift
+        env INCLAB_STATE="$tmp/state" INCLAB_BUILD="$tmp/no-build" FAKE_SCEN="$scen" LOGGP_SIZES=8 LOGGP_CPU_SIZES=8 \
+            LOGGP_CPU_REPEAT=1 EXP_PERFTEST_SETTLE=0 "$@" timeout 120 "$tree/experiments/loggp.sh" >"$tmp/$name.csv" 2>"$tmp/$name.err" </dev/null || rc=$?
+        echo "$rc" >"$tmp/$name.rc"
+    }
+    # uc_rows NAME ROWS — loggp.csv's UC rows (measure,bytes,iters) must be ROWS
+    uc_rows() {
+        local got
+        got=$(grep '_uc,' "$tmp/$1.csv" | cut -d, -f1-3 | tr '\n' ' ')
+        [ "$(cat "$tmp/$1.rc")" = 0 ] && [ "$got" = "$2" ] && ok "$1: loggp.sh exit 0, UC rows $2" ||
+            ko "$1: exit $(cat "$tmp/$1.rc"), UC rows '$got', want '$2'; $(tail -n 4 "$tmp/$1.err")"
+    }
+    reset; touch "$scen/loggp"
+    loggp uc-whole
+    uc_rows uc-whole "cpu_send_uc,8,5120 cpu_recv_uc,8,5120 "
+    [ "$(grep -- '-c UC' "$scen/servers" | grep -o ' -n [0-9]* -r [0-9]* -x' | tr '\n' ' ')" = " -n 1248 -r 1248 -x  -n 6272 -r 6272 -x " ] &&
+        ok "uc-whole: the UC servers wait for all but 1/64 of 1280 and 6400 messages, a receive posted for each" ||
+        ko "uc-whole: UC servers: $(grep -- '-c UC' "$scen/servers")"
+    grep -q '^cpu_send_batch,8,5120,' "$tmp/uc-whole.csv" && grep -q '^cpu_send,8,5120,' "$tmp/uc-whole.csv" &&
+        ok "uc-whole: the RC streams keep their count: 6400 - 1280 messages" || ko "uc-whole: $(cat "$tmp/uc-whole.csv")"
+    # the long stream's first try loses 200 of 6400 (its server waits for 6272): said, then tried
+    # again waiting for 9/10 of the 6200 that came; it loses 200 again and ends
+    reset; touch "$scen/loggp"; printf '0\n200\n200\n' >"$scen/uc.lost"
+    loggp uc-lossy
+    uc_rows uc-lossy "cpu_send_uc,8,5120 cpu_recv_uc,8,4920 "
+    grep -qF "loggp: UC stream of 6400 messages of 8 B, pku1 -> pku3, try 1 of 3 failed (the line above says how; exit 124: no report within 40 s): pku1 sent 6400, pku3 received 6200 (200 lost); its server waited for 6272" "$tmp/uc-lossy.err" &&
+        grep -qF "ib_send_bw pku1 -> pku3 failed 1 time(s) (the last: exit 124)" "$tmp/uc-lossy.err" &&
+        [ "$(grep -- '-c UC' "$scen/servers" | grep -o ' -n [0-9]* -r' | tail -n 1)" = " -n 5568 -r" ] &&
+        ok "uc-lossy: the lossy try said with its counts, the next waits for 5568 (9/10 of 6200 in lists of 32)" ||
+        ko "uc-lossy: $(cat "$tmp/uc-lossy.err"); servers: $(grep -- '-c UC' "$scen/servers" | grep -o ' -n [0-9]* -r')"
+    # every try loses most: three tries at most, the UC figures left out, the rest measured
+    reset; touch "$scen/loggp"; printf '0\n5000\n5000\n5000\n5000\n' >"$scen/uc.lost"
+    loggp uc-lost
+    uc_rows uc-lost ""
+    grep -qF "loggp: UC stream of 6400 messages of 8 B: more than half of them lost, or the stream did not run: no UC figures" "$tmp/uc-lost.err" &&
+        grep -qF "loggp: no CPU figures for 8 B (uc: ib_send_bw -l 32 -c UC): left out" "$tmp/uc-lost.err" &&
+        [ "$(cat "$scen/uc.tries")" = 2 ] && grep -q '^cpu_send_batch,8,' "$tmp/uc-lost.csv" &&
+        ok "uc-lost: 1400 of 6400 arrived: no retry can end, the UC figures left out and said" ||
+        ko "uc-lost: tries $(cat "$scen/uc.tries"); $(cat "$tmp/uc-lost.err")"
+    # no counters to count with: said, left out
+    reset; touch "$scen/loggp" "$scen/no-counters"
+    loggp uc-uncounted
+    uc_rows uc-uncounted ""
+    grep -qF "loggp: UC: no rxe0 counters on pku1 or pku3" "$tmp/uc-uncounted.err" && ok "uc-uncounted: no counters, no UC figures, said" ||
+        ko "uc-uncounted: $(cat "$tmp/uc-uncounted.err")"
+    refused "LOGGP_UC_TIMEOUT=0 is not a whole number from 5 to 600" env INCLAB_STATE="$tmp/state" LOGGP_UC_TIMEOUT=0 "$tree/experiments/loggp.sh"
+    kill "$sleeper" 2>/dev/null
 fi
 
 harness_end

@@ -54,6 +54,12 @@ check "meta.yaml: o_s 30 us from the run's cpu_send" grep -qF "o_s_us: {value: 3
 check "meta.yaml: o_r 50 us from the run's cpu_recv" grep -qF "o_r_us: {value: 50, from: '$src'}" "$meta"
 check "meta.yaml: o_su = o_sb 20 us (no UC stream)" grep -qF "o_su_us: {value: 20, from: '$src: o_sb (no UC stream)'}" "$meta"
 check "meta.yaml: o_c 0 (not measured)" grep -qF "o_c_us: {value: 0, from: '$src: 0 (not measured)'}" "$meta"
+# a libinccl call's own time: the run's Barrier less half a ping-pong: INC the median of 1500, 1700, 1400 us
+# less 183.6; the ring's 4500 us over its 2(P-1) = 6 steps less 183.6
+check "meta.yaml: a call's own time, INC 1500 - 183.6 = 1316.4 us" \
+    grep -qF "call_inc_us: {value: 1316.4, from: 'the INC Barrier of $sample (median 1500.0 us) less half a ping-pong (183.6 us)'}" "$meta"
+check "meta.yaml: a call's own time per ring step, 4500 / 6 - 183.6 = 566.4 us" \
+    grep -qF "call_ring_us: {value: 566.4, from: 'the ring Barrier of $sample (median 4500.0 us over 6 steps) less half a ping-pong (183.6 us)'}" "$meta"
 gs=$(awk '/G_s_us_per_byte/ { sub(/.*value: /, ""); sub(/,.*/, ""); print }' "$meta")
 check "meta.yaml: G_s (13137.2 - 30) / (65544 - 8) = 0.2 us/B (got $gs)" \
     awk -v g="$gs" 'BEGIN { d = g - (13137.2 - 30) / (65544 - 8); exit !(d < 1e-9 && d > -1e-9) }'
@@ -92,6 +98,8 @@ rc=$?
 check "a generated 1-4-16 tree with 1% loss, frames of 4 packets, every parameter by hand: exit 0 (got $rc)" [ "$rc" = 0 ]
 got=$(awk -F, 'NR > 1 { print $1, $6, $13 }' "$tmp"/res16/*/results.csv 2>/dev/null | sort | tr '\n' ' ')
 check "1-4-16: inc and ring on 16 ranks, no wrong element ($got)" [ "$got" = "inc 16 0 ring 16 0 " ]
+check "1-4-16 without a run: a call's own time 0, said" \
+    grep -qF "call_inc_us: {value: 0, from: 'no run: a call takes its path alone'}" "$tmp"/res16/*/meta.yaml
 
 phase colls "sim-reduce and sim-broadcast on 1-2-4 (root 2), read back by increport and plots"
 mkdir -p "$tmp/resc"

@@ -444,6 +444,77 @@ static void test_framing(void **state)
 	close(sv[1]);
 }
 
+/* a loopback TCP connection: @cl connected to @sv, which accepted it */
+static void tcp_pair(int *cl, int *sv)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int ls = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(ls >= 0);
+	assert_int_equal(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(ls, 1), 0);
+	assert_int_equal(getsockname(ls, (struct sockaddr *)&sa, &len), 0);
+	*cl = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(connect(*cl, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_true((*sv = accept(ls, NULL, NULL)) >= 0);
+	close(ls);
+}
+
+/* what ctl_feed() returns on @fd once its peer's end shows (at most 5 s) */
+static int feed_end(int fd)
+{
+	struct ctl_buf b = { 0 };
+	struct pollfd p = { fd, POLLIN, 0 };
+	int rc;
+
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	rc = ctl_feed(&b, fd);
+	ctl_buf_free(&b);
+	return rc;
+}
+
+/*
+ * How a control peer went away, in the words libinccl (a rank) and incctl (a
+ * switch) both use: its process closed the connection (an end, or a reset
+ * when it left our message unread), its machine acknowledged nothing (this
+ * machine's TCP gave up: CTL_DEAD_MS); a connect that timed out and a message
+ * not in time keep their own words.
+ */
+static void test_gone_words(void **state)
+{
+	int cl, sv, rc;
+	struct linger hard = { 1, 0 };
+
+	(void)state;
+	tcp_pair(&cl, &sv); /* its process ended: an orderly end */
+	close(sv);
+	rc = feed_end(cl);
+	assert_int_equal(rc, CTL_EOF);
+	assert_string_equal(ctl_gone_strerror(rc), "closed its connection");
+	close(cl);
+
+	tcp_pair(&cl, &sv); /* it closed with our message unread: a reset */
+	assert_int_equal(send(cl, "msg: x\n...\n", 11, 0), 11);
+	usleep(100 * 1000);
+	assert_int_equal(setsockopt(sv, SOL_SOCKET, SO_LINGER, &hard, sizeof(hard)), 0);
+	close(sv);
+	rc = feed_end(cl);
+	assert_int_equal(rc, CTL_EIO);
+	assert_int_equal(errno, ECONNRESET);
+	assert_string_equal(ctl_gone_strerror(rc), "closed its connection");
+	close(cl);
+
+	errno = ETIMEDOUT; /* what recv() says when TCP_USER_TIMEOUT gave up (20 s: not waited for here) */
+	assert_string_equal(ctl_gone_strerror(CTL_EIO), "its machine acknowledged nothing for 20 s");
+	errno = ETIMEDOUT; /* ctl_connect()'s timeout: no dead peer */
+	assert_string_equal(ctl_strerror(CTL_EIO), strerror(ETIMEDOUT));
+	assert_string_equal(ctl_gone_strerror(CTL_ETIMEDOUT), "timed out");
+	errno = EPIPE;
+	assert_string_equal(ctl_gone_strerror(CTL_EIO), strerror(EPIPE));
+	assert_string_equal(ctl_gone_strerror(CTL_EAUTH), ctl_strerror(CTL_EAUTH));
+}
+
 static void test_switch_registration(void **state)
 {
 	struct ctl_doc m;
@@ -989,7 +1060,8 @@ static void test_nothing_waits(void **state)
 	free(ans);
 	assert_string_equal(m.kind, "fault");
 	assert_string_equal(ctl_str(&m, NULL, "comm"), comm_id);
-	assert_non_null(strstr(ctl_str(&m, NULL, "error"), "switch sw1 went away"));
+	/* how it went: its process closed the connection (libinccl's words for a rank gone) */
+	assert_string_equal(ctl_str(&m, NULL, "error"), "switch sw1 went away (closed its connection)");
 	ctl_doc_free(&m);
 	ctl_buf_free(&in);
 	for (int i = 0; i < 3; i++)
@@ -1477,6 +1549,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_framing),
+		cmocka_unit_test(test_gone_words),
 		cmocka_unit_test(test_switch_registration),
 		cmocka_unit_test(test_bad_requests),
 		cmocka_unit_test(test_tree_communicator),
