@@ -304,7 +304,7 @@ test-tunnels: $(BUILD)/topogen
 # lab-stop's refusals: a lab that does not exist, a state not its own (no VM; under a second)
 test-lab-stop:
 	@tests/run-phase.sh lab-stop tests/harness/test-lab-stop.sh
-# lab-sync into two VMs over two hypervisors whose guest agents are stand-ins (~10 s)
+# lab-sync into two VMs over two hypervisors whose guest agents are stand-ins (20-45 s)
 test-sync:
 	@tests/run-phase.sh sync tests/harness/test-sync.sh
 

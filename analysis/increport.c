@@ -75,6 +75,14 @@ static const struct seed_row {
 };
 #define SEED_TOPOLOGY "1-2-4"
 
+/* One libinccl measurement's switch counters (switch.csv), summed over the switches. */
+struct sw_meas {
+	char algo[16], coll[16];
+	double bytes;
+	long round, calls;
+	double timeouts, retransmits;
+};
+
 struct run {
 	char dir[4096];
 	char name[256];
@@ -87,6 +95,8 @@ struct run {
 	struct loggp_tree tree;  /* the topology as a uniform tree (when fitted) */
 	struct loggp_cpu cpu;    /* cpu.csv: the nodes' CPU per measurement; n = 0 without */
 	double sw_cpu, sw_frames, model_frames; /* over the INC measurements: switch CPU (us), frames counted, modelled */
+	struct sw_meas *swm;     /* switch.csv: the switches' timeouts per measurement; nswm = 0 without */
+	size_t nswm;
 	size_t unverified;       /* rows with wrong elements, left out */
 };
 
@@ -164,6 +174,122 @@ static int model_inputs(struct run *r)
 	return 0;
 }
 
+/*
+ * load_switch_csv() - read @path (switch.csv: "algorithm,collective,bytes,
+ * round,calls,switch,counter,delta", one switch's counter per line, the lines
+ * of one measurement together) into r->swm: per measurement the retransmit
+ * timeouts and retransmits of all switches. Every field is checked (names of
+ * at most 15 characters, whole numbers, a counter of [a-z_]); the first bad
+ * line is complained about with its number and nothing of the file is kept.
+ * Returns 0, or -1.
+ */
+static int load_switch_csv(struct run *r, const char *path)
+{
+	static const char header[] = "algorithm,collective,bytes,round,calls,switch,counter,delta";
+	FILE *f = fopen(path, "r");
+	char buf[512];
+	int line = 0;
+	size_t cap = 0;
+
+	if (!f) {
+		complain("%s: cannot open", path);
+		return -1;
+	}
+	while (fgets(buf, sizeof(buf), f)) {
+		char *v[9], *s = buf, *nl = strchr(buf, '\n'), *e1, *e2, *e3, *e4;
+		int nf = 0;
+
+		line++;
+		if (!nl && !feof(f)) {
+			complain("%s:%d: line longer than %zu characters", path, line, sizeof(buf) - 2);
+			goto bad;
+		}
+		if (nl)
+			*nl = 0;
+		if (line == 1) {
+			if (strcmp(buf, header)) {
+				complain("%s:1: header is not '%s'", path, header);
+				goto bad;
+			}
+			continue;
+		}
+		if (!buf[0])
+			continue;
+		for (v[nf++] = s; *s && nf < 9; s++)
+			if (*s == ',') {
+				*s = 0;
+				v[nf++] = s + 1;
+			}
+		if (nf != 8) {
+			complain("%s:%d: not 'algorithm,collective,bytes,round,calls,switch,counter,delta' (8 fields)", path,
+				 line);
+			goto bad;
+		}
+		double bytes = strtod(v[2], &e1), delta = strtod(v[7], &e4);
+		long round = strtol(v[3], &e2, 10), calls = strtol(v[4], &e3, 10);
+		if (*e1 || *e2 || *e3 || *e4 || !v[2][0] || !v[7][0] || !(bytes >= 0) || round < 1 || calls < 1 ||
+		    !(delta >= 0 && delta < 1e19) || strlen(v[0]) >= 16 || strlen(v[1]) >= 16 || !v[5][0] ||
+		    strlen(v[5]) > 64 || !v[6][0] || strlen(v[6]) > 40 || strspn(v[6], "abcdefghijklmnopqrstuvwxyz_") != strlen(v[6])) {
+			complain("%s:%d: not 'algorithm,collective,bytes,round,calls,switch,counter,delta' (names, whole numbers)",
+				 path, line);
+			goto bad;
+		}
+		struct sw_meas *m = r->nswm ? &r->swm[r->nswm - 1] : NULL;
+		if (!m || strcmp(m->algo, v[0]) || strcmp(m->coll, v[1]) || m->bytes != bytes || m->round != round ||
+		    m->calls != calls) {
+			if (r->nswm == cap) {
+				size_t nc = cap ? 2 * cap : 64;
+				void *p = realloc(r->swm, nc * sizeof(*r->swm));
+				if (!p) {
+					complain("%s:%d: out of memory", path, line);
+					goto bad;
+				}
+				r->swm = p;
+				cap = nc;
+			}
+			m = &r->swm[r->nswm++];
+			memset(m, 0, sizeof(*m));
+			snprintf(m->algo, sizeof(m->algo), "%s", v[0]);
+			snprintf(m->coll, sizeof(m->coll), "%s", v[1]);
+			m->bytes = bytes;
+			m->round = round;
+			m->calls = calls;
+		}
+		if (!strcmp(v[6], "timeouts"))
+			m->timeouts += delta;
+		else if (!strcmp(v[6], "retransmits"))
+			m->retransmits += delta;
+	}
+	fclose(f);
+	return 0;
+bad:
+	fclose(f);
+	free(r->swm);
+	r->swm = NULL;
+	r->nswm = 0;
+	return -1;
+}
+
+static double median_of(double *v, int k);
+
+/*
+ * switch_timeouts() - the median over @r's rounds of the switches' retransmit
+ * timeouts per collective of @algo / @coll / @bytes (switch.csv), in *@per_call.
+ * Returns the rounds found, 0 when switch.csv has none (the ring, older runs).
+ */
+static int switch_timeouts(const struct run *r, const char *algo, const char *coll, double bytes, double *per_call)
+{
+	double v[RES_MAX_ROUNDS + 1];
+	int k = 0;
+
+	for (size_t i = 0; i < r->nswm && k <= RES_MAX_ROUNDS; i++)
+		if (!strcmp(r->swm[i].algo, algo) && !strcmp(r->swm[i].coll, coll) && r->swm[i].bytes == bytes)
+			v[k++] = r->swm[i].timeouts / r->swm[i].calls;
+	if (k)
+		*per_call = median_of(v, k);
+	return k;
+}
+
 static void model_steps(struct run *r);
 
 /* Read run directory @dir into @r; 0, or -1 after complaining. */
@@ -219,6 +345,9 @@ static int load_run(const char *dir, struct run *r)
 		if (r->fitted)
 			model_steps(r);
 	}
+	snprintf(path, sizeof(path), "%s/switch.csv", dir);
+	if (exists(path))
+		load_switch_csv(r, path); /* complained about when bad: the run is still drawn, without the column */
 	for (size_t i = 0; i < r->t.n; i++)
 		r->unverified += r->t.rows[i].wrong != 0;
 	return 0;
@@ -229,6 +358,7 @@ static void free_run(struct run *r)
 	res_table_free(&r->t);
 	res_points_free(&r->pts);
 	loggp_cpu_free(&r->cpu);
+	free(r->swm);
 }
 
 /* The first verified row of @algo / @coll / @bytes in @r (bytes ignored when -1), or NULL. */
@@ -1748,7 +1878,10 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		   "those the rest of the machine used during the measurement (cpu.csv; median of the rounds), when "
 		   "recorded: other work on the machine takes them from the lab; the prediction on all the machine's "
 		   "cores is shown beside. CPU per collective: the lab's measured CPU (cpu.csv, start-up and the "
-		   "tool's checks of the result included) against the model's W_max and W / C.\n\n",
+		   "tool's checks of the result included) against the model's W_max and W / C. Switch timeouts: the "
+		   "retransmit timers that expired in the switches per collective (switch.csv, all switches, median of "
+		   "the rounds; `-` for the ring and runs without the file): each a wait of at least the timeout's floor "
+		   "(50 ms by default) for an ACK, which the model does not count.\n\n",
 		LOGGP_INC_POST);
 	for (size_t i = n; i-- > 0;) {
 		struct run *r = &runs[i];
@@ -1766,8 +1899,9 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		fprintf(f, "### %s\n\n", nm);
 		report_params(f, r);
 		fprintf(f, "| collective | algorithm | size | measured | predicted | error | C | bound | W_max | W / C | "
-			   "steps·step | on all %g cores (error) | measured CPU per collective: busiest host, all / C |\n"
-			   "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", r->fit.C);
+			   "steps·step | on all %g cores (error) | measured CPU per collective: busiest host, all / C | "
+			   "switch timeouts per collective |\n"
+			   "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", r->fit.C);
 		for (int c = 0; c < RES_NCOLL; c++)
 			for (size_t k = 0; k < r->t.n; k++) { /* one line per algorithm and size: its first row stands for its rounds */
 				const struct res_row *x = &r->t.rows[k];
@@ -1813,10 +1947,15 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				if (nc) {
 					fmt_time(w1, sizeof(w1), hm);
 					fmt_time(w2, sizeof(w2), al / mc.C);
-					fprintf(f, " %s, %s |\n", w1, w2);
+					fprintf(f, " %s, %s |", w1, w2);
 				} else {
-					fprintf(f, " - |\n");
+					fprintf(f, " - |");
 				}
+				double to;
+				if (switch_timeouts(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &to))
+					fprintf(f, " %.1f |\n", to);
+				else
+					fprintf(f, " - |\n");
 			}
 		fprintf(f, "\n%d of %d predictions within ±25 %% of the measured median.\n\n", within, total);
 	}

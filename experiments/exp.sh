@@ -172,10 +172,12 @@ exp_log "experiment $exp on $(basename "$TOPOLOGY" .yaml): $(wc -l < "$plan") me
 [ -z "$UCX_SKIPPED" ] || exp_log "$UCX_SKIPPED"
 exp_log "conditions: accelerator $accel, switches $switch_mode, commit $commit, CPU $cpu_model, load $(exp_loadavg)"
 marks=$(exp_switch_log_lines)
+smarks=$marks # moved past each libinccl measurement's lines (switch.csv)
 csv=$run/results.csv
 echo "$EXP_RESULTS_HEADER" > "$csv"
 echo "$EXP_CPU_HEADER" > "$run/cpu.csv"
 echo "$EXP_RXE_HEADER" > "$run/rxe.csv"
+echo "$EXP_SWITCH_HEADER" > "$run/switch.csv"
 conditions=() # one YAML list item per round (meta.yaml's round_conditions)
 failed=()               # what failed the run, each with why
 declare -A unavailable=() # baseline -> why it could not start (not measured from then on)
@@ -285,6 +287,10 @@ for round in $(seq 1 "$ROUNDS"); do
             # (exp_run_ranks read them with each host's exit status: no exec of their own)
             cat "$tgen/out.csv.rxe" 2>/dev/null |
                 awk -v p="$a,$coll,$b,$round,$((it + wu))" '{ print p "," $1 "," $2 "," $3 }' >> "$run/rxe.csv"
+            # what the switches counted for its communicator (switch.csv): timeouts, resends
+            exp_switch_delta "$smarks" > "$tgen/switch.delta" # not in a pipe: it sets EXP_SWITCH_MARKS here
+            smarks=$EXP_SWITCH_MARKS
+            awk -v p="$a,$coll,$b,$round,$((it + wu))" '{ print p "," $1 "," $2 "," $3 }' "$tgen/switch.delta" >> "$run/switch.csv"
             judge "$a" "$a $coll $b B$rtag" "$rc"
         done
         for a in mpi-tcp mpi-ucx; do

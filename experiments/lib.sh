@@ -16,6 +16,7 @@ EXP_RESULTS_HEADER=$EXP_CSV_HEADER,round
 EXP_CPU_HEADER=algorithm,collective,bytes,round,calls,node,role,cpu_us,wall_us
 # rxe.csv: each host's rxe counters that changed during a measurement (exp_rxe_delta)
 EXP_RXE_HEADER=algorithm,collective,bytes,round,calls,node,counter,delta
+EXP_SWITCH_HEADER=algorithm,collective,bytes,round,calls,switch,counter,delta
 
 exp_err() { echo "exp: $*" >&2; }
 exp_log() { printf '[exp %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -203,6 +204,29 @@ exp_switch_log_lines() {
     for s in $(exp_inv | awk -F'\t' '$2 == "switch" {print $1}'); do
         echo "$s $("$top/lab/lab.sh" exec "$s" "wc -l < /var/log/inclab/incswitch.log" 2>/dev/null || echo 0)"
     done
+}
+
+# exp_switch_delta MARKS — what each switch counted for the communicators it
+# closed since MARKS (exp_switch_log_lines' "switch lines"): "SWITCH COUNTER
+# DELTA" for each counter that is not 0, summed over those communicators
+# (one per libinccl measurement: its retransmit timeouts, RNR NAKs, held
+# frames), one exec per switch. Sets EXP_SWITCH_MARKS to the marks past what
+# it read. Only "name=number" words of " comm N: " lines count, numbers of
+# at most 18 digits (the log is the switch's; a mangled line adds nothing).
+exp_switch_delta() {
+    local s n out
+    EXP_SWITCH_MARKS=
+    while read -r s n; do
+        [ -n "$s" ] || continue
+        [[ $n =~ ^[0-9]+$ ]] || n=0
+        out=$("$top/lab/lab.sh" exec "$s" "tail -n +$((n + 1)) /var/log/inclab/incswitch.log" 2>/dev/null) || out=
+        EXP_SWITCH_MARKS+="$s $((n + $(printf '%s' "$out" | grep -c '')))"$'\n'
+        printf '%s\n' "$out" | awk -v s="$s" '/ comm [0-9]+: / {
+                for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_]+=[0-9]+$/ && length($i) <= 80) {
+                    k = substr($i, 1, index($i, "=") - 1); v = substr($i, index($i, "=") + 1)
+                    if (length(v) <= 18) { t[k] += v; if (!(k in seen)) { seen[k] = 1; order[++m] = k } } } }
+            END { for (i = 1; i <= m; i++) if (t[order[i]] != 0) printf "%s %s %.0f\n", s, order[i], t[order[i]] }'
+    done <<<"$1"
 }
 
 # exp_switch_counters MARKS — the per-communicator counter lines each switch

@@ -350,6 +350,14 @@ check "REPORT: a size without cpu.csv rows: on all 2 cores (2 MiB INC AllReduce,
 check "REPORT: a step is the run's Barrier (INC 1.5 ms, the ring's 4.5 ms / 6)" \
     sh -c "grep -qF '| step (INC) | 1.5 ms | the run'\''s INC Barrier (median)' '$rep' &&
         grep -qF '| step (ring) | 0.8 ms | the run'\''s ring Barrier (median) over its 2(P-1) = 6 steps' '$rep'"
+# the sample's switch.csv: during that measurement (4 collectives) sw1 timed out 6 times, sw2 twice: 2 a collective
+check "REPORT: the switches' retransmit timeouts per collective from switch.csv (2.0; '-' without rows)" \
+    sh -c "grep -qF '| 125.0 ms, 383.3 ms | 2.0 |' '$rep' && grep -qF '| 2 | W / C | 847.9 ms | 1.7 s | 1.5 ms | 1.7 s (-26 %) | - | - |' '$rep'"
+bs=$tmp/badswitch && mkdir -p "$bs" && cp -r "$sweep" "$bs/"
+printf 'inc,allreduce,1048576,1,4,sw1,timeouts,6;touch x\n' >>"$bs/$(basename "$sweep")/switch.csv"
+"$increport" plots "$bs" 2>"$tmp/badswitch.err" >/dev/null
+check "a switch.csv line that is not 'name,...,whole number': said with its line, the run still modelled, no column ($(cat "$tmp/badswitch.err"))" \
+    sh -c "grep -qF 'switch.csv:6: not' '$tmp/badswitch.err' && grep -qF '| 125.0 ms, 383.3 ms | - |' '$bs/REPORT.md'"
 check "REPORT: the count of predictions within 25 % (one in the samples)" grep -qF '1 of 15 predictions within ±25 % of the measured median.' "$rep"
 check "REPORT: the left-out wrong row is said" grep -q '1 row(s) with wrong elements left out' "$rep"
 check "REPORT: embeds every chart drawn" \

@@ -428,6 +428,15 @@ case $c in
     printf '0 sent_pkts:100\n0 guest_ctxt:7\n0 rcvd_pkts:9\n1 sent_pkts:%s\n1 guest_ctxt:7\n1 evil;x:5\n2 rcvd_pkts:99\n1 rcvd_pkts:9x\n' \
         "$((150 + $(arg -r)))" >"$d/exp.rxe"
     echo "$rc" >"$d/exp.rc"
+    # the switches log one counter line per communicator when it closes (libinccl's only): a zero,
+    # a word that is no counter, a line of another kind
+    if [ "$(arg -r)" = 0 ] && [ "$(arg -A)" = inc ]; then
+        for s in sw0 sw1 sw2; do
+            mkdir -p "$FAKE_SCEN/nodes/$s"
+            printf 'incswitch %s: comm 9 closed\nincswitch %s comm 9: rx_frames=%s retransmits=0 timeouts=%s evil=x1 held_for_turn=5\n' \
+                "$s" "$s" "$((1000 + ${s#sw}))" "${s#sw}" >>"$FAKE_SCEN/nodes/$s/incswitch.log"
+        done
+    fi
     ;;
 *mpirun*)
     tool "$(arg -a)" "$(arg -C)" "$(arg -b)"
@@ -441,7 +450,6 @@ case $c in
     rc=0
     for f in ${c#cat }; do cat "$d/${f#/tmp/}" 2>/dev/null || rc=1; done
     exit "$rc" ;;
-"tail -n "*) read -r _ _ n f <<<"$c"; tail -n "$n" "$d/${f#/tmp/}" ;;
 "cat /root/.ssh/id_ed25519.pub") [ ! -e "$FAKE_SCEN/no-ssh" ] && echo "ssh-ed25519 AAAAfake root@$node" ;;
 /usr/local/sbin/inclab-ready) echo "inclab-ready: rxe0 up, gid[1] ::ffff:10.1.1.21" ;;
 *"timeout 240 ib_send_bw "*" -b "*) # a load ceiling's client: its start (start.NODE, else 1000) and end 10 s later,
@@ -461,7 +469,9 @@ case $c in
     [ -e "$FAKE_SCEN/deaf.$node" ] || touch "$d/listen.$(arg -p)" ;;
 "ss -Hltn 'sport = :"*) p=${c#*:}; p=${p%%\'*}; [ -e "$d/listen.$p" ] ;;
 "pkill -x ib_send_bw; true") rm -f "$d"/running.* "$d"/listen.* ;;
-*"wc -l < /var/log/inclab/incswitch.log"*) echo 0 ;;
+*"wc -l < /var/log/inclab/incswitch.log"*) cat "$d/incswitch.log" 2>/dev/null | wc -l ;;
+"tail -n +"*" /var/log/inclab/incswitch.log") tail -n "$(arg -n)" "$d/incswitch.log" 2>/dev/null ;;
+"tail -n "*) read -r _ _ n f <<<"$c"; tail -n "$n" "$d/${f#/tmp/}" ;;
 *) exit 0 ;; # pkill, ssh set-up, switch counters: nothing to do
 esac
 FAKE
@@ -524,6 +534,10 @@ else
 [pku1:02333] PML ucx cannot be selected")
 
     reset
+    for sw in sw0 sw1 sw2; do # a communicator of an earlier run: not this run's
+        mkdir -p "$scen/nodes/$sw"
+        echo "incswitch $sw comm 8: rx_frames=77 timeouts=7" >"$scen/nodes/$sw/incswitch.log"
+    done
     fake all-good "ring mpi-tcp mpi-ucx"
     expect all-good 0 verified "every result verified"
     csv_has all-good "inc:0 ring:0 mpi-tcp:0 mpi-ucx:0"
@@ -532,6 +546,12 @@ else
 $(for a in inc ring; do for h in 1 2 3 4; do echo "$a,allreduce,4096,1,4,pku$h,sent_pkts,$((49 + h))"; done; done)"
     [ "$(cat "$run/rxe.csv" 2>/dev/null)" = "$want" ] && ok "all-good: rxe.csv holds each host's changed counter per measurement, malformed lines left out" ||
         ko "all-good: rxe.csv is '$(head -c 600 "$run/rxe.csv" 2>/dev/null)', want '$want'"
+    # switch.csv: per libinccl measurement each switch's counters that are not 0, from the lines it logged
+    # since the one before (a line logged before the run is not counted)
+    want="algorithm,collective,bytes,round,calls,switch,counter,delta
+$(for sw in 0 1 2; do echo "inc,allreduce,4096,1,4,sw$sw,rx_frames,$((1000 + sw))"; [ "$sw" = 0 ] || echo "inc,allreduce,4096,1,4,sw$sw,timeouts,$sw"; echo "inc,allreduce,4096,1,4,sw$sw,held_for_turn,5"; done)"
+    [ "$(cat "$run/switch.csv" 2>/dev/null)" = "$want" ] && ok "all-good: switch.csv holds each switch's counters of the measurement's communicator, not earlier ones" ||
+        ko "all-good: switch.csv is '$(head -c 800 "$run/switch.csv" 2>/dev/null)', want '$want'"
     # the counters come with the exit status: per libinccl measurement one read of a host's files each
     want="$(for a in inc ring; do for h in 1 2 3 4; do echo "pku$h cat /tmp/exp.rc /tmp/exp.rxe"; done; echo "pku1 cat /tmp/exp.out"; done | sort)"
     [ "$(grep -v ' cat /tmp/mpi\.' "$scen/reads" 2>/dev/null | sort)" = "$want" ] &&
