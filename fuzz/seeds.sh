@@ -17,6 +17,10 @@ rm -rf "$out" && mkdir -p "$out"
         printf '  - {port: p%d, local_ip: 10.1.1.1, peer_ip: 10.1.2.%d, local_qpn: 256, peer_qpn: 17, first_rank: %d, udp: 4792}\n' $((i % 60)) $i $i
     done
 } > "$out/swconfig/limits"
+# port names at the edges of what a kernel takes (1..15 bytes, no '/', ':', space or NUL)
+for p in "''" "'.'" "'a/b'" "\"a\\0b\"" fifteen-chars-x sixteen-chars-xx; do
+    printf 'children:\n  - {port: %s, local_ip: 10.1.1.1, peer_ip: 10.1.1.3, local_qpn: 1, peer_qpn: 2, first_rank: 0}\n' "$p"
+done | split -l 2 - "$out/swconfig/port-"
 
 # topology files: the lab's and the invalid ones of tests/topology
 mkdir -p "$out/topo"

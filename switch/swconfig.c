@@ -24,6 +24,7 @@
 #include "swconfig.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -91,6 +92,23 @@ static int ip(struct ld *l, yaml_node_t *n, const char *key, uint32_t *out)
 	return 0;
 }
 
+/*
+ * ifname_ok — @s (@len bytes, as the YAML scalar holds them) is a name the
+ * kernel would give an interface: what net/core/dev.c's dev_valid_name()
+ * accepts. Non-empty, at most IFNAMSIZ - 1 = 15 bytes, no NUL inside (a
+ * "\0" escape would cut it short in strcmp), not "." or "..", no '/', ':'
+ * or white space.
+ */
+static int ifname_ok(const char *s, size_t len)
+{
+	if (!len || len >= SW_PORT_NAME_MAX || strlen(s) != len || !strcmp(s, ".") || !strcmp(s, ".."))
+		return 0;
+	for (; *s; s++)
+		if (*s == '/' || *s == ':' || isspace((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
 /* A connection: a child, or (@is_parent) the parent, which has no ranks and uses UDP 4792. */
 static void conn(struct ld *l, yaml_node_t *m, struct sw_rules *r, int is_parent)
 {
@@ -122,8 +140,11 @@ static void conn(struct ld *l, yaml_node_t *m, struct sw_rules *r, int is_parent
 		if (!strcmp(key, "port")) {
 			const char *s = text(l, vn, key);
 			int i;
-			if (!s || strlen(s) >= SW_PORT_NAME_MAX) {
-				bad(l, vn, "'port' must be an interface name");
+			if (!s)
+				continue;
+			if (!ifname_ok(s, vn->data.scalar.length)) {
+				bad(l, vn, "'port' must be an interface name (1..%d characters, no '/', ':' or space)",
+				    SW_PORT_NAME_MAX - 1);
 				continue;
 			}
 			for (i = 0; i < r->nports && strcmp(r->port[i], s); i++)

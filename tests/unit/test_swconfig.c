@@ -103,11 +103,35 @@ static void test_bad_rules_name_the_line(void **state)
 	free(e);
 }
 
+/* A port is a name the kernel would take (dev_valid_name()); anything else names its line. */
+static void test_port_names(void **state)
+{
+	static struct sw_rules r;
+	static const char *bad[] = { "''", "'.'", "'..'", "'a/b'", "'a:b'", "'a b'", "\"a\\tb\"", "\"a\\0b\"",
+				     "sixteen-chars-xx" };
+	char doc[256], *e;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(doc, sizeof(doc),
+			 "children:\n  - {port: %s, local_ip: 10.1.1.1, peer_ip: 10.1.1.3, local_qpn: 1, peer_qpn: 2, first_rank: 0}\n",
+			 bad[i]);
+		e = errors(doc, &r);
+		if (!strstr(e, "rules:2: 'port' must be an interface name (1..15 characters"))
+			fail_msg("port %s: got '%s'", bad[i], e);
+		free(e);
+	}
+	snprintf(doc, sizeof(doc),
+		 "children:\n  - {port: fifteen-chars-x, local_ip: 10.1.1.1, peer_ip: 10.1.1.3, local_qpn: 1, peer_qpn: 2, first_rank: 0}\n");
+	assert_int_equal(sw_rules_parse(doc, strlen(doc), "rules", &r, stderr), 0);
+	assert_string_equal(r.port[0], "fifteen-chars-x");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_valid_rules),
 		cmocka_unit_test(test_bad_rules_name_the_line),
+		cmocka_unit_test(test_port_names),
 	};
 	return cmocka_run_group_tests_name("swconfig", tests, NULL, NULL);
 }
