@@ -135,6 +135,8 @@ struct sw_counters {
 	uint64_t acks_stale;         /* ACKs/NAKs of PSNs acknowledged already (late or duplicated): ignored */
 	uint64_t naks_ignored;       /* sequence NAKs for PSNs resent less than an RTT ago */
 	uint64_t timeouts;           /* retransmit timer expiries (each resends from una: a probe) */
+	uint64_t tail_probes;        /* a host's newest result frame resent asking for an ACK: its stream
+	                              * stopped on a frame that did not ask (engine.c TAIL_IDLE_NS) */
 	uint64_t ooo_held;           /* SENDs kept on a switch link until the gap before them filled */
 	uint64_t acks_held;          /* times a child's ACKs stopped short of what it sent: it ran ahead of
 	                              * the others by nearly the slot table (engine.c ACK_AHEAD_RESERVE) */

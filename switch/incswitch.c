@@ -347,7 +347,7 @@ static const struct { const char *name; size_t off; } engine_counters[] = {
 	C(results_tx), C(retransmits), C(acks_tx), C(naks_tx), C(rnr_naks_tx), C(duplicates), C(acks_rx),
 	C(naks_rx), C(rnr_naks_rx), C(fatal_naks_rx), C(acks_stale), C(drop_parse), C(drop_icrc),
 	C(drop_unknown_qp), C(drop_bad_imm), C(drop_bad_op), C(drop_oversize), C(drop_mismatch), C(mismatch_count), C(drop_seq),
-	C(drop_bad_ack), C(naks_ignored), C(timeouts), C(ooo_held), C(acks_held), C(faults_injected),
+	C(drop_bad_ack), C(naks_ignored), C(timeouts), C(tail_probes), C(ooo_held), C(acks_held), C(faults_injected),
 	C(held_for_turn), C(holds_full), C(holds_peak),
 };
 #undef C

@@ -64,6 +64,7 @@ struct host {
 static struct host h[HOSTS];
 static struct sw_engine *eng;
 static int mixed_psns; /* setup_engine_children(): switch children start at LINK_PSN, as the controller's links do */
+static uint64_t min_rto_ns; /* setup_engine_children(): cfg.min_rto_ns (0: the engine's own floor) */
 static uint8_t mac_sw[6] = { 2, 0, 0, 0, 0, 0x10 }, mac_h[6] = { 2, 0, 0, 0, 0, 0x20 };
 
 /*
@@ -73,7 +74,8 @@ static uint8_t mac_sw[6] = { 2, 0, 0, 0, 0, 0x10 }, mac_h[6] = { 2, 0, 0, 0, 0, 
  */
 static void setup_engine_children(int n, unsigned switches, uint32_t nslots, uint64_t retransmit_ns)
 {
-	struct sw_cfg cfg = { .nchildren = n, .nslots = nslots, .retransmit_ns = retransmit_ns, .rnr_timer = 1 };
+	struct sw_cfg cfg = { .nchildren = n, .nslots = nslots, .retransmit_ns = retransmit_ns, .rnr_timer = 1,
+			      .min_rto_ns = min_rto_ns };
 
 	qn = 0;
 	drop_next_to = 0;
@@ -925,6 +927,82 @@ static void test_timeout_probes_with_backoff(void **state)
 	assert_int_equal(c->timeouts, 4 + 8); /* after 6, 12, 24, 48, 96, then 100, 100, 100 ms */
 	host_ack(0, (BASE_PSN + 4) & ROCE_PSN_MASK, 600000000);
 	assert_int_equal(sw_engine_busy_slots(eng), 0);
+	sw_engine_free(eng);
+}
+
+/*
+ * asking_to() - of the result frames queued for host @i since the last
+ * call, how many there were (returned) and the PSNs of those asking for an
+ * ACK (@ask, *@nask of them); the queue is emptied.
+ */
+static int asking_to(int i, uint32_t *ask, int max, int *nask)
+{
+	int n = 0;
+
+	*nask = 0;
+	for (int k = 0; k < qn; k++) {
+		struct roce_pkt p;
+		assert_int_equal(roce_parse(q[k].d, q[k].len, &p), ROCE_OK);
+		assert_true(roce_icrc_ok(q[k].d, q[k].len)); /* the AckReq bit set later, the ICRC redone */
+		if (q[k].port != i || p.opcode == RC_ACK)
+			continue;
+		n++;
+		if (p.ack_req && *nask < max)
+			ask[(*nask)++] = p.psn;
+	}
+	qn = 0;
+	return n;
+}
+
+/*
+ * Results to a host that stop on a frame not asking for an ACK (rxe ACKs
+ * only those that ask): after TAIL_IDLE_NS (2 ms), long before the timer
+ * (the daemon's 50 ms floor), the newest frame goes again asking, once,
+ * counted as a tail probe and not as a retransmit; its ACK frees the slots.
+ * A burst that ends on a frame that asked gets no probe.
+ */
+static void test_idle_tail_asks_once(void **state)
+{
+	uint32_t ask[16];
+	int nask;
+	const struct sw_counters *c;
+
+	min_rto_ns = 50000000;
+	setup_engine_rto(16, 200000000);
+	min_rto_ns = 0;
+	c = sw_engine_counters(eng);
+	results_out(3, 0); /* results 0..2: only 0 asks (nothing was in flight) */
+	assert_int_equal(asking_to(0, ask, 16, &nask), 3);
+	assert_int_equal(nask, 1);
+	assert_int_equal(ask[0], BASE_PSN);
+	for (int i = 0; i < HOSTS; i++)
+		host_ack(i, BASE_PSN, 100000); /* what rxe answers: frame 0 only */
+	qn = 0;
+	sw_engine_tick(eng, 1999999); /* idle for less than 2 ms: nothing */
+	assert_int_equal(asking_to(0, ask, 16, &nask), 0);
+	sw_engine_tick(eng, 2000000);
+	assert_int_equal(asking_to(0, ask, 16, &nask), 1);
+	assert_int_equal(nask, 1);
+	assert_int_equal(ask[0], (BASE_PSN + 2) & ROCE_PSN_MASK);
+	assert_int_equal(c->tail_probes, HOSTS);
+	assert_int_equal(c->retransmits, 0);
+	assert_int_equal(c->timeouts, 0);
+	sw_engine_tick(eng, 10000000); /* once per burst */
+	assert_int_equal(asking_to(0, ask, 16, &nask), 0);
+	assert_int_equal(sw_engine_busy_slots(eng), 2);
+	for (int i = 0; i < HOSTS; i++)
+		host_ack(i, (BASE_PSN + 2) & ROCE_PSN_MASK, 10100000);
+	assert_int_equal(sw_engine_busy_slots(eng), 0);
+	/* results 3..15: the first asks (nothing in flight), the last, PSN 0xffffff, is a 32nd */
+	results_out(13, 20000000);
+	assert_int_equal(asking_to(0, ask, 16, &nask), 13);
+	assert_int_equal(nask, 2);
+	assert_int_equal(ask[0], (BASE_PSN + 3) & ROCE_PSN_MASK);
+	assert_int_equal(ask[1], (BASE_PSN + 15) & ROCE_PSN_MASK);
+	sw_engine_tick(eng, 30000000);
+	assert_int_equal(asking_to(0, ask, 16, &nask), 0);
+	assert_int_equal(c->tail_probes, HOSTS);
+	assert_int_equal(c->timeouts, 0);
 	sw_engine_free(eng);
 }
 
@@ -2154,6 +2232,7 @@ int main(void)
 		cmocka_unit_test(test_host_nak_goes_back_from_the_naked_psn),
 		cmocka_unit_test(test_timeout_probes_with_backoff),
 		cmocka_unit_test(test_tail_probe_answers),
+		cmocka_unit_test(test_idle_tail_asks_once),
 		cmocka_unit_test(test_lost_nak_after_tail_probe),
 		cmocka_unit_test(test_host_rnr_nak_retries_after_the_delay),
 		cmocka_unit_test(test_bad_input_is_counted_not_crashing),
