@@ -956,7 +956,7 @@ static int asking_to(int i, uint32_t *ask, int max, int *nask)
 
 /*
  * Results to a host that stop on a frame not asking for an ACK (rxe ACKs
- * only those that ask): after TAIL_IDLE_NS (2 ms), long before the timer
+ * only those that ask): after TAIL_IDLE_NS (10 ms), long before the timer
  * (the daemon's 50 ms floor), the newest frame goes again asking, once,
  * counted as a tail probe and not as a retransmit; its ACK frees the slots.
  * A burst that ends on a frame that asked gets no probe.
@@ -978,28 +978,28 @@ static void test_idle_tail_asks_once(void **state)
 	for (int i = 0; i < HOSTS; i++)
 		host_ack(i, BASE_PSN, 100000); /* what rxe answers: frame 0 only */
 	qn = 0;
-	sw_engine_tick(eng, 1999999); /* idle for less than 2 ms: nothing */
+	sw_engine_tick(eng, 9999999); /* idle for less than 10 ms: nothing */
 	assert_int_equal(asking_to(0, ask, 16, &nask), 0);
-	sw_engine_tick(eng, 2000000);
+	sw_engine_tick(eng, 10000000);
 	assert_int_equal(asking_to(0, ask, 16, &nask), 1);
 	assert_int_equal(nask, 1);
 	assert_int_equal(ask[0], (BASE_PSN + 2) & ROCE_PSN_MASK);
 	assert_int_equal(c->tail_probes, HOSTS);
 	assert_int_equal(c->retransmits, 0);
 	assert_int_equal(c->timeouts, 0);
-	sw_engine_tick(eng, 10000000); /* once per burst */
+	sw_engine_tick(eng, 20000000); /* once per burst */
 	assert_int_equal(asking_to(0, ask, 16, &nask), 0);
 	assert_int_equal(sw_engine_busy_slots(eng), 2);
 	for (int i = 0; i < HOSTS; i++)
-		host_ack(i, (BASE_PSN + 2) & ROCE_PSN_MASK, 10100000);
+		host_ack(i, (BASE_PSN + 2) & ROCE_PSN_MASK, 20100000);
 	assert_int_equal(sw_engine_busy_slots(eng), 0);
 	/* results 3..15: the first asks (nothing in flight), the last, PSN 0xffffff, is a 32nd */
-	results_out(13, 20000000);
+	results_out(13, 30000000);
 	assert_int_equal(asking_to(0, ask, 16, &nask), 13);
 	assert_int_equal(nask, 2);
 	assert_int_equal(ask[0], (BASE_PSN + 3) & ROCE_PSN_MASK);
 	assert_int_equal(ask[1], (BASE_PSN + 15) & ROCE_PSN_MASK);
-	sw_engine_tick(eng, 30000000);
+	sw_engine_tick(eng, 45000000);
 	assert_int_equal(asking_to(0, ask, 16, &nask), 0);
 	assert_int_equal(c->tail_probes, HOSTS);
 	assert_int_equal(c->timeouts, 0);
