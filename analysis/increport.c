@@ -75,12 +75,13 @@ static const struct seed_row {
 };
 #define SEED_TOPOLOGY "1-2-4"
 
-/* One libinccl measurement's switch counters (switch.csv), summed over the switches. */
-struct sw_meas {
+/* One measurement's counters, summed over the switches (switch.csv) or the hosts (rxe.csv). */
+struct cnt_meas {
 	char algo[16], coll[16];
 	double bytes;
 	long round, calls;
-	double timeouts, retransmits;
+	double timeouts, retransmits; /* switch.csv */
+	double intr, pkts;            /* rxe.csv: the guests' interrupts; rxe's packets sent and received */
 };
 
 struct run {
@@ -95,8 +96,10 @@ struct run {
 	struct loggp_tree tree;  /* the topology as a uniform tree (when fitted) */
 	struct loggp_cpu cpu;    /* cpu.csv: the nodes' CPU per measurement; n = 0 without */
 	double sw_cpu, sw_frames, model_frames; /* over the INC measurements: switch CPU (us), frames counted, modelled */
-	struct sw_meas *swm;     /* switch.csv: the switches' timeouts per measurement; nswm = 0 without */
+	struct cnt_meas *swm;    /* switch.csv: the switches' timeouts per measurement; nswm = 0 without */
 	size_t nswm;
+	struct cnt_meas *hm;     /* rxe.csv: the hosts' interrupts and packets per measurement; nhm = 0 without */
+	size_t nhm;
 	size_t unverified;       /* rows with wrong elements, left out */
 };
 
@@ -175,17 +178,22 @@ static int model_inputs(struct run *r)
 }
 
 /*
- * load_switch_csv() - read @path (switch.csv: "algorithm,collective,bytes,
- * round,calls,switch,counter,delta", one switch's counter per line, the lines
- * of one measurement together) into r->swm: per measurement the retransmit
- * timeouts and retransmits of all switches. Every field is checked (names of
- * at most 15 characters, whole numbers, a counter of [a-z_]); the first bad
- * line is complained about with its number and nothing of the file is kept.
- * Returns 0, or -1.
+ * load_counters_csv() - read @path, switch.csv ("algorithm,collective,bytes,
+ * round,calls,switch,counter,delta") or, with @hosts, rxe.csv (the same with
+ * "node"): one node's counter per line, the lines of one measurement
+ * together. Into r->swm, per measurement, the retransmit timeouts and
+ * retransmits of all switches; with @hosts into r->hm the guest interrupts
+ * (guest_intr) and rxe's packets sent and received (sent_pkts, rcvd_pkts) of
+ * all hosts. Every field is checked (names of at most 15 characters, whole
+ * numbers, a counter of [a-z_]); the first bad line is complained about with
+ * its number and nothing of the file is kept. Returns 0, or -1.
  */
-static int load_switch_csv(struct run *r, const char *path)
+static int load_counters_csv(struct run *r, const char *path, bool hosts)
 {
-	static const char header[] = "algorithm,collective,bytes,round,calls,switch,counter,delta";
+	const char *header = hosts ? "algorithm,collective,bytes,round,calls,node,counter,delta"
+				   : "algorithm,collective,bytes,round,calls,switch,counter,delta";
+	struct cnt_meas **arr = hosts ? &r->hm : &r->swm;
+	size_t *narr = hosts ? &r->nhm : &r->nswm;
 	FILE *f = fopen(path, "r");
 	char buf[512];
 	int line = 0;
@@ -221,8 +229,7 @@ static int load_switch_csv(struct run *r, const char *path)
 				v[nf++] = s + 1;
 			}
 		if (nf != 8) {
-			complain("%s:%d: not 'algorithm,collective,bytes,round,calls,switch,counter,delta' (8 fields)", path,
-				 line);
+			complain("%s:%d: not '%s' (8 fields)", path, line, header);
 			goto bad;
 		}
 		double bytes = strtod(v[2], &e1), delta = strtod(v[7], &e4);
@@ -230,24 +237,23 @@ static int load_switch_csv(struct run *r, const char *path)
 		if (*e1 || *e2 || *e3 || *e4 || !v[2][0] || !v[7][0] || !(bytes >= 0) || round < 1 || calls < 1 ||
 		    !(delta >= 0 && delta < 1e19) || strlen(v[0]) >= 16 || strlen(v[1]) >= 16 || !v[5][0] ||
 		    strlen(v[5]) > 64 || !v[6][0] || strlen(v[6]) > 40 || strspn(v[6], "abcdefghijklmnopqrstuvwxyz_") != strlen(v[6])) {
-			complain("%s:%d: not 'algorithm,collective,bytes,round,calls,switch,counter,delta' (names, whole numbers)",
-				 path, line);
+			complain("%s:%d: not '%s' (names, whole numbers)", path, line, header);
 			goto bad;
 		}
-		struct sw_meas *m = r->nswm ? &r->swm[r->nswm - 1] : NULL;
+		struct cnt_meas *m = *narr ? &(*arr)[*narr - 1] : NULL;
 		if (!m || strcmp(m->algo, v[0]) || strcmp(m->coll, v[1]) || m->bytes != bytes || m->round != round ||
 		    m->calls != calls) {
-			if (r->nswm == cap) {
+			if (*narr == cap) {
 				size_t nc = cap ? 2 * cap : 64;
-				void *p = realloc(r->swm, nc * sizeof(*r->swm));
+				void *p = realloc(*arr, nc * sizeof(**arr));
 				if (!p) {
 					complain("%s:%d: out of memory", path, line);
 					goto bad;
 				}
-				r->swm = p;
+				*arr = p;
 				cap = nc;
 			}
-			m = &r->swm[r->nswm++];
+			m = &(*arr)[(*narr)++];
 			memset(m, 0, sizeof(*m));
 			snprintf(m->algo, sizeof(m->algo), "%s", v[0]);
 			snprintf(m->coll, sizeof(m->coll), "%s", v[1]);
@@ -259,14 +265,18 @@ static int load_switch_csv(struct run *r, const char *path)
 			m->timeouts += delta;
 		else if (!strcmp(v[6], "retransmits"))
 			m->retransmits += delta;
+		else if (!strcmp(v[6], "guest_intr"))
+			m->intr += delta;
+		else if (!strcmp(v[6], "sent_pkts") || !strcmp(v[6], "rcvd_pkts"))
+			m->pkts += delta;
 	}
 	fclose(f);
 	return 0;
 bad:
 	fclose(f);
-	free(r->swm);
-	r->swm = NULL;
-	r->nswm = 0;
+	free(*arr);
+	*arr = NULL;
+	*narr = 0;
 	return -1;
 }
 
@@ -287,6 +297,26 @@ static int switch_timeouts(const struct run *r, const char *algo, const char *co
 			v[k++] = r->swm[i].timeouts / r->swm[i].calls;
 	if (k)
 		*per_call = median_of(v, k);
+	return k;
+}
+
+/*
+ * host_intr_per_packet() - the median over @r's rounds of the hosts' guest
+ * interrupts per rxe packet (sent and received, all hosts) of @algo / @coll /
+ * @bytes (rxe.csv), in *@ratio. Returns the rounds found, 0 when rxe.csv has
+ * none with packets (older runs).
+ */
+static int host_intr_per_packet(const struct run *r, const char *algo, const char *coll, double bytes, double *ratio)
+{
+	double v[RES_MAX_ROUNDS + 1];
+	int k = 0;
+
+	for (size_t i = 0; i < r->nhm && k <= RES_MAX_ROUNDS; i++)
+		if (!strcmp(r->hm[i].algo, algo) && !strcmp(r->hm[i].coll, coll) && r->hm[i].bytes == bytes &&
+		    r->hm[i].pkts > 0)
+			v[k++] = r->hm[i].intr / r->hm[i].pkts;
+	if (k)
+		*ratio = median_of(v, k);
 	return k;
 }
 
@@ -347,7 +377,10 @@ static int load_run(const char *dir, struct run *r)
 	}
 	snprintf(path, sizeof(path), "%s/switch.csv", dir);
 	if (exists(path))
-		load_switch_csv(r, path); /* complained about when bad: the run is still drawn, without the column */
+		load_counters_csv(r, path, false); /* complained about when bad: the run is still drawn, without the column */
+	snprintf(path, sizeof(path), "%s/rxe.csv", dir);
+	if (exists(path))
+		load_counters_csv(r, path, true); /* the same */
 	for (size_t i = 0; i < r->t.n; i++)
 		r->unverified += r->t.rows[i].wrong != 0;
 	return 0;
@@ -359,6 +392,7 @@ static void free_run(struct run *r)
 	res_points_free(&r->pts);
 	loggp_cpu_free(&r->cpu);
 	free(r->swm);
+	free(r->hm);
 }
 
 /* The first verified row of @algo / @coll / @bytes in @r (bytes ignored when -1), or NULL. */
@@ -1881,7 +1915,10 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		   "tool's checks of the result included) against the model's W_max and W / C. Switch timeouts: the "
 		   "retransmit timers that expired in the switches per collective (switch.csv, all switches, median of "
 		   "the rounds; `-` for the ring and runs without the file): each a wait of at least the timeout's floor "
-		   "(50 ms by default) for an ACK, which the model does not count.\n\n",
+		   "(50 ms by default) for an ACK, which the model does not count. Interrupts per packet: the hosts' guest "
+		   "interrupts over the packets rxe sent and received (rxe.csv, all hosts, median of the rounds): a rank "
+		   "that sleeps waiting for a peer takes its packets one interrupt at a time, and under TCG each costs "
+		   "the CPU of several packets, which the model does not count (analysis/README.md).\n\n",
 		LOGGP_INC_POST);
 	for (size_t i = n; i-- > 0;) {
 		struct run *r = &runs[i];
@@ -1900,8 +1937,8 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		report_params(f, r);
 		fprintf(f, "| collective | algorithm | size | measured | predicted | error | C | bound | W_max | W / C | "
 			   "steps·step | on all %g cores (error) | measured CPU per collective: busiest host, all / C | "
-			   "switch timeouts per collective |\n"
-			   "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", r->fit.C);
+			   "switch timeouts per collective | interrupts per packet |\n"
+			   "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", r->fit.C);
 		for (int c = 0; c < RES_NCOLL; c++)
 			for (size_t k = 0; k < r->t.n; k++) { /* one line per algorithm and size: its first row stands for its rounds */
 				const struct res_row *x = &r->t.rows[k];
@@ -1951,9 +1988,13 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				} else {
 					fprintf(f, " - |");
 				}
-				double to;
+				double to, ipp;
 				if (switch_timeouts(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &to))
-					fprintf(f, " %.1f |\n", to);
+					fprintf(f, " %.1f |", to);
+				else
+					fprintf(f, " - |");
+				if (host_intr_per_packet(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &ipp))
+					fprintf(f, " %.3f |\n", ipp);
 				else
 					fprintf(f, " - |\n");
 			}

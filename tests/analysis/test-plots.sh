@@ -358,6 +358,16 @@ printf 'inc,allreduce,1048576,1,4,sw1,timeouts,6;touch x\n' >>"$bs/$(basename "$
 "$increport" plots "$bs" 2>"$tmp/badswitch.err" >/dev/null
 check "a switch.csv line that is not 'name,...,whole number': said with its line, the run still modelled, no column ($(cat "$tmp/badswitch.err"))" \
     sh -c "grep -qF 'switch.csv:6: not' '$tmp/badswitch.err' && grep -qF '| 125.0 ms, 383.3 ms | - |' '$bs/REPORT.md'"
+# the sample's rxe.csv: INC 1 MiB, the hosts' 600 + 200 + 400 + 400 interrupts over 4 x 4000 packets = 0.100;
+# the ring's 1 MiB in two rounds, 800 / 4000 and 1600 / 4000: the median of 0.2 and 0.4
+check "REPORT: the hosts' interrupts per packet from rxe.csv (0.100; the ring's median of two rounds 0.300; '-' without rows)" \
+    sh -c "grep -qF '| 125.0 ms, 383.3 ms | 2.0 | 0.100 |' '$rep' && grep -qF '| 636.8 ms | 1.3 s | 4.5 ms | 1.3 s (+85 %) | - | - | 0.300 |' '$rep' &&
+        grep -qF '| 847.9 ms | 1.7 s | 1.5 ms | 1.7 s (-26 %) | - | - | - |' '$rep'"
+bx=$tmp/badrxe && mkdir -p "$bx" && cp -r "$sweep" "$bx/"
+printf 'inc,allreduce,1048576,1,4,pku1,guest_intr,-3\n' >>"$bx/$(basename "$sweep")/rxe.csv"
+"$increport" plots "$bx" 2>"$tmp/badrxe.err" >/dev/null
+check "an rxe.csv line that is not 'name,...,whole number': said with its line, the run still modelled, no column ($(cat "$tmp/badrxe.err"))" \
+    sh -c "grep -qF 'rxe.csv:27: not' '$tmp/badrxe.err' && grep -qF '| 125.0 ms, 383.3 ms | 2.0 | - |' '$bx/REPORT.md'"
 check "REPORT: the count of predictions within 25 % (one in the samples)" grep -qF '1 of 15 predictions within ±25 % of the measured median.' "$rep"
 check "REPORT: the left-out wrong row is said" grep -q '1 row(s) with wrong elements left out' "$rep"
 check "REPORT: embeds every chart drawn" \
