@@ -282,42 +282,39 @@ bad:
 
 static double median_of(double *v, int k);
 
+/* A measurement's figure per collective for meas_median(); below 0: none in it. */
+static double per_call_timeouts(const struct cnt_meas *m) { return m->timeouts / m->calls; }
+static double intr_per_packet(const struct cnt_meas *m) { return m->pkts > 0 ? m->intr / m->pkts : -1; }
+
 /*
- * switch_timeouts() - the median over @r's rounds of the switches' retransmit
- * timeouts per collective of @algo / @coll / @bytes (switch.csv), in *@per_call.
- * Returns the rounds found, 0 when switch.csv has none (the ring, older runs).
+ * meas_median() - the median over the rounds of @fig of the measurements
+ * @m[0..@n) of @algo / @coll / @bytes that have one, in *@out. Returns the
+ * rounds found, 0 when none (the file absent, an older run, no such rows).
  */
-static int switch_timeouts(const struct run *r, const char *algo, const char *coll, double bytes, double *per_call)
+static int meas_median(const struct cnt_meas *m, size_t n, double (*fig)(const struct cnt_meas *), const char *algo,
+		       const char *coll, double bytes, double *out)
 {
 	double v[RES_MAX_ROUNDS + 1];
 	int k = 0;
 
-	for (size_t i = 0; i < r->nswm && k <= RES_MAX_ROUNDS; i++)
-		if (!strcmp(r->swm[i].algo, algo) && !strcmp(r->swm[i].coll, coll) && r->swm[i].bytes == bytes)
-			v[k++] = r->swm[i].timeouts / r->swm[i].calls;
+	for (size_t i = 0; i < n && k <= RES_MAX_ROUNDS; i++)
+		if (!strcmp(m[i].algo, algo) && !strcmp(m[i].coll, coll) && m[i].bytes == bytes && fig(&m[i]) >= 0)
+			v[k++] = fig(&m[i]);
 	if (k)
-		*per_call = median_of(v, k);
+		*out = median_of(v, k);
 	return k;
 }
 
-/*
- * host_intr_per_packet() - the median over @r's rounds of the hosts' guest
- * interrupts per rxe packet (sent and received, all hosts) of @algo / @coll /
- * @bytes (rxe.csv), in *@ratio. Returns the rounds found, 0 when rxe.csv has
- * none with packets (older runs).
- */
+/* switch_timeouts() - meas_median() of the switches' retransmit timeouts per collective (switch.csv; not the ring's). */
+static int switch_timeouts(const struct run *r, const char *algo, const char *coll, double bytes, double *per_call)
+{
+	return meas_median(r->swm, r->nswm, per_call_timeouts, algo, coll, bytes, per_call);
+}
+
+/* host_intr_per_packet() - meas_median() of the hosts' guest interrupts per rxe packet sent and received (rxe.csv). */
 static int host_intr_per_packet(const struct run *r, const char *algo, const char *coll, double bytes, double *ratio)
 {
-	double v[RES_MAX_ROUNDS + 1];
-	int k = 0;
-
-	for (size_t i = 0; i < r->nhm && k <= RES_MAX_ROUNDS; i++)
-		if (!strcmp(r->hm[i].algo, algo) && !strcmp(r->hm[i].coll, coll) && r->hm[i].bytes == bytes &&
-		    r->hm[i].pkts > 0)
-			v[k++] = r->hm[i].intr / r->hm[i].pkts;
-	if (k)
-		*ratio = median_of(v, k);
-	return k;
+	return meas_median(r->hm, r->nhm, intr_per_packet, algo, coll, bytes, ratio);
 }
 
 static void model_steps(struct run *r);
