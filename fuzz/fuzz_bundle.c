@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t blen = bundle_build(out, sizeof(out), inner, ilen, n);
 	int plain = 1;
 	for (int i = 0; i < n; i++)
-		plain &= ilen[i] >= ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN && inner[i][12] == 8 && inner[i][13] == 0 &&
+		plain &= ilen[i] >= ROCE_BTH_OFF && inner[i][12] == 8 && inner[i][13] == 0 &&
 			 inner[i][14] == 0x45 && inner[i][23] == 17 && ((inner[i][20] << 8 | inner[i][21]) & 0x3fff) == 0;
 	FZ_CHECK((blen > 0) == plain);
 	if (!blen)

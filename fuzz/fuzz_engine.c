@@ -135,9 +135,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			len = fz_u16(&f) % (FRAME_MAX + 1);
 			bytes = fz_take(&f, len, &got);
 			memcpy(frame, bytes, got);
-			if ((k & 4) && got >= ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN) {
+			if ((k & 4) && got >= ROCE_BTH_OFF) {
 				put16(frame + ROCE_ETH_LEN + 2, got - ROCE_ETH_LEN);
-				put16(frame + ROCE_ETH_LEN + ROCE_IP_LEN + 4, got - ROCE_ETH_LEN - ROCE_IP_LEN);
+				put16(frame + ROCE_UDP_OFF + 4, got - ROCE_UDP_OFF);
 			}
 			if (k & 8) {
 				struct roce_pkt p;

@@ -53,7 +53,7 @@
 #define HOST_IP0 0x0a010110u  /* 10.1.1.16: child i is HOST_IP0 + i */
 #define SW_QPN 256
 #define HOST_QPN 17
-#define OPCODE_OFF (ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN)
+#define OPCODE_OFF ROCE_BTH_OFF /* BTH byte 0 */
 
 static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 1 };
 

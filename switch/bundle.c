@@ -8,9 +8,9 @@
 #include "bundle.h"
 #include "roce.h"
 
-#define IP_OFF ROCE_ETH_LEN
-#define UDP_OFF (ROCE_ETH_LEN + ROCE_IP_LEN)
-#define BODY_OFF (ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN)
+#define IP_OFF ROCE_IP_OFF
+#define UDP_OFF ROCE_UDP_OFF
+#define BODY_OFF ROCE_BTH_OFF /* UDP's payload: a bundle's header where a RoCE frame has its BTH */
 
 static uint16_t get16(const uint8_t *p)
 {

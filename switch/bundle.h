@@ -32,7 +32,7 @@
 #define BUNDLE_ENTRY_LEN 2       /* the length before each inner frame */
 #define BUNDLE_MAX_FRAMES 255    /* count is one byte */
 /* Outer Ethernet + IPv4 (no options) + UDP + bundle header. */
-#define BUNDLE_OUTER_LEN (ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN + BUNDLE_HDR_LEN)
+#define BUNDLE_OUTER_LEN (ROCE_BTH_OFF + BUNDLE_HDR_LEN)
 /* Smallest inner frame: Ethernet, IPv4, UDP and a BTH (an ACK is longer). */
 #define BUNDLE_INNER_MIN ROCE_HDRS_LEN
 

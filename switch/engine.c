@@ -103,7 +103,6 @@
 #define RTO_MAX_BACKOFF 16      /* doublings of the timeout; cfg.retransmit_ns caps it first */
 
 #define SENT_HDRS_LEN (ROCE_HDRS_LEN + ROCE_IMM_LEN) /* the longest headers of a SEND: with ImmDt */
-#define BTH_ACKREQ_OFF (ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN + 8) /* BTH byte 8: AckReq (bit 7), reserved */
 
 /* A frame sent (or to send) until acknowledged: its headers and ICRC; the payload is the slot's (or conn.keep's). */
 struct sent_frame {
@@ -607,9 +606,9 @@ static void resend_asking(struct sw_engine *e, struct conn *k, uint32_t psn)
 	uint8_t *f = (uint8_t *)frame_of(e, k, psn);
 
 	sf->resent = 1;
-	if (!(sf->hdrs[BTH_ACKREQ_OFF] & 0x80)) {
-		sf->hdrs[BTH_ACKREQ_OFF] |= 0x80;
-		f[BTH_ACKREQ_OFF] |= 0x80;
+	if (!(sf->hdrs[ROCE_BTH_ACKREQ_OFF] & ROCE_BTH_ACKREQ)) {
+		sf->hdrs[ROCE_BTH_ACKREQ_OFF] |= ROCE_BTH_ACKREQ;
+		f[ROCE_BTH_ACKREQ_OFF] |= ROCE_BTH_ACKREQ;
 		roce_icrc_store(f, sf->len);
 		memcpy(sf->icrc, f + sf->len - ROCE_ICRC_LEN, ROCE_ICRC_LEN);
 	}
@@ -1482,7 +1481,7 @@ static void tail_probe(struct sw_engine *e, struct conn *k, uint64_t now)
 	    rto(e, k) < 2 * TAIL_IDLE_NS)
 		return;
 	sf = &k->ring[ring_index(e, k, newest)];
-	if ((sf->hdrs[BTH_ACKREQ_OFF] & 0x80) || now - sf->sent_ns < TAIL_IDLE_NS)
+	if ((sf->hdrs[ROCE_BTH_ACKREQ_OFF] & ROCE_BTH_ACKREQ) || now - sf->sent_ns < TAIL_IDLE_NS)
 		return;
 	e->c.tail_probes++;
 	resend_asking(e, k, newest);

@@ -22,6 +22,13 @@
 #define ROCE_ICRC_LEN 4
 #define ROCE_HDRS_LEN (ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN + ROCE_BTH_LEN)
 
+/* Where each header starts in a frame whose IPv4 header has no options (the frames the switch builds) */
+#define ROCE_IP_OFF ROCE_ETH_LEN                    /* IPv4: byte 2 total length, 9 protocol, 10 checksum */
+#define ROCE_UDP_OFF (ROCE_IP_OFF + ROCE_IP_LEN)    /* UDP: byte 2 destination port, 4 length */
+#define ROCE_BTH_OFF (ROCE_UDP_OFF + ROCE_UDP_LEN)  /* UDP's payload: the BTH, byte 0 its opcode */
+#define ROCE_BTH_ACKREQ_OFF (ROCE_BTH_OFF + 8)      /* BTH byte 8: AckReq (bit 7), then 7 reserved bits */
+#define ROCE_BTH_ACKREQ 0x80
+
 #define ROCE_ETHERTYPE_IPV4 0x0800
 #define ROCE_IPPROTO_UDP 17
 #define ROCE_PORT_HOST 4791   /* IANA RoCEv2: host <-> switch */

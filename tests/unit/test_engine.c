@@ -1227,7 +1227,7 @@ static void test_every_drop_counted_once(void **state)
 	const uint32_t sum = imm(INC_ALLREDUCE, INC_OP_SUM, INC_INT32, INC_RANK_ALL);
 	const uint32_t max = imm(INC_ALLREDUCE, INC_OP_MAX, INC_INT32, INC_RANK_ALL);
 	const uint8_t ack = AETH_TYPE_ACK | AETH_ACK_UNLIMITED;
-	const size_t bth = ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN;
+	const size_t bth = ROCE_BTH_OFF;
 	uint8_t f[1200];
 	size_t n;
 	int wrong = 0;
@@ -1243,7 +1243,7 @@ static void test_every_drop_counted_once(void **state)
 	f[ROCE_ETH_LEN] = 0x46;
 	wrong += inject("IPv4 header with options", f, n, "drop_parse");
 	n = from_host(f, 0, RC_SEND_ONLY_WITH_IMM, sum, 4, BASE_PSN, 0);
-	f[ROCE_ETH_LEN + ROCE_IP_LEN + 3] = 0xb9; /* UDP 4793: a bundle's port, which the engine never sees */
+	f[ROCE_UDP_OFF + 3] = 0xb9; /* UDP 4793: a bundle's port, which the engine never sees */
 	wrong += inject("UDP to a port other than 4791/4792", f, n, "drop_parse");
 	n = from_host(f, 0, 0x0a, 0, 4, BASE_PSN, 0);
 	wrong += inject("opcode the switch does not handle (WRITE_ONLY)", f, n, "drop_parse");

@@ -165,7 +165,7 @@ static void test_corruption_and_truncation_are_caught(void **state)
 	assert_false(roce_icrc_ok(fr(70), 10));
 	/* an opcode the switch does not handle (RDMA WRITE FIRST) */
 	memcpy(f, fr(38), fl(38));
-	f[ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN] = 0x06;
+	f[ROCE_BTH_OFF] = 0x06;
 	assert_int_equal(roce_parse(f, fl(38), &p), ROCE_ERR_OPCODE);
 	assert_string_equal(roce_parse_err_name(ROCE_ERR_OPCODE), "opcode");
 	/* small buffers are refused by the builder */
@@ -295,7 +295,7 @@ static void test_peek_dest_qp_and_comm_key(void **state)
 		g[ROCE_ETH_LEN] = 0x46;
 		assert_int_equal(roce_peek_dest_qp(g, fl(n) + 4), p.dest_qp);
 		/* cut before the QPN's last byte; not IPv4 */
-		assert_int_equal(roce_peek_dest_qp(fr(n), ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN + 7), -1);
+		assert_int_equal(roce_peek_dest_qp(fr(n), ROCE_BTH_OFF + 7), -1);
 		g[ROCE_ETH_LEN] = 0x60;
 		assert_int_equal(roce_peek_dest_qp(g, fl(n) + 4), -1);
 		seen++;

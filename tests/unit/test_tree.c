@@ -71,7 +71,7 @@ static int drop_from = -1, drop_port, drop_acks, drop_nth, drop_seen;
 static void tx(void *ctx, int port, const uint8_t *f, size_t len)
 {
 	if ((int)(intptr_t)ctx == drop_from && port == drop_port &&
-	    (f[ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN] == RC_ACK) == drop_acks && drop_seen++ == drop_nth)
+	    (f[ROCE_BTH_OFF] == RC_ACK) == drop_acks && drop_seen++ == drop_nth)
 		return;
 	assert_true(qn < 8192);
 	q[qn] = (struct frame){ .from = (int)(intptr_t)ctx, .port = port, .len = len };
