@@ -1836,6 +1836,18 @@ static void report_params(FILE *f, const struct run *r)
 	else
 		fprintf(f, "| o_c | - | not measured (loggp.csv without cpu_send_signaled): completions are in o as the "
 			   "streams asked them |\n");
+	if (m->waited)
+		fprintf(f, "| o_w | %.1f us | a %d KiB message received by a host that sleeps waiting for it, beyond a "
+			   "stream's: each host's CPU per round trip of a ping-pong of %d KiB sleeping on CQ events "
+			   "(ib_send_lat -e; one message sent, one received) less cpu_send + cpu_recv at %d KiB; added for "
+			   "every message the ring receives that gates its next send (analysis/loggp.c ring_waits()) |\n",
+			m->o_w, LOGGP_RING_PIECE / 1024, LOGGP_RING_PIECE / 1024, LOGGP_RING_PIECE / 1024);
+	else if (m->waited_seen)
+		fprintf(f, "| o_w | %.1f us | a message received waiting (%d KiB ping-pong on CQ events less the stream's "
+			   "send and receive): not above 0 (noise): not used |\n", m->o_w, LOGGP_RING_PIECE / 1024);
+	else
+		fprintf(f, "| o_w | - | not measured (loggp.csv without cpu_waited_send, cpu_waited_recv): a message the "
+			   "ring waits for costs what a stream's does |\n");
 	fprintf(f, "| G_s | %.5f us/B | sending host's CPU per byte: (CPU per %.0f B message - o_s) / the bytes |\n", m->G_s,
 		m->large);
 	fprintf(f, "| G_r | %.5f us/B | receiving host's CPU per byte, the same |\n", m->G_r);
@@ -1901,7 +1913,8 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		   "switch's, C the cores they share; a host's work is o per message (libinccl's sends, posted "
 		   "%d at a time, o_su and the share of an ACK the switch sends, or o_sb; messages of 16 packets, the "
 		   "ring's of 16 KiB), o_c per completion its sends ask beyond the streams' one in 100, and G_s, G_r "
-		   "per byte (plus its own loops: G_swap for INC, G_copy or G_sum for the ring); the switches' "
+		   "per byte (plus its own loops: G_swap for INC, G_copy or G_sum for the ring), o_w per message the ring "
+		   "receives while it waits for it; the switches' "
 		   "frames (data and ACKs) · c_sw. INC takes one step (a Broadcast, Reduce or Route per block: P or P(P-1) for "
 		   "the block collectives), the ring 2(P-1) (AllReduce) or P-1; a step is the run's Barrier of that "
 		   "algorithm (per step), L + 2o without one. Measured: the median over the run's rounds (min – max and their number "
@@ -1914,8 +1927,8 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		   "the rounds; `-` for the ring and runs without the file): each a wait of at least the timeout's floor "
 		   "(50 ms by default) for an ACK, which the model does not count. Interrupts per packet: the hosts' guest "
 		   "interrupts over the packets rxe sent and received (rxe.csv, all hosts, median of the rounds): a rank "
-		   "that sleeps waiting for a peer takes its packets one interrupt at a time, and under TCG each costs "
-		   "the CPU of several packets, which the model does not count (analysis/README.md).\n\n",
+		   "that sleeps waiting for a peer takes its packets a few interrupts at a time, and under TCG each costs "
+		   "the CPU of several packets: what o_w counts (analysis/README.md).\n\n",
 		LOGGP_INC_POST);
 	for (size_t i = n; i-- > 0;) {
 		struct run *r = &runs[i];
@@ -2287,11 +2300,13 @@ static int cmd_show(const char *dir)
 		printf("ceiling-load %.2f MB/s\n", load_ceiling_of(&r));
 	if (r.fitted)
 		printf("loggp L=%.3f o=%.3f o_s=%.3f o_r=%.3f o_sb=%.3f G_s=%.6f G_r=%.6f G_swap=%.6f G_copy=%.6f G_sum=%.6f "
-		       "g=%.3f G=%.6f c_sw=%.3f f_sw=%.3f C=%d o_su=%.3f o_ru=%.3f%s o_c=%.3f%s step_inc=%.1f step_ring=%.1f\n",
+		       "g=%.3f G=%.6f c_sw=%.3f f_sw=%.3f C=%d o_su=%.3f o_ru=%.3f%s o_c=%.3f%s o_w=%.3f%s step_inc=%.1f "
+		       "step_ring=%.1f\n",
 		       r.fit.L, r.fit.o, r.fit.o_s, r.fit.o_r, r.fit.o_sb, r.fit.G_s, r.fit.G_r, r.fit.G_swap, r.fit.G_copy,
 		       r.fit.G_sum, r.fit.g, r.fit.G, r.fit.c_sw, r.fit.f_sw, (int)r.fit.C, r.fit.uc_seen ? r.fit.o_su : 0,
 		       r.fit.uc_seen ? r.fit.o_ru : 0, r.fit.uc_seen && !r.fit.uc ? "(unused)" : "", r.fit.o_c,
-		       r.fit.signaled_seen && !r.fit.signaled ? "(unused)" : "", r.fit.step_inc, r.fit.step_ring);
+		       r.fit.signaled_seen && !r.fit.signaled ? "(unused)" : "", r.fit.o_w,
+		       r.fit.waited_seen && !r.fit.waited ? "(unused)" : "", r.fit.step_inc, r.fit.step_ring);
 	else if (r.has_loggp)
 		printf("loggp: no model: %s\n", r.fit_err);
 	free_run(&r);

@@ -140,6 +140,13 @@ int loggp_params(const struct res_point *p, size_t n, int cores, double sw_cpu_u
 		m->o_c = (sig16 - plain16) / (1 - 1.0 / LOGGP_PERFTEST_CQ);
 	m->signaled_seen = c3 > 0 && c4 > 0;
 	m->signaled = m->signaled_seen && m->o_c > 0;
+	double ws = median_at(p, n, RES_CPU_WAITED_SEND, LOGGP_RING_PIECE, &c1),
+	       wr = median_at(p, n, RES_CPU_WAITED_RECV, LOGGP_RING_PIECE, &c2),
+	       recv16 = median_at(p, n, RES_CPU_RECV, LOGGP_RING_PIECE, &c4);
+	m->waited_seen = c1 > 0 && c2 > 0 && c3 > 0 && c4 > 0;
+	if (m->waited_seen) /* per host and round trip: one message sent, one received waiting */
+		m->o_w = (ws + wr) / 2 - (plain16 + recv16);
+	m->waited = m->waited_seen && m->o_w > 0;
 	if (!(m->o_s > 0) || !(m->o_r > 0) || !(m->o_sb > 0)) {
 		snprintf(err, errlen, "host CPU per message not above 0 (o_s %.3g, o_r %.3g, batched o_s %.3g us): "
 				      "the CPU measures are noise, not a parameter", m->o_s, m->o_r, m->o_sb);
@@ -400,6 +407,49 @@ static double ring_xfer(const struct loggp *m, double k, double each, enum ring_
 	return msgs * m->o_r + b * (m->G_r + (way == RING_SUM ? m->G_sum : m->G_copy));
 }
 
+/* The messages of at most LOGGP_RING_PIECE bytes that @bytes take in the ring (at least one). */
+static double ring_msgs(double bytes)
+{
+	double k = ceil(bytes / LOGGP_RING_PIECE);
+
+	return k < 1 ? 1 : k;
+}
+
+/*
+ * ring_waits() - the messages a host receives in ring collective @c while it
+ * sleeps waiting for them (o_w each), P ranks, @b = N/P bytes per block: those
+ * that gate its next send (ring.c: a send's `need`) where the gates go round
+ * the ring, each rank's send waiting for its left's, which waited for its
+ * left's: the ranks move in step, and each has caught up with its left when
+ * the next message comes.
+ *   AllReduce      every step's but a round's last: 2P-3 pieces of N/P per round
+ *   AllGather,     the same of P-1 steps: P-2 per round (none at P = 2: one step,
+ *   ReduceScatter  every send its own)
+ *   Broadcast      none: the chain starts at a root that waits for nobody, and a
+ *                  rank that forwards has more to do than the root (it receives
+ *                  and sends), so its messages queue up rather than find it idle
+ *   AllToAll       none: step s forwards what step s-1 brought, but step 1 is
+ *                  the longest (P-1 blocks) and each step after it shorter, so
+ *                  what a step forwards has long arrived when it is sent
+ *   Reduce         none: the model of MPI's chain, whose ranks poll rather than sleep
+ * The 1-2-4 sweeps of 2026-11-27 (analysis/README.md) show the two regimes: the
+ * hosts' guest interrupts per rxe packet are 0.17 - 0.21 in the ring's
+ * AllReduce, AllGather and ReduceScatter, 0.09 - 0.12 in its Broadcast and
+ * AllToAll (a stream's, as INC's 0.06 - 0.09); a wait per forwarded message
+ * put the Broadcast at +23..+40 % and the AllToAll at +17..+55 %.
+ */
+static double ring_waits(enum loggp_coll c, int p, double bytes)
+{
+	double b = bytes / p;
+
+	switch (c) {
+	case LOGGP_ALLREDUCE: return (2.0 * p - 3) * ring_msgs(b);
+	case LOGGP_ALLGATHER:
+	case LOGGP_REDUCESCATTER: return (p - 2.0) * ring_msgs(b);
+	default: return 0;
+	}
+}
+
 /*
  * Each host's work and the steps, per collective and algorithm (P ranks, N bytes):
  *   INC AllReduce      every host sends N and receives N; 1 step (up and down the
@@ -431,7 +481,8 @@ static double ring_xfer(const struct loggp *m, double k, double each, enum ring_
  *                      host sends and receives P(P-1)/2 blocks of N/P; P-1 steps
  * Every byte a host handles also costs its own loops (G_swap, G_copy, G_sum: see loggp.h);
  * every completion its sends ask for beyond the streams' one in 100, o_c (libinccl one per
- * inc_signal() packets, the ring one per LOGGP_RING_SIGNAL messages). A step takes
+ * inc_signal() packets, the ring one per LOGGP_RING_SIGNAL messages); every message the
+ * ring waits for (ring_waits()), o_w. A step takes
  * step_inc or step_ring (the run's Barriers), L + 2o without them.
  */
 double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum loggp_coll c, enum loggp_algo a,
@@ -494,6 +545,12 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 				steps = p - 1;
 				break;
 			default: return -1;
+			}
+			if (m->waited) {
+				double k = ring_waits(c, p, bytes);
+				w[h] += k * m->o_w;
+				if (k > r.waits)
+					r.waits = k;
 			}
 		}
 		r.w_hosts += w[h];

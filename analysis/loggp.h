@@ -24,6 +24,22 @@
  *              16 KiB, whose perftest asks one in LOGGP_PERFTEST_CQ = 100, per
  *              1 - 1/100): the streams' o already hold one in 100, the model
  *              adds o_c for every completion beyond that; 0 when not measured
+ *   o_w        what a 16 KiB message costs its receiver beyond a stream's
+ *              (o_r + G_r per byte) when the receiver sleeps waiting for it:
+ *              the CPU per round trip of a ping-pong of 16 KiB sleeping on CQ
+ *              events (cpu_waited_send, cpu_waited_recv: each host sends one
+ *              message and receives one; the mean of the two hosts' medians)
+ *              less cpu_send + cpu_recv at 16 KiB. The guest is idle when the
+ *              message comes, so it wakes for it and takes its packets a few
+ *              interrupts at a time instead of a stream's NAPI batches (under
+ *              TCG an interrupt costs the CPU of several packets). Counted
+ *              for each message the ring receives that gates its next send
+ *              (ring.c: a step sends what the step before received) where
+ *              those gates go round the ring (AllReduce, AllGather,
+ *              ReduceScatter; not a Broadcast's chain nor the AllToAll,
+ *              whose forwarded pieces come well ahead of need), so the rank
+ *              has nothing else to do meanwhile (loggp.c ring_waits());
+ *              0 when not measured
  *   step_inc,  the time one step of a collective takes beyond its work, for
  *   step_ring  INC and the ring: the run's median Barrier of that algorithm
  *              (inccl_perf: after the barrier before each timed call the ranks
@@ -63,8 +79,8 @@
  * W_max is the busiest host's CPU work, W_total every host's plus the
  * switches' (frames · c_sw, loggp_frames()); each host's work counts its messages
  * (o per message, libinccl's sends as o_su, o_sb above, posted POST_BATCH
- * at a time), the completions its sends ask for (o_c) and bytes (G per
- * byte); steps are the steps on the critical path, each step_inc or
+ * at a time), the completions its sends ask for (o_c), the messages it
+ * waits for (o_w) and bytes (G per byte); steps are the steps on the critical path, each step_inc or
  * step_ring (L + 2o without them).
  * loggp_predict() documents each collective and algorithm.
  */
@@ -110,6 +126,8 @@ struct loggp {
 	bool uc_seen, uc;    /* the UC stream measured; and used (an ACK costs more than nothing) */
 	double o_c;          /* CPU per completion asked */
 	bool signaled_seen, signaled; /* o_c measured; and used (above 0) */
+	double o_w;          /* a message received waiting, beyond a stream's */
+	bool waited_seen, waited; /* o_w measured; and used (above 0) */
 	double step_inc, step_ring; /* time per step (us) from the run's Barriers; 0: L + 2o */
 	int n_cpu;           /* repetitions of each CPU measure used */
 };
@@ -134,6 +152,7 @@ struct loggp_pred {
 	double acks;          /* of them, acknowledgements */
 	double steps;         /* steps on the critical path */
 	double step;          /* the time of one (step_inc, step_ring or L + 2o) */
+	double waits;         /* messages a host receives waiting (o_w each), the most of any host */
 	bool cpu_bound;       /* W_total / C > W_max */
 };
 

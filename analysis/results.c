@@ -366,14 +366,16 @@ int res_parse_loggp(FILE *f, const char *name, struct res_points *pts, char *err
 			return fail(err, errlen, name, line, "%d fields, not 4", nf);
 		static const char *const measures[] = { "half_rtt",    "gap",         "cpu_send",         "cpu_recv",
 							"cpu_send_batch", "cpu_swap", "cpu_copy",  "cpu_sum",
-							"cpu_send_uc", "cpu_recv_uc", "cpu_send_signaled" };
+							"cpu_send_uc", "cpu_recv_uc", "cpu_send_signaled",
+							"cpu_waited_send", "cpu_waited_recv" };
 		size_t mi = 0;
 		while (mi < sizeof(measures) / sizeof(measures[0]) && strcmp(v[0], measures[mi]))
 			mi++;
 		if (mi == sizeof(measures) / sizeof(measures[0]))
 			return fail(err, errlen, name, line,
 				    "measure '%s' is not half_rtt, gap, cpu_send, cpu_recv, cpu_send_batch, cpu_swap, "
-				    "cpu_copy, cpu_sum, cpu_send_uc, cpu_recv_uc or cpu_send_signaled", v[0]);
+				    "cpu_copy, cpu_sum, cpu_send_uc, cpu_recv_uc, cpu_send_signaled, cpu_waited_send or "
+				    "cpu_waited_recv", v[0]);
 		p.measure = (enum res_measure)mi;
 		if (!parse_uint(v[1], UINT64_MAX / 2, &u))
 			return fail(err, errlen, name, line, "bytes '%s' is not a whole number", v[1]);

@@ -58,12 +58,14 @@ struct res_table {
 /**
  * One LogGP measurement: a row of loggp.csv. half_rtt and gap are times (> 0);
  * cpu_send, cpu_recv, cpu_send_batch, cpu_send_uc, cpu_recv_uc and
- * cpu_send_signaled are CPU time per message, cpu_swap,
+ * cpu_send_signaled are CPU time per message, cpu_waited_send and
+ * cpu_waited_recv per round trip of a ping-pong, cpu_swap,
  * cpu_copy and cpu_sum per pass over `bytes`, each the difference of two runs
  * (experiments/loggp.sh), so noise may make one 0 or negative: read as written (a leading '-' allowed), judged by the model.
  */
 enum res_measure { RES_HALF_RTT, RES_GAP, RES_CPU_SEND, RES_CPU_RECV, RES_CPU_SEND_BATCH, RES_CPU_SWAP, RES_CPU_COPY,
-		   RES_CPU_SUM, RES_CPU_SEND_UC, RES_CPU_RECV_UC, RES_CPU_SEND_SIGNALED };
+		   RES_CPU_SUM, RES_CPU_SEND_UC, RES_CPU_RECV_UC, RES_CPU_SEND_SIGNALED,
+		   RES_CPU_WAITED_SEND, RES_CPU_WAITED_RECV };
 struct res_point {
 	enum res_measure measure;
 	double bytes;

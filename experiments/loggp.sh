@@ -38,6 +38,15 @@
 #                   asking for a completion (ib_send_bw -Q 1; perftest's
 #                   default: one in 100): the difference is what a completion
 #                   (a CQE and the guest's wake-up) costs
+#   cpu_waited_send a ping-pong of 16 KiB messages sleeping on CQ events
+#   cpu_waited_recv (ib_send_lat -e): each host's CPU per round trip, in
+#                   which it sends one message and receives one it waits for
+#                   (src the client, dst the server). Against cpu_send +
+#                   cpu_recv at 16 KiB it is what a message costs when it
+#                   reaches a guest that sleeps waiting for it: the guest's
+#                   wake-ups, and packets taken an interrupt at a time instead
+#                   of a stream's batches. The ring's messages that gate its
+#                   next send (ring.c) arrive that way
 #
 #   cpu_swap        CPU per pass of hostwork (experiments/hostwork.c) over `bytes`
 #   cpu_copy        in the sending host: libinccl's byte-order swap, the ring's
@@ -50,7 +59,7 @@
 # The CPU measures run at LOGGP_CPU_SIZES (default 8, 16384 and 65536 B: the
 # per-message and, from the difference of the smallest and largest, per-byte
 # CPU), each LOGGP_CPU_REPEAT times (default 3; each repetition a row); the
-# batched and UC streams at the smallest size, the signaled one at 16384 B. Prints the CSV (header
+# batched and UC streams at the smallest size, the signaled one and the ping-pong at 16384 B. Prints the CSV (header
 # measure,bytes,iters,value_us) on stdout, progress on stderr; exit 1 when a
 # measurement fails (but the refinements: said, and left out), 2 on a bad setting.
 set -uo pipefail
@@ -81,12 +90,13 @@ done
 pids=$(exp_cpu_pids | awk -v a="$src" -v b="$dst" '$1 == a || $1 == b')
 [ "$(wc -l <<<"$pids")" = 2 ] || { exp_err "loggp: the processes of $src and $dst not found: no CPU measures"; exit 1; }
 # cpu_of SIZE N ARGS — "SEND_US RECV_US": the CPU time of src's and dst's process during
-# a stream of N messages of SIZE bytes (the perftest run and its start)
+# a stream of N messages of SIZE bytes (the perftest run and its start); CPU_TOOL (default
+# ib_send_bw) the perftest that runs it: ib_send_lat for a ping-pong of N round trips
 cpu_of() {
     local s=$1 n=$2 a b d
     shift 2
     a=$(exp_cpu_snap "$pids")
-    exp_perftest ib_send_bw "${pair[@]}" -s "$s" -n "$n" -F -u 18 -e "$@" >/dev/null || return 1
+    exp_perftest "${CPU_TOOL:-ib_send_bw}" "${pair[@]}" -s "$s" -n "$n" -F -u 18 -e "$@" >/dev/null || return 1
     b=$(exp_cpu_snap "$pids")
     d=$(exp_cpu_delta "$a" "$b")
     echo "$(awk -v h="$src" '$1 == h {print $3}' <<<"$d") $(awk -v h="$dst" '$1 == h {print $3}' <<<"$d")"
@@ -139,12 +149,13 @@ for s in $cpu_sizes; do
     # 6400 and 1280 are multiples of a post list of 32 or 64 (perftest posts whole lists)
     n=$((s >= 4096 ? 500 : 6400))
     for r in $(seq 1 "$repeat"); do
-        for mode in plain batch uc signaled; do
-            extra=()
+        for mode in plain batch uc signaled waited; do
+            extra=() tool=ib_send_bw
             case $mode in
             batch) [ "$s" = "$small" ] || continue; extra=(-l "$batch") ;;
             uc) [ "$s" = "$small" ] || continue; extra=(-l "$batch" -c UC) ;;
             signaled) [ "$s" = 16384 ] || continue; extra=(-Q 1) ;;
+            waited) [ "$s" = 16384 ] || continue; tool=ib_send_lat ;;
             esac
             [ -z "${gave_up[$mode]:-}" ] || continue # a refinement that failed once is not tried again
             s1= s2= r1= r2= u1= u2= v1= v2=
@@ -156,12 +167,13 @@ for s in $cpu_sizes; do
                     s2=
                 fi
             else
-                read -r s1 r1 < <(cpu_of "$s" $((n / 5)) "${extra[@]}")
-                [ -z "$s1" ] || [ -z "$r1" ] || read -r s2 r2 < <(cpu_of "$s" "$n" "${extra[@]}")
+                read -r s1 r1 < <(CPU_TOOL=$tool cpu_of "$s" $((n / 5)) "${extra[@]}")
+                [ -z "$s1" ] || [ -z "$r1" ] || read -r s2 r2 < <(CPU_TOOL=$tool cpu_of "$s" "$n" "${extra[@]}")
             fi
             if [ -z "$s1" ] || [ -z "$s2" ] || [ -z "$r1" ] || [ -z "$r2" ]; then
-                # the batched, UC and signaled streams are the model's refinements: without them the
-                # model counts every post alone, an ACK per message, no completion's own cost; one that
+                # the batched, UC, signaled and waited streams are the model's refinements: without them
+                # the model counts every post alone, an ACK per message, no completion's own cost, no
+                # wake-up of a waiting receiver; one that
                 # failed is left out for the rest of the run (a UC stream that hangs costs uc_limit s a try)
                 [ $mode = plain ] || { exp_err "loggp: no CPU figures for $s B ($mode: ib_send_bw ${extra[*]}): left out"; gave_up[$mode]=1; continue; }
                 exp_err "loggp: no CPU figures for $s B"
@@ -183,6 +195,10 @@ for s in $cpu_sizes; do
             signaled)
                 echo "cpu_send_signaled,$s,$dn,$cs"
                 echo "loggp: $s B, every send signaled: CPU per message: send $cs us" >&2 ;;
+            waited) # per round trip: each host sent one message and received one
+                echo "cpu_waited_send,$s,$dn,$cs"
+                echo "cpu_waited_recv,$s,$dn,$cr"
+                echo "loggp: $s B ping-pong, sleeping on events: CPU per round trip: $src $cs us, $dst $cr us" >&2 ;;
             *)
                 echo "cpu_send,$s,$dn,$cs"
                 echo "cpu_recv,$s,$dn,$cr"

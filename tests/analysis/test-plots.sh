@@ -47,7 +47,7 @@ elements.csv|elements.csv:2: elements 1000 does not match bytes 1048576
 root.csv|root.csv:2: root '4' is not a rank of 0..3
 quoted.csv|quoted.csv:2: quoted fields are not part of this format
 wrong.csv|wrong.csv:3: wrong 'many' is not a whole number
-loggp-measure.csv|loggp-measure.csv:3: measure 'latency' is not half_rtt, gap, cpu_send, cpu_recv, cpu_send_batch, cpu_swap, cpu_copy, cpu_sum, cpu_send_uc, cpu_recv_uc or cpu_send_signaled
+loggp-measure.csv|loggp-measure.csv:3: measure 'latency' is not half_rtt, gap, cpu_send, cpu_recv, cpu_send_batch, cpu_swap, cpu_copy, cpu_sum, cpu_send_uc, cpu_recv_uc, cpu_send_signaled, cpu_waited_send or cpu_waited_recv
 round.csv|round.csv:3: round '21' is not a whole number 1..20
 round-zero.csv|round-zero.csv:2: round '0' is not a whole number 1..20
 round-missing.csv|round-missing.csv:2: 13 fields, not 14

@@ -346,6 +346,37 @@ static void test_loggp_params(void **state)
 	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
 	assert_false(m.uc);
 	assert_false(m.signaled);
+	assert_false(m.waited_seen); /* no ping-pong on events */
+	res_points_free(&p);
+	/* the 16 KiB ping-pong on events: per round trip 1150, 1250 (median of 1100, 1250, 1300) against the
+	 * stream's send 100 and receive 150 at 16 KiB: a message received waiting costs o_w = 1200 - 250 = 950 */
+	char waited[2560];
+	snprintf(waited, sizeof(waited), "%scpu_recv,16384,400,150\ncpu_waited_send,16384,400,1150\n"
+					 "cpu_waited_recv,16384,400,1300\ncpu_waited_recv,16384,400,1100\n"
+					 "cpu_waited_recv,16384,400,1250\n", more);
+	points(waited, &p);
+	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
+	assert_true(m.waited_seen && m.waited);
+	NEAR(m.o_w, 950);
+	NEAR(m.o_r, 50); /* the 16 KiB receive changes neither o_r nor G_r */
+	NEAR(m.G_r, 0.3);
+	/* a ping-pong no dearer than the stream: measured, not used (not clamped) */
+	for (size_t i = 0; i < p.n; i++)
+		if (p.p[i].measure == RES_CPU_WAITED_SEND || p.p[i].measure == RES_CPU_WAITED_RECV)
+			p.p[i].value_us = 240;
+	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
+	assert_true(m.waited_seen);
+	assert_false(m.waited);
+	NEAR(m.o_w, -10);
+	/* without the stream's receive at 16 KiB there is nothing to subtract: not measured */
+	for (size_t i = 0; i < p.n; i++)
+		if (p.p[i].measure == RES_CPU_RECV && p.p[i].bytes == 16384)
+			p.p[i].bytes = 8;
+	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
+	assert_false(m.waited_seen || m.waited);
+	res_points_free(&p);
+	points(more, &p);
+	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
 	/* a copy too quick for /proc's 10 ms tick: passes of 3 differ by whole ticks (3333.333 us each); a median
 	 * within one tick of 0 is 0, its bound a tick per pass; below by more is refused */
 	for (size_t i = 0; i < p.n; i++)
@@ -569,6 +600,34 @@ static void test_loggp_predict_acks_completions_steps(void **state)
 	NEAR(r.step, 1000);
 	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 4 * (3129.12 + 37.6) / 2 + 6 * 200);
 	NEAR(r.step, 200);
+	/* a message the ring waits for, 50 each: the AllReduce's pieces of 16 KiB (N/P) but a round's last,
+	 * 2P - 3 = 5 a host */
+	m.o_w = 50, m.waited = true;
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 4 * (3129.12 + 37.6 + 5 * 50) / 2 + 6 * 200);
+	NEAR(r.waits, 5);
+	/* the others, against the same without: every host's waits, the most of one */
+	static const struct {
+		enum loggp_coll c;
+		enum loggp_algo a;
+		double all, most;
+	} waits[] = {
+		{ LOGGP_ALLGATHER, LOGGP_RING, 4 * 2, 2 },     /* P - 2 of each round's P - 1 steps */
+		{ LOGGP_REDUCESCATTER, LOGGP_RING, 4 * 2, 2 },
+		{ LOGGP_BROADCAST, LOGGP_RING, 0, 0 },         /* a chain from a root that waits for nobody */
+		{ LOGGP_ALLTOALL, LOGGP_RING, 0, 0 },          /* what a step forwards came during the longer step before */
+		{ LOGGP_REDUCE, LOGGP_RING, 0, 0 },            /* MPI's chain: its ranks poll */
+		{ LOGGP_ALLREDUCE, LOGGP_INC, 0, 0 },          /* INC sends within its window, gated by no receive */
+	};
+	for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+		struct loggp_pred r0;
+		m.waited = false;
+		assert_true(loggp_predict(&m, &t, waits[i].c, waits[i].a, n, 0, &r0) > 0);
+		m.waited = true;
+		assert_true(loggp_predict(&m, &t, waits[i].c, waits[i].a, n, 0, &r) > 0);
+		NEAR(r.w_hosts - r0.w_hosts, waits[i].all * 50);
+		NEAR(r.waits, waits[i].most);
+	}
+	m.o_w = 0, m.waited = false;
 	/* without the UC stream every libinccl send costs o_sb again: 5 x 5 */
 	m.uc = false, m.signaled = false, m.step_inc = 0;
 	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 4960.16);
