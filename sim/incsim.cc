@@ -252,7 +252,7 @@ int main(int argc, char **argv)
 			Fail("--run: " + err);
 		par[BW].run = rf.ceiling_MBps;
 		par[BW].run_src = "the median ceiling of " + run;
-		par[HO].run = rf.o_s; /* stands for the group: o_su, o_ack, o_s, o_r, o_c */
+		par[HO].run = rf.o_s; /* stands for the group: o_su, o_ack, o_s, o_r, o_c, o_w */
 		par[HG].run = rf.G_s; /* G_s, G_r, G_swap, G_copy, G_sum */
 		par[HO].run_src = par[HG].run_src = "the analytic model's (analysis/loggp.c loggp_params()) of " + run;
 		par[SW].run = rf.c_sw_us;
@@ -267,19 +267,21 @@ int main(int argc, char **argv)
 			Fail(std::string("no ") + par[i].name + ": give " + par[i].opt + " (" + par[i].unit + ")" +
 			     (run.empty() ? " or --run RUNDIR"
 				      : i == SW ? ": " + run + " has no cpu.csv and switch-counters.txt of INC measurements"
+				      : i == BW ? ": " + run + "/results.csv has no verified `ceiling` row (BASELINES without ceiling)"
 						: ": " + run + " does not give it"));
 	}
 	auto val = [&](int i) { return par[i].cli >= 0 ? par[i].cli : par[i].run; };
 	p.link_bw = val(BW) * 1e6;
 	if (par[HO].cli >= 0) { /* by hand: every per-message cost alike */
 		p.o_su = p.o_s = p.o_r = par[HO].cli * 1e-6;
-		p.o_ack = p.o_c = 0;
+		p.o_ack = p.o_c = p.o_w = 0;
 	} else {
 		p.o_su = rf.o_su * 1e-6;
 		p.o_ack = rf.o_ack * 1e-6;
 		p.o_s = rf.o_s * 1e-6;
 		p.o_r = rf.o_r * 1e-6;
 		p.o_c = rf.o_c * 1e-6;
+		p.o_w = rf.o_w * 1e-6;
 	}
 	if (par[HG].cli >= 0) { /* by hand: every byte alike, no loops of the host's own */
 		p.G_s = p.G_r = par[HG].cli * 1e-6;
@@ -503,6 +505,7 @@ int main(int argc, char **argv)
 	param("o_s_us", p.o_s * 1e6, ho);
 	param("o_r_us", p.o_r * 1e6, ho);
 	param("o_c_us", p.o_c * 1e6, run_o ? ho + (rf.signaled ? "" : ": 0 (not measured)") : ho + ": 0");
+	param("o_w_us", p.o_w * 1e6, run_o ? ho + (rf.waited ? "" : ": 0 (not measured)") : ho + ": 0");
 	param("G_s_us_per_byte", p.G_s * 1e6, hg);
 	param("G_r_us_per_byte", p.G_r * 1e6, hg);
 	for (auto &g : {std::make_pair("G_swap_us_per_byte", p.G_swap), std::make_pair("G_copy_us_per_byte", p.G_copy),

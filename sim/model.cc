@@ -306,7 +306,7 @@ class Sim {
 	double IncEmpty(uint32_t pkts) const;
 	double IncRecv(uint32_t bytes) const;
 	double RingSend(uint32_t bytes) const;
-	double RingRecv(uint32_t bytes, bool sum) const;
+	double RingRecv(uint32_t bytes, bool sum, bool waited) const;
 	void SendPacket(int u, int port, Ptr<Packet> p);
 	void SendFrame(int u, const SimHeader &h, uint32_t wire_bytes);
 	void Receive(Ptr<NetDevice> dev, Ptr<const Packet> p, uint16_t proto, const Address &from, const Address &to,
@@ -639,10 +639,14 @@ double Sim::RingSend(uint32_t bytes) const
 	return p_.o_s + p_.o_c * std::max(0.0, extra) + bytes * (p_.G_s + p_.G_copy);
 }
 
-/* RingRecv() - host CPU of one ring message of @bytes received: o_r, every byte summed (@sum) or copied out. */
-double Sim::RingRecv(uint32_t bytes, bool sum) const
+/*
+ * RingRecv() - host CPU of one ring message of @bytes received: o_r, every
+ * byte summed (@sum) or copied out, and o_w when it gates the host's next
+ * send round the ring (@waited: the host sleeps until it comes).
+ */
+double Sim::RingRecv(uint32_t bytes, bool sum, bool waited) const
 {
-	return p_.o_r + bytes * (p_.G_r + (sum ? p_.G_sum : p_.G_copy));
+	return p_.o_r + (waited ? p_.o_w : 0) + bytes * (p_.G_r + (sum ? p_.G_sum : p_.G_copy));
 }
 
 /* CpuDone() - the head of node @u's CPU queue is done: run it, start the next. */
@@ -1396,7 +1400,8 @@ Result Sim::RunRing()
 			if (f.last) {
 				int step = st.cur_step;
 				bool step_end = st.cur_off == n;
-				Cpu(u, RingRecv(f.msg_bytes, step < p - 1), [this, u, step, step_end]() {
+				/* every step's but the last gates the next step's send: the ranks move in step */
+				Cpu(u, RingRecv(f.msg_bytes, step < p - 1, step < steps - 1), [this, u, step, step_end]() {
 					if (step_end)
 						RingRecvDone(u, step);
 				});
@@ -1518,7 +1523,7 @@ Result Sim::RunChain()
 			NodeState &st = n_[size_t(u)];
 			st.buf[k] = reduce ? st.buf[k] + f.value : f.value;
 			if (f.last)
-				Cpu(u, RingRecv(f.msg_bytes, reduce), [this, u, r, k]() {
+				Cpu(u, RingRecv(f.msg_bytes, reduce, false), [this, u, r, k]() { /* a chain: none waits */
 					NodeState &sn = n_[size_t(u)];
 					sn.recv_done++;
 					if (r != chain_last_)
@@ -1792,8 +1797,12 @@ Result Sim::RunPlan()
 			ls.snaps.pop_front();
 			uint64_t off, len;
 			bool sum;
+			/* AllGather, ReduceScatter: each step's but a round's last gates the next send; an AllToAll's
+			 * forwarded pieces came during the longer step before, a Barrier's empty messages are its step */
+			uint32_t i = st.p_recvd, h = uint32_t(Ranks() - 1);
+			bool waited = (coll_ == Coll::AllGather || coll_ == Coll::ReduceScatter) && i % h + 1 < h;
 			PlanRecv(t_.nodes[size_t(u)].rank, st.p_recvd++, &off, &len, &sum);
-			Cpu(u, RingRecv(f.msg_bytes, sum), [this, u]() {
+			Cpu(u, RingRecv(f.msg_bytes, sum, waited), [this, u]() {
 				n_[size_t(u)].p_rproc++;
 				PlanTake(u);
 			});
@@ -1906,9 +1915,9 @@ bool ValidateParams(const Params &p, std::string *err)
 		return bad("link bandwidth must be above 0 and below 10 TB/s");
 	if (!(p.link_lat >= 0 && p.link_lat < 10))
 		return bad("link latency must be 0..10 s");
-	for (double o : {p.o_su, p.o_ack, p.o_s, p.o_r, p.o_c})
+	for (double o : {p.o_su, p.o_ack, p.o_s, p.o_r, p.o_c, p.o_w})
 		if (!(o >= 0 && o < 10))
-			return bad("host per-message costs (o_su, o_ack, o_s, o_r, o_c) must be 0..10 s");
+			return bad("host per-message costs (o_su, o_ack, o_s, o_r, o_c, o_w) must be 0..10 s");
 	for (double g : {p.G_s, p.G_r, p.G_swap, p.G_copy, p.G_sum})
 		if (!(g >= 0 && g < 1))
 			return bad("host per-byte costs (G_s, G_r, G_swap, G_copy, G_sum) must be 0..1 s per byte");

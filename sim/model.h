@@ -96,6 +96,8 @@ struct Params {
 	double o_s = 0;              /* a ring send (a work request per post, an ACK each) */
 	double o_r = 0;              /* a message received (its completion and repost) */
 	double o_c = 0;              /* a completion asked beyond perftest's one in 100 sends (0: not measured) */
+	double o_w = 0;              /* a ring message received by a host that waits for it, beyond o_r (0: not
+	                              * measured): AllReduce, AllGather, ReduceScatter (analysis/loggp.c ring_waits()) */
 	double G_s = 0, G_r = 0;     /* per byte sent, received */
 	double G_swap = 0;           /* libinccl's byte-order swap of every byte it sends and receives (INC) */
 	double G_copy = 0, G_sum = 0;/* the ring's copy into a message and out of it, its float32 sum on receive */

@@ -6,12 +6,14 @@
  * From a run directory RUN, as the analytic model (analysis/loggp.c
  * loggp_params(), its own readers of loggp.csv, cpu.csv, switch-counters.txt)
  * measures them:
- *   host o_su, o_ack (a = o_sb - o_su), o_s, o_r, o_c, G_s, G_r, G_swap,
- *               G_copy, G_sum   the hosts' CPU per message, completion and
- *               byte (loggp.h says how each is measured; o_su is o_sb and the
- *               ACK's share 0 when the UC stream was not measured, o_c 0 when
- *               the signaled stream was not, the loops' G 0 when hostwork was
- *               not: as the analytic model, and said in meta.yaml)
+ *   host o_su, o_ack (a = o_sb - o_su), o_s, o_r, o_c, o_w, G_s, G_r,
+ *               G_swap, G_copy, G_sum   the hosts' CPU per message,
+ *               completion, message waited for and byte (loggp.h says how
+ *               each is measured; o_su is o_sb and the ACK's share 0 when the
+ *               UC stream was not measured, o_c 0 when the signaled stream was
+ *               not, o_w 0 when the ping-pong on events was not, the loops' G
+ *               0 when hostwork was not: as the analytic model, and said in
+ *               meta.yaml)
  *   L           half a ping-pong at the smallest size - 2o, o = (o_s + o_r) / 2
  *   link bw     RUN/results.csv's `ceiling` (ib_send_bw between two hosts
  *               across the tree), the median over the rounds
@@ -44,9 +46,10 @@ namespace incsim {
 
 /** What a run directory gives (us, us/B); a value < 0 is not given. */
 struct RunFigures {
-	double o_su = -1, o_ack = -1, o_s = -1, o_r = -1, o_c = -1;
+	double o_su = -1, o_ack = -1, o_s = -1, o_r = -1, o_c = -1, o_w = -1;
 	double G_s = -1, G_r = -1, G_swap = -1, G_copy = -1, G_sum = -1;
-	bool uc = false, signaled = false, hostwork = false; /* measured (else the analytic model's stand-ins above) */
+	bool uc = false, signaled = false, waited = false, hostwork = false; /* measured (else the analytic model's
+									     * stand-ins above) */
 	double L_us = -1;              /* latency of the measured path */
 	double half_rtt_us = -1, smallest = -1;
 	double ceiling_MBps = -1;      /* the median `ceiling` row */
@@ -69,7 +72,8 @@ struct RunFigures {
  * false with a precise reason in @err: a file missing or refused by the
  * lab's readers (analysis/results.c, loggp.c), loggp.csv without the CPU
  * measures (a run from before them: give the host's o and G by hand), no
- * `ceiling` row, no tree_levels or host_cores.
+ * tree_levels or host_cores. A run without a verified `ceiling` row leaves
+ * ceiling_MBps not given (below 0): the link bandwidth is then asked for.
  */
 bool ReadRun(const std::string &dir, RunFigures *f, std::string *err);
 

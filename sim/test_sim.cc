@@ -607,6 +607,28 @@ int main()
 			     r.host_done[0] * 1e6, arrive2 + R, tol);
 			p.o_r = 20e-6;
 		}
+		/* o_w, a message received waiting, 1 ms each where the ring's gates go round it (analysis/loggp.c
+		 * ring_waits()): 1 MiB on 1-2-4, blocks of 256 KiB in 16 messages of 16 KiB. AllReduce: 2P - 3 = 5
+		 * of each host's 6 steps, 4 x 5 x 16 = 320 ms; AllGather, ReduceScatter: P - 2 = 2 of 3, 128 ms;
+		 * Broadcast (a chain) and AllToAll (forwarded pieces come ahead of need): none */
+		Tree t124 = Shape("1-2-4");
+		const struct {
+			Coll c;
+			double ms;
+		} waits[] = { { Coll::AllReduce, 320 }, { Coll::AllGather, 128 }, { Coll::ReduceScatter, 128 },
+			      { Coll::Broadcast, 0 }, { Coll::AllToAll, 0 } };
+		p = Params0();
+		p.link_bw = 1e9;
+		for (const auto &w : waits) {
+			p.o_w = 0;
+			Result r0 = RunCollective(t124, p, 1 << 20, w.c, Algo::Ring, 0);
+			p.o_w = 1e-3;
+			r = RunCollective(t124, p, 1 << 20, w.c, Algo::Ring, 0);
+			Near((std::string("o_w: ring ") + CollName(w.c) + " 1 MiB on 1-2-4, every host's CPU beyond (ms)").c_str(),
+			     (r.cpu_hosts - r0.cpu_hosts) * 1e3, w.ms, 1e-6);
+			Near((std::string("o_w: ring ") + CollName(w.c) + " 1 MiB on 1-2-4, wrong packets").c_str(),
+			     double(r.wrong_pkts), 0, 0);
+		}
 	}
 
 	/* 8. The cores a run's measurement had: host_cores less the median the rest of the machine

@@ -54,6 +54,7 @@ check "meta.yaml: o_s 30 us from the run's cpu_send" grep -qF "o_s_us: {value: 3
 check "meta.yaml: o_r 50 us from the run's cpu_recv" grep -qF "o_r_us: {value: 50, from: '$src'}" "$meta"
 check "meta.yaml: o_su = o_sb 20 us (no UC stream)" grep -qF "o_su_us: {value: 20, from: '$src: o_sb (no UC stream)'}" "$meta"
 check "meta.yaml: o_c 0 (not measured)" grep -qF "o_c_us: {value: 0, from: '$src: 0 (not measured)'}" "$meta"
+check "meta.yaml: o_w 0 (not measured)" grep -qF "o_w_us: {value: 0, from: '$src: 0 (not measured)'}" "$meta"
 # a libinccl call's own time: the run's Barrier less half a ping-pong: INC the median of 1500, 1700, 1400 us
 # less 183.6; the ring's 4500 us over its 2(P-1) = 6 steps less 183.6
 check "meta.yaml: a call's own time, INC 1500 - 183.6 = 1316.4 us" \
@@ -230,6 +231,15 @@ refused "a run without the host CPU measures" "loggp.csv has no cpu_send and cpu
 sed '/^host_cores:/d' "$sample/meta.yaml" > "$tmp/nocpu/meta.yaml"
 refused "a run without host_cores" "no host_cores" SIZE=64K RUN="$tmp/nocpu" LINK_BW=100 SWITCH_FRAME=1
 refused "a run without loggp.csv" "loggp.csv" SIZE=64K RUN=tests/analysis/samples/paper-20261101-120000 SWITCH_FRAME=1
+# a run without the ceiling (BASELINES without it): the link bandwidth asked for, naming why; given, it runs
+cp -r "$sample" "$tmp/noceil"
+grep -v '^ceiling,' "$sample/results.csv" > "$tmp/noceil/results.csv"
+refused "a run without a ceiling, no link bandwidth given" \
+    "no link bandwidth: give --link-bw-MBps (MB/s): $tmp/noceil/results.csv has no verified \`ceiling\` row" \
+    SIZE=64K RUN="$tmp/noceil" SWITCH_FRAME=5
+sim SIZE=64K RUN="$tmp/noceil" LINK_BW=100 SWITCH_FRAME=5 RESULTS="$tmp/res3"
+rc=$?
+check "a run without a ceiling, the link bandwidth given: exit 0 (got $rc: $(head -c 200 "$tmp/out"))" [ "$rc" = 0 ]
 refused "a run whose L is shorter than the model's path" "is shorter than the model's switches and serialisation" \
     SIZE=64K RUN=$sample SWITCH_FRAME=5
 refused "not a run directory" "meta.yaml" SIZE=64K RUN=$tmp/nothing SWITCH_FRAME=1
