@@ -368,6 +368,18 @@ printf 'inc,allreduce,1048576,1,4,pku1,guest_intr,-3\n' >>"$bx/$(basename "$swee
 "$increport" plots "$bx" 2>"$tmp/badrxe.err" >/dev/null
 check "an rxe.csv line that is not 'name,...,whole number': said with its line, the run still modelled, no column ($(cat "$tmp/badrxe.err"))" \
     sh -c "grep -qF 'rxe.csv:27: not' '$tmp/badrxe.err' && grep -qF '| 125.0 ms, 383.3 ms | 2.0 | - |' '$bx/REPORT.md'"
+# the 16 KiB ping-pong on events (o_w): per round trip 1150 and 1250 us against the 16 KiB stream's send 100 and
+# receive 150: o_w = 1200 - 250 = 950 us; the ring AllReduce of 1 MiB on 4 ranks waits for 2P - 3 = 5 of each
+# round's 6 pieces of 16 KiB, 16 rounds: 80 x 950 us = 76 ms more for every host (W_max 636.8 -> 712.8 ms)
+bw=$tmp/waited && mkdir -p "$bw" && cp -r "$sweep" "$bw/"
+printf 'cpu_send,16384,400,100\ncpu_recv,16384,400,150\ncpu_waited_send,16384,400,1150\ncpu_waited_recv,16384,400,1250\n' \
+    >>"$bw/$(basename "$sweep")/loggp.csv"
+"$increport" plots "$bw" >/dev/null 2>"$tmp/waited.err"
+check "REPORT: o_w from the ping-pong on events (950 us) and the ring's waits in its W_max (712.8 ms) ($(head -c 200 "$tmp/waited.err"))" \
+    sh -c "grep -qF '| o_w | 950.0 us | a 16 KiB message received by a host that sleeps waiting for it' '$bw/REPORT.md' &&
+        grep -qF '| AllReduce | ring | 1 MiB | 689.6 ms | 1.4 s | +107 % **miss** | 2 | W / C | 712.8 ms |' '$bw/REPORT.md'"
+check "REPORT: o_w not measured is said (the sample's loggp.csv has no ping-pong on events)" \
+    grep -qF '| o_w | - | not measured (loggp.csv without cpu_waited_send, cpu_waited_recv)' "$rep"
 check "REPORT: the count of predictions within 25 % (one in the samples)" grep -qF '1 of 15 predictions within ±25 % of the measured median.' "$rep"
 check "REPORT: the left-out wrong row is said" grep -q '1 row(s) with wrong elements left out' "$rep"
 check "REPORT: embeds every chart drawn" \
