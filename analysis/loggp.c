@@ -128,8 +128,8 @@ int loggp_params(const struct res_point *p, size_t n, int cores, double sw_cpu_u
 	m->batch = c1 > 0;
 	if (!m->batch)
 		m->o_sb = m->o_s;
-	/* the refinements: each used only when measured and physically meaningful (an ACK, a completion
-	 * that costs more than nothing); loggp_params_note() says why one is not */
+	/* the refinements: each used only when measured and physically meaningful (an ACK, a completion,
+	 * a message waited for that costs more than nothing); REPORT's parameter table says why one is not */
 	m->o_su = median_at(p, n, RES_CPU_SEND_UC, m->small, &c3);
 	m->o_ru = median_at(p, n, RES_CPU_RECV_UC, m->small, &c4);
 	m->uc_seen = m->batch && c3 > 0 && c4 > 0;

@@ -44,7 +44,7 @@
 #                   (src the client, dst the server). Against cpu_send +
 #                   cpu_recv at 16 KiB it is what a message costs when it
 #                   reaches a guest that sleeps waiting for it: the guest's
-#                   wake-ups, and packets taken an interrupt at a time instead
+#                   wake-ups, and packets taken a few interrupts at a time instead
 #                   of a stream's batches. The ring's messages that gate its
 #                   next send (ring.c) arrive that way
 #
@@ -143,7 +143,7 @@ uc_of() {
     return 1
 }
 small=$(tr ' ' '\n' <<<"$cpu_sizes" | grep . | sort -n | head -n 1)
-declare -A gave_up=() # the refinements (batch, uc, signaled) that failed in this run
+declare -A gave_up=() # the refinements (batch, uc, signaled, waited) that failed in this run
 for s in $cpu_sizes; do
     # about a second of CPU in the difference at either size (6400 small messages, 500 of 64 KiB);
     # 6400 and 1280 are multiples of a post list of 32 or 64 (perftest posts whole lists)
@@ -175,7 +175,7 @@ for s in $cpu_sizes; do
                 # the model counts every post alone, an ACK per message, no completion's own cost, no
                 # wake-up of a waiting receiver; one that
                 # failed is left out for the rest of the run (a UC stream that hangs costs uc_limit s a try)
-                [ $mode = plain ] || { exp_err "loggp: no CPU figures for $s B ($mode: ib_send_bw ${extra[*]}): left out"; gave_up[$mode]=1; continue; }
+                [ $mode = plain ] || { exp_err "loggp: no CPU figures for $s B ($mode: $tool ${extra[*]}): left out"; gave_up[$mode]=1; continue; }
                 exp_err "loggp: no CPU figures for $s B"
                 exit 1
             fi

@@ -136,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			bytes = fz_take(&f, len, &got);
 			memcpy(frame, bytes, got);
 			if ((k & 4) && got >= ROCE_BTH_OFF) {
-				put16(frame + ROCE_ETH_LEN + 2, got - ROCE_ETH_LEN);
+				put16(frame + ROCE_IP_OFF + 2, got - ROCE_IP_OFF);
 				put16(frame + ROCE_UDP_OFF + 4, got - ROCE_UDP_OFF);
 			}
 			if (k & 8) {

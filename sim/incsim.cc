@@ -504,8 +504,12 @@ int main(int argc, char **argv)
 	param("o_ack_us", p.o_ack * 1e6, run_o ? ho + (rf.uc ? ": o_sb - o_su" : ": 0 (no UC stream)") : ho + ": 0");
 	param("o_s_us", p.o_s * 1e6, ho);
 	param("o_r_us", p.o_r * 1e6, ho);
-	param("o_c_us", p.o_c * 1e6, run_o ? ho + (rf.signaled ? "" : ": 0 (not measured)") : ho + ": 0");
-	param("o_w_us", p.o_w * 1e6, run_o ? ho + (rf.waited ? "" : ": 0 (not measured)") : ho + ": 0");
+	/* a refinement measured but not above 0 is noise: 0, and said so (not "not measured") */
+	auto refined = [&](bool used, bool seen) {
+		return !run_o ? ho + ": 0" : ho + (used ? "" : seen ? ": 0 (measured, not above 0: noise)" : ": 0 (not measured)");
+	};
+	param("o_c_us", p.o_c * 1e6, refined(rf.signaled, rf.signaled_seen));
+	param("o_w_us", p.o_w * 1e6, refined(rf.waited, rf.waited_seen));
 	param("G_s_us_per_byte", p.G_s * 1e6, hg);
 	param("G_r_us_per_byte", p.G_r * 1e6, hg);
 	for (auto &g : {std::make_pair("G_swap_us_per_byte", p.G_swap), std::make_pair("G_copy_us_per_byte", p.G_copy),

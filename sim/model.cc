@@ -346,7 +346,8 @@ class Sim {
 	int Ranks() const { return int(t_.host_of_rank.size()); }
 	Frame ChunkFrame(uint32_t pkt0, uint32_t n, uint32_t idx, uint32_t value) const;
 	bool inc_ = false;   /* RunInc(): hosts post within libinccl's window of their results */
-	uint32_t piece_ = 1; /* the chain: model frames per message (kRingPiece packets) */
+	uint32_t piece_ = 1; /* the ring and the chain: model frames per message (kRingPiece packets, ring.c
+	                      * RING_PIECE, whatever libinccl's INC message is) */
 	int chain_first_ = 0, chain_last_ = 0; /* the chain: the rank that starts it, the one that ends it */
 	void ChainQueue(int u, uint32_t piece);
 	void DrainPosts(int u, bool ahead);
@@ -1305,10 +1306,10 @@ uint32_t Sim::RingChunk(int rank, int step, bool send) const
 	return uint32_t(((c % p) + p) % p);
 }
 
-/* ChunkFrame() - frame @idx of a chunk of @n packets from packet @pkt0, in messages of p.message. */
+/* ChunkFrame() - frame @idx of a chunk of @n frames from frame @pkt0, in the ring's messages of piece_ frames. */
 Frame Sim::ChunkFrame(uint32_t pkt0, uint32_t n, uint32_t idx, uint32_t value) const
 {
-	uint32_t first = idx / p_.message * p_.message, end = std::min(first + p_.message, n);
+	uint32_t first = idx / piece_ * piece_, end = std::min(first + piece_, n);
 	uint64_t mb = 0;
 	for (uint32_t j = first; j < end; j++)
 		mb += PktBytes(pkt0 + j);
@@ -1323,9 +1324,9 @@ void Sim::RingPostStep(int u)
 	uint32_t ch = RingChunk(rank, s.send_posted++, true), pkt0 = ChunkStart(ch), n = ChunkLen(ch);
 	if (n) {
 		s.segs.push_back(NodeState::Seg{s.sent_total, pkt0, n});
-		for (uint32_t first = 0; first < n; first += p_.message) {
+		for (uint32_t first = 0; first < n; first += piece_) {
 			Frame f = ChunkFrame(pkt0, n, first, 0);
-			s.pending.push_back(NodeState::Post{s.sent_total + std::min(first + p_.message, n), f.msg_bytes});
+			s.pending.push_back(NodeState::Post{s.sent_total + std::min(first + piece_, n), f.msg_bytes});
 		}
 		s.sent_total += n;
 	}
@@ -1353,6 +1354,7 @@ void Sim::RingRecvDone(int u, int step)
 Result Sim::RunRing()
 {
 	int p = Ranks();
+	piece_ = std::max(1u, kRingPiece * kMtu / unit_); /* libinccl ring's messages, as RunChain() and RunPlan() */
 	for (int r = 0; r < p; r++)
 		n_[size_t(t_.host_of_rank[size_t(r)])].out = NewConn(t_.host_of_rank[size_t(r)], t_.host_of_rank[size_t((r + 1) % p)]);
 	for (int r = 0; r < p; r++) {

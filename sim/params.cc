@@ -104,6 +104,8 @@ bool ReadRun(const std::string &dir, RunFigures *f, std::string *err)
 	f->o_s = m.o_s;
 	f->o_r = m.o_r;
 	f->signaled = m.signaled;
+	f->signaled_seen = m.signaled_seen;
+	f->waited_seen = m.waited_seen;
 	f->o_c = m.signaled ? m.o_c : 0;
 	f->waited = m.waited;
 	f->o_w = m.waited ? m.o_w : 0;

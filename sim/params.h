@@ -48,8 +48,9 @@ namespace incsim {
 struct RunFigures {
 	double o_su = -1, o_ack = -1, o_s = -1, o_r = -1, o_c = -1, o_w = -1;
 	double G_s = -1, G_r = -1, G_swap = -1, G_copy = -1, G_sum = -1;
-	bool uc = false, signaled = false, waited = false, hostwork = false; /* measured (else the analytic model's
-									     * stand-ins above) */
+	bool uc = false, signaled = false, waited = false, hostwork = false; /* measured and used (else the analytic
+									     * model's stand-ins above) */
+	bool signaled_seen = false, waited_seen = false; /* measured, used or not (not above 0: noise) */
 	double L_us = -1;              /* latency of the measured path */
 	double half_rtt_us = -1, smallest = -1;
 	double ceiling_MBps = -1;      /* the median `ceiling` row */

@@ -93,6 +93,18 @@ check "meta.yaml: c_sw = 300000 us / 60000 frames = 5 us" grep -q "switch_frame_
 # ACKs, + 5 lone calls of 32 frames: a barrier before each call and the tally) = 60000 / 83104 = 0.722
 check "increport: f_sw = 60000 / (4 x 1024 x 20.25 + 5 x 32) = 0.722 from the same run" \
     sh -c "'$build/increport' show '$tmp/run2' 2>&1 | grep -q 'c_sw=5.000 f_sw=0.722'"
+# o_w from the run's 16 KiB ping-pong on events: 1150 and 1250 us a round trip against the stream's 100 + 150:
+# 950 us; a ping-pong no dearer than the stream (100, 100: -150) is measured noise, 0 and said so
+for w in "1150 1250 950 " "100 100 0 0 (measured, not above 0: noise)"; do
+    read -r ws wr wv wsay <<<"$w"
+    rm -rf "$tmp/runw" "$tmp/resw" && cp -r "$sample" "$tmp/runw" && mkdir -p "$tmp/resw"
+    printf 'cpu_send,16384,400,100\ncpu_recv,16384,400,150\ncpu_waited_send,16384,400,%s\ncpu_waited_recv,16384,400,%s\n' \
+        "$ws" "$wr" >>"$tmp/runw/loggp.csv"
+    sim TOPOLOGY=topology/1-2-4.yaml SIZE=64K RUN="$tmp/runw" LINK_BW=100 SWITCH_FRAME=5 RESULTS="$tmp/resw"
+    check "meta.yaml: o_w $wv us from a ping-pong of $ws and $wr us ${wsay:+($wsay)} (exit $?: $(head -c 200 "$tmp/out"))" \
+        grep -qF "o_w_us: {value: $wv, from: 'the analytic model''s (analysis/loggp.c loggp_params()) of $tmp/runw${wsay:+: $wsay}'}" \
+        "$tmp"/resw/*/meta.yaml
+done
 mkdir -p "$tmp/res16"
 sim TOPOLOGY=1-4-16 SIZE=64K UNIT=4 LINK_BW=100 LINK_LATENCY=10 HOST_O=5 HOST_G=0.01 SWITCH_FRAME=1 CORES=0 LOSS=0.01 RESULTS="$tmp/res16"
 rc=$?

@@ -627,6 +627,20 @@ static void test_loggp_predict_acks_completions_steps(void **state)
 		NEAR(r.w_hosts - r0.w_hosts, waits[i].all * 50);
 		NEAR(r.waits, waits[i].most);
 	}
+	/* P = 2: 64 KiB in blocks of 32 KiB, 2 pieces: the AllReduce waits for 1 of each round's 2 steps, the
+	 * AllGather (one step) for none; P = 16, blocks of 4 KiB: 29 of 30 and 14 of 15 */
+	static const struct {
+		const char *tree;
+		enum loggp_coll c;
+		double waits;
+	} shapes[] = { { "1-2", LOGGP_ALLREDUCE, 2 }, { "1-2", LOGGP_ALLGATHER, 0 }, { "1-16", LOGGP_ALLREDUCE, 29 },
+		       { "1-16", LOGGP_REDUCESCATTER, 14 } };
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		struct loggp_tree ts;
+		assert_int_equal(loggp_tree_parse(shapes[i].tree, &ts), 0);
+		assert_true(loggp_predict(&m, &ts, shapes[i].c, LOGGP_RING, n, 0, &r) > 0);
+		NEAR(r.waits, shapes[i].waits);
+	}
 	m.o_w = 0, m.waited = false;
 	/* without the UC stream every libinccl send costs o_sb again: 5 x 5 */
 	m.uc = false, m.signaled = false, m.step_inc = 0;
