@@ -391,6 +391,14 @@ static double inc_recv(const struct loggp *m, double bytes)
 
 enum ring_way { RING_SEND, RING_COPY, RING_SUM };
 
+/* The messages of at most LOGGP_RING_PIECE bytes that @bytes take in the ring (at least one). */
+static double ring_msgs(double bytes)
+{
+	double k = ceil(bytes / LOGGP_RING_PIECE);
+
+	return k < 1 ? 1 : k;
+}
+
 /*
  * CPU of @k messages of @each bytes the ring sends (each byte copied into its
  * message) or receives (each byte copied out, or summed in a reduce step):
@@ -398,21 +406,11 @@ enum ring_way { RING_SEND, RING_COPY, RING_SUM };
  */
 static double ring_xfer(const struct loggp *m, double k, double each, enum ring_way way)
 {
-	double msgs = k * ceil(each / LOGGP_RING_PIECE), b = k * each;
+	double msgs = k * ring_msgs(each), b = k * each;
 
-	if (msgs < k)
-		msgs = k;
 	if (way == RING_SEND) /* a completion per LOGGP_RING_SIGNAL sends */
 		return msgs * m->o_s + completions(m, msgs, msgs, LOGGP_RING_SIGNAL) + b * (m->G_s + m->G_copy);
 	return msgs * m->o_r + b * (m->G_r + (way == RING_SUM ? m->G_sum : m->G_copy));
-}
-
-/* The messages of at most LOGGP_RING_PIECE bytes that @bytes take in the ring (at least one). */
-static double ring_msgs(double bytes)
-{
-	double k = ceil(bytes / LOGGP_RING_PIECE);
-
-	return k < 1 ? 1 : k;
 }
 
 /*
@@ -494,6 +492,8 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 
 	if (p < 2 || p > 4096 || root < 0 || root >= p)
 		return -1;
+	if (a == LOGGP_RING && m->waited) /* every rank waits alike */
+		r.waits = ring_waits(c, p, bytes);
 	for (int h = 0; h < p; h++) {
 		if (a == LOGGP_INC) {
 			switch (c) {
@@ -546,12 +546,7 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 				break;
 			default: return -1;
 			}
-			if (m->waited) {
-				double k = ring_waits(c, p, bytes);
-				w[h] += k * m->o_w;
-				if (k > r.waits)
-					r.waits = k;
-			}
+			w[h] += r.waits * m->o_w;
 		}
 		r.w_hosts += w[h];
 		if (w[h] > r.w_max)

@@ -152,7 +152,7 @@ struct loggp_pred {
 	double acks;          /* of them, acknowledgements */
 	double steps;         /* steps on the critical path */
 	double step;          /* the time of one (step_inc, step_ring or L + 2o) */
-	double waits;         /* messages a host receives waiting (o_w each), the most of any host */
+	double waits;         /* messages each host receives waiting (o_w each): every rank waits alike */
 	bool cpu_bound;       /* W_total / C > W_max */
 };
 
