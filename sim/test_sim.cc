@@ -275,6 +275,30 @@ int main()
 		Near("chain reduce, 4 messages: wrong packets", double(r.wrong_pkts), 0, 0);
 	}
 
+	/* 2h. The ring's posted receives pace its sender: 1-2, a Broadcast from 0 of 400
+	 * messages of 16 packets (model frames of 16, 2 us a hop as in 2f), o_s = 10 us, o_r =
+	 * 1000 us, RNR wait 50 us. Rank 1 takes message k at about (k + 1) ms; libinccl's ring
+	 * keeps 128 receives posted and reposts one per message taken, so message 399 finds
+	 * one only once message 271 is taken, at 272 ms (plus at most an RNR wait and the
+	 * hops): rank 0 is done then, not at 4 ms (400 posts of 10 us) as with a receive
+	 * always there. Rank 1 is done at 400 ms. */
+	{
+		Params p = Params0();
+		p.unit = 16;
+		p.link_bw = 17314e6;
+		p.link_lat = 0;
+		SetO(&p, 10e-6);
+		p.o_r = 1000e-6;
+		SetG(&p, 0);
+		p.rnr = 50e-6;
+		Tree t12 = Shape("1-2");
+		Result r = RunCollective(t12, p, 400 * 16 * 1024, Coll::Broadcast, Algo::Ring, 0);
+		Near("chain broadcast, receives run out: rank 0 done (ms)", r.host_done[0] * 1e3, 272.03, 0.06);
+		Near("chain broadcast, receives run out: rank 1 done (ms)", r.host_done[1] * 1e3, 400.01, 0.02);
+		Near("chain broadcast, receives run out: RNR NAKs at least 1", r.rnr_naks >= 1, 1, 0);
+		Near("chain broadcast, receives run out: wrong packets", double(r.wrong_pkts), 0, 0);
+	}
+
 	/* 2g. The block collectives in the network, one packet per block, c_sw = 0 (D = o + 1024 G =
 	 * 11.024 to post or take a data message, 10 an empty packet, E = 60 us on a link). Every rank
 	 * does libinccl's calls one after the other, each once it is done with the one before.
