@@ -196,6 +196,7 @@ struct Conn {
 	std::function<void()> on_ack;           /* progress at the sender */
 	/* receiver */
 	uint32_t expected = 0;
+	uint32_t rx_next = 0;                   /* a host: the PSN after the frames queued for its CPU (Receive()) */
 	uint32_t held = kNone;                  /* a switch's ACK held back: the PSN it would acknowledge */
 	uint32_t acked = kNone;                 /* the last PSN acknowledged, kNone: none */
 	bool nak_sent = false;
@@ -633,7 +634,7 @@ double Sim::IncEmpty(uint32_t pkts) const
 /* IncRecv() - host CPU of one libinccl message of results, @bytes: a completion and a repost, every byte swapped (loggp.c inc_recv()). */
 double Sim::IncRecv(uint32_t bytes) const
 {
-	return p_.o_r + bytes * (p_.G_r + p_.G_swap);
+	return p_.o_r + bytes * p_.G_swap;
 }
 
 /* RingSend() - host CPU of one ring message of @bytes: o_s, a completion per LOGGP_RING_SIGNAL sends, every byte copied in (loggp.c ring_xfer()). */
@@ -650,7 +651,7 @@ double Sim::RingSend(uint32_t bytes) const
  */
 double Sim::RingRecv(uint32_t bytes, bool sum, bool waited) const
 {
-	return p_.o_r + (waited ? p_.o_w : 0) + bytes * (p_.G_r + (sum ? p_.G_sum : p_.G_copy));
+	return p_.o_r + (waited ? p_.o_w : 0) + bytes * (sum ? p_.G_sum : p_.G_copy);
 }
 
 /* CpuDone() - the head of node @u's CPU queue is done: run it, start the next. */
@@ -709,7 +710,18 @@ void Sim::Receive(Ptr<NetDevice> dev, Ptr<const Packet> p, uint16_t, const Addre
 		return;
 	}
 	if (s.host) {
-		Handle(u, h);
+		double rx = 0;
+		if (h.type == T_DATA) {
+			Conn &c = c_[h.conn];
+			if (h.psn == c.rx_next) { /* rxe drops a duplicate or an early frame on its PSN, before any copy */
+				rx = h.bytes * p_.G_r;
+				c.rx_next++;
+			}
+		}
+		if (rx > 0)
+			Cpu(u, rx, [this, u, h]() { Handle(u, h); }, false);
+		else
+			Handle(u, h);
 		return;
 	}
 	s.backlog++;
@@ -730,6 +742,7 @@ void Sim::Handle(int u, const SimHeader &h)
 			f.quiet = f.last && !(h.flags & F_ACKREQ);
 			f.first = h.flags & F_FIRST;
 			if (!c.on_data(h.psn, f)) {
+				c.rx_next = c.expected; /* what came after it is refused as early */
 				r_.rnr_naks++;
 				SendCtl(int(h.conn), T_RNR, h.psn);
 				return;
