@@ -197,6 +197,7 @@ struct Conn {
 	/* receiver */
 	uint32_t expected = 0;
 	uint32_t rx_next = 0;                   /* a host: the PSN after the frames queued for its CPU (Receive()) */
+	uint32_t rx_queued = 0;                 /* a host: frames of this connection waiting for its CPU */
 	uint32_t held = kNone;                  /* a switch's ACK held back: the PSN it would acknowledge */
 	uint32_t acked = kNone;                 /* the last PSN acknowledged, kNone: none */
 	bool nak_sent = false;
@@ -710,18 +711,30 @@ void Sim::Receive(Ptr<NetDevice> dev, Ptr<const Packet> p, uint16_t, const Addre
 		return;
 	}
 	if (s.host) {
-		double rx = 0;
+		/* rxe checks a data frame and copies it into the posted receive before it
+		 * acknowledges it (rxe_resp.c): the per-byte receive work (G_r) comes first, in
+		 * its turn on the host's CPU behind the work queued there (the lab's guests do not
+		 * put it ahead: sim/README.md); the message's completion after (IncRecv(),
+		 * RingRecv()). A duplicate or early frame costs nothing (rxe drops it on its PSN
+		 * before any copy) but waits behind the frames of its connection still queued:
+		 * rxe takes a QP's frames in order. */
 		if (h.type == T_DATA) {
 			Conn &c = c_[h.conn];
-			if (h.psn == c.rx_next) { /* rxe drops a duplicate or an early frame on its PSN, before any copy */
+			double rx = 0;
+			if (h.psn == c.rx_next) {
 				rx = h.bytes * p_.G_r;
 				c.rx_next++;
 			}
+			if (rx > 0 || c.rx_queued > 0) {
+				c.rx_queued++;
+				Cpu(u, rx, [this, u, h]() {
+					c_[h.conn].rx_queued--;
+					Handle(u, h);
+				});
+				return;
+			}
 		}
-		if (rx > 0)
-			Cpu(u, rx, [this, u, h]() { Handle(u, h); }, false);
-		else
-			Handle(u, h);
+		Handle(u, h);
 		return;
 	}
 	s.backlog++;
