@@ -436,7 +436,45 @@ static void med_range(double *v, int n, double *med, double *lo, double *hi)
  * and bandwidth are not each other's); without bytes (-1, a barrier) the
  * medians of the rows. False when there is none (or no memory).
  */
+static bool aggregate_by(const struct run *r, const char *algo, enum res_coll coll, int64_t bytes, bool slowest,
+			 struct agg *a);
 static bool aggregate(const struct run *r, const char *algo, enum res_coll coll, int64_t bytes, struct agg *a)
+{
+	return aggregate_by(r, algo, coll, bytes, false, a);
+}
+
+/*
+ * model_time_max() - whether the LogGP model's comparisons in @r use the
+ * slowest rank's time: the run has the time_max_us column and every row of
+ * inc and ring (the algorithms the model predicts) gives one. Else rank 0's
+ * time_us (a run from before time_max_us), which is early where rank 0
+ * returns before the others (a Broadcast's root).
+ */
+static bool model_time_max(const struct run *r)
+{
+	if (!r->t.with_time_max)
+		return false;
+	for (size_t i = 0; i < r->t.n; i++) {
+		const struct res_row *x = &r->t.rows[i];
+		if ((!strcmp(x->algo, "inc") || !strcmp(x->algo, "ring")) && x->time_max_us <= 0)
+			return false;
+	}
+	return true;
+}
+
+/* What model_time_max() chose for @r, as REPORT names it. */
+static const char *model_time_what(const struct run *r)
+{
+	return model_time_max(r) ? "the slowest rank's time (time_max_us)" : "rank 0's time (the run has no time_max_us)";
+}
+
+/*
+ * aggregate_by() - aggregate() of the rows' time_us, or with @slowest of
+ * their time_max_us (a row without one: its time_us): the figure the LogGP
+ * model is compared with (model_time_max()).
+ */
+static bool aggregate_by(const struct run *r, const char *algo, enum res_coll coll, int64_t bytes, bool slowest,
+			 struct agg *a)
 {
 	double *t, *bw, *bb, lo, hi;
 	int n = 0, nf = 0;
@@ -452,7 +490,7 @@ static bool aggregate(const struct run *r, const char *algo, enum res_coll coll,
 	for (size_t i = 0; i < r->t.n; i++) {
 		const struct res_row *x = &r->t.rows[i];
 		if (x->wrong == 0 && x->coll == coll && !strcmp(x->algo, algo) && (bytes < 0 || x->bytes == (uint64_t)bytes)) {
-			t[n] = x->time_us;
+			t[n] = slowest && x->time_max_us > 0 ? x->time_max_us : x->time_us;
 			bw[n++] = x->algbw;
 		}
 	}
@@ -1265,6 +1303,43 @@ static int write_barrier(const struct run *r, const char *pdir, FILE *list)
 	return 0;
 }
 
+/*
+ * write_model_data() - loggp-allreduce-@algo.dat of @r in @pdir: per verified
+ * AllReduce size of @algo, ascending, MiB and the median, min and max over the
+ * rounds of the time (s) the model is compared with (model_time_max()).
+ * Return 0 (also when @algo measured none), or -1 if it cannot be written.
+ */
+static int write_model_data(const struct run *r, const char *pdir, const char *algo)
+{
+	char name[96], path[4400];
+	uint64_t last = 0;
+	bool slow = model_time_max(r);
+	FILE *f;
+
+	snprintf(name, sizeof(name), "loggp-allreduce-%s.dat", algo);
+	if (!(f = create(pdir, name, path, sizeof(path))))
+		return -1;
+	fprintf(f, "# %s allreduce (run %s): MiB time_s time_min_s time_max_s: %s, over the rounds\n", algo, r->name,
+		slow ? "the slowest rank's time (time_max_us)" : "rank 0's time (time_us: the run has no time_max_us)");
+	for (;;) { /* the smallest size above the last */
+		const struct res_row *best = NULL;
+		struct agg g;
+		for (size_t i = 0; i < r->t.n; i++) {
+			const struct res_row *x = &r->t.rows[i];
+			if (x->coll == RES_ALLREDUCE && x->wrong == 0 && !strcmp(x->algo, algo) && x->bytes > last &&
+			    (!best || x->bytes < best->bytes))
+				best = x;
+		}
+		if (!best)
+			break;
+		if (aggregate_by(r, algo, RES_ALLREDUCE, (int64_t)best->bytes, slow, &g))
+			fprintf(f, "%.9g %.9g %.9g %.9g\n", (double)best->bytes / MIB, g.t_med / 1e6, g.t_min / 1e6,
+				g.t_max / 1e6);
+		last = best->bytes;
+	}
+	return finish(f, path);
+}
+
 /* loggp.gp: the measurements and the parameters drawn from them, and the AllReduce predictions against the measured times. */
 static int write_loggp(const struct run *r, const char *pdir, FILE *list)
 {
@@ -1332,8 +1407,14 @@ static int write_loggp(const struct run *r, const char *pdir, FILE *list)
 		size_t n;
 		int nk = 2;
 
-		for (size_t a = 0; a < 2; a++) /* inc and ring: the two the model predicts */
+		for (size_t a = 0; a < 2; a++) { /* inc and ring: the two the model predicts */
 			have[a] = find_row(r, algos[a].name, RES_ALLREDUCE, -1) != NULL;
+			if (have[a] && write_model_data(r, pdir, algos[a].name) < 0) {
+				fclose(f);
+				return -1;
+			}
+		}
+		const char *who = model_time_max(r) ? "slowest rank" : "rank 0";
 		gp_title(f, r, "AllReduce: LogGP predicted vs measured");
 		fprintf(f, "set logscale y 10\nset yrange [*:*]\nset xrange [%.9g:%.9g]\n"
 			   "set xlabel 'message size per rank (MiB)'\nset ylabel 'time per AllReduce (s)'\n",
@@ -1348,13 +1429,13 @@ static int write_loggp(const struct run *r, const char *pdir, FILE *list)
 				continue;
 			if (rounds > 1)
 				n += (size_t)snprintf(plot + n, sizeof(plot) - n,
-						      ", 'allreduce-%s.dat' using 1:2:7:8 with yerrorbars pt 7 ps 1.5 lw 2 lc rgb '%s' "
-						      "title '%s measured: median of %d rounds, bars min – max'",
-						      algos[a].name, algos[a].colour, algos[a].name, rounds);
+						      ", 'loggp-allreduce-%s.dat' using 1:2:3:4 with yerrorbars pt 7 ps 1.5 lw 2 lc rgb '%s' "
+						      "title '%s measured (%s): median of %d rounds, bars min – max'",
+						      algos[a].name, algos[a].colour, algos[a].name, who, rounds);
 			else
 				n += (size_t)snprintf(plot + n, sizeof(plot) - n,
-						      ", 'allreduce-%s.dat' using 1:2 with points pt 7 ps 1.5 lc rgb '%s' title '%s measured (one round)'",
-						      algos[a].name, algos[a].colour, algos[a].name);
+						      ", 'loggp-allreduce-%s.dat' using 1:2 with points pt 7 ps 1.5 lc rgb '%s' title '%s measured (%s, one round)'",
+						      algos[a].name, algos[a].colour, algos[a].name, who);
 			nk++;
 		}
 		gp_key(f, nk, 1);
@@ -1918,7 +1999,8 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		   "frames (data and ACKs) · c_sw. INC takes one step (a Broadcast, Reduce or Route per block: P or P(P-1) for "
 		   "the block collectives), the ring 2(P-1) (AllReduce) or P-1; a step is the run's Barrier of that "
 		   "algorithm (per step), L + 2o without one. Measured: the median over the run's rounds (min – max and their number "
-		   "when several); error = predicted / measured - 1. C: the machine's cores less "
+		   "when several) of the slowest rank's time (time_max_us: when the whole collective is done, what the model "
+		   "predicts), or of rank 0's (time_us) in a run without it; each run says which; error = predicted / measured - 1. C: the machine's cores less "
 		   "those the rest of the machine used during the measurement (cpu.csv; median of the rounds), when "
 		   "recorded: other work on the machine takes them from the lab; the prediction on all the machine's "
 		   "cores is shown beside. CPU per collective: the lab's measured CPU (cpu.csv, start-up and the "
@@ -1944,6 +2026,8 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 			continue;
 		}
 		fprintf(f, "### %s\n\n", nm);
+		bool slow = model_time_max(r);
+		fprintf(f, "Measured: %s.\n\n", model_time_what(r));
 		report_params(f, r);
 		fprintf(f, "| collective | algorithm | size | measured | predicted | error | C | bound | W_max | W / C | "
 			   "steps·step | on all %g cores (error) | measured CPU per collective: busiest host, all / C | "
@@ -1975,7 +2059,7 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 						  x->root > 0 ? x->root : 0, &pr) <= 0 ||
 				    loggp_predict(&r->fit, &r->tree, (enum loggp_coll)lc, (enum loggp_algo)algo, (double)x->bytes,
 						  x->root > 0 ? x->root : 0, &all) <= 0 ||
-				    !aggregate(r, x->algo, x->coll, (int64_t)x->bytes, &g))
+				    !aggregate_by(r, x->algo, x->coll, (int64_t)x->bytes, slow, &g))
 					continue;
 				double e = pr.t / g.t_med - 1;
 				total++;
@@ -2290,9 +2374,13 @@ static int cmd_show(const char *dir)
 	       r.meta.topology, r.meta.accelerator, r.meta.status);
 	for (size_t i = 0; i < r.t.n; i++) {
 		const struct res_row *x = &r.t.rows[i];
-		printf("row %d: %s %s bytes=%llu nranks=%d time_us=%.2f algbw=%.2f busbw=%.2f wrong=%llu round=%d\n", x->line,
-		       x->algo, res_coll_name(x->coll), (unsigned long long)x->bytes, x->nranks, x->time_us, x->algbw, x->busbw,
-		       (unsigned long long)x->wrong, x->round);
+		char tm[32] = "-"; /* absent: no column, or "-" */
+		if (x->time_max_us > 0)
+			snprintf(tm, sizeof(tm), "%.2f", x->time_max_us);
+		printf("row %d: %s %s bytes=%llu nranks=%d time_us=%.2f algbw=%.2f busbw=%.2f wrong=%llu round=%d "
+		       "time_max_us=%s\n",
+		       x->line, x->algo, res_coll_name(x->coll), (unsigned long long)x->bytes, x->nranks, x->time_us, x->algbw,
+		       x->busbw, (unsigned long long)x->wrong, x->round, tm);
 	}
 	if (ceiling_of(&r) > 0)
 		printf("ceiling %.2f MB/s\n", ceiling_of(&r));

@@ -20,6 +20,8 @@
 
 #define CSV_FIELDS 13
 #define CSV_FIELDS_ROUNDS 14
+#define CSV_FIELDS_MAX 15 /* the most: RES_CSV_HEADER_ROUNDS_MAX */
+#define TIME_ROUNDING 0.0105 /* two times printed with two decimals: each off by at most 0.005 */
 #define MAX_LINE 4096
 
 static const char *const coll_names[RES_NCOLL] = { "allreduce", "reduce",   "broadcast", "allgather",
@@ -153,7 +155,7 @@ static unsigned elem_width(const char *d)
 	return 4;
 }
 
-/* Check and store the 13 fields @v of one results.csv row. */
+/* Check and store the first 13 fields @v of one results.csv row (time_max_us: absent, -1). */
 static int parse_row(char **v, struct res_row *r, const char *name, int line, char *err, size_t len)
 {
 	static const char *const dtypes[] = { "int32",    "float32", "uint32",  "int64", "uint64",
@@ -221,6 +223,7 @@ static int parse_row(char **v, struct res_row *r, const char *name, int line, ch
 	}
 	if (!parse_uint(v[12], UINT64_MAX / 2, &r->wrong))
 		return fail(err, len, name, line, "wrong '%s' is not a whole number", v[12]);
+	r->time_max_us = -1; /* absent unless parse_time_max() reads one */
 	return 0;
 }
 
@@ -232,6 +235,28 @@ static int parse_round(const char *v, struct res_row *r, const char *name, int l
 	if (!parse_uint(v, RES_MAX_ROUNDS, &u) || u < 1)
 		return fail(err, len, name, line, "round '%s' is not a whole number 1..%d", v, RES_MAX_ROUNDS);
 	r->round = (int)u;
+	return 0;
+}
+
+/*
+ * parse_time_max() - the slowest rank's time @v of row @r (whose time_us is
+ * parsed): "-" leaves it absent (-1); else a time > 0 not below time_us by
+ * more than TIME_ROUNDING (rank 0 is one of the ranks). Return 0, or -1 with
+ * "name:LINE: reason" in @err.
+ */
+static int parse_time_max(const char *v, struct res_row *r, const char *name, int line, char *err, size_t len)
+{
+	r->time_max_us = -1;
+	if (is_dash(v))
+		return 0;
+	if (!parse_real(v, &r->time_max_us) || r->time_max_us <= 0) {
+		r->time_max_us = -1;
+		return fail(err, len, name, line, "time_max_us '%s' is not a time > 0 or -", v);
+	}
+	if (r->time_max_us < r->time_us - TIME_ROUNDING)
+		return fail(err, len, name, line,
+			    "time_max_us %s is below time_us %.2f: the slowest rank cannot be faster than rank 0", v,
+			    r->time_us);
 	return 0;
 }
 
@@ -305,20 +330,22 @@ static int load(const char *path, bool loggp, void *out, char *err, size_t errle
 int res_parse_csv(FILE *f, const char *name, struct res_table *t, char *err, size_t errlen)
 {
 	char buf[MAX_LINE];
-	char *v[CSV_FIELDS_ROUNDS];
+	char *v[CSV_FIELDS_MAX];
 	int line = 0, got, nf, want;
+	bool rounds, tmax;
 	struct res_row r;
 
 	got = next_line(f, buf, &line);
 	if (got == 0)
 		return fail(err, errlen, name, 0, "empty: no header line");
-	if (got > 0 && !strcmp(buf, RES_CSV_HEADER))
-		want = CSV_FIELDS;
-	else if (got > 0 && !strcmp(buf, RES_CSV_HEADER_ROUNDS))
-		want = CSV_FIELDS_ROUNDS;
-	else
-		return fail(err, errlen, name, line, "header is not '%s' (or the same with ',round')", RES_CSV_HEADER);
-	t->with_rounds = want == CSV_FIELDS_ROUNDS;
+	rounds = got > 0 && (!strcmp(buf, RES_CSV_HEADER_ROUNDS) || !strcmp(buf, RES_CSV_HEADER_ROUNDS_MAX));
+	tmax = got > 0 && (!strcmp(buf, RES_CSV_HEADER_MAX) || !strcmp(buf, RES_CSV_HEADER_ROUNDS_MAX));
+	if (!rounds && !tmax && !(got > 0 && !strcmp(buf, RES_CSV_HEADER)))
+		return fail(err, errlen, name, line, "header is not '%s' (or the same with ',round', ',time_max_us' or both)",
+			    RES_CSV_HEADER);
+	want = CSV_FIELDS + rounds + tmax;
+	t->with_rounds = rounds;
+	t->with_time_max = tmax;
 	while ((got = next_line(f, buf, &line)) > 0) {
 		if (strchr(buf, '"'))
 			return fail(err, errlen, name, line, "quoted fields are not part of this format");
@@ -326,7 +353,8 @@ int res_parse_csv(FILE *f, const char *name, struct res_table *t, char *err, siz
 		if (nf != want)
 			return fail(err, errlen, name, line, "%d fields, not %d", nf, want);
 		if (parse_row(v, &r, name, line, err, errlen) < 0 ||
-		    (want == CSV_FIELDS_ROUNDS && parse_round(v[13], &r, name, line, err, errlen) < 0))
+		    (rounds && parse_round(v[CSV_FIELDS], &r, name, line, err, errlen) < 0) ||
+		    (tmax && parse_time_max(v[want - 1], &r, name, line, err, errlen) < 0))
 			return -1;
 		if (grow(&t->rows, &t->cap, t->n, sizeof(*t->rows)) < 0)
 			return fail(err, errlen, name, line, "out of memory");

@@ -19,6 +19,15 @@
 #define RES_CSV_HEADER "algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong"
 /* results.csv since exp.sh runs in rounds: the same and the round (1..RES_MAX_ROUNDS) of each row. */
 #define RES_CSV_HEADER_ROUNDS RES_CSV_HEADER ",round"
+/*
+ * Either of them with the slowest rank's time last (the tools' report and
+ * results.csv since inccl_perf and mpi_perf measure it): time_max_us, the
+ * largest over the ranks of each rank's mean time per timed iteration, or
+ * "-" where no rank's time was taken apart (ceiling.sh's pairs).
+ */
+#define RES_TIME_MAX ",time_max_us"
+#define RES_CSV_HEADER_MAX RES_CSV_HEADER RES_TIME_MAX
+#define RES_CSV_HEADER_ROUNDS_MAX RES_CSV_HEADER_ROUNDS RES_TIME_MAX
 #define RES_MAX_ROUNDS 20
 /* The exact header of loggp.csv (experiments/loggp.sh). */
 #define RES_LOGGP_HEADER "measure,bytes,iters,value_us"
@@ -41,7 +50,8 @@ struct res_row {
 	uint64_t bytes;
 	int64_t elements;    /* -1: does not apply */
 	int iters;
-	double time_us;      /* mean time per iteration */
+	double time_us;      /* rank 0's mean time per iteration */
+	double time_max_us;  /* the slowest rank's mean time per iteration; -1: absent (no column, or "-") */
 	double algbw;        /* MB/s (10^6 B/s), -1: does not apply */
 	double busbw;        /* MB/s, -1: does not apply */
 	uint64_t wrong;      /* wrong elements summed over every rank */
@@ -53,6 +63,7 @@ struct res_table {
 	struct res_row *rows;
 	size_t n, cap;
 	int with_rounds;     /* the file had the round column */
+	int with_time_max;   /* the file had the time_max_us column (a row may still say "-") */
 };
 
 /**
@@ -116,8 +127,11 @@ int res_coll_parse(const char *s);
 /**
  * res_parse_csv() - read results.csv from @f (@name for messages) into @t,
  * appending. Returns 0, or -1 with "name:LINE: reason" in @err: a header
- * other than RES_CSV_HEADER (rows of 13 fields, round 0) or
- * RES_CSV_HEADER_ROUNDS (14 fields, the last a round 1..RES_MAX_ROUNDS), a
+ * other than RES_CSV_HEADER (rows of 13 fields, round 0),
+ * RES_CSV_HEADER_ROUNDS (14 fields, the 14th a round 1..RES_MAX_ROUNDS) or
+ * either with RES_TIME_MAX (one more field, the last: time_max_us, a time
+ * > 0 not below time_us by more than their printed rounding, or "-";
+ * without the column every row's time_max_us is -1, absent), a
  * row without exactly that many fields, an unknown
  * collective, dtype or operator, a number that is not one or out of range,
  * elements that do not match bytes, a root outside 0..nranks-1, or an

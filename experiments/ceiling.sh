@@ -28,7 +28,7 @@
 #
 # CEILING_EVENTS=1 makes both ends sleep on CQ events (-e) as libinccl does;
 # with 0 or unset they spin (perftest's default), which under TCG takes CPU from
-# the switch VMs. Prints one results.csv row on stdout (collective "p2p"; MB/s
+# the switch VMs. Prints one report row on stdout (EXP_CSV_HEADER, collective "p2p"; MB/s
 # = 10^6 bytes/s like inccl_perf: perftest prints MiB/s, converted here) and
 # a line for people on stderr. Exit 2 on bad settings, 1 when the lab is down
 # or ib_send_bw fails three times.
@@ -62,12 +62,12 @@ listen_wait=$((10#$listen_wait))
 [ -r "$state/gen/inventory.tsv" ] || { exp_err "ceiling: no lab in $state (make lab-up)"; exit 1; }
 # -u 18: local ACK timeout 4.096 us * 2^18 = 1.07 s. perftest's default (67 ms) is
 # shorter than a TCG guest can stall: rxe then retransmits for nothing.
-# row ALGO NRANKS MIB — the results.csv row of a ceiling of MIB MiB/s
+# row ALGO NRANKS MIB — the report row (EXP_CSV_HEADER) of a ceiling of MIB MiB/s
 row() {
     local mb time_us
     mb=$(awk -v m="$3" 'BEGIN {printf "%.2f", m * 1.048576}')
     time_us=$(awk -v s="$size" -v b="$mb" 'BEGIN {printf "%.2f", (b > 0 ? s / b : 0)}')
-    echo "$1,p2p,-,-,-,$2,$size,-,$iters,$time_us,$mb,$mb,0"
+    echo "$1,p2p,-,-,-,$2,$size,-,$iters,$time_us,$mb,$mb,0,-" # no rank's time apart: time_max_us -
 }
 
 if [ "$mode" = pair ]; then

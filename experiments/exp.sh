@@ -196,7 +196,7 @@ judge() {
     local label=$1 what=$2 rc=$3 verdict why ran_before=
     [ -s "$tgen/err" ] && cat "$tgen/err" >&2
     grep -q "^$label," "$csv" && ran_before=1
-    exp_rows "$label" "$tgen/out.csv" | sed "s/\$/,$round/" >> "$csv"
+    exp_rows "$label" "$tgen/out.csv" | exp_store_row "$round" >> "$csv"
     verdict=$(exp_outcome "$label" "$rc" "$tgen/out.csv" "$tgen/err")
     why=${verdict#*: }
     case $verdict in

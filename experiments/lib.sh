@@ -6,10 +6,13 @@
 # Needs: $top (the checkout), $state (the lab's state directory).
 
 EXP_MAX_BYTES=$((2 << 30)) # 2 GiB: what a 3 GiB host holds in place, with room to check it
-# the CSV report's header (inccl_perf, mpi_perf) and results.csv's; column 13 counts wrong elements
-EXP_CSV_HEADER=algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong
-# results.csv's header: the tools' 13 columns and the round (exp.sh ROUNDS) each row was measured in
-EXP_RESULTS_HEADER=$EXP_CSV_HEADER,round
+# the CSV report's header (inccl_perf, mpi_perf, ceiling.sh): column 10 is the reporting rank's (rank
+# 0's) time, 13 counts wrong elements, 14 is the slowest rank's time ("-": not measured per rank)
+EXP_CSV_COLS=algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong
+EXP_CSV_HEADER=$EXP_CSV_COLS,time_max_us
+# results.csv's header: the tools' first 13 columns, the round (exp.sh ROUNDS) each row was measured
+# in, then time_max_us: the round stays column 14 as in the runs from before time_max_us (exp_store_row)
+EXP_RESULTS_HEADER=$EXP_CSV_COLS,round,time_max_us
 # cpu.csv: per libinccl measurement (calls = timed + untimed collectives) and node, the CPU
 # time of the node's process on this machine and the measurement's wall time, both in us;
 # node "machine" (role machine): the whole machine's busy time in the same interval
@@ -333,12 +336,18 @@ exp_run_mpi() {
 
 # exp_rows LABEL FILE — the data rows of algorithm LABEL in FILE (a tool's CSV
 # report, maybe mixed with other lines such as UCX's warnings): lines
-# "LABEL,..." of 13 fields whose 13th (wrong elements) is a whole number.
-exp_rows() { awk -F, -v l="$1" '$1 == l && NF == 13 && $13 ~ /^[0-9]+$/' "$2"; }
+# "LABEL,..." of 14 fields whose 13th (wrong elements) is a whole number and
+# 14th (time_max_us) a number or "-".
+exp_rows() { awk -F, -v l="$1" '$1 == l && NF == 14 && $13 ~ /^[0-9]+$/ && $14 ~ /^([0-9]+(\.[0-9]+)?|-)$/' "$2"; }
 
 # exp_bad_rows LABEL FILE — lines of FILE that start as a row of LABEL but are
-# not one (cut short, garbled): never stored, they fail the measurement.
-exp_bad_rows() { awk -F, -v l="$1" '$1 == l && !(NF == 13 && $13 ~ /^[0-9]+$/)' "$2"; }
+# not one (cut short, garbled, a tool from before time_max_us): never stored,
+# they fail the measurement.
+exp_bad_rows() { awk -F, -v l="$1" '$1 == l && !(NF == 14 && $13 ~ /^[0-9]+$/ && $14 ~ /^([0-9]+(\.[0-9]+)?|-)$/)' "$2"; }
+
+# exp_store_row ROUND — exp_rows' rows on stdin as results.csv's
+# (EXP_RESULTS_HEADER): ROUND between the 13th field and time_max_us.
+exp_store_row() { awk -F, -v OFS=, -v r="$1" '{ $13 = $13 OFS r; print }'; }
 
 # exp_reason — the telling part of a tool's messages on stdin as one line:
 # the lines naming the tool (inccl_perf:, mpi_perf:, exp: without it) first,

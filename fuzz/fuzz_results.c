@@ -61,6 +61,8 @@ static void check_table(const struct res_table *t)
 		FZ_CHECK(r->elements < 0 || (uint64_t)r->elements * 4 == r->bytes);
 		FZ_CHECK(isfinite(r->time_us) && r->time_us > 0 && r->iters >= 1);
 		FZ_CHECK(t->with_rounds ? r->round >= 1 && r->round <= RES_MAX_ROUNDS : r->round == 0);
+		FZ_CHECK(r->time_max_us == -1 || (t->with_time_max && isfinite(r->time_max_us) && r->time_max_us > 0 &&
+						   r->time_max_us >= r->time_us - 0.011));
 		check_text(r->algo, sizeof(r->algo));
 	}
 }

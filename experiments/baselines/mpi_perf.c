@@ -27,7 +27,8 @@
  * ranks' inputs (reduce non-roots: still their own input); the wrong counts
  * are summed with MPI_Allreduce. time_us is the largest over the ranks of
  * each rank's mean time per iteration (-S rank0: rank 0's own mean, which
- * is what inccl_perf reports). Only rank 0 prints.
+ * is what inccl_perf reports); time_max_us is always the largest. Only
+ * rank 0 prints.
  *
  * MPI counts are ints: a collective on more than MPI_PERF_CHUNK_BYTES
  * (1 GiB) is issued as several calls on consecutive pieces of the buffer.
@@ -103,7 +104,8 @@ static const char help[] =
 	"  -a LABEL    the algorithm column of the report (default mpi; the experiments\n"
 	"              use mpi-tcp and mpi-ucx): letters, digits and . _ + -\n"
 	"  -S STAT     time_us: max (default) = the slowest rank's mean time per\n"
-	"              iteration; rank0 = rank 0's own mean (what inccl_perf reports)\n"
+	"              iteration; rank0 = rank 0's own mean (what inccl_perf reports);\n"
+	"              the time_max_us column is the slowest rank's either way\n"
 	"  -F FORMAT   text (default), csv or json\n"
 	"  -O FILE     rank 0 writes the report to FILE instead of stdout\n"
 	"  -h          this help\n"
@@ -561,7 +563,8 @@ static void run_size(struct bench *b, size_t bytes, struct perf_row *row)
 	check_mpi(b, MPI_Reduce(&mean_us, &slowest_us, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD),
 		  "the MPI_Reduce of the times", bytes);
 	*row = (struct perf_row){ .bytes = bytes, .elements = count, .iters = p->iters,
-				  .time_us = b->o->time_rank0 ? mean_us : slowest_us, .wrong = total };
+				  .time_us = b->o->time_rank0 ? mean_us : slowest_us, .wrong = total,
+				  .time_max_us = slowest_us };
 }
 
 /**

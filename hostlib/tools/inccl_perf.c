@@ -20,7 +20,9 @@
  * (verify_barrier()). Per size, one more inccl_allreduce (int32 SUM, see
  * perf_tally_*) adds up every rank's wrong count — the library offers
  * nothing else to combine numbers across ranks; every rank says a non-zero
- * total on stderr. Rank 0 (every rank with -v) reports one line per size.
+ * total on stderr. Then one inccl_allreduce (float64 MAX) finds the slowest
+ * rank's mean time (time_max_us; time_us stays the reporting rank's own).
+ * Rank 0 (every rank with -v) reports one line per size.
  *
  * Exit status: 0 if every call succeeded and no element was wrong on any
  * rank, 1 a wrong element or a call that failed after the bootstrap, 2 for
@@ -266,6 +268,28 @@ static int tally(struct bench *b, size_t local, uint64_t *total)
 }
 
 /**
+ * slowest() - the largest over the ranks of each rank's @mean_us into
+ * *@max_us: one inccl_allreduce (float64 MAX) on the communicator, untimed,
+ * after the wrong counts. Return 0, or -1 if the call failed or its result is
+ * not a finite time at least this rank's own (said on stderr).
+ */
+static int slowest(struct bench *b, double mean_us, double *max_us)
+{
+	double v = mean_us;
+	int rc;
+
+	if ((rc = inccl_allreduce(b->comm, &v, &v, 1, INCCL_FLOAT64, INCCL_MAX)))
+		return call_failed(b, "the allreduce of the times", rc, inccl_errmsg(b->comm));
+	if (!(v >= mean_us) || v > 1e15) { /* NaN, below its own, or beyond any run (31 years) */
+		fprintf(stderr, "inccl_perf: rank %d: the allreduce of the times gave %g us, not a time >= this rank's %g us\n",
+			b->o->rank, v, mean_us);
+		return -1;
+	}
+	*max_us = v;
+	return 0;
+}
+
+/**
  * Iteration @k of @n of @phase ("warm-up", "iteration") on @bytes, its time
  * added to *@elapsed_us; then this rank's result is checked and its wrong
  * elements (said on stderr) added to *@wrong. Return 0, or -1 if a call failed.
@@ -324,11 +348,11 @@ static int verify_barrier(struct bench *b, size_t *early)
 	return 0;
 }
 
-/** Run one size: warm-up and timed iterations, each checked (barrier: the verification round), tally; fill @row. */
+/** Run one size: warm-up and timed iterations, each checked (barrier: the verification round), tally, slowest(); fill @row. */
 static int run_size(struct bench *b, size_t bytes, struct perf_row *row)
 {
 	const struct perf_opts *o = b->o;
-	double elapsed_us = 0, warmup_us = 0;
+	double elapsed_us = 0, warmup_us = 0, max_us = 0;
 	size_t count = bytes / perf_dtype_size(b->o->dtype), local = 0, early;
 	uint64_t total;
 
@@ -343,10 +367,10 @@ static int run_size(struct bench *b, size_t bytes, struct perf_row *row)
 			return -1;
 		local += early;
 	}
-	if (tally(b, local, &total))
+	if (tally(b, local, &total) || slowest(b, elapsed_us / o->iters, &max_us))
 		return -1;
 	*row = (struct perf_row){ .bytes = bytes, .elements = count, .iters = o->iters,
-				  .time_us = elapsed_us / o->iters, .wrong = total };
+				  .time_us = elapsed_us / o->iters, .wrong = total, .time_max_us = max_us };
 	return 0;
 }
 

@@ -62,6 +62,9 @@ const char perf_help[] =
 	"Each iteration refills the buffer (in place: send = receive buffer), meets the\n"
 	"other ranks at a barrier, then times the collective; neither refill nor barrier\n"
 	"is timed. time_us is the reporting rank's average over the timed iterations,\n"
+	"time_max_us the largest of every rank's average (one extra float64 MAX\n"
+	"allreduce per size, untimed): when the slowest rank was done, e.g. a\n"
+	"broadcast's receivers after its root returned; bandwidths use time_us,\n"
 	"algbw = bytes / time, busbw as in nccl-tests (allreduce: algbw * 2(n-1)/n;\n"
 	"allgather, reducescatter, alltoall: algbw * (n-1)/n; reduce, broadcast: algbw). Every rank checks its result of every iteration,\n"
 	"warm-up included, against the exact expected values (floats by value: -0\n"
@@ -496,11 +499,11 @@ void perf_report_begin_as(struct perf_report *rep, FILE *f, const struct perf_op
 		fputs(", root ", f);
 		put_root(rep);
 		fprintf(f, ", nranks %d, iterations %d, warm-up %d%s\n", o->nranks, o->iters, o->warmup, note);
-		fprintf(f, "# %12s %12s %12s %12s %12s %10s\n", "bytes", "elements", "time_us", "algbw_MB/s", "busbw_MB/s",
-			"wrong");
+		fprintf(f, "# %12s %12s %12s %12s %12s %10s %12s\n", "bytes", "elements", "time_us", "algbw_MB/s",
+			"busbw_MB/s", "wrong", "time_max_us");
 		break;
 	case PERF_CSV:
-		fputs("algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong\n", f);
+		fputs(PERF_CSV_HEADER "\n", f);
 		break;
 	case PERF_JSON:
 		fputs("[\n", f);
@@ -519,7 +522,7 @@ static void row_text(struct perf_report *rep, const struct perf_row *row, double
 		fprintf(rep->f, "%12.2f %12.2f ", algbw, busbw);
 	else
 		fprintf(rep->f, "%12s %12s ", na, na);
-	fprintf(rep->f, "%10llu\n", (unsigned long long)row->wrong);
+	fprintf(rep->f, "%10llu %12.2f\n", (unsigned long long)row->wrong, row->time_max_us);
 }
 
 /** Start field @key of a CSV record or JSON object: the separator, then the key in JSON. */
@@ -566,7 +569,9 @@ static void row_record(struct perf_report *rep, const struct perf_row *row, doub
 	put_key(rep, "busbw_MBps", 0);
 	put_num(rep, has_data(o), busbw);
 	put_key(rep, "wrong", 0);
-	fprintf(rep->f, "%llu%s", (unsigned long long)row->wrong, json ? "}" : "\n");
+	fprintf(rep->f, "%llu", (unsigned long long)row->wrong);
+	put_key(rep, "time_max_us", 0);
+	fprintf(rep->f, "%.2f%s", row->time_max_us, json ? "}" : "\n");
 }
 
 void perf_report_row(struct perf_report *rep, const struct perf_row *row)

@@ -114,8 +114,9 @@ const char *perf_format_size(size_t bytes, char *buf, size_t len);
 struct perf_row {
 	size_t bytes, elements;
 	int iters;
-	double time_us;  /* average of one iteration */
+	double time_us;  /* average of one iteration on the reporting rank */
 	uint64_t wrong;  /* over all ranks */
+	double time_max_us; /* the largest over the ranks of each rank's average (MAX of time_us) */
 };
 
 /** A report being written; fields are private to perf_report_*(). */
@@ -192,6 +193,10 @@ size_t perf_count_wrong_blocks(const struct perf_opts *o, const void *res, size_
  * ranks 0..n-1 once each.
  */
 #define PERF_TALLY_LEN 5
+
+/* The CSV report's header: the columns of every row, in this order (results.h: RES_CSV_HEADER_MAX). */
+#define PERF_CSV_HEADER \
+	"algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong,time_max_us"
 
 /** perf_tally_encode() - this rank's contribution: @wrong (saturated at 2^45 - 1) and @rank. */
 void perf_tally_encode(uint64_t wrong, int rank, int32_t v[PERF_TALLY_LEN]);

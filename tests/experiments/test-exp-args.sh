@@ -318,7 +318,7 @@ refused "topology topology/none.yaml" env EXP_DRY_RUN=1 TOPOLOGY=topology/none.y
 
 # ---- what a measurement came to (experiments/lib.sh) ------------------------------
 H=$EXP_CSV_HEADER
-row() { echo "$1,allreduce,float32,sum,-,4,4096,1024,3,100.00,40.96,61.44,$2"; } # row LABEL WRONG
+row() { echo "$1,allreduce,float32,sum,-,4,4096,1024,3,100.00,40.96,61.44,$2,${3:-120.00}"; } # row LABEL WRONG [TIME_MAX]
 # verdict WANT LABEL RC OUT ERR — exp_outcome's line must start with WANT
 verdict() {
     local want=$1 got
@@ -339,6 +339,14 @@ verdict "failed: exited 0 without a row of mpi-tcp" mpi-tcp 0 "$H\n" ""
 verdict "failed: 1 unreadable row(s): ring,allreduce,float32" ring 1 "$H\nring,allreduce,float32,sum,-,4,40\n" ""
 verdict "failed: 1 unreadable row(s)" ring 0 "$H\n$(row ring 0)\nring,allreduce,float32,sum,-,4,4096,1024,3,100.00,40.96,61.44,x\n" ""
 same "$(row ring 0)" exp_rows ring <(printf '%s\n' "$H" "[17.5] UCX WARN ring,is,not,a,row" "$(row ring 0)" "$(row inc 2)" "ring,cut,short")
+same "$(row ceiling 0 -)" exp_rows ceiling <(printf '%s\n' "$H" "$(row ceiling 0 -)" "$(row ceiling 0 x)")
+# a tool from before time_max_us (13 fields): its rows are not stored, the measurement fails
+verdict "failed: 1 unreadable row(s)" ring 0 "$H\nring,allreduce,float32,sum,-,4,4096,1024,3,100.00,40.96,61.44,0\n" ""
+verdict "failed: 1 unreadable row(s)" ring 0 "$H\n$(row ring 0 1e3)\n" ""
+# results.csv keeps the round in column 14 (as before time_max_us), time_max_us after it
+same "ring,allreduce,float32,sum,-,4,4096,1024,3,100.00,40.96,61.44,0,2,120.00" exp_store_row 2 <<<"$(row ring 0)"
+[ "$(head -n 1 <<<"$EXP_RESULTS_HEADER" | cut -d, -f14,15)" = "round,time_max_us" ] &&
+    ok "EXP_RESULTS_HEADER: round in column 14, time_max_us in 15" || ko "EXP_RESULTS_HEADER: $EXP_RESULTS_HEADER"
 got=$(exp_yaml_str "it's \"quoted\": #1"$'\n'"x")
 [ "$got" = "'it''s \"quoted\": #1 x'" ] && ok "exp_yaml_str: quotes doubled, a newline a space: $got" || ko "exp_yaml_str: $got"
 
@@ -388,8 +396,8 @@ tool() {
 # report ALGO COLL BYTES — what rank 0 prints on stdout
 report() {
     [ -z "$noise" ] || printf '%s\n' "$noise"
-    [ "$header" = 0 ] || echo "algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong"
-    [ "$rows" = 0 ] || echo "$1,$2,float32,sum,-,4,$3,$(($3 / 4)),3,100.00,40.96,61.44,$wrong"
+    [ "$header" = 0 ] || echo "algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong,time_max_us"
+    [ "$rows" = 0 ] || echo "$1,$2,float32,sum,-,4,$3,$(($3 / 4)),3,100.00,40.96,61.44,$wrong,125.00"
 }
 arg() { [[ $c =~ (^| )$1\ ([^ ]+) ]] && echo "${BASH_REMATCH[2]}"; }
 # loggp.sh's perftest runs (with $FAKE_SCEN/loggp): a report line for the size asked; a UC stream
@@ -569,8 +577,8 @@ $(for sw in 0 1 2; do echo "inc,allreduce,4096,1,4,sw$sw,rx_frames,$((1000 + sw)
     [ "$got" = "ceiling,1 ceiling-load,1 inc,1 ring,1 ceiling,2 ceiling-load,2 inc,2 ring,2 " ] &&
         ok "rounds: rows in rounds A B C A B C, each with its round" || ko "rounds: rows $got"
     # the unloaded pair: 2.00 MiB/s = 2.10 MB/s; the load: hosts sent 1.20 and 1.00 MiB/s, median 1.10 = 1.15 MB/s, 4 hosts
-    grep -qx 'ceiling-load,p2p,-,-,-,4,65536,-,400,56987.83,1.15,1.15,0,1' "$run/results.csv" &&
-        grep -qx 'ceiling,p2p,-,-,-,2,65536,-,400,31207.62,2.10,2.10,0,2' "$run/results.csv" &&
+    grep -qx 'ceiling-load,p2p,-,-,-,4,65536,-,400,56987.83,1.15,1.15,0,1,-' "$run/results.csv" &&
+        grep -qx 'ceiling,p2p,-,-,-,2,65536,-,400,31207.62,2.10,2.10,0,2,-' "$run/results.csv" &&
         ok "rounds: both ceilings' rows (the load one per host, median of 4 hosts)" || ko "rounds: ceiling rows: $(grep ceiling "$run/results.csv")"
     [ "$(sort "$scen/bidir" | tr '\n' ' ')" = "pku1 18515 pku1 18515 pku2 18516 pku2 18516 " ] &&
         ok "rounds: the load ceiling's clients on pku1 and pku2, each pair on its own port, once a round" ||
@@ -682,7 +690,7 @@ print(m["topology"], "|", m["topology_file"], "|", m["images"], "|", m["iters"],
     refused "CEILING_RUNS=10 is not a whole number from 1 to 9" env EXP_DRY_RUN=1 CEILING_RUNS=10 experiments/exp.sh allreduce
     # a ceiling's failure names its round
     cp "$tree/experiments/ceiling.sh" "$tmp/ceiling.sh.real"
-    printf '#!/usr/bin/env bash\n[ "${CEILING_MODE:-pair}" = load ] && a=ceiling-load || a=ceiling\necho "$a,p2p,-,-,-,2,65536,-,400,27306.67,2.40,2.40,1"\n' >"$tree/experiments/ceiling.sh"
+    printf '#!/usr/bin/env bash\n[ "${CEILING_MODE:-pair}" = load ] && a=ceiling-load || a=ceiling\necho "$a,p2p,-,-,-,2,65536,-,400,27306.67,2.40,2.40,1,-"\n' >"$tree/experiments/ceiling.sh"
     reset
     fake ceiling-wrong "ceiling ceiling-load" allreduce ROUNDS=2
     cp "$tmp/ceiling.sh.real" "$tree/experiments/ceiling.sh"

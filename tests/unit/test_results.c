@@ -105,6 +105,83 @@ static void test_bad_rows_named_by_line(void **state)
 	}
 }
 
+/*
+ * time_max_us: the slowest rank's time, the last column of results.csv
+ * (after the round) and of the tools' report; absent (-1) in runs from
+ * before it, validated where present.
+ */
+static void test_time_max_us(void **state)
+{
+	static const struct {
+		const char *header, *row, *msg;
+	} bad[] = {
+		{ RES_CSV_HEADER_ROUNDS_MAX, "inc,broadcast,float32,-,0,4,4,1,1,4.00,1.00,1.00,0,1,abc",
+		  "r.csv:2: time_max_us 'abc' is not a time > 0 or -" },
+		{ RES_CSV_HEADER_ROUNDS_MAX, "inc,broadcast,float32,-,0,4,4,1,1,4.00,1.00,1.00,0,1,0",
+		  "r.csv:2: time_max_us '0' is not a time > 0 or -" },
+		{ RES_CSV_HEADER_ROUNDS_MAX, "inc,broadcast,float32,-,0,4,4,1,1,4.00,1.00,1.00,0,1,nan",
+		  "r.csv:2: time_max_us 'nan'" },
+		{ RES_CSV_HEADER_ROUNDS_MAX, "inc,broadcast,float32,-,0,4,4,1,1,4.00,1.00,1.00,0,1,-6.00",
+		  "r.csv:2: time_max_us '-6.00'" },
+		{ RES_CSV_HEADER_ROUNDS_MAX, "inc,broadcast,float32,-,0,4,4,1,1,4.00,1.00,1.00,0,1,",
+		  "r.csv:2: time_max_us '' is not a time > 0 or -" },
+		{ RES_CSV_HEADER_ROUNDS_MAX, "inc,broadcast,float32,-,0,4,4,1,1,4.00,1.00,1.00,0,1,3.98",
+		  "r.csv:2: time_max_us 3.98 is below time_us 4.00: the slowest rank cannot be faster than rank 0" },
+		{ RES_CSV_HEADER_MAX, "inc,broadcast,float32,-,0,4,4,1,1,4.00,1.00,1.00,0,2.50",
+		  "r.csv:2: time_max_us 2.50 is below time_us 4.00" },
+		{ RES_CSV_HEADER_ROUNDS_MAX, "inc,broadcast,float32,-,0,4,4,1,1,4.00,1.00,1.00,0,1",
+		  "r.csv:2: 14 fields, not 15" },
+		{ RES_CSV_HEADER_ROUNDS_MAX, "inc,broadcast,float32,-,0,4,4,1,1,4.00,1.00,1.00,0,6.00,1",
+		  "r.csv:2: round '6.00' is not a whole number" },
+		{ RES_CSV_HEADER_ROUNDS, "inc,broadcast,float32,-,0,4,4,1,1,4.00,1.00,1.00,0,1,6.00",
+		  "r.csv:2: 15 fields, not 14" },
+	};
+	struct res_table t = { 0 };
+	char err[RES_ERR_LEN] = "";
+
+	/* absent: the runs from before it, with and without rounds */
+	assert_int_equal(parse(HEADER "inc,broadcast,float32,-,0,4,4,1,1,4.00,1.00,1.00,0\n", &t, err), 0);
+	assert_int_equal(t.with_time_max, 0);
+	assert_true(t.rows[0].time_max_us == -1);
+	res_table_free(&t);
+	assert_int_equal(parse(RES_CSV_HEADER_ROUNDS "\ninc,broadcast,float32,-,0,4,4,1,1,4.00,1.00,1.00,0,2\n", &t, err), 0);
+	assert_int_equal(t.with_time_max, 0);
+	assert_int_equal(t.rows[0].round, 2);
+	assert_true(t.rows[0].time_max_us == -1);
+	res_table_free(&t);
+	/* present: after the round; equal to time_us, a hundredth below it (both rounded), "-" (a ceiling) */
+	assert_int_equal(parse(RES_CSV_HEADER_ROUNDS_MAX "\n"
+			       "inc,broadcast,float32,-,0,4,4,1,1,4.00,1.00,1.00,0,2,6.50\n"
+			       "ring,broadcast,float32,-,0,4,4,1,1,4.00,1.00,1.00,0,3,4.00\n"
+			       "inc,allreduce,float32,sum,-,4,4,1,1,4.00,1.00,1.50,0,1,3.99\n"
+			       "ceiling,p2p,-,-,-,2,65536,-,400,27306.67,2.40,2.40,0,1,-\n",
+			       &t, err),
+			 0);
+	assert_int_equal(t.with_time_max, 1);
+	assert_int_equal(t.with_rounds, 1);
+	assert_int_equal(t.n, 4);
+	assert_true(fabs(t.rows[0].time_max_us - 6.5) < 1e-9 && fabs(t.rows[0].time_us - 4) < 1e-9);
+	assert_int_equal(t.rows[0].round, 2);
+	assert_true(fabs(t.rows[1].time_max_us - 4) < 1e-9);
+	assert_int_equal(t.rows[1].round, 3);
+	assert_true(fabs(t.rows[2].time_max_us - 3.99) < 1e-9);
+	assert_true(t.rows[3].time_max_us == -1);
+	res_table_free(&t);
+	/* the tools' own report: time_max_us after wrong, no round */
+	assert_int_equal(parse(RES_CSV_HEADER_MAX "\ninc,broadcast,float32,-,0,4,4,1,1,4.00,1.00,1.00,0,5.25\n", &t, err), 0);
+	assert_true(t.with_time_max && !t.with_rounds && t.rows[0].round == 0);
+	assert_true(fabs(t.rows[0].time_max_us - 5.25) < 1e-9);
+	res_table_free(&t);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[512];
+
+		snprintf(text, sizeof(text), "%s\n%s\n", bad[i].header, bad[i].row);
+		if (parse(text, &t, err) != -1 || !strstr(err, bad[i].msg))
+			fail_msg("row '%s': got '%s', want '%s'", bad[i].row, err, bad[i].msg);
+		res_table_free(&t);
+	}
+}
+
 static void test_header_and_empty(void **state)
 {
 	struct res_table t = { 0 };
@@ -734,6 +811,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows_of_every_kind),
 		cmocka_unit_test(test_bad_rows_named_by_line),
+		cmocka_unit_test(test_time_max_us),
 		cmocka_unit_test(test_header_and_empty),
 		cmocka_unit_test(test_binary_and_long_lines),
 		cmocka_unit_test(test_loggp_csv),
