@@ -247,8 +247,9 @@ SIM_LIBS     := -lns3-point-to-point -lns3-network -lns3-core -lyaml -lm
 SIM_HDR      := sim/model.h sim/params.h
 SIM_OBJ      := $(BUILD)/sim/model.o $(BUILD)/sim/tree.o $(BUILD)/sim/params.o
 SIM_COBJ     := $(BUILD)/sim/topo.o $(BUILD)/sim/results.o $(BUILD)/sim/loggp.o
-# the model compiled once for incsim and test_sim (it is the slow part of the build)
-$(SIM_OBJ): $(BUILD)/sim/%.o: sim/%.cc $(SIM_HDR) | $(DEPS_STAMP)
+# the model compiled once for incsim and test_sim (it is the slow part of the build); params.cc reads
+# runs through the analysis' structs and topology's: a change of their headers rebuilds it
+$(SIM_OBJ): $(BUILD)/sim/%.o: sim/%.cc $(SIM_HDR) analysis/results.h analysis/loggp.h topology/topo.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX) $(SIM_CXXFLAGS) -c -o $@ $<
 $(BUILD)/sim/topo.o: topology/topo.c topology/topo.h | $(DEPS_STAMP)

@@ -51,6 +51,8 @@ loggp-measure.csv|loggp-measure.csv:3: measure 'latency' is not half_rtt, gap, c
 round.csv|round.csv:3: round '21' is not a whole number 1..20
 round-zero.csv|round-zero.csv:2: round '0' is not a whole number 1..20
 round-missing.csv|round-missing.csv:2: 13 fields, not 14
+time-max.csv|time-max.csv:3: time_max_us 'slow' is not a time > 0 or -
+time-max-below.csv|time-max-below.csv:2: time_max_us 90.00 is below time_us 100.00: the slowest rank cannot be faster than rank 0
 EOF
 out=$("$increport" check "$bad/nosuchfile.csv" 2>&1); rc=$?
 check "a missing file is an error (exit $rc): $out" said $rc 1 'No such file' <<<"$out"
@@ -486,6 +488,41 @@ check "even rounds: predicted vs measured: one INC line, median 30 s of 20 - 40 
 check "even rounds: ... and one ring line, median 40 s of 30 - 50 s, predicted 163.0 s" \
     sh -c "[ \$(grep -c '^| AllReduce | ring | 128 MiB |' '$even/REPORT.md') = 1 ] &&
         grep -qF '| AllReduce | ring | 128 MiB | 40.0 s (30.0 s – 50.0 s, 2 rounds) | 163.0 s | +308 % **miss** |' '$even/REPORT.md'"
+
+check "even rounds: the model's table says it compares with rank 0's time (the run has no time_max_us)" \
+    grep -qxF "Measured: rank 0's time (the run has no time_max_us)." "$even/REPORT.md"
+
+# ---- time_max_us (the slowest rank's time, after the round): the model is compared with it, all else keeps time_us ----
+# the even run again with the slowest rank's times: INC 35 s and 45 s (rank 0: 20 s, 40 s), median 40 s: predicted
+# 108521386 us is +171 % of it (of rank 0's 30 s: +262 %); the ring's slowest rank is rank 0 (30 s, 50 s: 40 s, +308 %)
+slow=$tmp/slow sl=slow-20261106-120000
+mkdir -p "$slow/$sl"
+{
+    echo "$(head -n 1 "$rounds/results.csv"),time_max_us"
+    tail -n +2 "$even/$er/results.csv" | awk -F, -v OFS=, '{ t = $1 == "ceiling" ? "-" : $1 == "ring" ? $10 : $10 == "20000000.00" ? "35000000.00" : "45000000.00"; print $0, t }'
+} >"$slow/$sl/results.csv"
+cp "$even/$er/meta.yaml" "$even/$er/loggp.csv" "$slow/$sl/"
+out=$(analysis/plots.sh "$slow" 2>&1); rc=$?
+check "time_max_us: make plots exits 0 ($(tail -n 1 <<<"$out"))" [ $rc = 0 ]
+check "time_max_us: the model's table says it compares with the slowest rank's time" \
+    grep -qxF "Measured: the slowest rank's time (time_max_us)." "$slow/REPORT.md"
+check "time_max_us: INC predicted vs measured on the slowest rank's median 40 s of 35 - 45 s (+171 %, not +262 %)" \
+    grep -qF '| AllReduce | inc | 128 MiB | 40.0 s (35.0 s – 45.0 s, 2 rounds) | 108.5 s | +171 % **miss** |' "$slow/REPORT.md"
+check "time_max_us: the ring's slowest rank is its rank 0: 40 s of 30 - 50 s, +308 %" \
+    grep -qF '| AllReduce | ring | 128 MiB | 40.0 s (30.0 s – 50.0 s, 2 rounds) | 163.0 s | +308 % **miss** |' "$slow/REPORT.md"
+check "time_max_us: the seed table keeps rank 0's time (30.0 s, 4.47 MB/s)" \
+    grep -qF '| AllReduce | 128 MiB | 3.4 s | 300.0 | 30.0 s (20.0 s – 40.0 s, 2 rounds) | 35.8 | 4.47 |' "$slow/REPORT.md"
+check "time_max_us: allreduce-inc.dat keeps rank 0's times (median 30 s, 20 - 40 s)" \
+    grep -q '^128 30 4\.47392 [0-9.]* 3\.36 6\.71 20 40$' "$slow/$sl/plots/allreduce-inc.dat"
+check "time_max_us: the model's chart draws the slowest rank's median 40 s, bars 35 - 45 s" \
+    sh -c "grep -qx '128 40 35 45' '$slow/$sl/plots/loggp-allreduce-inc.dat' &&
+        grep -qF \"'loggp-allreduce-inc.dat' using 1:2:3:4 with yerrorbars\" '$slow/$sl/plots/loggp.gp' &&
+        grep -qF 'inc measured (slowest rank): median of 2 rounds' '$slow/$sl/plots/loggp.gp'"
+check "time_max_us: a run without it draws rank 0's in the model's chart" \
+    sh -c "grep -qx '128 30 20 40' '$even/$er/plots/loggp-allreduce-inc.dat' && grep -qF 'inc measured (rank 0): median of 2 rounds' '$even/$er/plots/loggp.gp'"
+out=$("$build/increport" show "$slow/$sl" 2>&1)
+check "time_max_us: increport show gives each row's (- for the ceiling)" \
+    bash -c 'grep -q "inc allreduce .* round=1 time_max_us=35000000.00$" <<<"$1" && grep -q "ceiling p2p .* round=1 time_max_us=-$" <<<"$1"' _ "$out"
 
 # ---- a simulated run (sim/, simulated: true) next to the lab's: its own section, never in the seed table or the speed-ups ----
 # the rounds run measured 128 MiB AllReduce INC 20/25/22 s (median 22 s) and ring 40/38/45 s (median 40 s); the

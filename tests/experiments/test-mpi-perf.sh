@@ -27,7 +27,7 @@ command -v mpirun >/dev/null || { ko "no mpirun (OpenMPI: make deps installs lib
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,tcp
 NP=4
-HEADER="algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong"
+HEADER="algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong,time_max_us"
 
 # mpi NP ARGS... — mpi_perf ARGS as NP ranks; stdout, stderr and exit status in $tmp/{out,err,rc}
 mpi() {
@@ -80,7 +80,7 @@ check_csv() {
         function near(a, b) { d = a - b; if (d < 0) d = -d; return d <= 0.011 + b * (0.0051 / $10 + 1e-6) }
         BEGIN { nsizes = split(sizes, want, " ") }
         {
-            if (NF != 13) { bad(NF " fields, not 13"); next }
+            if (NF != 14) { bad(NF " fields, not 14"); next }
             if ($1 != label) bad("algorithm " $1 ", not " label)
             if ($2 != coll) bad("collective " $2 ", not " coll)
             if ($3 != dtype) bad("dtype " $3 ", not " dtype)
@@ -101,6 +101,8 @@ check_csv() {
                 if (!near($12, f * $7 / $10)) bad("busbw " $12 " is not " f " x algbw")
             }
             if ($13 !~ /^[0-9]+$/ || $13 != wrong) bad("wrong " $13 ", not " wrong)
+            # the slowest rank time: rank 0 is one of the ranks (-S max: time_us is it)
+            if (!num($14) || $14 + 0 < $10 + 0) bad("time_max_us " $14 " is not a time >= time_us " $10)
         }
         END {
             if (NR != nsizes) { printf "%d rows, not %d\n", NR, nsizes; err = 1 }
@@ -202,6 +204,7 @@ for r in rows:
     bw = r["bytes"] / r["time_us"]  # time_us is rounded to two decimals
     assert r["time_us"] > 0 and abs(r["algbw_MBps"] - bw) <= 0.011 + bw * 0.0051 / r["time_us"], r
     assert r["busbw_MBps"] == r["algbw_MBps"], r
+    assert r["time_max_us"] == r["time_us"], r  # -S max (the default): time_us is the slowest rank's
 EOF
     ok "JSON: 3 objects with the CSV header's keys in its order"
 else

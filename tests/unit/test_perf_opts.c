@@ -325,8 +325,8 @@ static char *report(const struct perf_opts *o, const struct perf_row *rows, int 
 }
 
 static const struct perf_row rows[] = {
-	{ .bytes = 1024, .elements = 256, .iters = 5, .time_us = 10.0, .wrong = 0 },
-	{ .bytes = 2048, .elements = 512, .iters = 5, .time_us = 16.0, .wrong = 3 },
+	{ .bytes = 1024, .elements = 256, .iters = 5, .time_us = 10.0, .wrong = 0, .time_max_us = 12.5 },
+	{ .bytes = 2048, .elements = 512, .iters = 5, .time_us = 16.0, .wrong = 3, .time_max_us = 16.0 },
 };
 
 static void test_report_csv(void **state)
@@ -335,14 +335,16 @@ static void test_report_csv(void **state)
 			       .format = PERF_CSV };
 	char *s = report(&o, rows, 2, 1);
 
-	assert_string_equal(s, "algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong\n"
-			       "inc,allreduce,float32,sum,-,4,1024,256,5,10.00,102.40,153.60,0\n"
-			       "inc,allreduce,float32,sum,-,4,2048,512,5,16.00,128.00,192.00,3\n");
+	/* time_max_us last (the slowest rank's); the bandwidths from time_us (the reporting rank's) */
+	assert_string_equal(s, "algorithm,collective,dtype,op,root,nranks,bytes,elements,iters,time_us,algbw_MBps,busbw_MBps,wrong,"
+			       "time_max_us\n"
+			       "inc,allreduce,float32,sum,-,4,1024,256,5,10.00,102.40,153.60,0,12.50\n"
+			       "inc,allreduce,float32,sum,-,4,2048,512,5,16.00,128.00,192.00,3,16.00\n");
 	free(s);
 	o = (struct perf_opts){ .coll = PERF_BROADCAST, .dtype = INCCL_INT32, .op = INCCL_MAX, .root = 2, .nranks = 3,
 				.format = PERF_CSV, .algorithm = INCCL_ALGO_RING };
 	s = report(&o, rows, 1, 1);
-	assert_non_null(strstr(s, "\nring,broadcast,int32,-,2,3,1024,256,5,10.00,102.40,102.40,0\n"));
+	assert_non_null(strstr(s, "\nring,broadcast,int32,-,2,3,1024,256,5,10.00,102.40,102.40,0,12.50\n"));
 	free(s);
 }
 
@@ -355,22 +357,22 @@ static void test_report_json(void **state)
 	assert_string_equal(s, "[\n"
 			       "  {\"algorithm\": \"inc\", \"collective\": \"reduce\", \"dtype\": \"int32\", \"op\": \"min\", \"root\": 1, "
 			       "\"nranks\": 2, \"bytes\": 1024, \"elements\": 256, \"iters\": 5, \"time_us\": 10.00, "
-			       "\"algbw_MBps\": 102.40, \"busbw_MBps\": 102.40, \"wrong\": 0},\n"
+			       "\"algbw_MBps\": 102.40, \"busbw_MBps\": 102.40, \"wrong\": 0, \"time_max_us\": 12.50},\n"
 			       "  {\"algorithm\": \"inc\", \"collective\": \"reduce\", \"dtype\": \"int32\", \"op\": \"min\", \"root\": 1, "
 			       "\"nranks\": 2, \"bytes\": 2048, \"elements\": 512, \"iters\": 5, \"time_us\": 16.00, "
-			       "\"algbw_MBps\": 128.00, \"busbw_MBps\": 128.00, \"wrong\": 3}\n"
+			       "\"algbw_MBps\": 128.00, \"busbw_MBps\": 128.00, \"wrong\": 3, \"time_max_us\": 16.00}\n"
 			       "]\n");
 	free(s);
 	s = report(&o, rows, 0, 0); /* nothing ran: still a JSON array */
 	assert_string_equal(s, "[\n]\n");
 	free(s);
-	struct perf_row barrier = { .iters = 10, .time_us = 42.5 };
+	struct perf_row barrier = { .iters = 10, .time_us = 42.5, .time_max_us = 43.25 };
 	o = (struct perf_opts){ .coll = PERF_BARRIER, .op = INCCL_SUM, .nranks = 8, .format = PERF_JSON };
 	s = report(&o, &barrier, 1, 1);
 	assert_string_equal(s, "[\n"
 			       "  {\"algorithm\": \"inc\", \"collective\": \"barrier\", \"dtype\": null, \"op\": null, \"root\": null, "
 			       "\"nranks\": 8, \"bytes\": 0, \"elements\": 0, \"iters\": 10, \"time_us\": 42.50, "
-			       "\"algbw_MBps\": null, \"busbw_MBps\": null, \"wrong\": 0}\n"
+			       "\"algbw_MBps\": null, \"busbw_MBps\": null, \"wrong\": 0, \"time_max_us\": 43.25}\n"
 			       "]\n");
 	free(s);
 }
@@ -383,8 +385,8 @@ static void test_report_text(void **state)
 
 	assert_non_null(strstr(s, "# inccl_perf: algorithm inc, collective allreduce, dtype float32, op sum, root -, nranks 4, "
 				  "iterations 5, warm-up 1 (rank 0)\n"));
-	assert_non_null(strstr(s, "time_us"));
-	assert_non_null(strstr(s, "\n          1024          256        10.00       102.40       153.60          0\n"));
+	assert_non_null(strstr(s, "#        bytes     elements      time_us   algbw_MB/s   busbw_MB/s      wrong  time_max_us\n"));
+	assert_non_null(strstr(s, "\n          1024          256        10.00       102.40       153.60          0        12.50\n"));
 	assert_non_null(strstr(s, "# wrong elements: 3  FAILED\n"));
 	assert_non_null(strstr(s, "# average busbw: 172.80 MB/s\n"));
 	free(s);
