@@ -450,6 +450,10 @@ qemu_pids() {
 # (the ExecStart of its systemd unit, with node.conf as environment) runs under
 # a restart loop, as Restart=always would. $state/made lists every namespace and
 # device the lab made, written before it is made: lab-down removes exactly those.
+# A node placed on a hypervisor reached over ssh (ns_remote) is all that on its
+# machine: lab/nsnode.sh (ns_at) and nsrun_at do there, over ssh, what these
+# functions do here; its directory is under ns_rroot there, its records in made
+# name that hypervisor (rnetns, rdir, tunnel H.NAME).
 
 NS_DIRS="etc/inclab run/inclab var/log/inclab usr/local/bin usr/local/sbin"
 
