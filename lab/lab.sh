@@ -542,8 +542,11 @@ ns_node_exists() {
 }
 
 # nexec NODE CMD [TIMEOUT_S] — run CMD on NODE, a VM (guest agent) or a namespace.
+# A namespace node of another machine gets no standard input (as a VM's
+# command): ssh would read the caller's, e.g. the rest of a `while read` loop's.
 nexec() {
-    if [ "$(node_kind "$1")" = netns ]; then nsrun "$1" "$2" "${3:-600}"; else gexec "$1" "$2" "${3:-600}"; fi
+    if ns_remote "$1"; then nsrun_at "$1" "$2" "${3:-600}" < /dev/null
+    elif [ "$(node_kind "$1")" = netns ]; then nsrun "$1" "$2" "${3:-600}"; else gexec "$1" "$2" "${3:-600}"; fi
 }
 
 # npush NODE SRC DST [MODE] — copy a file into NODE. Into a namespace node only
@@ -780,8 +783,8 @@ ns_service() {
 # (what cloud-init's network-config and runcmd do in its VM).
 ns_setup() {
     local out
-    out=$(nsrun "$1" "sh /etc/inclab/net.sh" 60 2>&1) || die "$1: network setup failed: $out"
-    out=$(nsrun "$1" "inclab-node-setup" 60 2>&1) || die "$1: inclab-node-setup failed: $out"
+    out=$(nsrun "$1" "sh /etc/inclab/net.sh" 60 2>&1 < /dev/null) || die "$1: network setup failed: $out"
+    out=$(nsrun "$1" "inclab-node-setup" 60 2>&1 < /dev/null) || die "$1: inclab-node-setup failed: $out"
     ns_service "$1"
 }
 
@@ -2529,7 +2532,7 @@ cmd_sync() {
             if [ "$(node_kind "$n")" = netns ]; then
                 # Its files anew, then the service restarted by its loop.
                 ns_files "$n"
-                nsrun "$n" 'kill "$(cat /run/inclab/service.pid)"' 10 || true
+                nsrun "$n" 'kill "$(cat /run/inclab/service.pid)"' 10 < /dev/null || true
                 sleep 1.5
                 log "synced $n ($role, namespace)"
                 continue

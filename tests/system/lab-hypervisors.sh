@@ -220,6 +220,11 @@ got=$(sed -n "s/^  - {hypervisor: '\([^']*\)', uri: '.*', nodes: '\([^']*\)'}\$/
     while read -r h nodes; do echo "$h:$(tr ' ' '\n' <<<"$nodes" | sort | sed 's/^/ /' | tr -d '\n')"; done | sort | tr '\n' ';')
 check "meta.yaml: hypervisors: $(sed -n 's/^hypervisors: //p' "$run/meta.yaml" 2>/dev/null), each node where it ran ($got)" \
     bash -c 'grep -qx "hypervisors: 2" "$1/meta.yaml" && [ -n "$2" ] && [ "$2" = "$3" ]' _ "$run" "$got" "$want"
+# cpu.csv: this machine's processes; sw2's are "there"'s (not read over ssh: left out, said by exp_cpu_pids)
+cpu_nodes=$(awk -F, 'NR > 1 {print $6}' "$run/cpu.csv" 2>/dev/null | sort -u | tr '\n' ' ')
+cpu_why=$(. experiments/lib.sh 2>/dev/null; exp_cpu_pids 2>&1 >/dev/null | grep -o 'cpu: sw2 .*')
+check "cpu.csv: sw0 and sw1 counted, sw2 (a namespace of 'there') left out ($cpu_nodes; ${cpu_why:-no reason said})" \
+    bash -c '[[ " $1" == *" sw0 "* && " $1" == *" sw1 "* && " $1" != *" sw2 "* ]] && grep -q "namespace node of hypervisor there" <<<"$2"' _ "$cpu_nodes" "$cpu_why"
 "$INCLAB_BUILD/increport" plots "$res" > /dev/null 2> "$tmp/increport.err"
 check "REPORT.md says the run spans the two machines: $(grep -o 'spans [0-9]* hypervisors' "$res/REPORT.md" 2>/dev/null | head -n 1)" \
     grep -q '^- \*\*spans 2 hypervisors\*\*' "$res/REPORT.md"
