@@ -96,6 +96,7 @@ const char *inccl_errmsg(const inccl_comm_t *c)
 	return c ? c->err : "no communicator";
 }
 
+/* now_ms() - the monotonic clock in milliseconds (stall and timeout checks). */
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -391,6 +392,8 @@ static int faulted(inccl_comm_t *c)
  */
 static int mark_broken(inccl_comm_t *c, int rc);
 
+/* run() - one collective of @prim on the communicator's algorithm (the switches, or the ring); a
+ * failure that leaves frames in flight breaks it (mark_broken()). Return: INCCL_OK or an error code. */
 static int run(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, int root,
 	       const uint8_t *send, uint8_t *recv, size_t count)
 {
@@ -513,6 +516,9 @@ static int kick(inccl_comm_t *c)
 static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, uint16_t dest,
 		    int has_data, int expects, const uint8_t *send, uint8_t *recv, size_t count);
 
+/* run_once() - one call of @prim through the switches: who sends data (every rank, a Reduce's every
+ * rank, a Broadcast's root; a Barrier none) and who takes results (every rank, the root, all but the
+ * root), then run_xfer(). */
 static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, int root,
 		    const uint8_t *send, uint8_t *recv, size_t count)
 {

@@ -101,6 +101,7 @@ struct ring_plan {
 
 /* ---- plans ---------------------------------------------------------------- */
 
+/* mod() - @a modulo @p in 0 .. @p-1, for negative @a too (ranks round the ring). */
 static size_t mod(long a, long p)
 {
 	return (size_t)(((a % p) + p) % p);
@@ -116,6 +117,9 @@ static void ar_piece(const struct ring_plan *pl, size_t q, size_t s, size_t *off
 	*len = base + (s + 1) * len_q / p - *off;
 }
 
+/* ar_send(), ar_recv() - message @i of the AllReduce: step k of round q sends piece rank - k (reduce-scatter
+ * half, then rank + 1 - (k - h) in the all-gather half) and receives the piece before it, folded in (first
+ * half) or copied. */
 static void ar_send(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, size_t *need)
 {
 	size_t steps = 2 * (size_t)(pl->p - 1), q = i / steps, k = i % steps, h = (size_t)pl->p - 1;
@@ -142,6 +146,7 @@ static void bc_send(const struct ring_plan *pl, size_t i, size_t *off, size_t *l
 	*need = pl->rank == pl->root ? 0 : i + 1; /* forward what came in */
 }
 
+/* bc_recv() - receive @i: the range send @i forwards, copied. */
 static void bc_recv(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, int *reduce)
 {
 	size_t need;
@@ -173,6 +178,7 @@ static void ag_send(const struct ring_plan *pl, size_t i, size_t *off, size_t *l
 	*need = k == 0 ? 0 : i;
 }
 
+/* ag_recv() - receive @i: block rank - k - 1's piece of round q, copied. */
 static void ag_recv(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, int *reduce)
 {
 	size_t h = (size_t)pl->p - 1, q = i / h, k = i % h;
@@ -191,6 +197,7 @@ static void rs_send(const struct ring_plan *pl, size_t i, size_t *off, size_t *l
 	*need = k == 0 ? 0 : i;
 }
 
+/* rs_recv() - receive @i: block rank - k - 2's piece of round q, folded in. */
 static void rs_recv(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, int *reduce)
 {
 	size_t h = (size_t)pl->p - 1, q = i / h, k = i % h;
@@ -233,6 +240,7 @@ static size_t a2a_pieces(const struct ring_plan *pl, size_t s)
 	return (((size_t)pl->p - s) * pl->n + pl->piece - 1) / pl->piece;
 }
 
+/* a2a_piece() - piece @k of step @s: [*off, *off + *len) of the work buffer, the k-th piece from the range's end. */
 static void a2a_piece(const struct ring_plan *pl, size_t s, size_t k, size_t *off, size_t *len)
 {
 	size_t end = ((size_t)pl->p - 1) * pl->n, start = (s - 1) * pl->n, hi = end - k * pl->piece;
@@ -242,6 +250,7 @@ static void a2a_piece(const struct ring_plan *pl, size_t s, size_t k, size_t *of
 	*len = hi - lo;
 }
 
+/* a2a_send() - send @i: its piece, after the same piece of the step before arrived (*@need messages taken). */
 static void a2a_send(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, size_t *need)
 {
 	size_t s, k, base;
@@ -251,6 +260,7 @@ static void a2a_send(const struct ring_plan *pl, size_t i, size_t *off, size_t *
 	*need = s == 1 ? 0 : base - a2a_pieces(pl, s - 1) + k + 1;
 }
 
+/* a2a_recv() - receive @i: the same range as send @i, copied over it (never reduced). */
 static void a2a_recv(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, int *reduce)
 {
 	size_t s, k, base;
@@ -260,6 +270,7 @@ static void a2a_recv(const struct ring_plan *pl, size_t i, size_t *off, size_t *
 	*reduce = 0;
 }
 
+/* a2a_recv_need() - the sends that must be posted before receive @i may be taken (it overwrites send @i's range). */
 static size_t a2a_recv_need(const struct ring_plan *pl, size_t i)
 {
 	return i + 1; /* the send of the same step and piece: the same message number */

@@ -48,7 +48,7 @@ constexpr uint32_t kAckReserve = 256; /* the switch's ACK_AHEAD_RESERVE: slots k
 constexpr uint32_t kSwitchAck = 2;    /* a switch acknowledges another's frames once per 2 (switch/engine.c SWITCH_ACK_EVERY) */
 
 enum : uint8_t { T_DATA = 1, T_ACK = 2, T_NAK = 3, T_RNR = 4 };
-enum : uint8_t { F_ACKREQ = 1, F_LAST = 2 }; /* an ACK requested; a message's last frame */
+enum : uint8_t { F_ACKREQ = 1, F_LAST = 2, F_FIRST = 4 }; /* an ACK requested; a message's last frame; its first */
 
 /* The frame header: a RoCE BTH/AETH stand-in plus the message size of seeds/001. */
 class SimHeader : public Header {
@@ -161,6 +161,7 @@ struct Frame {
 	bool last;     /* a message's last frame: its receiver's completion; it asks for an ACK unless quiet */
 	uint32_t pkts; /* the lab's packets it stands for: Pkts(bytes), or as many empty ones (EmptyFrame()) */
 	bool quiet = false; /* the last of a message that asks for no ACK (EmptyFrame()) */
+	bool first = false; /* a message's first frame: it takes the receiver's receive (rxe's RNR check) */
 };
 
 /*
@@ -195,6 +196,8 @@ struct Conn {
 	std::function<void()> on_ack;           /* progress at the sender */
 	/* receiver */
 	uint32_t expected = 0;
+	uint32_t rx_next = 0;                   /* a host: the PSN after the frames queued for its CPU (Receive()) */
+	uint32_t rx_queued = 0;                 /* a host: frames of this connection waiting for its CPU */
 	uint32_t held = kNone;                  /* a switch's ACK held back: the PSN it would acknowledge */
 	uint32_t acked = kNone;                 /* the last PSN acknowledged, kNone: none */
 	bool nak_sent = false;
@@ -243,6 +246,7 @@ struct NodeState {
 	int out = -1, in = -1;
 	std::vector<uint32_t> buf;
 	int send_posted = 0, recv_done = 0, cur_step = 0;
+	uint32_t rx_held = 0; /* the ring's and chain's receives holding a message not yet taken (RecvSlot()) */
 	uint32_t cur_off = 0, sent_total = 0;
 	struct Seg {
 		uint32_t psn0, pkt0, n;
@@ -350,6 +354,7 @@ class Sim {
 	                      * RING_PIECE, whatever libinccl's INC message is) */
 	int chain_first_ = 0, chain_last_ = 0; /* the chain: the rank that starts it, the one that ends it */
 	void ChainQueue(int u, uint32_t piece);
+	bool RecvSlot(int u, const Frame &f);
 	void DrainPosts(int u, bool ahead);
 	void ChainCheckDone(int u);
 	/* ring plans (RunPlan(), hostlib/ring.c): elements per block, per piece, per atom of the check */
@@ -630,7 +635,7 @@ double Sim::IncEmpty(uint32_t pkts) const
 /* IncRecv() - host CPU of one libinccl message of results, @bytes: a completion and a repost, every byte swapped (loggp.c inc_recv()). */
 double Sim::IncRecv(uint32_t bytes) const
 {
-	return p_.o_r + bytes * (p_.G_r + p_.G_swap);
+	return p_.o_r + bytes * p_.G_swap;
 }
 
 /* RingSend() - host CPU of one ring message of @bytes: o_s, a completion per LOGGP_RING_SIGNAL sends, every byte copied in (loggp.c ring_xfer()). */
@@ -647,7 +652,7 @@ double Sim::RingSend(uint32_t bytes) const
  */
 double Sim::RingRecv(uint32_t bytes, bool sum, bool waited) const
 {
-	return p_.o_r + (waited ? p_.o_w : 0) + bytes * (p_.G_r + (sum ? p_.G_sum : p_.G_copy));
+	return p_.o_r + (waited ? p_.o_w : 0) + bytes * (sum ? p_.G_sum : p_.G_copy);
 }
 
 /* CpuDone() - the head of node @u's CPU queue is done: run it, start the next. */
@@ -706,6 +711,29 @@ void Sim::Receive(Ptr<NetDevice> dev, Ptr<const Packet> p, uint16_t, const Addre
 		return;
 	}
 	if (s.host) {
+		/* rxe checks a data frame and copies it into the posted receive before it
+		 * acknowledges it (rxe_resp.c): the per-byte receive work (G_r) comes first, in
+		 * its turn on the host's CPU behind the work queued there (the lab's guests do not
+		 * put it ahead: sim/README.md); the message's completion after (IncRecv(),
+		 * RingRecv()). A duplicate or early frame costs nothing (rxe drops it on its PSN
+		 * before any copy) but waits behind the frames of its connection still queued:
+		 * rxe takes a QP's frames in order. */
+		if (h.type == T_DATA) {
+			Conn &c = c_[h.conn];
+			double rx = 0;
+			if (h.psn == c.rx_next) {
+				rx = h.bytes * p_.G_r;
+				c.rx_next++;
+			}
+			if (rx > 0 || c.rx_queued > 0) {
+				c.rx_queued++;
+				Cpu(u, rx, [this, u, h]() {
+					c_[h.conn].rx_queued--;
+					Handle(u, h);
+				});
+				return;
+			}
+		}
 		Handle(u, h);
 		return;
 	}
@@ -725,7 +753,9 @@ void Sim::Handle(int u, const SimHeader &h)
 			Frame f{h.bytes, h.msg_bytes, h.value, false, h.pkts};
 			f.last = h.flags & F_LAST;
 			f.quiet = f.last && !(h.flags & F_ACKREQ);
+			f.first = h.flags & F_FIRST;
 			if (!c.on_data(h.psn, f)) {
+				c.rx_next = c.expected; /* what came after it is refused as early */
 				r_.rnr_naks++;
 				SendCtl(int(h.conn), T_RNR, h.psn);
 				return;
@@ -805,7 +835,7 @@ void Sim::SendData(int ci, uint32_t psn, const Frame &f)
 	const Conn &c = c_[size_t(ci)];
 	SimHeader h;
 	h.type = T_DATA;
-	h.flags = uint8_t((f.last ? F_LAST : 0) | (f.last && !f.quiet ? F_ACKREQ : 0));
+	h.flags = uint8_t((f.last ? F_LAST : 0) | (f.last && !f.quiet ? F_ACKREQ : 0) | (f.first ? F_FIRST : 0));
 	h.bytes = uint16_t(f.bytes);
 	h.conn = uint32_t(ci);
 	h.psn = psn;
@@ -1313,7 +1343,9 @@ Frame Sim::ChunkFrame(uint32_t pkt0, uint32_t n, uint32_t idx, uint32_t value) c
 	uint64_t mb = 0;
 	for (uint32_t j = first; j < end; j++)
 		mb += PktBytes(pkt0 + j);
-	return Frame{PktBytes(pkt0 + idx), uint32_t(mb), value, idx + 1 == end, Pkts(PktBytes(pkt0 + idx))};
+	Frame f{PktBytes(pkt0 + idx), uint32_t(mb), value, idx + 1 == end, Pkts(PktBytes(pkt0 + idx))};
+	f.first = idx == first;
+	return f;
 }
 
 /* RingPostStep() - host @u posts the sends of its next ring step: messages queued for the window. */
@@ -1383,6 +1415,8 @@ Result Sim::RunRing()
 			}
 		};
 		c_[size_t(s.in)].on_data = [this, u, r, p](uint32_t, const Frame &f) {
+			if (!RecvSlot(u, f))
+				return false;
 			NodeState &st = n_[size_t(u)];
 			int steps = 2 * (p - 1);
 			while (st.cur_step < steps && st.cur_off == ChunkLen(RingChunk(r, st.cur_step, false))) {
@@ -1404,6 +1438,7 @@ Result Sim::RunRing()
 				bool step_end = st.cur_off == n;
 				/* every step's but the last gates the next step's send: the ranks move in step */
 				Cpu(u, RingRecv(f.msg_bytes, step < p - 1, step < steps - 1), [this, u, step, step_end]() {
+					n_[size_t(u)].rx_held--; /* taken: its receive is posted again */
 					if (step_end)
 						RingRecvDone(u, step);
 				});
@@ -1426,6 +1461,28 @@ Result Sim::RunRing()
 			r_.wrong_pkts += s.buf[k] != expect_[k];
 	}
 	return Finish();
+}
+
+/*
+ * RecvSlot() - whether ring or chain host @u has a receive posted for the
+ * message that frame @f belongs to; its first frame takes one (held until
+ * the message is taken: the caller gives it back). libinccl's ring keeps
+ * kRingRecvs receives posted and reposts one only once it has taken the
+ * message in it (ring.c take()), so a rank that receives faster than it
+ * takes runs out and rxe answers RNR: its left neighbour waits and resends,
+ * paced by this rank. Without it a Broadcast's root finished its sends
+ * while the chain behind it had most of the data still to forward (1-2-4,
+ * 128 MiB: 8.4 s of 13.0 s), where the lab's root returns near the end.
+ */
+bool Sim::RecvSlot(int u, const Frame &f)
+{
+	NodeState &s = n_[size_t(u)];
+	if (!f.first)
+		return true;
+	if (s.rx_held >= kRingRecvs)
+		return false;
+	s.rx_held++;
+	return true;
 }
 
 /* ChainQueue() - host @u queues the send of chain message @piece (libinccl's ring piece) and posts what the window allows. */
@@ -1522,11 +1579,14 @@ Result Sim::RunChain()
 			continue;
 		s.in = n_[size_t(t_.host_of_rank[size_t((r + p - 1) % p)])].out;
 		c_[size_t(s.in)].on_data = [this, u, r, reduce, pieces](uint32_t k, const Frame &f) {
+			if (!RecvSlot(u, f))
+				return false;
 			NodeState &st = n_[size_t(u)];
 			st.buf[k] = reduce ? st.buf[k] + f.value : f.value;
 			if (f.last)
 				Cpu(u, RingRecv(f.msg_bytes, reduce, false), [this, u, r, k]() { /* a chain: none waits */
 					NodeState &sn = n_[size_t(u)];
+					sn.rx_held--; /* taken: its receive is posted again */
 					sn.recv_done++;
 					if (r != chain_last_)
 						ChainQueue(u, k / piece_); /* forward what came in */
@@ -1703,6 +1763,7 @@ void Sim::PlanTake(int u)
 			s.buf[a0 + j] = reduce ? s.buf[a0 + j] + m[j] : m[j];
 		s.arrived.pop_front();
 		s.p_rdone++;
+		s.rx_held--; /* taken: its receive is posted again (ring.c take()) */
 	}
 	PlanPost(u);
 	PlanCheckDone(u);
@@ -1778,7 +1839,9 @@ Result Sim::RunPlan()
 						   [](uint32_t v, const NodeState::PMsg &m) { return v < m.psn0; });
 			const NodeState::PMsg &m = *(it - 1);
 			uint32_t j = psn - m.psn0, b = m.bytes > j * unit_ ? std::min(unit_, m.bytes - j * unit_) : 0;
-			return Frame{b, m.bytes, 0, j + 1 == m.nf, Pkts(b)};
+			Frame f{b, m.bytes, 0, j + 1 == m.nf, Pkts(b)};
+			f.first = j == 0;
+			return f;
 		};
 		out.on_ack = [this, u]() {
 			NodeState &st = n_[size_t(u)];
@@ -1788,6 +1851,8 @@ Result Sim::RunPlan()
 			PlanCheckDone(u);
 		};
 		c_[size_t(s.in)].on_data = [this, u, left](uint32_t, const Frame &f) {
+			if (!RecvSlot(u, f))
+				return false;
 			if (!f.last)
 				return true;
 			NodeState &st = n_[size_t(u)], &ls = n_[size_t(left)];

@@ -141,6 +141,7 @@ enum class Coll { AllReduce, Reduce, Broadcast, AllGather, ReduceScatter, AllToA
 
 constexpr uint32_t kRingPiece = 16; /* packets per message of libinccl's ring baseline (RING_PIECE, 16 KiB) */
 constexpr uint32_t kRingWindow = 64; /* messages in flight to the right on libinccl's ring (RING_WINDOW) */
+constexpr uint32_t kRingRecvs = 2 * kRingWindow; /* receives libinccl's ring keeps posted (RING_RECVS) */
 constexpr uint32_t kElem = 4;       /* bytes per element: results.csv says float32 */
 
 /** CollName() - "allreduce", "reduce", "broadcast", "allgather", "reducescatter", "alltoall" or "barrier", as results.csv names them. */

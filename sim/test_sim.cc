@@ -69,26 +69,29 @@ int main()
 	Tree t12 = Shape("1-2");
 
 	/* 1. Links: one frame of 1 KiB from rank 0 to rank 1 through the switch (it only routes).
-	 * Sender CPU o + nG = 11.024, two links of F + lat each, receiver CPU 11.024;
-	 * the ACK leaves the receiver as the frame arrives and crosses both links back. */
+	 * Sender CPU o + nG = 11.024, two links of F + lat each, receiver CPU 11.024: nG = 1.024
+	 * on the frame (rxe's copy and check), then the ACK leaves and crosses both links back,
+	 * then o on the message's completion. */
 	{
 		Params p = Params0();
 		Result r = RunTransfer(t12, p, 0, 1, 1024);
 		double arrive = 11.024 + 2 * (F + lat);
 		Near("one frame: receiver done (us)", r.host_done[1] * 1e6, arrive + 11.024, tol);
-		Near("one frame: sender has its ACK (us)", r.host_done[0] * 1e6, arrive + 2 * (A + lat), tol);
+		Near("one frame: sender has its ACK (us)", r.host_done[0] * 1e6, arrive + 1.024 + 2 * (A + lat), tol);
 		/* four frames, one message: the second link forwards each frame as it arrives,
-		 * so the last arrives 4F + lat + F + lat after the CPU's 10 + 4.096 us */
+		 * so the last arrives 4F + lat + F + lat after the CPU's 10 + 4.096 us; the receiver
+		 * did each frame's 1.024 as it came (F apart), the last's then o */
 		r = RunTransfer(t12, p, 0, 1, 4096);
 		arrive = 14.096 + 4 * F + lat + F + lat;
-		Near("four frames: receiver done (us)", r.host_done[1] * 1e6, arrive + 14.096, tol);
-		Near("four frames: sender has its ACK (us)", r.host_done[0] * 1e6, arrive + 2 * (A + lat), tol);
+		Near("four frames: receiver done (us)", r.host_done[1] * 1e6, arrive + 1.024 + 10, tol);
+		Near("four frames: sender has its ACK (us)", r.host_done[0] * 1e6, arrive + 1.024 + 2 * (A + lat), tol);
 		Near("four frames: wrong packets", double(r.wrong_pkts), 0, 0);
 	}
 
 	/* 1b. The window: four frames, a message each, at most two in flight. Frames 0 and 1
 	 * go at once (CPU 11.024 each; frame 1 waits for the link until 11.024 + F); frame 2
-	 * is posted when frame 0's ACK is back (11.024 + 2(F + lat) + 2(A + lat)) and frame 3
+	 * is posted when frame 0's ACK is back (11.024 + 2(F + lat) + 1.024 + 2(A + lat): the
+	 * receiver's 1.024 on the frame comes before its ACK) and frame 3
 	 * when frame 1's is (F later), its CPU then free, its link busy with frame 2 until
 	 * then; the last arrives 2(F + lat) after it starts. */
 	{
@@ -96,9 +99,9 @@ int main()
 		p.message = 1;
 		p.window_host = 2;
 		Result r = RunTransfer(t12, p, 0, 1, 4096);
-		double ack0 = 11.024 + 2 * (F + lat) + 2 * (A + lat), f2 = ack0 + 11.024 + F, last = f2 + F + 2 * lat + F;
+		double ack0 = 11.024 + 2 * (F + lat) + 1.024 + 2 * (A + lat), f2 = ack0 + 11.024 + F, last = f2 + F + 2 * lat + F;
 		Near("window 2: receiver done (us)", r.host_done[1] * 1e6, last + 11.024, tol);
-		Near("window 2: sender has its ACK (us)", r.host_done[0] * 1e6, last + 2 * (A + lat), tol);
+		Near("window 2: sender has its ACK (us)", r.host_done[0] * 1e6, last + 1.024 + 2 * (A + lat), tol);
 	}
 
 	/* 1c. Coarsening: the same four packets as one model frame (unit 4) carry their four
@@ -190,15 +193,16 @@ int main()
 		/* four packets, one message of the root's, o = 2000 us, c_sw = 0: rank 1 pays o
 		 * for each empty packet, so its last one leaves at 4o and reaches the switch
 		 * at 4o + E + lat, after the root's last data frame (o + 4.096 + 4F + lat); the
-		 * last result goes then, arrives F + lat later, and rank 1 processes the message
-		 * of 4 packets (o + 4.096) */
+		 * last result goes then, arrives F + lat later, and rank 1 does its 1.024 (the
+		 * three before it came while it posted, and were done by 4o) and takes the message
+		 * of 4 packets (o) */
 		SetO(&p, 2000e-6);
 		p.sw_frame = 0;
 		p.message = 4;
 		r = RunCollective(t12, p, 4096, Coll::Broadcast, Algo::Inc, 0);
 		double last = 4 * 2000 + 60 + lat;
 		Near("broadcast, empty packets a message each: root's last frame first (us)", 2004.096 + 4 * F + lat < last, 1, 0);
-		Near("broadcast, empty packets a message each: rank 1 done (us)", r.host_done[1] * 1e6, last + F + lat + 2004.096,
+		Near("broadcast, empty packets a message each: rank 1 done (us)", r.host_done[1] * 1e6, last + F + lat + 1.024 + 2000,
 		     tol);
 		Near("broadcast, 4 packets: wrong packets", double(r.wrong_pkts), 0, 0);
 		/* frames: 4 data and 4 empty up, 4 results down, an ACK each of the root's
@@ -212,7 +216,8 @@ int main()
 	 * 10 + E + lat + A + lat, but it posts packet 1 only once it has processed result 0
 	 * (at most a window unanswered): the root's data 0 reaches the switch at ta, result
 	 * 0 rank 1 at ta + F + lat; rank 1 processes it and posts packet 1 (11.024 + o),
-	 * which goes after rank 1's ACK of result 0 (A on its link), E + lat to the switch:
+	 * which goes after rank 1's ACK of result 0 (sent after the frame's 1.024, then A on
+	 * its link), E + lat to the switch:
 	 * the last slot completes there, after the root's data 1 (posted on the ACK of data
 	 * 0, at ta + A + lat + 11.024, it arrives F + lat later). Result 1 goes first, then
 	 * the ACK of rank 1's packet: it arrives F + A + lat after the slot completed. */
@@ -222,7 +227,7 @@ int main()
 		p.message = 1;
 		p.window_host = 1;
 		Result r = RunCollective(t12, p, 2048, Coll::Broadcast, Algo::Inc, 0);
-		double ta = 11.024 + F + lat, e1 = ta + F + lat + A + 60 + lat, d1 = ta + A + lat + 11.024 + F + lat;
+		double ta = 11.024 + F + lat, e1 = ta + F + lat + 1.024 + A + 60 + lat, d1 = ta + A + lat + 11.024 + F + lat;
 		Near("window of results: root's data 1 before rank 1's empty 1", d1 < e1, 1, 0);
 		Near("window of results: rank 1 done (us)", r.host_done[1] * 1e6, e1 + F + A + lat, tol);
 		Near("window of results: rank 0 done (us)", r.host_done[0] * 1e6, d1 + A + lat, tol);
@@ -231,8 +236,9 @@ int main()
 
 	/* 2d. The host baseline of Broadcast and Reduce: the chain along the ring on 1-3,
 	 * one packet, o = 100 us (o + nG = c = 101.024). Broadcast from 0: 0 -> 1 -> 2.
-	 * Rank 1 has the frame at t1 = c + 2(F + lat) and sends its ACK at once (A on its
-	 * link); it processes the message (c), then posts the forward (c): rank 2 has it at
+	 * Rank 1 has the frame at t1 = c + 2(F + lat) and sends its ACK once it did the frame
+	 * (1.024; then A on its link); it processes the message (c in all), then posts the
+	 * forward (c): rank 2 has it at
 	 * t1 + 2c + 2(F + lat) and processes it. Reduce to 0: 1 -> 2 -> 0 alike, each rank
 	 * adding its own packet; rank 0 checks the sum. */
 	{
@@ -242,13 +248,13 @@ int main()
 		double c = 101.024, t1 = c + 2 * (F + lat), t2 = t1 + 2 * c + 2 * (F + lat);
 		Result r = RunCollective(t13, p, 1024, Coll::Broadcast, Algo::Ring, 0);
 		Near("chain broadcast: rank 2 done (us)", r.host_done[2] * 1e6, t2 + c, tol);
-		Near("chain broadcast: rank 1 done (us)", r.host_done[1] * 1e6, t2 + 2 * (A + lat), tol);
-		Near("chain broadcast: rank 0 done (us)", r.host_done[0] * 1e6, t1 + 2 * (A + lat), tol);
+		Near("chain broadcast: rank 1 done (us)", r.host_done[1] * 1e6, t2 + 1.024 + 2 * (A + lat), tol);
+		Near("chain broadcast: rank 0 done (us)", r.host_done[0] * 1e6, t1 + 1.024 + 2 * (A + lat), tol);
 		Near("chain broadcast: wrong packets", double(r.wrong_pkts), 0, 0);
 		r = RunCollective(t13, p, 1024, Coll::Reduce, Algo::Ring, 0);
 		Near("chain reduce: rank 0 (root) done (us)", r.host_done[0] * 1e6, t2 + c, tol);
-		Near("chain reduce: rank 2 done (us)", r.host_done[2] * 1e6, t2 + 2 * (A + lat), tol);
-		Near("chain reduce: rank 1 done (us)", r.host_done[1] * 1e6, t1 + 2 * (A + lat), tol);
+		Near("chain reduce: rank 2 done (us)", r.host_done[2] * 1e6, t2 + 1.024 + 2 * (A + lat), tol);
+		Near("chain reduce: rank 1 done (us)", r.host_done[1] * 1e6, t1 + 1.024 + 2 * (A + lat), tol);
 		Near("chain reduce: wrong packets", double(r.wrong_pkts), 0, 0);
 	}
 
@@ -275,6 +281,30 @@ int main()
 		Near("chain reduce, 4 messages: wrong packets", double(r.wrong_pkts), 0, 0);
 	}
 
+	/* 2i. The ring's posted receives pace its sender: 1-2, a Broadcast from 0 of 400
+	 * messages of 16 packets (model frames of 16, 2 us a hop as in 2f), o_s = 10 us, o_r =
+	 * 1000 us, RNR wait 50 us. Rank 1 takes message k at about (k + 1) ms; libinccl's ring
+	 * keeps 128 receives posted and reposts one per message taken, so message 399 finds
+	 * one only once message 271 is taken, at 272 ms (plus at most an RNR wait and the
+	 * hops): rank 0 is done then, not at 4 ms (400 posts of 10 us) as with a receive
+	 * always there. Rank 1 is done at 400 ms. */
+	{
+		Params p = Params0();
+		p.unit = 16;
+		p.link_bw = 17314e6;
+		p.link_lat = 0;
+		SetO(&p, 10e-6);
+		p.o_r = 1000e-6;
+		SetG(&p, 0);
+		p.rnr = 50e-6;
+		Tree t12 = Shape("1-2");
+		Result r = RunCollective(t12, p, 400 * 16 * 1024, Coll::Broadcast, Algo::Ring, 0);
+		Near("chain broadcast, receives run out: rank 0 done (ms)", r.host_done[0] * 1e3, 272.03, 0.06);
+		Near("chain broadcast, receives run out: rank 1 done (ms)", r.host_done[1] * 1e3, 400.01, 0.02);
+		Near("chain broadcast, receives run out: RNR NAKs at least 1", r.rnr_naks >= 1, 1, 0);
+		Near("chain broadcast, receives run out: wrong packets", double(r.wrong_pkts), 0, 0);
+	}
+
 	/* 2g. The block collectives in the network, one packet per block, c_sw = 0 (D = o + 1024 G =
 	 * 11.024 to post or take a data message, 10 an empty packet, E = 60 us on a link). Every rank
 	 * does libinccl's calls one after the other, each once it is done with the one before.
@@ -283,23 +313,25 @@ int main()
 	 * the result to rank 1 (ta + F + lat, taken D later), the ACK to rank 0 (ta + A + lat: rank
 	 * 0, due no result, is done with call 0). Call 1 a Broadcast from rank 1: rank 0's empty
 	 * packet is long there when rank 1, done with call 0, posts its data; the result reaches
-	 * rank 0 F + lat after it arrived. A rank acknowledges a result as it arrives: its next
-	 * packet waits for that ACK on its link (A > 2D: it posts sooner than the link is free). */
+	 * rank 0 F + lat after it arrived. A rank acknowledges a result once it did the frame
+	 * (1.024 of D): its next packet waits for that ACK on its link (1.024 + A > 2D: it posts
+	 * sooner than the link is free). */
 	{
 		Params p = Params0();
 		p.sw_frame = 0;
 		const double D = 11.024, ta = D + F + lat;
 		Result r = RunCollective(t12, p, 2048, Coll::AllGather, Algo::Inc, 0);
-		double d1 = ta + F + lat + A + F + lat;
+		double d1 = ta + F + lat + 1.024 + A + F + lat;
 		Near("inc allgather 1-2: rank 0 done (us)", r.host_done[0] * 1e6, d1 + F + lat + D, tol);
 		Near("inc allgather 1-2: rank 1 done (us)", r.host_done[1] * 1e6, d1 + A + lat, tol);
 		Near("inc allgather 1-2: wrong packets", double(r.wrong_pkts), 0, 0);
 		/* ReduceScatter on 1-2: call 0 a Reduce to rank 0, both send data, both reach the switch at
 		 * ta: rank 0's ACK goes first on its link (it arrived first), then its result; rank 1 is
 		 * done with call 0 at its ACK (ta + A + lat) and posts its data of call 1 at once; rank 0
-		 * sends its own after the ACK of its result; the sum goes to rank 1 only. */
+		 * sends its own after the ACK of its result (1.024 after it came); the sum goes to rank 1
+		 * only. */
 		r = RunCollective(t12, p, 2048, Coll::ReduceScatter, Algo::Inc, 0);
-		double s1 = ta + A + F + lat + A + F + lat;
+		double s1 = ta + A + F + lat + 1.024 + A + F + lat;
 		Near("inc reducescatter 1-2: rank 0 done (us)", r.host_done[0] * 1e6, s1 + A + lat, tol);
 		Near("inc reducescatter 1-2: rank 1 done (us)", r.host_done[1] * 1e6, s1 + F + lat + D, tol);
 		Near("inc reducescatter 1-2: wrong packets", double(r.wrong_pkts), 0, 0);
@@ -310,19 +342,20 @@ int main()
 		 * E + lat + A + lat after; the slot completes at C, the latest arrival (the source's data
 		 * D + F + lat after it started, an empty packet 10 + E + lat after), and the destination
 		 * is done when it took the result, C + F + lat + D, but its next packet leaves only after
-		 * its ACK of the result, C + F + lat + A. Calls, C and the ranks' ends (us):
-		 *   0->1: C = 1195.024; rank 0 done 1359.024, rank 1 2390.048 (link free 2443.024), rank 2 334
-		 *   1->0: rank 1's data leaves at 2443.024, C = 3627.024; rank 0 4822.048, rank 1 3791.024, rank 2 668
-		 *   0->2: C = 6059.024; rank 0 6223.024, rank 1 4125.024, rank 2 7254.048
-		 *   2->0: C = 8491.024; rank 0 9686.048, rank 1 4459.024, rank 2 8655.024
-		 *   1->2: rank 0's empty packet last, leaving at 9739.024, C = 9899.024; rank 0 10063.024,
-		 *         rank 1 5818.072, rank 2 11094.048
-		 *   2->1: C = 12331.024; rank 0 10397.024, rank 1 13526.048, rank 2 12495.024 */
+		 * its ACK of the result, which goes once it did the frame: C + F + lat + 1.024 + A.
+		 * Calls, C and the ranks' ends (us):
+		 *   0->1: C = 1195.024; rank 0 done 1359.024, rank 1 2390.048 (link free 2444.048), rank 2 334
+		 *   1->0: rank 1's data leaves at 2444.048, C = 3628.048; rank 0 4823.072, rank 1 3792.048, rank 2 668
+		 *   0->2: C = 6061.072; rank 0 6225.072, rank 1 4126.048, rank 2 7256.096
+		 *   2->0: C = 8494.096; rank 0 9689.120, rank 1 4460.048, rank 2 8658.096
+		 *   1->2: rank 0's empty packet last, leaving at 9743.120, C = 9903.120; rank 0 10067.120,
+		 *         rank 1 5819.072, rank 2 11098.144
+		 *   2->1: C = 12336.144; rank 0 10401.120, rank 1 13531.168, rank 2 12500.144 */
 		Tree t13 = Shape("1-3");
 		r = RunCollective(t13, p, 3072, Coll::AllToAll, Algo::Inc, 0);
-		Near("inc alltoall 1-3: rank 0 done (us)", r.host_done[0] * 1e6, 10397.024, tol);
-		Near("inc alltoall 1-3: rank 1 done (us)", r.host_done[1] * 1e6, 13526.048, tol);
-		Near("inc alltoall 1-3: rank 2 done (us)", r.host_done[2] * 1e6, 12495.024, tol);
+		Near("inc alltoall 1-3: rank 0 done (us)", r.host_done[0] * 1e6, 10401.120, tol);
+		Near("inc alltoall 1-3: rank 1 done (us)", r.host_done[1] * 1e6, 13531.168, tol);
+		Near("inc alltoall 1-3: rank 2 done (us)", r.host_done[2] * 1e6, 12500.144, tol);
 		Near("inc alltoall 1-3: wrong packets", double(r.wrong_pkts), 0, 0);
 		/* Barrier on 1-2: one empty packet per rank, both at the switch at 170; the slot completes
 		 * with the second: rank 0's ACK (queued when its packet came) goes before its result, rank
@@ -402,14 +435,18 @@ int main()
 	 * PSN 2 reaches the receiver at t0 + 3F + lat + F + lat (t0 = 14.096): a gap, one NAK
 	 * of PSN 1, back over both links (2(A + lat)); PSN 3 is dropped without a second NAK.
 	 * The sender goes back to PSN 1 and resends 1, 2, 3: the last arrives 3F + lat + F +
-	 * lat after the NAK. */
+	 * lat after the NAK, the receiver does it (1.024), acknowledges it and takes the
+	 * message (10). Early and duplicate frames cost nothing: rxe drops them on their PSN. */
 	{
 		Params p = Params0();
 		p.drop_psn = 1;
 		Result r = RunTransfer(t12, p, 0, 1, 4096);
 		double t0 = 14.096, nak = t0 + 4 * F + 2 * lat + 2 * (A + lat), last = nak + 4 * F + 2 * lat;
-		Near("retransmission: receiver done (us)", r.host_done[1] * 1e6, last + 14.096, tol);
-		Near("retransmission: sender has its ACK (us)", r.host_done[0] * 1e6, last + 2 * (A + lat), tol);
+		Near("retransmission: receiver done (us)", r.host_done[1] * 1e6, last + 1.024 + 10, tol);
+		Near("retransmission: sender has its ACK (us)", r.host_done[0] * 1e6, last + 1.024 + 2 * (A + lat), tol);
+		/* one post (14.096), four frames done once each and the message taken (14.096): the
+		 * first copies of PSN 2 and 3 came early and cost nothing */
+		Near("retransmission: the hosts' CPU (us)", r.cpu_hosts * 1e6, 2 * 14.096, tol);
 		Near("retransmission: frames resent", double(r.retransmits), 3, 0);
 		Near("retransmission: NAKs", double(r.naks), 1, 0);
 		Near("retransmission: frames lost", double(r.lost), 1, 0);
@@ -566,8 +603,9 @@ int main()
 	 * of 16 packets on 1-2 with o_su = 20, a = 32, o_c = 50 us, G_s = 1, G_swap = 0.5 ns/B:
 	 * 20 + 32 · 16/32 + 50 · (16/64 - 1/100) + 16384 · 1.5e-3 = 72.576 us to send (a
 	 * completion per 64 packets, perftest's one in 100 already in o); the last frame arrives
-	 * 16F + lat + F + lat later; o_r = 30 us, G_r = 2 ns/B: 30 + 16384 · 2.5e-3 = 70.96 us to
-	 * take it. */
+	 * 16F + lat + F + lat later; o_r = 30 us, G_r = 2 ns/B: 1024 · 2e-3 = 2.048 us on each
+	 * frame as it comes (before its ACK; F apart, so the last's alone is left when it
+	 * arrives), then 30 + 16384 · 0.5e-3 = 38.192 us to take the message: 70.96 us in all. */
 	{
 		Params p = Params0();
 		p.o_su = 20e-6;
@@ -579,7 +617,8 @@ int main()
 		p.G_r = 2e-9;
 		Result r = RunTransfer(t12, p, 0, 1, 16384);
 		double arrive = 72.576 + 16 * F + lat + F + lat;
-		Near("host costs: a libinccl message of 16 packets taken (us)", r.host_done[1] * 1e6, arrive + 70.96, tol);
+		Near("host costs: a libinccl message of 16 packets taken (us)", r.host_done[1] * 1e6, arrive + 2.048 + 38.192, tol);
+		Near("host costs: both hosts' CPU (us)", r.cpu_hosts * 1e6, 72.576 + 70.96, tol);
 		/* the ring (test 2h's AllGather and ReduceScatter on 1-3, one packet a block): a send
 		 * o_s + o_c (1/16 - 1/100) + 1024 (G_s + G_copy) = 10 + 0.84 + 2.048 = 12.888 us; a
 		 * receive o_r + 1024 (G_r + G_copy) = 22.048 (AllGather), + G_sum 24.096 (ReduceScatter) */
