@@ -655,15 +655,22 @@ exp_bidir_figures() {
 # service (its run/inclab/service.pid: incswitch), else the node's QEMU
 # (command qemu-system-*, an argument guest=DOMAIN, DOMAIN the inventory's
 # 10th column). A node whose process is not found is left out (said on
-# stderr, and the status is 1).
+# stderr, and the status is 1). A namespace node of another hypervisor (its
+# directories not here: lab.sh's ns_remote, on that machine) is left out too,
+# said on stderr: its CPU time is that machine's, not read (as a VM's there,
+# whose QEMU is not found here).
 exp_cpu_pids() {
-    local n role dom pid p comm arg missing=0
-    while IFS=$'\t' read -r n role _ _ _ _ _ _ _ dom _; do
+    local n role dom kind hyp first pid p comm arg missing=0
+    first=$(awk -F'\t' '!/^#/ {print $1; exit}' "$state/gen/hypervisors.tsv" 2>/dev/null)
+    while IFS=$'\t' read -r n role _ _ _ _ _ _ _ dom kind hyp _; do
         case $role in host | switch) ;; *) continue ;; esac
         [[ $n =~ ^[A-Za-z0-9_.-]{1,64}$ ]] || continue
         pid=
         if [ -s "$state/nodes/$n/root/run/inclab/service.pid" ]; then
             pid=$(head -c 16 "$state/nodes/$n/root/run/inclab/service.pid" | tr -dc 0-9)
+        elif [ "$kind" = netns ] && [ -n "$hyp" ] && [ "$hyp" != "$first" ]; then
+            exp_err "cpu: $n ($role) is a namespace node of hypervisor $hyp, on its machine: its CPU time is not read (cpu.csv counts this machine's processes)"
+            continue
         elif [ -n "$dom" ]; then
             for p in /proc/[0-9]*; do
                 read -r comm 2>/dev/null < "$p/comm" || continue

@@ -345,7 +345,12 @@ gexec() {
 #                  into it stay: a cache for the next lab)
 #   volume H.NAME  a volume of that pool (a VM's overlay, seed, console log; an
 #                  upload not yet verified)
-#   tunnel H.NAME  a tunnel device made over ssh on H's machine
+#   tunnel H.NAME  a tunnel device made over ssh on H's machine (also a
+#                  device of its namespace nodes' wires, a VM's tap there)
+#   rnetns H.NAME  a network namespace made over ssh on H's machine (a
+#                  namespace node there: every process in it is the lab's)
+#   rdir H.NAME    the lab's directory NAME (PREFIX.H) on H's machine, with
+#                  what it holds (ns_rroot: its namespace nodes' directories)
 # lab-down removes exactly those, names compared for equality (never as
 # prefixes: lab "inclab" is not lab "inclab-sc"), QEMU processes only when
 # they name one of those domains, and refuses a state without the marker of
@@ -406,11 +411,12 @@ made_check() {
     awk -v p="$prefix-" -v m="$MARKER" '
         { bad = "" }
         NF != 2 { bad = "not KIND NAME" }
-        !bad && $1 !~ /^(domain|network|netns|link|path|pool|volume|tunnel)$/ { bad = "unknown kind" }
+        !bad && $1 !~ /^(domain|network|netns|link|path|pool|volume|tunnel|rnetns|rdir)$/ { bad = "unknown kind" }
         !bad && ($2 !~ /^[A-Za-z0-9][A-Za-z0-9._-]*$/ || length($2) > 128) { bad = "not a name" }
         !bad && $1 ~ /^(domain|network|netns)$/ && index($2, p) != 1 { bad = "not a name of this lab" }
-        !bad && $1 ~ /^(pool|volume|tunnel)$/ && $2 !~ /^[a-z][a-z0-9-]*\.[A-Za-z0-9]/ { bad = "not HYPERVISOR.NAME" }
-        !bad && $1 ~ /^(pool|volume)$/ && index(substr($2, index($2, ".") + 1), p) != 1 { bad = "not a name of this lab" }
+        !bad && $1 ~ /^(pool|volume|tunnel|rnetns|rdir)$/ && $2 !~ /^[a-z][a-z0-9-]*\.[A-Za-z0-9]/ { bad = "not HYPERVISOR.NAME" }
+        !bad && $1 ~ /^(pool|volume|rnetns)$/ && index(substr($2, index($2, ".") + 1), p) != 1 { bad = "not a name of this lab" }
+        !bad && $1 == "rdir" && substr($2, index($2, ".") + 1) != substr(p, 1, length(p) - 1) "." substr($2, 1, index($2, ".") - 1) { bad = "not the lab'"'"'s directory PREFIX.HYPERVISOR" }
         !bad && $1 == "path" && ($2 == m || $2 == "made") { bad = "the lab'"'"'s own record" }
         bad { printf "line %d: \"%s\": %s\n", NR, substr($0, 1, 80), bad; n++ }
         END { exit n > 0 }' "$state/made"
@@ -444,34 +450,103 @@ qemu_pids() {
 # (the ExecStart of its systemd unit, with node.conf as environment) runs under
 # a restart loop, as Restart=always would. $state/made lists every namespace and
 # device the lab made, written before it is made: lab-down removes exactly those.
+# A node placed on a hypervisor reached over ssh (ns_remote) is all that on its
+# machine: lab/nsnode.sh (ns_at) and nsrun_at do there, over ssh, what these
+# functions do here; its directory is under ns_rroot there, its records in made
+# name that hypervisor (rnetns, rdir, tunnel H.NAME).
 
 NS_DIRS="etc/inclab run/inclab var/log/inclab usr/local/bin usr/local/sbin"
 
 node_kind() { awk -F'\t' -v n="$1" '$1 == n {print ($11 == "" ? "vm" : $11)}' "$gen/inventory.tsv"; }
 node_role() { awk -F'\t' -v n="$1" '$1 == n {print $2}' "$gen/inventory.tsv"; }
 ns_nodes() { awk -F'\t' '!/^#/ && $11 == "netns" {print $1}' "$gen/inventory.tsv"; }
+# node_hyp NODE — NODE's hypervisor (inventory.tsv's 12th column; nothing without hypervisors)
+node_hyp() { awk -F'\t' -v n="$1" '!/^#/ && $1 == n {print $12; exit}' "$gen/inventory.tsv" 2>/dev/null; }
+# ns_remote NODE — is NODE a namespace node of a hypervisor reached over ssh (hyp_by_ssh)?
+# Then it lives on that machine: its namespace, wires, directories (ns_rroot there) and
+# processes, each made, run and removed there by lab/nsnode.sh (ns_at) or nsrun_at.
+ns_remote() { [ -e "$gen/hypervisors.tsv" ] && [ "$(node_kind "$1")" = netns ] && hyp_by_ssh "$(node_hyp "$1")"; }
+# ns_here_nodes — the namespace nodes of this machine (ns_nodes but the ns_remote ones)
+ns_here_nodes() { local n; for n in $(ns_nodes); do ns_remote "$n" || echo "$n"; done; }
+# ssh_hyps — the hypervisors reached over ssh (hyp_by_ssh), separated by spaces
+ssh_hyps() {
+    local h out=""
+    [ -e "$gen/hypervisors.tsv" ] || return 0
+    for h in $(awk -F'\t' '!/^#/ {print $1}' "$gen/hypervisors.tsv"); do hyp_by_ssh "$h" && out+="$h "; done
+    echo "$out"
+}
+# ns_rroot HYPERVISOR — the lab's directory on that machine (INCLAB_REMOTE_ROOT, default
+# /var/lib/inclab, then PREFIX.HYPERVISOR: no lab's state directory, whose names have no '.'
+# from a prefix); its nodes/NODE/root is what $state/nodes/NODE/root is here
+ns_rroot() { echo "${INCLAB_REMOTE_ROOT:-/var/lib/inclab}/$prefix.$1"; }
 
-# ns_argv NODE CMD — set NSARGV to the command line that runs CMD under
-# /bin/sh -c in NODE's namespace with the node's directories mounted and a
-# clean environment.
+# ns_argv NODE CMD [ROOT] — set NSARGV to the command line that runs CMD under
+# /bin/sh -c in NODE's namespace with the node's directories (those of ROOT,
+# default $state/nodes/NODE/root) mounted and a clean environment.
 ns_argv() {
     NSARGV=(ip netns exec "$prefix-$1" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
         HOME=/root TERM="${TERM:-dumb}" INCLAB_NETNS=1 NS_DIRS="$NS_DIRS" /bin/sh -c '
         for d in $NS_DIRS; do mount --bind "$0/$d" "/$d" || exit 125; done
-        exec /bin/sh -c "$1"' "$state/nodes/$1/root" "$2")
+        exec /bin/sh -c "$1"' "${3:-$state/nodes/$1/root}" "$2")
 }
 
 # nsrun NODE CMD [TIMEOUT_S] — run CMD in NODE (ns_argv); its exit code (124
 # on timeout). TIMEOUT_S 0: no limit. Standard input is passed through.
 nsrun() {
+    if ns_remote "$1"; then nsrun_at "$@"; return; fi
     ns_exists "$prefix-$1" || { echo "lab: $1: no namespace $prefix-$1 (make lab-up)" >&2; return 125; }
     ns_argv "$1" "$2"
     timeout "${3:-600}" "${NSARGV[@]}"
 }
 
+# nsrun_at NODE CMD [TIMEOUT_S] — nsrun for a node of a hypervisor reached over
+# ssh: the same command line (ns_argv, its directories those under ns_rroot
+# there), each word quoted (shq), run on its machine under timeout there
+# (TIMEOUT_S 0: none, and a terminal when this one has one), after a check
+# that the namespace exists (125 otherwise). Standard input passed through;
+# its exit code (255: ssh failed).
+nsrun_at() {
+    local h c a t=${3:-600}
+    [[ $t =~ ^[0-9]{1,6}$ ]] || die "exec: TIMEOUT must be a whole number of seconds, not '$t'"
+    h=$(node_hyp "$1")
+    ns_argv "$1" "$2" "$(ns_rroot "$h")/nodes/$1/root"
+    c="ip netns list 2>/dev/null | awk -v n=$(shq "$prefix-$1") '\$1 == n {f = 1} END {exit !f}' || { echo $(shq "lab: $1: no namespace $prefix-$1 on hypervisor $h (make lab-up)") >&2; exit 125; }; exec timeout $t"
+    for a in "${NSARGV[@]}"; do c+=" $(shq "$a")"; done
+    hyp_ssh_argv "$(hyp_uri "$h")" || { echo "lab: hypervisor $h: $HYP_SSH_WHY" >&2; return 125; }
+    [ "$t" != 0 ] || ! [ -t 0 ] || HYP_SSH[1]=-t
+    "${HYP_SSH[@]}" "$c"
+}
+
+# ns_at HYPERVISOR VERB STAGE [ARG...] — lab/nsnode.sh VERB on HYPERVISOR's
+# machine over ssh (hyp_sh), for its namespace nodes: the script and what
+# directory STAGE holds (- for nothing) go as a tar on standard input into a
+# temporary directory there (removed when it ends); its arguments, the lab's
+# root there (ns_rroot), prefix, hypervisor and ARGs, each quoted (shq; the
+# script checks them again). Prints its output; its exit code.
+ns_at() {
+    local h=$1 verb=$2 stage=$3 args="" a t rc=0
+    shift 3
+    hyp_dir_ok "$(ns_rroot "$h")" || die "INCLAB_REMOTE_ROOT: '$(ns_rroot "$h")' is not a directory path of the lab's grammar"
+    for a in "$verb" "$(ns_rroot "$h")" "$prefix" "$h" "$@"; do args+=" $(shq "$a")"; done
+    t=$(mktemp -d) || die "mktemp failed"
+    cp "$here/nsnode.sh" "$t/nsnode.sh" || die "cannot copy $here/nsnode.sh"
+    [ "$stage" = - ] || cp -a "$stage/." "$t/" || die "cannot copy $stage"
+    tar -C "$t" -cf - . | hyp_sh "$h" "set -e; d=\$(mktemp -d); trap 'rm -rf \"\$d\"' EXIT; tar -x -C \"\$d\" -f -; bash \"\$d/nsnode.sh\"$args < /dev/null" || rc=$?
+    rm -rf "$t"
+    return $rc
+}
+
+# ns_node_exists NODE — does NODE's namespace exist (on its machine)?
+ns_node_exists() {
+    if ns_remote "$1"; then [ "$(ns_at "$(node_hyp "$1")" state - "$1" 2>/dev/null)" != absent ]; else ns_exists "$prefix-$1"; fi
+}
+
 # nexec NODE CMD [TIMEOUT_S] — run CMD on NODE, a VM (guest agent) or a namespace.
+# A namespace node of another machine gets no standard input (as a VM's
+# command): ssh would read the caller's, e.g. the rest of a `while read` loop's.
 nexec() {
-    if [ "$(node_kind "$1")" = netns ]; then nsrun "$1" "$2" "${3:-600}"; else gexec "$1" "$2" "${3:-600}"; fi
+    if ns_remote "$1"; then nsrun_at "$1" "$2" "${3:-600}" < /dev/null
+    elif [ "$(node_kind "$1")" = netns ]; then nsrun "$1" "$2" "${3:-600}"; else gexec "$1" "$2" "${3:-600}"; fi
 }
 
 # npush NODE SRC DST [MODE] — copy a file into NODE. Into a namespace node only
@@ -519,17 +594,57 @@ ns_mountpoints() {
 # ns_check_names — refuse namespaces and devices of this lab's names that
 # something else made (not in $state/made): nothing of anyone else's is touched.
 ns_check_names() {
-    local n name
-    for n in $(ns_nodes); do
+    local n name h out skip
+    skip=$(ssh_hyps)
+    for n in $(ns_here_nodes); do
         ns_exists "$prefix-$n" && ! is_made netns "$prefix-$n" &&
             die "network namespace '$prefix-$n' exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
     done
     # the devices wires.tsv names in the machine's namespace: veths and taps (columns 9, 10), bridges (column 8)
-    for name in $(awk -F'\t' '!/^#/ { if ($9 != "-") print $9; if ($10 != "-") print $10; if ($1 == "bridge") print $8 }' "$gen/wires.tsv"); do
+    # (a line of a hypervisor reached over ssh is that machine's: asked there, below)
+    for name in $(awk -F'\t' -v s="$skip" '!/^#/ && !(s != "" && index(" " s, " " $11 " ")) { if ($9 != "-") print $9; if ($10 != "-") print $10; if ($1 == "bridge") print $8 }' "$gen/wires.tsv"); do
         link_exists "$name" && ! is_made link "$name" &&
             die "network device '$name' exists and is not this lab's: remove it or choose another INCLAB_PREFIX"
     done
+    # the namespace nodes of a hypervisor reached over ssh: their names there (nsnode.sh exists)
+    for h in $skip; do
+        ns_hyp_nodes "$h" >/dev/null || continue
+        ns_stage_wires "$h"
+        out=$(ns_at "$h" exists "$NS_STAGE" $(ns_hyp_nodes "$h")) || { rm -rf "$NS_STAGE"; die "hypervisor $h: cannot ask for its namespaces and devices over ssh (see above)"; }
+        rm -rf "$NS_STAGE"
+        for name in $(awk '$1 == "exists" {print $2}' <<<"$out"); do
+            is_made rnetns "$h.$name" || is_made tunnel "$h.$name" ||
+                die "network namespace or device '$name' exists on hypervisor $h and is not this lab's: remove it or choose another INCLAB_PREFIX"
+        done
+    done
     return 0
+}
+
+# ns_hyp_nodes HYPERVISOR — the namespace nodes placed on HYPERVISOR (fails if none)
+ns_hyp_nodes() { awk -F'\t' -v h="$1" '!/^#/ && $11 == "netns" && $12 == h {print $1; f = 1} END {exit !f}' "$gen/inventory.tsv"; }
+
+# ns_stage_wires HYPERVISOR — NS_STAGE: a new temporary directory holding
+# wires.tsv's lines of HYPERVISOR (for nsnode.sh; the caller removes it)
+ns_stage_wires() {
+    NS_STAGE=$(mktemp -d) || die "mktemp failed"
+    awk -F'\t' -v h="$1" '!/^#/ && $11 == h' "$gen/wires.tsv" > "$NS_STAGE/wires.tsv" || die "cannot read $gen/wires.tsv"
+}
+
+# ns_wire_at HYPERVISOR — (lab-up) ns_wire on HYPERVISOR's machine, for its
+# namespace nodes and its lines of wires.tsv (nsnode.sh wire, over ssh): the
+# lab's directory there and each namespace recorded in made first (rdir
+# H.PREFIX.H, rnetns H.NAME), each device as nsnode.sh names it before it
+# makes it (tunnel H.NAME, as tunnels.sh's).
+ns_wire_at() {
+    local h=$1 n out
+    made rdir "$h.$prefix.$h"
+    for n in $(ns_hyp_nodes "$h"); do made rnetns "$h.$prefix-$n"; done
+    ns_stage_wires "$h"
+    out=$({ ns_at "$h" wire "$NS_STAGE" $(ns_hyp_nodes "$h") || echo "exit $?"; } |
+        while read -r k v; do case $k in link) made tunnel "$h.$v" ;; dir | netns) ;; *) echo "$k $v" ;; esac; done)
+    rm -rf "$NS_STAGE"
+    [ -z "$out" ] || die "hypervisor $h: its namespace nodes could not be wired (nsnode.sh: $out)"
+    log "hypervisor $h: namespace node(s) $(ns_hyp_nodes "$h" | tr '\n' ' ')wired there over ssh (nsnode.sh; their directories in $(ns_rroot "$h"))"
 }
 
 # quiet_dev DEV — no IPv6 on a device in the machine's namespace (set before it
@@ -537,10 +652,12 @@ ns_check_names() {
 # silent on the lab's links.
 quiet_dev() { sysctl -q -w "net.ipv6.conf.$1.disable_ipv6=1" >/dev/null 2>&1 || true; }
 
-# ns_wire — make every namespace and device of wires.tsv that is missing.
+# ns_wire — make every namespace and device of wires.tsv of this machine that
+# is missing (those of a hypervisor reached over ssh: ns_wire_at).
 ns_wire() {
-    local n kind l na ia nb ib mtu br veth tap _hyp
-    for n in $(ns_nodes); do
+    local n kind l na ia nb ib mtu br veth tap _hyp skip
+    skip=$(ssh_hyps)
+    for n in $(ns_here_nodes); do
         ns_exists "$prefix-$n" && continue
         made netns "$prefix-$n"
         ip netns add "$prefix-$n" || die "cannot make network namespace $prefix-$n"
@@ -575,7 +692,7 @@ ns_wire() {
             ;;
         *) die "wires.tsv: unknown kind '$kind'" ;;
         esac
-    done < <(grep -v '^#' "$gen/wires.tsv")
+    done < <(awk -F'\t' -v s="$skip" '!/^#/ && !(s != "" && index(" " s, " " $11 " "))' "$gen/wires.tsv")
 }
 
 # ns_files NODE — fill NODE's directories: node.conf, net.sh and the topology
@@ -583,12 +700,32 @@ ns_wire() {
 ns_files() {
     local n=$1 role root=$state/nodes/$1/root d f payload=${INCLAB_PAYLOAD:-$INCLAB_BUILD/payload}
     role=$(node_role "$n")
+    if ns_remote "$n"; then ns_files_at "$n" "$payload/$role"; return; fi
     made path nodes
     for d in $NS_DIRS; do mkdir -p "$root/$d"; done
     [ -d "$payload/$role/usr/local/bin" ] || die "no payload for $role in $payload: run 'make payload' first"
     for f in "$gen/nodes/$n"/*; do ns_install "$f" "$root/etc/inclab"; done
     for f in "$payload/$role/usr/local/bin"/*; do ns_install "$f" "$root/usr/local/bin"; done
     for f in "$top/images/guest/usr/local/sbin"/*; do ns_install "$f" "$root/usr/local/sbin"; done
+}
+
+# ns_files_at NODE PAYLOAD — ns_files for a node of a hypervisor reached over
+# ssh: the same files, staged here under files/ with their SHA256SUMS, sent in
+# nsnode.sh's tar; there they are checked against those sums, then installed
+# into its directories under ns_rroot (nsnode.sh files), each by rename.
+ns_files_at() {
+    local n=$1 h t f out
+    h=$(node_hyp "$n")
+    [ -d "$2/usr/local/bin" ] || die "no payload for $(node_role "$n") in ${2%/*}: run 'make payload' first"
+    t=$(mktemp -d) || die "mktemp failed"
+    mkdir -p "$t/files/etc/inclab" "$t/files/usr/local/bin" "$t/files/usr/local/sbin"
+    cp -p "$gen/nodes/$n"/* "$t/files/etc/inclab/" && cp -p "$2/usr/local/bin"/* "$t/files/usr/local/bin/" &&
+        cp -p "$top/images/guest/usr/local/sbin"/* "$t/files/usr/local/sbin/" || { rm -rf "$t"; die "$n: cannot stage its files"; }
+    (cd "$t/files" && find . -type f | sed 's|^\./||' | sort | xargs -d '\n' sha256sum) > "$t/SHA256SUMS" || { rm -rf "$t"; die "$n: cannot hash its files"; }
+    made rdir "$h.$prefix.$h"
+    out=$(ns_at "$h" files "$t" "$n" 2>&1) || { rm -rf "$t"; die "$n: its files could not be installed on hypervisor $h: $(tail -n 2 <<<"$out" | tr '\n' ' ')"; }
+    rm -rf "$t"
+    log "  $n (hypervisor $h): $out"
 }
 
 # ns_install FILE DIR — copy FILE into DIR by rename: a running binary of the
@@ -606,18 +743,21 @@ ns_unit() {
 
 # ns_loop_runs NODE — does NODE's service restart loop run?
 ns_loop_runs() {
+    if ns_remote "$1"; then [ "$(ns_at "$(node_hyp "$1")" state - "$1" 2>/dev/null)" = loop ]; return; fi
     local f=$state/nodes/$1/root/run/inclab/service-loop.pid
     [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null
 }
 
 # ns_service NODE — start NODE's service under a restart loop unless it runs.
 # The loop's pid is in run/inclab/service-loop.pid, the service's in
-# run/inclab/service.pid (inclab-ready checks it).
+# run/inclab/service.pid (inclab-ready checks it). A node of a hypervisor
+# reached over ssh: the same loop, started there by nsnode.sh service.
 ns_service() {
-    local n=$1 root=$state/nodes/$1/root cmd
-    ns_loop_runs "$n" && return 0
+    local n=$1 root=$state/nodes/$1/root cmd h="" out
+    ns_remote "$n" && h=$(node_hyp "$n") root=$(ns_rroot "$h")/nodes/$n/root
+    [ -n "$h" ] || ! ns_loop_runs "$n" || return 0
     cmd=$(ns_unit "$(node_role "$n")") || return 0
-    rm -f "$root/run/inclab/service.pid"
+    [ -n "$h" ] || rm -f "$root/run/inclab/service.pid"
     ns_argv "$n" "echo \$\$ > /run/inclab/service-loop.pid
         set -a; . /etc/inclab/node.conf; set +a
         while :; do
@@ -626,7 +766,11 @@ ns_service() {
             wait \$!; rc=\$?
             echo \"\$(date '+%F %T') service exited with status \$rc; restarting in 1 s\" >> /var/log/inclab/service-loop.log
             sleep 1
-        done"
+        done" "$root"
+    if [ -n "$h" ]; then
+        out=$(ns_at "$h" service - "$n" "${NSARGV[@]}" 2>&1) || die "$n: its service did not start on hypervisor $h: $(tail -n 2 <<<"$out" | tr '\n' ' ')"
+        return 0
+    fi
     # In a session of its own (no signal from lab.sh's terminal), and exec'ed
     # from a subshell: nothing of this script is read again after it starts.
     (no_fds setsid "${NSARGV[@]}" > /dev/null 2>&1 < /dev/null) &
@@ -639,18 +783,19 @@ ns_service() {
 # (what cloud-init's network-config and runcmd do in its VM).
 ns_setup() {
     local out
-    out=$(nsrun "$1" "sh /etc/inclab/net.sh" 60 2>&1) || die "$1: network setup failed: $out"
-    out=$(nsrun "$1" "inclab-node-setup" 60 2>&1) || die "$1: inclab-node-setup failed: $out"
+    out=$(nsrun "$1" "sh /etc/inclab/net.sh" 60 2>&1 < /dev/null) || die "$1: network setup failed: $out"
+    out=$(nsrun "$1" "inclab-node-setup" 60 2>&1 < /dev/null) || die "$1: inclab-node-setup failed: $out"
     ns_service "$1"
 }
 
 # ns_up — namespaces, wires and running nodes, the controller first (the
 # switches register with it). Idempotent.
 ns_up() {
-    local n
+    local n h
     ns_mountpoints
     ns_check_names
     ns_wire
+    for h in $(ssh_hyps); do ! ns_hyp_nodes "$h" >/dev/null || ns_wire_at "$h"; done
     [ ! -e "$gen/tunnels.tsv" ] || hyp_tunnels
     for n in $(awk -F'\t' '!/^#/ && $11 == "netns" {print ($2 == "controller" ? 0 : 1), $1}' "$gen/inventory.tsv" | sort -s -k1,1 | cut -d' ' -f2); do
         ns_files "$n"
@@ -674,10 +819,12 @@ ns_kill() {
 }
 
 # ns_down — remove every namespace (after its processes) and device listed in
-# $state/made; the veth ends inside a namespace go with it. Adds to $failed
-# what it could not remove.
+# $state/made; the veth ends inside a namespace go with it. Those of a
+# hypervisor reached over ssh (rnetns H.NAME, rdir H.NAME) on its machine
+# (ns_down_at). Adds to $failed what it could not remove.
 ns_down() {
     local name n=0 l=0
+    ns_down_at
     for name in $(made_names netns); do
         ns_exists "$name" || continue
         ns_kill "$name"
@@ -690,6 +837,32 @@ ns_down() {
         if link_exists "$name"; then log "could not remove device $name"; failed=$((failed + 1)); else l=$((l + 1)); fi
     done
     [ $((n + l)) = 0 ] || log "removed $n namespace(s) and $l device(s) of the lab"
+}
+
+# ns_down_at — (lab-down) on each hypervisor with rnetns or rdir records whose
+# connection answers (not in $dead): those namespaces removed after their
+# processes (nsnode.sh down), then the lab's directory there (rmroot); each
+# record of one that does not answer, or that stays, counted in $failed (the
+# record is kept: a second lab-down removes it).
+ns_down_at() {
+    local h uri names out
+    for h in $( { made_names rnetns; made_names rdir; } | cut -d. -f1 | sort -u); do
+        uri=$(hyp_uri "$h")
+        names=$(made_names rnetns | awk -v h="$h" 'index($0, h ".") == 1 {print substr($0, length(h) + 2)}' | tr '\n' ' ')
+        if [ -z "$uri" ] || { [ -n "${dead:-}" ] && grep -qxF -- "$uri" <<<"$dead"; }; then
+            log "could not remove namespace(s) ${names:-none} and the lab's directory on hypervisor $h: it does not answer"; failed=$((failed + 1)); continue
+        fi
+        # shellcheck disable=SC2086 # names: one word each (made_check)
+        out=$(ns_at "$h" down - $names 2>&1) ||
+            { log "could not remove namespace(s) on hypervisor $h over ssh: $(tail -n 1 <<<"$out")"; failed=$((failed + 1)); continue; }
+        if grep -q '^left ' <<<"$out"; then
+            log "could not remove namespace(s) on hypervisor $h: $(sed -n 's/^left //p' <<<"$out" | tr '\n' ' ')"; failed=$((failed + 1)); continue
+        fi
+        log "hypervisor $h: removed $(grep -c '^removed ' <<<"$out" || true) namespace(s) of the lab over ssh"
+        is_made rdir "$h.$prefix.$h" || continue
+        out=$(ns_at "$h" rmroot - 2>&1) || { log "could not remove $(ns_rroot "$h") on hypervisor $h: $(tail -n 1 <<<"$out")"; failed=$((failed + 1)); continue; }
+        [ -z "$out" ] || log "hypervisor $h: $out"
+    done
 }
 
 # ns_unmountpoints — remove the mount points ns_mountpoints made (only empty
@@ -894,9 +1067,10 @@ cmd_up() {
         fi
         # its taps on the lab's bridges (netns mode): libvirt makes them, lab-down
         # removes any that outlive their VM
-        [ "$switches" = vm ] || for t in $(awk -F'\t' -v n="$n" '$1 == "bridge" && $5 == n {print $10}' "$gen/wires.tsv"); do
-            made link "$t"
-        done
+        # (on a hypervisor reached over ssh, that machine's: tunnel H.TAP, removed there)
+        [ "$switches" = vm ] || while read -r t h; do
+            if [ -n "$h" ] && hyp_by_ssh "$h"; then made tunnel "$h.$t"; else made link "$t"; fi
+        done < <(awk -F'\t' -v n="$n" '$1 == "bridge" && $5 == n {print $10, $11}' "$gen/wires.tsv")
         # saved by lab-stop: restored below, all at once
         if has_msave "$n"; then restore+=" $n"; continue; fi
         dvsh "$n" start "$prefix-$n" >/dev/null || die "cannot start $n (console log: $state/console/$n.log)"
@@ -905,7 +1079,10 @@ cmd_up() {
     # shellcheck disable=SC2086
     [ -z "$restore" ] || restore_vms $restore
     # The VMs' taps on the lab's bridges (netns mode): no IPv6 on them either.
-    [ "$switches" = netns ] && for n in $(awk -F'\t' '$1 == "bridge" {print $10}' "$gen/wires.tsv"); do quiet_dev "$n"; done
+    [ "$switches" = netns ] && while read -r n h; do
+        if [ -n "$h" ] && hyp_by_ssh "$h"; then hyp_sh "$h" "sysctl -q -w net.ipv6.conf.$(shq "$n").disable_ipv6=1 >/dev/null 2>&1; true" </dev/null || true
+        else quiet_dev "$n"; fi
+    done < <(awk -F'\t' '$1 == "bridge" {print $10, $11}' "$gen/wires.tsv")
     [ ! -e "$gen/tunnels.tsv" ] || for n in $(awk -F'\t' '!/^#/ && $2 == "vm" {print $16}' "$gen/tunnels.tsv"); do quiet_dev "$n"; done
     local t_vms=$SECONDS
     if [ $started -eq 0 ] && [ -z "$restore" ]; then log "every VM already running"
@@ -932,11 +1109,11 @@ cmd_up() {
 # first is this machine (its libvirt's host UUID is the local connection's:
 # lab.sh, the lab's management network, disks and namespace nodes are here);
 # another that is another machine must be reached by qemu+ssh:// (its tunnel
-# ends are made there over ssh) and hold no namespace node (NSNODES: lines
-# "NODE<TAB>HYPERVISOR" of the namespace nodes). Sets HYP_ELSEWHERE to the
+# ends and namespace nodes, NSNODES: lines "NODE<TAB>HYPERVISOR" of the
+# namespace nodes, are made there over ssh). Sets HYP_ELSEWHERE to the
 # names of those on other machines. A precise error before anything of the
 # lab is made.
-HYP_TOOLS="ip bridge ss sysctl sha256sum base64 mktemp bash stat mv cat"
+HYP_TOOLS="ip bridge ss sysctl sha256sum base64 mktemp bash stat mv cat tar setsid timeout mount awk"
 hyp_check() {
     local which=$1 name uri caps uuid here_uuid="" remote first=1 out ns errf err
     HYP_ELSEWHERE=""
@@ -978,11 +1155,9 @@ hyp_check() {
         elif [ $first = 1 ]; then
             die "the first hypervisor, $name ($uri), is another machine (host ${uuid:-unknown}, this one ${here_uuid:-unknown}): lab-up runs on the first hypervisor's machine (its management network, disks and namespace nodes are there); declare this machine first (README: \"Labs over several hypervisors\")"
         elif [[ $uri != qemu+ssh://* ]]; then
-            die "hypervisor $name ($uri) is another machine (host ${uuid:-unknown}): its tunnel ends (lab/tunnels.sh) are made there over ssh, which only a qemu+ssh:// URI names; this transport cannot carry them (README: \"Labs over several hypervisors\")"
-        else
             ns=$(awk -F'\t' -v h="$name" '$2 == h {print $1}' <<<"${3:-}" | tr '\n' ' ')
-            [ -z "$ns" ] ||
-                die "node(s) ${ns% } placed on hypervisor $name, another machine, are namespace nodes (SWITCHES=netns): namespace nodes run on this machine only; place them on the first hypervisor, or run SWITCHES=vm"
+            die "hypervisor $name ($uri) is another machine (host ${uuid:-unknown}): its tunnel ends (lab/tunnels.sh)${ns:+ and its namespace nodes (${ns% }: lab/nsnode.sh)} are made there over ssh, which only a qemu+ssh:// URI names; this transport cannot carry them (README: \"Labs over several hypervisors\")"
+        else
             HYP_ELSEWHERE+=" $name"
             log "hypervisor $name: $uri answers (another machine, host $uuid: images shipped into its pool, tunnel ends made over ssh)"
         fi
@@ -1549,9 +1724,17 @@ cmd_clocks() {
 node_state() {
     if [ "$2" = netns ]; then
         # a stopped lab's namespaces stay, without their service (lab-stop)
-        if ! ns_exists "$prefix-$1"; then echo absent
-        elif [ -e "$state/stopped" ] && ! ns_loop_runs "$1"; then echo stopped
-        else echo running; fi
+        local st=""
+        # (a node of a hypervisor reached over ssh: asked there, once)
+        ! ns_remote "$1" || st=$(ns_at "$(node_hyp "$1")" state - "$1" 2>/dev/null) || st=unknown
+        case $st in
+        "") if ! ns_exists "$prefix-$1"; then echo absent
+            elif [ -e "$state/stopped" ] && ! ns_loop_runs "$1"; then echo stopped
+            else echo running; fi ;;
+        absent | unknown) echo "$st" ;;
+        noloop) if [ -e "$state/stopped" ]; then echo stopped; else echo running; fi ;;
+        *) echo running ;;
+        esac
         return
     fi
     daemons_up || { echo unknown; return; }
@@ -1615,7 +1798,7 @@ cmd_status() {
     local kind hyp
     while IFS=$'\t' read -r n role rank mgmt dif daddr _ _ _ _ kind hyp; do
         if [ "${kind:-vm}" = netns ]; then
-            st=$(ns_exists "$prefix-$n" && echo netns || echo absent)
+            st=$(ns_node_exists "$n" && echo netns || echo absent)
             # its processes ended by lab-stop (the restart loop gone too)
             [ "$st" = netns ] && [ -e "$state/stopped" ] && ! ns_loop_runs "$n" && st=stopped
         else
@@ -1781,14 +1964,18 @@ cmd_stop() {
     done
     rm -rf "$tmp"
     for n in $(ns_nodes); do
-        ns_exists "$prefix-$n" || continue
-        ns_kill "$prefix-$n"
-        find "$state/nodes/$n/root/run/inclab" -mindepth 1 -delete 2>/dev/null || true
+        if ns_remote "$n"; then
+            ns_at "$(node_hyp "$n")" stop - "$n" || { log "  $n (namespace on hypervisor $(node_hyp "$n")): could not end its processes over ssh"; failed=$((failed + 1)); continue; }
+        else
+            ns_exists "$prefix-$n" || continue
+            ns_kill "$prefix-$n"
+            find "$state/nodes/$n/root/run/inclab" -mindepth 1 -delete 2>/dev/null || true
+        fi
         log "  $n (namespace): its processes ended"
         nns=$((nns + 1))
     done
     [ "$failed" = 0 ] ||
-        die "$failed VM(s) could not be saved (see above): the lab is partly stopped; 'make lab-up' brings it back, 'make lab-down' removes it"
+        die "$failed VM(s) or namespace node(s) could not be stopped (see above): the lab is partly stopped; 'make lab-up' brings it back, 'make lab-down' removes it"
     log "lab stopped in $((SECONDS - t0)) s: $(wc -w <<<"$vms") VM(s) saved ($total MiB), $nns namespace node(s) stopped; 'make lab-up' brings it back, 'make lab-down' removes it"
 }
 
@@ -2031,7 +2218,8 @@ cmd_down() {
 # restart writes; none before the first), or nothing when it does not answer.
 # Always succeeds.
 boot_id() {
-    if [ "$(node_kind "$1")" = netns ]; then cat "$state/nodes/$1/root/run/inclab/boot-id" 2>/dev/null || true
+    if ns_remote "$1"; then ns_at "$(node_hyp "$1")" bootid - "$1" 2>/dev/null || true
+    elif [ "$(node_kind "$1")" = netns ]; then cat "$state/nodes/$1/root/run/inclab/boot-id" 2>/dev/null || true
     else QGA_TIMEOUT=3 nexec "$1" 'cat /proc/sys/kernel/random/boot_id' 10 2>/dev/null || true; fi
 }
 
@@ -2053,6 +2241,13 @@ cmd_reboot() {
         old[$n]=$(boot_id "$n")
         if [ "$(node_kind "$n")" = netns ]; then
             log "restarting namespace node $n: processes, /run/inclab, setup and service"
+            if ns_remote "$n"; then
+                # on its machine (nsnode.sh stop, newboot), its setup over ssh
+                ns_at "$(node_hyp "$n")" stop - "$n" || die "$n: cannot end its processes on hypervisor $(node_hyp "$n")"
+                ns_setup "$n"
+                ns_at "$(node_hyp "$n")" newboot - "$n" || die "$n: cannot write its boot id on hypervisor $(node_hyp "$n")"
+                continue
+            fi
             ns_kill "$prefix-$n"
             find "$state/nodes/$n/root/run/inclab" -mindepth 1 -delete 2>/dev/null ||
                 die "$n: cannot empty $state/nodes/$n/root/run/inclab"
@@ -2207,6 +2402,8 @@ cmd_capture() {
             [[ " ${names[*]} " != *" $a-$b "* ]] || die "capture: link $a-$b given twice"
         elif [ "$port" != - ] && [ -n "$ha" ] && hyp_by_ssh "$ha"; then
             die "capture: link $a-$b is a QEMU UDP tunnel of hypervisor $ha, reached over ssh: its datagrams are on that machine's loopback, not this one's (lab-capture records on this machine only: the edges that cross to it, or any edge of the first hypervisor, $(hyp_first))"
+        elif [ "$port" = - ] && [ -n "$ha" ] && hyp_by_ssh "$ha"; then
+            die "capture: link $a-$b has both ends on hypervisor $ha, reached over ssh: its frames cross that machine's namespaces, not this one's (lab-capture records on this machine only: the edges that cross to it, or any edge of the first hypervisor, $(hyp_first))"
         elif [ "$port" = - ]; then
             # a veth or bridge link (netns): the namespace end's interface, both directions
             w=$(awk -F'\t' -v l="$l" '!/^#/ && $2 == l {print $3, $4, $5}' "$gen/wires.tsv")
@@ -2335,7 +2532,7 @@ cmd_sync() {
             if [ "$(node_kind "$n")" = netns ]; then
                 # Its files anew, then the service restarted by its loop.
                 ns_files "$n"
-                nsrun "$n" 'kill "$(cat /run/inclab/service.pid)"' 10 || true
+                nsrun "$n" 'kill "$(cat /run/inclab/service.pid)"' 10 < /dev/null || true
                 sleep 1.5
                 log "synced $n ($role, namespace)"
                 continue

@@ -16,7 +16,8 @@
 # udpcap's link specs in the tables' order; udpcap's exit 3 is kept; over
 # hypervisors, an edge that crosses machines is captured at its end on this
 # machine (a namespace's interface, a VM's VXLAN device, a UDP tunnel on
-# loopback), one with no end here or on another machine's loopback refused. Needs
+# loopback), one with no end here, on another machine's loopback or with both
+# ends on another machine reached over ssh (its namespaces' there) refused. Needs
 # root for namespaces (else those phases are skipped); about 15 s.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -99,8 +100,7 @@ t=$'\t'
 } > "$hv/gen/tunnels.tsv"
 echo '# node' > "$hv/gen/inventory.tsv"
 hvcap() { INCLAB_STATE=$hv INCLAB_PREFIX=ilcpx INCLAB_BUILD=$tmp/bin lab/lab.sh capture "$@" > "$tmp/lab.out" 2>&1; }
-for x in "sw2-sw0|sw0-sw2:netns:ilcpx-sw0:to-sw2" "pku1-sw1|sw1-pku1:udp:47106:47107" "sw2-pku7|pku7-sw2:netns:-:ilcpx-y6" \
-    "pku3-sw2|sw2-pku3:netns:ilcpx-sw2:to-pku3"; do
+for x in "sw2-sw0|sw0-sw2:netns:ilcpx-sw0:to-sw2" "pku1-sw1|sw1-pku1:udp:47106:47107" "sw2-pku7|pku7-sw2:netns:-:ilcpx-y6"; do
     IFS='|' read -r l want <<<"$x"
     rm -f "$tmp/args"
     hvcap "$l" 4; rc=$?
@@ -111,6 +111,7 @@ done
 for x in "sw3-pku5|link sw3-pku5 is a QEMU UDP tunnel of hypervisor there, reached over ssh" \
     "pku6-sw4|link sw4-pku6 crosses from hypervisor there to far, neither of them here, this machine" \
     "sw1-pku8|link sw1-pku8 is a QEMU UDP tunnel to 198.51.100.7 (hypervisor far, another machine)" \
+    "pku3-sw2|link sw2-pku3 has both ends on hypervisor there, reached over ssh" \
     "sw0-sw2 sw2-sw0|link sw0-sw2 given twice"; do
     IFS='|' read -r l want <<<"$x"
     rm -f "$tmp/args"

@@ -12,7 +12,11 @@
 # Checked: a hypervisor that does not answer (a port where no sshd listens) is
 # refused before anything is made; each node runs where topogen placed it
 # (lab-status JSON) and the VMs of "there" are defined on its connection with
-# their management NIC on its network; every collective x dtype x op verified
+# their management NIC on its network; sw2, a namespace node of "there", lives
+# there: its namespace, wires and directory (under "there"'s root, not this
+# lab's state) made by lab/nsnode.sh over ssh and recorded as "there"'s, its
+# service's mounts those of that directory, its link to pku3 refused by
+# lab-capture (both ends there); every collective x dtype x op verified
 # on all 4 ranks over the tree (inc-collectives.sh, INC_SCOPE=tree), and the
 # crossing edge's VXLAN ends carried at least the AllReduce's data each way
 # (their own counters), the management tunnel the control traffic; an
@@ -24,10 +28,12 @@
 # 'there''s TSC rate measured over ssh and given to its TCG guests;
 # lab-clocks --check lists each VM with its hypervisor, ok; lab-sync pushes
 # a payload file made stale on pku3 and pku4 (through the ssh connection)
-# and nothing to pku1, pku2, and restarts sw2's service; lab-down
+# and nothing to pku1, pku2, and restarts sw2's service (there, over ssh);
+# lab-reboot sw2 gives it a new boot and it is ready again; lab-down
 # while "there" does not answer (its sshd stopped) fails, says so and keeps
-# the lab's record and the domains there; once it answers again lab-down
-# leaves nothing of the lab on either connection or in the machine.
+# the lab's record, the domains and sw2's namespace there; once it answers
+# again lab-down leaves nothing of the lab on either connection or in the
+# machine (sw2's directory there gone too).
 # "There" takes the paths of another machine: its images directory is the
 # test's own (HV_IMAGES, emptied first), so the host image is shipped into its
 # storage pool through the ssh connection and verified (its sha256 there is
@@ -124,6 +130,19 @@ done
 tag=$(jq -r '.management.bridge | sub("-mgmt$"; "")' "$state/gen/lab.json")
 tun=$(awk -F'\t' '!/^#/ && $2 == "netns" && $4 == "sw0" {print $13}' "$state/gen/tunnels.tsv")
 peer=$(awk -F'\t' '!/^#/ && $2 == "netns" && $4 == "sw2" {print $13}' "$state/gen/tunnels.tsv")
+# sw2 lives on 'there': made over ssh (nsnode.sh), recorded as there's, its files under there's root
+rroot=/var/lib/inclab/$INCLAB_PREFIX.there
+check "sw2 wired on 'there' over ssh ($(grep -o 'hypervisor there: namespace node(s) .* wired there over ssh' "$tmp/up.log")), recorded as there's (rnetns, rdir), not this machine's" \
+    bash -c 'grep -q "hypervisor there: namespace node(s) sw2 wired there over ssh" "$1" && grep -qx "rnetns there.$2-sw2" "$3/made" &&
+             grep -qx "rdir there.$2.there" "$3/made" && ! grep -qx "netns $2-sw2" "$3/made" && grep -qx "tunnel there.$2-m3" "$3/made"' \
+    _ "$tmp/up.log" "$INCLAB_PREFIX" "$state"
+sw2svc=$(lab/lab.sh exec sw2 'cat /run/inclab/service.pid' 2>/dev/null)
+check "sw2's directory is there's ($rroot/nodes/sw2/root, sha256-checked files; none in $state/nodes), its service (pid ${sw2svc:-none}) runs with those mounted" \
+    bash -c '[ -x "$1/nodes/sw2/root/usr/local/bin/incswitch" ] && [ ! -e "$2/nodes/sw2" ] && [[ $3 =~ ^[0-9]+$ ]] &&
+             [ "$(stat -L -c %d:%i "/proc/$3/root/etc/inclab")" = "$(stat -L -c %d:%i "$1/nodes/sw2/root/etc/inclab")" ]' _ "$rroot" "$state" "$sw2svc"
+out=$(lab/lab.sh capture sw2-pku3 1 2>&1); rc=$?
+check "lab-capture sw2-pku3 (both ends on 'there') refused: exit $rc ($(tail -n 1 <<<"$out" | head -c 200))" \
+    bash -c '[ "$1" = 1 ] && grep -q "both ends on hypervisor there, reached over ssh" <<<"$2"' _ "$rc" "$out"
 check "the crossing edge sw0-sw2 is a VXLAN pair ($tun, $peer) on the lab's bridges, the management networks joined by $tag-g1/$tag-j1" \
     bash -c 'for d in "$@"; do ip -d link show "$d" | grep -q "vxlan id" || exit 1; done' _ "$tun" "$peer" "$tag-g1" "$tag-j1"
 
@@ -201,6 +220,11 @@ got=$(sed -n "s/^  - {hypervisor: '\([^']*\)', uri: '.*', nodes: '\([^']*\)'}\$/
     while read -r h nodes; do echo "$h:$(tr ' ' '\n' <<<"$nodes" | sort | sed 's/^/ /' | tr -d '\n')"; done | sort | tr '\n' ';')
 check "meta.yaml: hypervisors: $(sed -n 's/^hypervisors: //p' "$run/meta.yaml" 2>/dev/null), each node where it ran ($got)" \
     bash -c 'grep -qx "hypervisors: 2" "$1/meta.yaml" && [ -n "$2" ] && [ "$2" = "$3" ]' _ "$run" "$got" "$want"
+# cpu.csv: this machine's processes; sw2's are "there"'s (not read over ssh: left out, said by exp_cpu_pids)
+cpu_nodes=$(awk -F, 'NR > 1 {print $6}' "$run/cpu.csv" 2>/dev/null | sort -u | tr '\n' ' ')
+cpu_why=$(. experiments/lib.sh 2>/dev/null; exp_cpu_pids 2>&1 >/dev/null | grep -o 'cpu: sw2 .*')
+check "cpu.csv: sw0 and sw1 counted, sw2 (a namespace of 'there') left out ($cpu_nodes; ${cpu_why:-no reason said})" \
+    bash -c '[[ " $1" == *" sw0 "* && " $1" == *" sw1 "* && " $1" != *" sw2 "* ]] && grep -q "namespace node of hypervisor there" <<<"$2"' _ "$cpu_nodes" "$cpu_why"
 "$INCLAB_BUILD/increport" plots "$res" > /dev/null 2> "$tmp/increport.err"
 check "REPORT.md says the run spans the two machines: $(grep -o 'spans [0-9]* hypervisors' "$res/REPORT.md" 2>/dev/null | head -n 1)" \
     grep -q '^- \*\*spans 2 hypervisors\*\*' "$res/REPORT.md"
@@ -236,7 +260,7 @@ payload=${INCLAB_PAYLOAD:-$INCLAB_BUILD/payload}
 want=$(sha256sum < "$payload/host/$hdr" | cut -d' ' -f1)
 for n in pku3 pku4; do lab/lab.sh exec "$n" "echo '/* stale */' >> /$hdr" > /dev/null; done
 stale=$(for n in pku3 pku4; do lab/lab.sh exec "$n" "sha256sum < /$hdr" 2>/dev/null | cut -d' ' -f1; done | grep -cx "$want")
-sw2pid=$(cat "$state/nodes/sw2/root/run/inclab/service.pid" 2>/dev/null)
+sw2pid=$(lab/lab.sh exec sw2 'cat /run/inclab/service.pid' 2>/dev/null)
 t0=$(date +%s)
 lab/lab.sh sync > "$tmp/sync.log" 2>&1; rc=$?
 t_sync=$(($(date +%s) - t0))
@@ -247,8 +271,14 @@ now=$(for n in pku3 pku4; do lab/lab.sh exec "$n" "sha256sum < /$hdr" 2>/dev/nul
 check "pku3 and pku4 (on 'there') hold the payload's $hdr again: $now of 2 (before lab-sync: $stale of 2)" \
     bash -c '[ "$1" = 2 ] && [ "$2" = 0 ]' _ "$now" "$stale"
 for _ in $(seq 1 60); do [ "$(lab/lab.sh status --format json 2>/dev/null | jq -r .ready)" = true ] && break; sleep 1; done
-check "sw2's service restarted by lab-sync (pid $sw2pid -> $(cat "$state/nodes/sw2/root/run/inclab/service.pid" 2>/dev/null)), every node ready again" \
-    bash -c '[ -n "$1" ] && [ "$(cat "$2")" != "$1" ] && [ "$(lab/lab.sh status --format json | jq -r .ready)" = true ]' _ "$sw2pid" "$state/nodes/sw2/root/run/inclab/service.pid"
+now=$(lab/lab.sh exec sw2 'cat /run/inclab/service.pid' 2>/dev/null)
+check "sw2's service restarted by lab-sync on 'there' (pid $sw2pid -> $now), every node ready again" \
+    bash -c '[ -n "$1" ] && [ -n "$2" ] && [ "$2" != "$1" ] && [ "$(lab/lab.sh status --format json | jq -r .ready)" = true ]' _ "$sw2pid" "$now"
+old=$(cat "$rroot/nodes/sw2/root/run/inclab/boot-id" 2>/dev/null)
+out=$(lab/lab.sh reboot sw2 2>&1); rc=$?
+new=$(cat "$rroot/nodes/sw2/root/run/inclab/boot-id" 2>/dev/null)
+check "lab-reboot sw2: exit $rc, a new boot id written there (${old:-none} -> ${new:-none}), ready ($(tail -n 1 <<<"$out" | head -c 200))" \
+    bash -c '[ "$1" = 0 ] && [ -n "$3" ] && [ "$2" != "$3" ] && lab/lab.sh exec sw2 inclab-ready 20 >/dev/null' _ "$rc" "$old" "$new"
 
 phase down-dead "lab-down while 'there' does not answer: what is there stays recorded, a second lab-down removes it"
 kill "$sshd_pid" 2>/dev/null
@@ -260,8 +290,9 @@ check "lab-down with 'there' unreachable: exit $rc, 'does not answer', the state
              grep -q "kept .* and its record" <<<"$2" && [ -e "$3/made" ]' _ "$rc" "$out" "$state"
 check "... the domains of 'there' ($(echo $there_doms)) still defined (seen through the local connection to the same libvirtd)" \
     bash -c '[ -n "$1" ] && for d in $1; do virsh -q -c qemu:///system dominfo "$d" >/dev/null 2>&1 || exit 1; done' _ "$there_doms"
-check "... and their volumes in $images, the tunnel end $peer there" \
-    bash -c '[ -e "$1/$2-pku3.qcow2" ] && [ -e "$1/$2-pku4.iso" ] && ip link show "$3" >/dev/null 2>&1' _ "$images" "$INCLAB_PREFIX" "$peer"
+check "... and their volumes in $images, the tunnel end $peer there, sw2's namespace and directory there, all recorded" \
+    bash -c '[ -e "$1/$2-pku3.qcow2" ] && [ -e "$1/$2-pku4.iso" ] && ip link show "$3" >/dev/null 2>&1 &&
+             ip netns list | grep -q "^$2-sw2\b" && [ -d "$4" ] && grep -qx "rnetns there.$2-sw2" "$5/made"' _ "$images" "$INCLAB_PREFIX" "$peer" "$rroot" "$state"
 /usr/sbin/sshd -f "$tmp/sshd_config" -E "$tmp/sshd.log" || ko "sshd did not start again: $(tail -n 3 "$tmp/sshd.log")"
 for _ in 1 2 3 4 5 6 7 8 9 10; do virsh -q -c "$uri" uri >/dev/null 2>&1 && break; sleep 0.5; done
 sshd_pid=$(cat "$tmp/sshd.pid" 2>/dev/null)
@@ -269,6 +300,7 @@ sshd_pid=$(cat "$tmp/sshd.pid" 2>/dev/null)
 phase down "lab-down leaves nothing on either connection"
 check "lab-down" lab/lab.sh down
 check "nothing left on this machine" lab_is_clean
+check "sw2's directory on 'there' ($rroot) removed" [ ! -e "$rroot" ]
 left=$( (virsh -q -c "$uri" list --all --name; virsh -q -c "$uri" net-list --all --name; virsh -q -c "$uri" pool-list --all --name) 2>&1 | grep "^$INCLAB_PREFIX-" || true)
 check "nothing of the lab through the ssh connection${left:+: $left}" [ -z "$left" ]
 files=$(ls "$images" 2>&1 | tr '\n' ' ')
