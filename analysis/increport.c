@@ -1039,6 +1039,24 @@ static double max_algbw(const struct run *r, enum res_coll coll)
 }
 
 /*
+ * next_size() - of @r's verified rows of @coll by @algo, one of the smallest
+ * size above @last: walking the sizes in ascending order from 0. NULL when
+ * none is left.
+ */
+static const struct res_row *next_size(const struct run *r, enum res_coll coll, const char *algo, uint64_t last)
+{
+	const struct res_row *best = NULL;
+
+	for (size_t i = 0; i < r->t.n; i++) {
+		const struct res_row *x = &r->t.rows[i];
+		if (x->coll == coll && x->wrong == 0 && !strcmp(x->algo, algo) && x->bytes > last &&
+		    (!best || x->bytes < best->bytes))
+			best = x;
+	}
+	return best;
+}
+
+/*
  * Write @coll-@algo.dat (per size, ascending: MiB, then the medians over the
  * rounds of time s, algbw, busbw, then algbw min and max, time min and max)
  * for every algorithm measured; which ones in @have.
@@ -1052,16 +1070,7 @@ static int write_coll_data(const struct run *r, const char *pdir, enum res_coll 
 		uint64_t last = 0;
 
 		have[a] = false;
-		for (;;) { /* rows in ascending size: pick the smallest size above the last */
-			const struct res_row *best = NULL;
-			for (size_t i = 0; i < r->t.n; i++) {
-				const struct res_row *x = &r->t.rows[i];
-				if (x->coll == coll && x->wrong == 0 && !strcmp(x->algo, algos[a].name) && x->bytes > last &&
-				    (!best || x->bytes < best->bytes))
-					best = x;
-			}
-			if (!best)
-				break;
+		for (const struct res_row *best; (best = next_size(r, coll, algos[a].name, last)); last = best->bytes) {
 			if (!have[a]) {
 				snprintf(name, sizeof(name), "%s-%s.dat", res_coll_name(coll), algos[a].name);
 				if (!(f = create(pdir, name, path, sizeof(path))))
@@ -1075,7 +1084,6 @@ static int write_coll_data(const struct run *r, const char *pdir, enum res_coll 
 			aggregate(r, algos[a].name, coll, (int64_t)best->bytes, &g);
 			fprintf(f, "%.9g %.9g %.6g %.6g %.6g %.6g %.9g %.9g\n", (double)best->bytes / MIB, g.t_med / 1e6, g.bw_med,
 				g.bb_med, g.bw_min, g.bw_max, g.t_min / 1e6, g.t_max / 1e6);
-			last = best->bytes;
 		}
 		if (have[a] && finish(f, path) < 0)
 			return -1;
@@ -1321,21 +1329,11 @@ static int write_model_data(const struct run *r, const char *pdir, const char *a
 		return -1;
 	fprintf(f, "# %s allreduce (run %s): MiB time_s time_min_s time_max_s: %s, over the rounds\n", algo, r->name,
 		slow ? "the slowest rank's time (time_max_us)" : "rank 0's time (time_us: the run has no time_max_us)");
-	for (;;) { /* the smallest size above the last */
-		const struct res_row *best = NULL;
+	for (const struct res_row *best; (best = next_size(r, RES_ALLREDUCE, algo, last)); last = best->bytes) {
 		struct agg g;
-		for (size_t i = 0; i < r->t.n; i++) {
-			const struct res_row *x = &r->t.rows[i];
-			if (x->coll == RES_ALLREDUCE && x->wrong == 0 && !strcmp(x->algo, algo) && x->bytes > last &&
-			    (!best || x->bytes < best->bytes))
-				best = x;
-		}
-		if (!best)
-			break;
 		if (aggregate_by(r, algo, RES_ALLREDUCE, (int64_t)best->bytes, slow, &g))
 			fprintf(f, "%.9g %.9g %.9g %.9g\n", (double)best->bytes / MIB, g.t_med / 1e6, g.t_min / 1e6,
 				g.t_max / 1e6);
-		last = best->bytes;
 	}
 	return finish(f, path);
 }
