@@ -69,7 +69,7 @@ down() {
     [ -z "$sshd_pid" ] || kill "$sshd_pid" 2>/dev/null
     rm -rf "$tmp" "$images"
 }
-harness_begin lab-hypervisors "sshd refused up placement shipped collectives experiment clocks sync down-dead down"
+harness_begin lab-hypervisors "sshd refused kvm-refused up placement shipped collectives experiment clocks sync down-dead down"
 harness_on_exit down
 
 phase sshd "an sshd on 127.0.0.1:$port with keys made here: libvirt answers through qemu+ssh://"
@@ -112,11 +112,33 @@ out=$(TOPOLOGY=$tmp/dead.yaml HYP_TIMEOUT=20 lab/lab.sh up 2>&1); rc=$?
 check "lab-up with 'there' on a port where no sshd listens: exit $rc, 'does not answer', no state made ($(tail -n 1 <<<"$out" | head -c 300))" \
     bash -c '[ "$1" = 1 ] && grep -q "hypervisor there: its connection .* does not answer" <<<"$2" && [ ! -e "$3" ]' _ "$rc" "$out" "$state"
 
+phase kvm-refused "INCLAB_ACCEL=kvm where KVM cannot run a guest: refused before anything is made, naming each such hypervisor"
+# this machine has no usable KVM (none, or a /dev/kvm that runs no guest) and neither has
+# 'there' (the same machine, asked through its connection and probed over ssh)
+out=$(INCLAB_ACCEL=kvm lab/lab.sh up 2>&1); rc=$?
+doms=$( (virsh -q -c qemu:///system list --all --name; virsh -q -c "$uri" list --all --name) 2>/dev/null | grep -c "^$INCLAB_PREFIX-")
+check "lab-up INCLAB_ACCEL=kvm: exit $rc, 'KVM cannot run a guest on' naming hypervisors here and there, no state, $doms domains defined ($(tail -n 1 <<<"$out" | head -c 400))" \
+    bash -c '[ "$1" = 1 ] && grep -q "^lab: INCLAB_ACCEL=kvm: KVM cannot run a guest on hypervisor here (.*); hypervisor there (.*)" <<<"$2" &&
+             [ ! -e "$3" ] && [ "$4" = 0 ]' _ "$rc" "$out" "$state" "$doms"
+
 phase up "lab-up over the two connections"
 t0=$(date +%s)
 lab/lab.sh up 2>&1 | tee "$tmp/up.log"
 if [ "${PIPESTATUS[0]}" != 0 ]; then ko "lab-up of $TOPOLOGY"; harness_stop "no lab"; fi
 ok "lab-up: $(grep -v '^#' "$state/gen/inventory.tsv" | wc -l) nodes ready in $(($(date +%s) - t0)) s"
+
+# each hypervisor's accelerator determined before anything started: 'there''s through its own
+# connection (domcapabilities) and, when its libvirt offers KVM, QEMU started there over ssh
+acc_at=$(sed -n 's/^LAB_ACCEL_AT="\(.*\)"$/\1/p' "$state/lab.env")
+check "lab.env: each hypervisor's accelerator (LAB_ACCEL_AT=$acc_at), lab-up said why 'there' has no KVM: $(grep -o 'hypervisor there: accelerator .*' "$tmp/up.log" | head -c 300)" \
+    bash -c '[[ $1 =~ ^here=(kvm|tcg)\ there=(kvm|tcg)$ ]] && grep -q "hypervisor there: accelerator TCG (its libvirt offers" "$2"' _ "$acc_at" "$tmp/up.log"
+there_acc=${acc_at##*there=}
+check "the domains of 'there' are of its accelerator's type ($there_acc: $(sed -n "s/^<domain type='\([a-z]*\)'>\$/\1/p" "$state"/gen/domains/pku3.xml "$state"/gen/domains/pku4.xml | tr '\n' ' '))" \
+    bash -c 't=$([ "$1" = kvm ] && echo kvm || echo qemu); for n in pku3 pku4; do grep -qx "<domain type=.$t.>" "$2/gen/domains/$n.xml" || exit 1; done' _ "$there_acc" "$state"
+st_line=$(lab/lab.sh status 2>/dev/null | head -n 1)
+st_json=$(lab/lab.sh status --format json 2>/dev/null | jq -r '[.hypervisors[] | "\(.name)=\(.accelerator)"] | join(" ")')
+check "lab-status names each hypervisor's accelerator: table '$st_line', JSON '$st_json'" \
+    bash -c 'w=${1//=/ }; [ "$3" = "$1" ] && grep -qF "(hypervisors: ${w/ there/, there})" <<<"$2"' _ "$acc_at" "$st_line" "$st_json"
 
 phase placement "each node where topogen placed it, the VMs of 'there' on its connection"
 want=$("$INCLAB_BUILD/topogen" --json "$TOPOLOGY" | jq -c '[.nodes[] | {name, hypervisor}]')
@@ -220,11 +242,18 @@ got=$(sed -n "s/^  - {hypervisor: '\([^']*\)', uri: '.*', nodes: '\([^']*\)'}\$/
     while read -r h nodes; do echo "$h:$(tr ' ' '\n' <<<"$nodes" | sort | sed 's/^/ /' | tr -d '\n')"; done | sort | tr '\n' ';')
 check "meta.yaml: hypervisors: $(sed -n 's/^hypervisors: //p' "$run/meta.yaml" 2>/dev/null), each node where it ran ($got)" \
     bash -c 'grep -qx "hypervisors: 2" "$1/meta.yaml" && [ -n "$2" ] && [ "$2" = "$3" ]' _ "$run" "$got" "$want"
-# cpu.csv: this machine's processes; sw2's are "there"'s (not read over ssh: left out, said by exp_cpu_pids)
+# meta.yaml: each hypervisor's accelerator, as lab.env has it
+got=$(sed -n "s/^  - {hypervisor: '\([^']*\)', uri: '.*', accelerator: '\([a-z]*\)', nodes: .*/\1=\2/p" "$run/meta.yaml" 2>/dev/null | tr '\n' ' ')
+check "meta.yaml: each hypervisor's accelerator ($got), lab.env's ($acc_at)" [ "$got" = "$acc_at " ]
+# cpu.csv: sw0 and sw1 (this machine's), and sw2 (a namespace of 'there': its service's
+# /proc/PID/stat and CLK_TCK read there over ssh): a row for each, its CPU time a whole
+# number of microseconds, at most the wall time on every core of the machine
 cpu_nodes=$(awk -F, 'NR > 1 {print $6}' "$run/cpu.csv" 2>/dev/null | sort -u | tr '\n' ' ')
-cpu_why=$(. experiments/lib.sh 2>/dev/null; exp_cpu_pids 2>&1 >/dev/null | grep -o 'cpu: sw2 .*')
-check "cpu.csv: sw0 and sw1 counted, sw2 (a namespace of 'there') left out ($cpu_nodes; ${cpu_why:-no reason said})" \
-    bash -c '[[ " $1" == *" sw0 "* && " $1" == *" sw1 "* && " $1" != *" sw2 "* ]] && grep -q "namespace node of hypervisor there" <<<"$2"' _ "$cpu_nodes" "$cpu_why"
+sw2row=$(awk -F, 'NR > 1 && $6 == "sw2"' "$run/cpu.csv" 2>/dev/null | head -n 1)
+check "cpu.csv: sw0, sw1 and sw2 (on 'there', read over ssh) counted ($cpu_nodes; sw2: $sw2row)" \
+    bash -c '[[ " $1" == *" sw0 "* && " $1" == *" sw1 "* && " $1" == *" sw2 "* ]] &&
+             IFS=, read -r _ _ _ _ _ n r cpu wall <<<"$2" && [ "$r" = switch ] && [[ $cpu =~ ^[0-9]+$ && $wall =~ ^[0-9]+$ ]] &&
+             [ "$cpu" -le $((wall * $(nproc))) ]' _ "$cpu_nodes" "$sw2row"
 "$INCLAB_BUILD/increport" plots "$res" > /dev/null 2> "$tmp/increport.err"
 check "REPORT.md says the run spans the two machines: $(grep -o 'spans [0-9]* hypervisors' "$res/REPORT.md" 2>/dev/null | head -n 1)" \
     grep -q '^- \*\*spans 2 hypervisors\*\*' "$res/REPORT.md"
