@@ -54,6 +54,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
+# the namespace wiring, shared with nsnode.sh (nsw_*; nsw_made records in made)
+# shellcheck source=lab/nswire.sh
+. "$here/nswire.sh"
+nsw_made() { made "$1" "$2"; }
 # graph draws the running lab's own topology unless TOPOLOGY names one (make
 # unsets its default: Makefile, lab-graph)
 topology_given=${TOPOLOGY:+1}
@@ -597,7 +601,7 @@ ns_at() {
     hyp_dir_ok "$(ns_rroot "$h")" || die "INCLAB_REMOTE_ROOT: '$(ns_rroot "$h")' is not a directory path of the lab's grammar"
     for a in "$verb" "$(ns_rroot "$h")" "$prefix" "$h" "$@"; do args+=" $(shq "$a")"; done
     t=$(mktemp -d) || die "mktemp failed"
-    cp "$here/nsnode.sh" "$t/nsnode.sh" || die "cannot copy $here/nsnode.sh"
+    cp "$here/nsnode.sh" "$here/nswire.sh" "$t/" || die "cannot copy $here/nsnode.sh and nswire.sh"
     [ "$stage" = - ] || cp -a "$stage/." "$t/" || die "cannot copy $stage"
     tar -C "$t" -cf - . | hyp_sh "$h" "set -e; d=\$(mktemp -d); trap 'rm -rf \"\$d\"' EXIT; tar -x -C \"\$d\" -f -; bash \"\$d/nsnode.sh\"$args < /dev/null" || rc=$?
     rm -rf "$t"
@@ -715,52 +719,16 @@ ns_wire_at() {
     log "hypervisor $h: namespace node(s) $(ns_hyp_nodes "$h" | tr '\n' ' ')wired there over ssh (nsnode.sh; their directories in $(ns_rroot "$h"))"
 }
 
-# quiet_dev DEV — no IPv6 on a device in the machine's namespace (set before it
-# goes up: no link-local address, no router solicitation). The machine stays
-# silent on the lab's links.
-quiet_dev() { sysctl -q -w "net.ipv6.conf.$1.disable_ipv6=1" >/dev/null 2>&1 || true; }
-
 # ns_wire — make every namespace and device of wires.tsv of this machine that
-# is missing (those of a hypervisor reached over ssh: ns_wire_at).
+# is missing (those of a hypervisor reached over ssh: ns_wire_at), as
+# lab/nswire.sh makes them (nsnode.sh the same there), each recorded in made first.
 ns_wire() {
-    local n kind l na ia nb ib mtu br veth tap _hyp skip
+    local n skip
     skip=$(ssh_hyps)
     for n in $(ns_here_nodes); do
-        ns_exists "$prefix-$n" && continue
-        made netns "$prefix-$n"
-        ip netns add "$prefix-$n" || die "cannot make network namespace $prefix-$n"
-        ip netns exec "$prefix-$n" sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 >/dev/null
+        ns_exists "$prefix-$n" || nsw_netns "$prefix-$n"
     done
-    while IFS=$'\t' read -r kind l na ia nb ib mtu br veth tap _hyp; do
-        case $kind in
-        mgmt)
-            ip -n "$prefix-$na" link show dev "$ia" >/dev/null 2>&1 && continue
-            made link "$veth"
-            ip link add "$veth" mtu "$mtu" type veth peer name "$ia" netns "$prefix-$na" || die "cannot make veth $veth"
-            quiet_dev "$veth"
-            ip link set "$veth" master "$br" up || die "cannot join $veth to $br"
-            ;;
-        veth)
-            ip -n "$prefix-$na" link show dev "$ia" >/dev/null 2>&1 && continue
-            ip -n "$prefix-$na" link add "$ia" mtu "$mtu" type veth peer name "$ib" netns "$prefix-$nb" ||
-                die "cannot make the veth of link $l ($na $ia - $nb $ib)"
-            ;;
-        bridge)
-            if ! link_exists "$br"; then
-                made link "$br"
-                ip link add "$br" mtu "$mtu" type bridge stp_state 0 forward_delay 0 || die "cannot make bridge $br"
-                quiet_dev "$br"
-            fi
-            if ! link_exists "$veth"; then
-                made link "$veth"
-                ip link add "$veth" mtu "$mtu" type veth peer name "$ia" netns "$prefix-$na" || die "cannot make veth $veth"
-                quiet_dev "$veth"
-            fi
-            ip link set "$veth" master "$br" up && ip link set "$br" up || die "cannot join $veth to $br"
-            ;;
-        *) die "wires.tsv: unknown kind '$kind'" ;;
-        esac
-    done < <(awk -F'\t' -v s="$skip" '!/^#/ && !(s != "" && index(" " s, " " $11 " "))' "$gen/wires.tsv")
+    nsw_wire "$prefix" < <(awk -F'\t' -v s="$skip" '!/^#/ && !(s != "" && index(" " s, " " $11 " ")) {print $1, $3, $4, $5, $6, $7, $8, $9}' "$gen/wires.tsv")
 }
 
 # ns_files NODE — fill NODE's directories: node.conf, net.sh and the topology

@@ -53,7 +53,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
 . tests/lib/labclean.sh
-export SWITCHES=netns INCLAB_PREFIX=${INCLAB_PREFIX:-inclab-hv}
+# a test lab (INCLAB_TEST_LAB=1): its switches read a fault file, armed on sw2 over ssh (phase remote)
+export SWITCHES=netns INCLAB_PREFIX=${INCLAB_PREFIX:-inclab-hv} INCLAB_TEST_LAB=1
 export INCLAB_STATE=/var/lib/inclab/$INCLAB_PREFIX INCLAB_UDP_BASE=${INCLAB_UDP_BASE:-48500}
 INCLAB_BUILD=$(cd "${INCLAB_BUILD:-${BUILD:-build}}" 2>/dev/null && pwd) || { echo "lab-hypervisors: no build directory (make payload)"; exit 2; }
 export INCLAB_BUILD
@@ -69,7 +70,7 @@ down() {
     [ -z "$sshd_pid" ] || kill "$sshd_pid" 2>/dev/null
     rm -rf "$tmp" "$images"
 }
-harness_begin lab-hypervisors "sshd refused kvm-refused up placement shipped collectives experiment clocks sync down-dead down"
+harness_begin lab-hypervisors "sshd refused kvm-refused up placement shipped collectives experiment clocks sync remote stop down-dead down"
 harness_on_exit down
 
 phase sshd "an sshd on 127.0.0.1:$port with keys made here: libvirt answers through qemu+ssh://"
@@ -308,6 +309,60 @@ out=$(lab/lab.sh reboot sw2 2>&1); rc=$?
 new=$(cat "$rroot/nodes/sw2/root/run/inclab/boot-id" 2>/dev/null)
 check "lab-reboot sw2: exit $rc, a new boot id written there (${old:-none} -> ${new:-none}), ready ($(tail -n 1 <<<"$out" | head -c 200))" \
     bash -c '[ "$1" = 0 ] && [ -n "$3" ] && [ "$2" != "$3" ] && lab/lab.sh exec sw2 inclab-ready 20 >/dev/null' _ "$rc" "$old" "$new"
+
+phase remote "the verbs on nodes of 'there' (sw2 over ssh, pku3 through its connection): exec, ssh, push, fault"
+out=$(lab/lab.sh exec sw2 'echo "pid $(cat /run/inclab/service.pid) in $(ip netns identify)"' < /dev/null 2>&1); rc=$?
+check "lab-exec sw2 (non-interactive, over ssh): exit $rc, its service's pid, in namespace $INCLAB_PREFIX-sw2 ($out)" \
+    bash -c '[ "$1" = 0 ] && grep -qx "pid [0-9][0-9]* in $2-sw2" <<<"$3"' _ "$rc" "$INCLAB_PREFIX" "$out"
+lab/lab.sh exec sw2 'exit 7' < /dev/null > /dev/null 2>&1; rc=$?
+check "lab-exec sw2 'exit 7': its exit code comes back over ssh ($rc)" [ "$rc" = 7 ]
+out=$(lab/lab.sh ssh sw2 'cat /etc/inclab/node.conf | head -n 1' < /dev/null 2>&1); rc=$?
+check "lab-ssh sw2 CMD without a terminal: exit $rc, runs CMD there ($(head -c 120 <<<"$out"))" \
+    bash -c '[ "$1" = 0 ] && [ -n "$2" ] && [ "$2" = "$(head -n 1 "$3/nodes/sw2/root/etc/inclab/node.conf")" ]' _ "$rc" "$out" "$rroot"
+out=$(lab/lab.sh ssh sw2 < /dev/null 2>&1); rc=$?
+check "lab-ssh sw2 without CMD and without a terminal: refused, exit $rc ($(tail -n 1 <<<"$out" | head -c 160))" \
+    bash -c '[ "$1" = 1 ] && grep -q "a shell needs a terminal" <<<"$2"' _ "$rc" "$out"
+head -c 3000 /dev/urandom | base64 > "$tmp/pushed"
+out=$(lab/lab.sh push sw2 "$tmp/pushed" /etc/inclab/h-pushed 0640 2>&1); rc=$?
+check "lab-push into sw2 (over ssh): exit $rc, in its directory there ($rroot/nodes/sw2/root/etc/inclab/h-pushed, mode $(stat -c %a "$rroot/nodes/sw2/root/etc/inclab/h-pushed" 2>/dev/null)), equal, seen inside sw2" \
+    bash -c '[ "$1" = 0 ] && cmp -s "$2" "$3/nodes/sw2/root/etc/inclab/h-pushed" && [ "$(stat -c %a "$3/nodes/sw2/root/etc/inclab/h-pushed")" = 640 ] &&
+             [ "$(lab/lab.sh exec sw2 "sha256sum < /etc/inclab/h-pushed" < /dev/null)" = "$(sha256sum < "$2")" ]' _ "$rc" "$tmp/pushed" "$rroot"
+out=$(lab/lab.sh push sw2 "$tmp/pushed" /tmp/h-pushed 2>&1); rc=$?
+check "lab-push into sw2 outside its own directories: refused, exit $rc ($(tail -n 1 <<<"$out" | head -c 160))" \
+    bash -c '[ "$1" = 1 ] && grep -q "push only into its own directories" <<<"$2" && [ ! -e /tmp/h-pushed ]' _ "$rc" "$out"
+out=$(lab/lab.sh push pku3 "$tmp/pushed" /tmp/h-pushed 0600 2>&1); rc=$?
+check "lab-push into pku3 (a VM of 'there', its guest agent through the ssh connection): exit $rc, equal there" \
+    bash -c '[ "$1" = 0 ] && [ "$(lab/lab.sh exec pku3 "sha256sum < /tmp/h-pushed" < /dev/null)" = "$(sha256sum < "$2")" ]' _ "$rc" "$tmp/pushed"
+f=$rroot/nodes/sw2/root/run/inclab/incswitch.fault
+out=$(lab/lab.sh fault sw2 drop 2>&1); rc=$?
+armed=$(cat "$f" 2>/dev/null)
+out2=$(lab/lab.sh fault sw2 off 2>&1); rc2=$?
+check "lab-fault sw2 drop, then off (sw2 there, over ssh): exit $rc, $rc2; its fault file there held '${armed:-nothing}', then is gone" \
+    bash -c '[ "$1" = 0 ] && [ "$2" = 0 ] && [ "$3" = drop ] && [ ! -e "$4" ]' _ "$rc" "$rc2" "$armed" "$f"
+out=$(lab/lab.sh fault sw2 melt 2>&1); rc=$?
+check "lab-fault sw2 with a kind it does not know: refused, exit $rc ($(tail -n 1 <<<"$out" | head -c 120))" \
+    bash -c '[ "$1" = 1 ] && grep -q "fault KIND must be" <<<"$2" && [ ! -e "$3" ]' _ "$rc" "$out" "$f"
+
+phase stop "lab-stop and lab-up again with nodes on 'there': pku3, pku4 saved through its connection, sw2's processes ended there and started again"
+b3=$(lab/lab.sh exec pku3 'cat /proc/sys/kernel/random/boot_id' < /dev/null 2>/dev/null)
+sw2pid=$(lab/lab.sh exec sw2 'cat /run/inclab/service.pid' < /dev/null 2>/dev/null)
+t0=$(date +%s)
+lab/lab.sh stop > "$tmp/stop.log" 2>&1; rc=$?
+t_stop=$(($(date +%s) - t0))
+sed 's/^/  /' "$tmp/stop.log"
+saved=$(for n in pku3 pku4; do virsh -q -c "$uri" dominfo "$INCLAB_PREFIX-$n" 2>/dev/null | grep -q '^Managed save: *yes' && echo -n "$n "; done)
+sw2st=$(lab/lab.sh status --format json 2>/dev/null | jq -r '.nodes[] | select(.name == "sw2") | .state')
+check "lab-stop: exit $rc in $t_stop s; pku3, pku4 saved on 'there' (${saved:-none}), sw2 stopped there ($sw2st: no service running in its namespace)" \
+    bash -c '[ "$1" = 0 ] && [ "$2" = "pku3 pku4 " ] && [ "$3" = stopped ] && ! ip netns pids "$4-sw2" | grep -q .' _ "$rc" "$saved" "$sw2st" "$INCLAB_PREFIX"
+t0=$(date +%s)
+lab/lab.sh up > "$tmp/up2.log" 2>&1; rc=$?
+t_up=$(($(date +%s) - t0))
+tail -n 3 "$tmp/up2.log" | sed 's/^/  /'
+a3=$(lab/lab.sh exec pku3 'cat /proc/sys/kernel/random/boot_id' < /dev/null 2>/dev/null)
+now=$(lab/lab.sh exec sw2 'cat /run/inclab/service.pid' < /dev/null 2>/dev/null)
+check "lab-up after lab-stop: exit $rc in $t_up s, every node ready, pku3 restored (boot id kept: ${a3:-none}), sw2's service started again there (pid $sw2pid -> ${now:-none})" \
+    bash -c '[ "$1" = 0 ] && [ "$(lab/lab.sh status --format json | jq -r .ready)" = true ] && [ -n "$2" ] && [ "$2" = "$3" ] &&
+             [ -n "$5" ] && [ "$4" != "$5" ]' _ "$rc" "$b3" "$a3" "$sw2pid" "$now"
 
 phase down-dead "lab-down while 'there' does not answer: what is there stays recorded, a second lab-down removes it"
 kill "$sshd_pid" 2>/dev/null
