@@ -240,11 +240,11 @@ accel_probe() {
     [ -e /dev/kvm ] || { LOCAL_WHY="no /dev/kvm"; return 0; }
     out=$(timeout 20 qemu-system-x86_64 -accel kvm -cpu host -m 256 -display none -nodefaults -serial stdio \
         -no-reboot -kernel "$1" -initrd "$2" -append "console=ttyS0 earlyprintk=serial,ttyS0 panic=-1 rdinit=/nonexistent" \
-        < /dev/null 2>&1)
+        < /dev/null 2>&1) || true   # (QEMU ends by a panic, a failure or the timeout: its output says which)
     if grep -q 'Linux version' <<<"$out"; then
         LOCAL_ACC=kvm
     else
-        why=$(grep -m1 -i 'error\|fail\|could not\|cannot' <<<"$out" | tr -cd '[:print:]' | cut -c1-100)
+        why=$(grep -m1 -i 'error\|fail\|could not\|cannot' <<<"$out" | tr -cd '[:print:]' | cut -c1-100) || true
         LOCAL_WHY="/dev/kvm is present but a guest kernel does not start under it (${why:-no console output in 20 s})"
     fi
 }
@@ -264,22 +264,23 @@ KVM_PROBE='timeout 20 "$0" -accel kvm -cpu host -m 64 -display none -nodefaults 
 # HYP_TIMEOUT) and QEMU there (the emulator libvirt names) starts a guest under
 # KVM (KVM_PROBE over ssh, 40 s at most); else tcg, HYP_ACC_WHY saying why.
 hyp_accel() {
-    local out qemu
+    local out qemu why rc=0
     HYP_ACC=tcg HYP_ACC_WHY=""
-    out=$(timeout "${HYP_TIMEOUT:-30}" virsh -q -c "$2" domcapabilities --virttype kvm --arch x86_64 2>&1 </dev/null)
-    if [ $? != 0 ] || ! grep -q '<domain>kvm</domain>' <<<"$out"; then
-        HYP_ACC_WHY="its libvirt offers no KVM domains for x86_64 ($(grep -m1 -i 'error' <<<"$out" | tr -cd '[:print:]' | cut -c1-100))"
+    out=$(timeout "${HYP_TIMEOUT:-30}" virsh -q -c "$2" domcapabilities --virttype kvm --arch x86_64 2>&1 </dev/null) || rc=$?
+    if [ $rc != 0 ] || ! grep -q '<domain>kvm</domain>' <<<"$out"; then
+        why=$(grep -m1 -i 'error' <<<"$out" | tr -cd '[:print:]' | cut -c1-100) || true
+        HYP_ACC_WHY="its libvirt offers no KVM domains for x86_64${why:+ ($why)}"
         return 0
     fi
     qemu=$(sed -n 's:^ *<path>\(.*\)</path>.*:\1:p' <<<"$out" | head -n 1)
     [[ $qemu =~ ^/[A-Za-z0-9._/+-]{1,200}$ ]] || { HYP_ACC_WHY="its libvirt names no emulator path to probe KVM with ('${qemu:0:60}')"; return 0; }
     hyp_ssh_argv "$2" || { HYP_ACC_WHY=$HYP_SSH_WHY; return 0; }
-    out=$(timeout 40 "${HYP_SSH[@]}" "sh -c $(shq "$KVM_PROBE") $(shq "$qemu")" </dev/null 2>&1)
+    out=$(timeout 40 "${HYP_SSH[@]}" "sh -c $(shq "$KVM_PROBE") $(shq "$qemu")" </dev/null 2>&1) || true   # (its output says)
     if grep -q 'SeaBIOS (version' <<<"$out"; then
         HYP_ACC=kvm
     else
-        HYP_ACC_WHY="its libvirt offers KVM, but QEMU there ($qemu) does not start a guest under it: $(grep -m1 -i 'error\|fail\|could not\|cannot\|not found' <<<"$out" | tr -cd '[:print:]' | cut -c1-120)"
-        [ -n "${HYP_ACC_WHY##*: }" ] || HYP_ACC_WHY+="no SeaBIOS banner in 20 s"
+        why=$(grep -m1 -i 'error\|fail\|could not\|cannot\|not found' <<<"$out" | tr -cd '[:print:]' | cut -c1-120) || true
+        HYP_ACC_WHY="its libvirt offers KVM, but QEMU there ($qemu) does not start a guest under it: ${why:-no SeaBIOS banner in 20 s}"
     fi
 }
 
