@@ -1122,9 +1122,9 @@ cmd_up() {
     # The VMs' taps on the lab's bridges (netns mode): no IPv6 on them either.
     [ "$switches" = netns ] && while read -r n h; do
         if [ -n "$h" ] && hyp_by_ssh "$h"; then hyp_sh "$h" "sysctl -q -w net.ipv6.conf.$(shq "$n").disable_ipv6=1 >/dev/null 2>&1; true" </dev/null || true
-        else quiet_dev "$n"; fi
+        else nsw_quiet "$n"; fi
     done < <(awk -F'\t' '$1 == "bridge" {print $10, $11}' "$gen/wires.tsv")
-    [ ! -e "$gen/tunnels.tsv" ] || for n in $(awk -F'\t' '!/^#/ && $2 == "vm" {print $16}' "$gen/tunnels.tsv"); do quiet_dev "$n"; done
+    [ ! -e "$gen/tunnels.tsv" ] || for n in $(awk -F'\t' '!/^#/ && $2 == "vm" {print $16}' "$gen/tunnels.tsv"); do nsw_quiet "$n"; done
     local t_vms=$SECONDS
     if [ $started -eq 0 ] && [ -z "$restore" ]; then log "every VM already running"
     else log "started $started VM(s)${restore:+, restored$restore from saved state}"; fi
