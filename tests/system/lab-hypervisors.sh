@@ -350,7 +350,8 @@ t0=$(date +%s)
 lab/lab.sh stop > "$tmp/stop.log" 2>&1; rc=$?
 t_stop=$(($(date +%s) - t0))
 sed 's/^/  /' "$tmp/stop.log"
-saved=$(for n in pku3 pku4; do virsh -q -c "$uri" dominfo "$INCLAB_PREFIX-$n" 2>/dev/null | grep -q '^Managed save: *yes' && echo -n "$n "; done)
+# (the answer read whole first: grep -q ending a pipe early fails it under pipefail)
+saved=$(for n in pku3 pku4; do grep -q '^Managed save: *yes' <<<"$(virsh -q -c "$uri" dominfo "$INCLAB_PREFIX-$n" 2>/dev/null)" && echo -n "$n "; done)
 sw2st=$(lab/lab.sh status --format json 2>/dev/null | jq -r '.nodes[] | select(.name == "sw2") | .state')
 check "lab-stop: exit $rc in $t_stop s; pku3, pku4 saved on 'there' (${saved:-none}), sw2 stopped there ($sw2st: no service running in its namespace)" \
     bash -c '[ "$1" = 0 ] && [ "$2" = "pku3 pku4 " ] && [ "$3" = stopped ] && ! ip netns pids "$4-sw2" | grep -q .' _ "$rc" "$saved" "$sw2st" "$INCLAB_PREFIX"
