@@ -529,23 +529,30 @@ exp_lab_env() {
 
 # exp_placement [GEN] — meta.yaml's record of where each node ran, from the
 # lab's generated files in GEN (default $state/gen): "hypervisors: N" and a
-# "placement:" list, one entry per hypervisor with its name, libvirt URI and
-# nodes (hypervisors.tsv, which topogen writes for a topology that declares
-# hypervisors); a lab without that file ran on this machine's qemu:///system:
-# one entry "local" with every node of inventory.tsv. Every string quoted
-# (exp_yaml_str); at most 16 hypervisors (topogen's limit).
+# "placement:" list, one entry per hypervisor with its name, libvirt URI,
+# accelerator and nodes (hypervisors.tsv, which topogen writes for a topology
+# that declares hypervisors; the accelerator LAB_ACCEL_AT of GEN/../lab.env,
+# kvm, tcg or unknown); a lab without that file ran on this machine's
+# qemu:///system: one entry "local" with the lab's accelerator (LAB_ACCEL) and
+# every node of inventory.tsv. Every string quoted (exp_yaml_str); at most 16
+# hypervisors (topogen's limit).
 exp_placement() {
-    local gen=${1:-$state/gen} name uri addr net br mem nodes _pool
+    local gen=${1:-$state/gen} name uri addr net br mem nodes _pool at a
     if [ -r "$gen/hypervisors.tsv" ]; then
+        at=" $(exp_lab_env LAB_ACCEL_AT "$gen/../lab.env") "
         echo "hypervisors: $(grep -v '^#' "$gen/hypervisors.tsv" | head -n 16 | grep -c .)"
         echo "placement:"
         grep -v '^#' "$gen/hypervisors.tsv" | head -n 16 | while IFS=$'\t' read -r name uri addr net br mem nodes _pool; do
-            echo "  - {hypervisor: $(exp_yaml_str "$name"), uri: $(exp_yaml_str "$uri"), nodes: $(exp_yaml_str "$nodes")}"
+            a=unknown
+            case $at in *" $name=kvm "*) a=kvm ;; *" $name=tcg "*) a=tcg ;; esac
+            echo "  - {hypervisor: $(exp_yaml_str "$name"), uri: $(exp_yaml_str "$uri"), accelerator: '$a', nodes: $(exp_yaml_str "$nodes")}"
         done
     else
+        a=$(exp_lab_env LAB_ACCEL "$gen/../lab.env")
+        case $a in kvm | tcg) ;; *) a=unknown ;; esac
         echo "hypervisors: 1"
         echo "placement:"
-        echo "  - {hypervisor: 'local', uri: 'qemu:///system', nodes: $(exp_yaml_str "$(grep -v '^#' "$gen/inventory.tsv" 2>/dev/null | cut -f1 | head -n 4096 | tr '\n' ' ' | sed 's/ $//')")}"
+        echo "  - {hypervisor: 'local', uri: 'qemu:///system', accelerator: '$a', nodes: $(exp_yaml_str "$(grep -v '^#' "$gen/inventory.tsv" 2>/dev/null | cut -f1 | head -n 4096 | tr '\n' ' ' | sed 's/ $//')")}"
     fi
 }
 
@@ -650,15 +657,16 @@ exp_bidir_figures() {
 # ---- CPU time of the lab's processes (the model's host and switch work) -----------
 
 # exp_cpu_pids — "NODE ROLE PID" for every host and switch of the lab: the
-# process on this machine that does the node's work, whose CPU time
-# (/proc/PID/stat, every thread) the LogGP model counts: a namespace node's
-# service (its run/inclab/service.pid: incswitch), else the node's QEMU
+# process that does the node's work, whose CPU time (/proc/PID/stat, every
+# thread) the LogGP model counts: a namespace node's service (its
+# run/inclab/service.pid: incswitch), else the node's QEMU on this machine
 # (command qemu-system-*, an argument guest=DOMAIN, DOMAIN the inventory's
-# 10th column). A node whose process is not found is left out (said on
-# stderr, and the status is 1). A namespace node of another hypervisor (its
-# directories not here: lab.sh's ns_remote, on that machine) is left out too,
-# said on stderr: its CPU time is that machine's, not read (as a VM's there,
-# whose QEMU is not found here).
+# 10th column). A namespace node of another hypervisor (its directories not
+# here: on that machine) has its service's pid read there through the lab's
+# exec path (lab.sh exec, over ssh; 30 s at most), as "@PID": exp_cpu_snap
+# reads its CPU time there. A node whose process is not found is left out
+# (said on stderr, and the status is 1); so is a VM of another machine, whose
+# QEMU is not found here.
 exp_cpu_pids() {
     local n role dom kind hyp first pid p comm arg missing=0
     first=$(awk -F'\t' '!/^#/ {print $1; exit}' "$state/gen/hypervisors.tsv" 2>/dev/null)
@@ -669,7 +677,8 @@ exp_cpu_pids() {
         if [ -s "$state/nodes/$n/root/run/inclab/service.pid" ]; then
             pid=$(head -c 16 "$state/nodes/$n/root/run/inclab/service.pid" | tr -dc 0-9)
         elif [ "$kind" = netns ] && [ -n "$hyp" ] && [ "$hyp" != "$first" ]; then
-            exp_err "cpu: $n ($role) is a namespace node of hypervisor $hyp, on its machine: its CPU time is not read (cpu.csv counts this machine's processes)"
+            pid=$(timeout 30 "$top/lab/lab.sh" exec "$n" 'head -c 16 /run/inclab/service.pid' 2>/dev/null < /dev/null)
+            if [[ $pid =~ ^[0-9]{1,9}$ ]]; then echo "$n $role @$pid"; else exp_err "cpu: no service pid read for $n ($role) on hypervisor $hyp"; missing=1; fi
             continue
         elif [ -n "$dom" ]; then
             for p in /proc/[0-9]*; do
@@ -685,14 +694,44 @@ exp_cpu_pids() {
     return $missing
 }
 
+# exp_cpu_stat_ticks — "TICKS HZ" from a process's /proc/PID/stat line and
+# then its machine's `getconf CLK_TCK` on stdin (read on another machine):
+# its user + system time in clock ticks (fields 14 and 15, counted after the
+# command name, which may hold spaces and parentheses) and that machine's
+# ticks per second. Outside text: anything else (no "(comm) " part, fewer
+# fields, a field or rate that is not a whole number, a rate outside
+# 1..100000) is said on stderr, status 1, nothing printed.
+exp_cpu_stat_ticks() {
+    local stat="" hz="" rest
+    IFS= read -r stat || true
+    IFS= read -r hz || true
+    stat=$(printf '%s' "$stat" | tr -cd '[:print:]') hz=$(printf '%s' "$hz" | tr -cd '[:print:]')
+    [[ $stat =~ ^[0-9]+\ \(.*\)\  ]] || { exp_err "cpu: not a /proc/PID/stat line: '${stat:0:80}'"; return 1; }
+    rest=${stat##*) }
+    set -f; set -- $rest; set +f
+    [ $# -ge 13 ] && [[ ${12} =~ ^[0-9]{1,15}$ && ${13} =~ ^[0-9]{1,15}$ ]] ||
+        { exp_err "cpu: /proc/PID/stat has no user and system ticks (fields 14 and 15): '${stat:0:80}'"; return 1; }
+    [[ $hz =~ ^[0-9]{1,6}$ ]] && [ "$hz" -ge 1 ] && [ "$hz" -le 100000 ] ||
+        { exp_err "cpu: CLK_TCK '${hz:0:20}' is not a tick rate (1..100000)"; return 1; }
+    echo "$((10#${12} + 10#${13})) $((10#$hz))"
+}
+
 # exp_cpu_snap PIDS — "NODE ROLE TICKS" for each "NODE ROLE PID" line of
 # PIDS (exp_cpu_pids): user + system time of the process and its threads in
 # clock ticks (fields 14 and 15 of /proc/PID/stat, read after the command
-# name, which may hold spaces); -1 when the process is gone.
+# name, which may hold spaces); -1 when the process is gone. A PID "@N" is
+# NODE's machine's process N (a namespace node of another hypervisor): its
+# stat and CLK_TCK read there (lab.sh exec, 30 s at most; exp_cpu_stat_ticks),
+# printed "NODE ROLE TICKS HZ"; -1 (and why, on stderr) when unreadable.
 exp_cpu_snap() {
     local n role pid s
     while read -r n role pid; do
         [ -n "$pid" ] || continue
+        if [[ $pid =~ ^@[0-9]{1,9}$ ]]; then
+            s=$(timeout 30 "$top/lab/lab.sh" exec "$n" "cat /proc/${pid#@}/stat && getconf CLK_TCK" 2>/dev/null < /dev/null | exp_cpu_stat_ticks) &&
+                echo "$n $role $s" || { exp_err "cpu: $n ($role): process ${pid#@} not read on its machine"; echo "$n $role -1"; }
+            continue
+        fi
         s=$(cat "/proc/$pid/stat" 2>/dev/null) || s=
         if [ -n "$s" ]; then
             s=${s##*) } # fields from the 3rd on
@@ -720,9 +759,10 @@ exp_cpu_busy() {
 
 # exp_cpu_delta BEFORE AFTER — "NODE ROLE CPU_US" for each node in both
 # exp_cpu_snap outputs: the CPU time it used in between, in microseconds
-# (ticks of getconf CLK_TCK); nodes whose process went away are left out.
+# (ticks of getconf CLK_TCK, or of the rate a line of AFTER gives as its 4th
+# field: another machine's); nodes whose process went away are left out.
 exp_cpu_delta() {
     awk -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" 'NR == FNR { t[$1] = $3; r[$1] = $2; next }
-        ($1 in t) && t[$1] >= 0 && $3 >= t[$1] { printf "%s %s %.0f\n", $1, $2, ($3 - t[$1]) * 1e6 / hz }' \
+        ($1 in t) && t[$1] >= 0 && $3 >= t[$1] { printf "%s %s %.0f\n", $1, $2, ($3 - t[$1]) * 1e6 / ($4 > 0 ? $4 : hz) }' \
         <(echo "$1") <(echo "$2")
 }

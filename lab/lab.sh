@@ -54,6 +54,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
+# the namespace wiring, shared with nsnode.sh (nsw_*; nsw_made records in made)
+# shellcheck source=lab/nswire.sh
+. "$here/nswire.sh"
+nsw_made() { made "$1" "$2"; }
 # graph draws the running lab's own topology unless TOPOLOGY names one (make
 # unsets its default: Makefile, lab-graph)
 topology_given=${TOPOLOGY:+1}
@@ -223,28 +227,97 @@ stop_daemons() {
 
 daemons_up() { pgrep -x libvirtd >/dev/null && virsh -c "$URI" version >/dev/null 2>&1; }
 
-# accel KERNEL INITRD — the accelerator: the one of the running lab (LAB_ACCEL
-# from lab.env), INCLAB_ACCEL=kvm|tcg, or KVM when /dev/kvm exists and a guest
-# kernel really starts under it with the CPU the domains get (host-passthrough):
-# "Linux version" on its serial console within 20 s. The probe's kernel has no
-# init (rdinit=/nonexistent): it panics at once and QEMU exits (panic=-1,
+# accel_probe KERNEL INITRD — set LOCAL_ACC to this machine's accelerator: KVM
+# when /dev/kvm exists and a guest kernel really starts under it with the CPU the
+# domains get (host-passthrough): "Linux version" on its serial console within
+# 20 s; else TCG, LOCAL_WHY saying why. The probe's kernel has no init
+# (rdinit=/nonexistent): it panics at once and QEMU exits (panic=-1,
 # -no-reboot). A /dev/kvm that is present but cannot run a guest (seen: nested
 # KVM whose guests fail on MSR 0x10a) gives TCG, not a lab that never boots.
-accel() {
+accel_probe() {
     local out why
-    if [ -n "${LAB_ACCEL:-}" ]; then echo "$LAB_ACCEL"; return; fi
-    case ${INCLAB_ACCEL:-} in kvm | tcg) echo "$INCLAB_ACCEL"; return ;; esac
-    [ -e /dev/kvm ] || { echo tcg; return; }
+    LOCAL_ACC=tcg LOCAL_WHY=""
+    [ -e /dev/kvm ] || { LOCAL_WHY="no /dev/kvm"; return 0; }
     out=$(timeout 20 qemu-system-x86_64 -accel kvm -cpu host -m 256 -display none -nodefaults -serial stdio \
         -no-reboot -kernel "$1" -initrd "$2" -append "console=ttyS0 earlyprintk=serial,ttyS0 panic=-1 rdinit=/nonexistent" \
-        < /dev/null 2>&1)
+        < /dev/null 2>&1) || true   # (QEMU ends by a panic, a failure or the timeout: its output says which)
     if grep -q 'Linux version' <<<"$out"; then
-        echo kvm
+        LOCAL_ACC=kvm
     else
-        why=$(grep -m1 -i 'error\|fail\|could not\|cannot' <<<"$out" | cut -c1-100)
-        echo "KVM: /dev/kvm is present but a guest kernel does not start under it (${why:-no console output in 20 s})" >&2
-        echo tcg
+        why=$(grep -m1 -i 'error\|fail\|could not\|cannot' <<<"$out" | tr -cd '[:print:]' | cut -c1-100) || true
+        LOCAL_WHY="/dev/kvm is present but a guest kernel does not start under it (${why:-no console output in 20 s})"
     fi
+}
+
+# KVM_PROBE — the sh command that shows whether QEMU starts a guest under KVM on
+# the machine it runs on (hyp_accel: another hypervisor's, over ssh): QEMU
+# (path: the word after it, libvirt's emulator there) under KVM with the CPU the
+# domains get (host-passthrough) and nothing to boot: SeaBIOS prints its banner
+# ("SeaBIOS (version") on the debug console (port 0x402) at once, finds no
+# disk, reboots at once (reboot-timeout=0) and QEMU exits (-no-reboot); awk
+# prints the banner, or QEMU's first lines (its errors when KVM fails); 20 s at
+# most (timeout there).
+KVM_PROBE='timeout 20 "$0" -accel kvm -cpu host -m 64 -display none -nodefaults -no-reboot -boot reboot-timeout=0 -chardev stdio,id=bios -device isa-debugcon,iobase=0x402,chardev=bios </dev/null 2>&1 | awk '"'"'/SeaBIOS \(version/ {print; exit} NR <= 5'"'"
+# hyp_accel NAME URI — (lab-up) set HYP_ACC to the accelerator of hypervisor NAME,
+# reached over ssh by qemu+ssh:// URI (not the first): kvm when its libvirt offers
+# KVM domains for x86_64 (virsh domcapabilities --virttype kvm, within
+# HYP_TIMEOUT) and QEMU there (the emulator libvirt names) starts a guest under
+# KVM (KVM_PROBE over ssh, 40 s at most); else tcg, HYP_ACC_WHY saying why.
+hyp_accel() {
+    local out qemu why rc=0
+    HYP_ACC=tcg HYP_ACC_WHY=""
+    out=$(timeout "${HYP_TIMEOUT:-30}" virsh -q -c "$2" domcapabilities --virttype kvm --arch x86_64 2>&1 </dev/null) || rc=$?
+    if [ $rc != 0 ] || ! grep -q '<domain>kvm</domain>' <<<"$out"; then
+        why=$(grep -m1 -i 'error' <<<"$out" | tr -cd '[:print:]' | cut -c1-100) || true
+        HYP_ACC_WHY="its libvirt offers no KVM domains for x86_64${why:+ ($why)}"
+        return 0
+    fi
+    qemu=$(sed -n 's:^ *<path>\(.*\)</path>.*:\1:p' <<<"$out" | head -n 1)
+    [[ $qemu =~ ^/[A-Za-z0-9._/+-]{1,200}$ ]] || { HYP_ACC_WHY="its libvirt names no emulator path to probe KVM with ('${qemu:0:60}')"; return 0; }
+    hyp_ssh_argv "$2" || { HYP_ACC_WHY=$HYP_SSH_WHY; return 0; }
+    out=$(timeout 40 "${HYP_SSH[@]}" "sh -c $(shq "$KVM_PROBE") $(shq "$qemu")" </dev/null 2>&1) || true   # (its output says)
+    if grep -q 'SeaBIOS (version' <<<"$out"; then
+        HYP_ACC=kvm
+    else
+        why=$(grep -m1 -i 'error\|fail\|could not\|cannot\|not found' <<<"$out" | tr -cd '[:print:]' | cut -c1-120) || true
+        HYP_ACC_WHY="its libvirt offers KVM, but QEMU there ($qemu) does not start a guest under it: ${why:-no SeaBIOS banner in 20 s}"
+    fi
+}
+
+# lab_accels KERNEL INITRD HYPS — (lab-up, before anything of the lab is made)
+# set acc, the accelerator of this machine's domains, and LAB_ACCEL_AT,
+# "NAME=kvm|tcg ..." for each hypervisor of HYPS ("NAME<TAB>URI" lines, the
+# first this machine; none: empty). The running lab's (LAB_ACCEL, LAB_ACCEL_AT
+# of lab.env) when it has them; INCLAB_ACCEL=tcg: TCG everywhere, nothing
+# probed; else this machine's by accel_probe (KERNEL, INITRD), each hypervisor
+# reached over ssh by hyp_accel, every other one (this machine: hyp_check) this
+# machine's, each logged with why it has no KVM. INCLAB_ACCEL=kvm: dies, naming
+# each hypervisor (or this machine) where KVM cannot run a guest.
+lab_accels() {
+    local name uri first=1 a why bad=""
+    if [ -n "${LAB_ACCEL:-}" ]; then acc=$LAB_ACCEL; return 0; fi
+    if [ "${INCLAB_ACCEL:-}" = tcg ]; then
+        acc=tcg LAB_ACCEL_AT=$(awk -F'\t' 'NF {printf "%s%s=tcg", (n++ ? " " : ""), $1}' <<<"$3")
+        log "accelerator: TCG everywhere (INCLAB_ACCEL=tcg)"
+        return 0
+    fi
+    accel_probe "$1" "$2"
+    acc=$LOCAL_ACC LAB_ACCEL_AT=""
+    [ -n "$3" ] || { [ "$acc" = kvm ] || bad="this machine ($LOCAL_WHY)"; }
+    while IFS=$'\t' read -r name uri; do
+        [ -n "$name" ] || continue
+        if [ $first = 0 ] && [[ $uri == qemu+ssh://* ]]; then
+            hyp_accel "$name" "$uri"; a=$HYP_ACC why=$HYP_ACC_WHY
+        else
+            a=$acc why=$LOCAL_WHY
+        fi
+        first=0
+        LAB_ACCEL_AT+="${LAB_ACCEL_AT:+ }$name=$a"
+        log "hypervisor $name: accelerator ${a^^}${why:+ ($why)}"
+        [ "$a" = kvm ] || bad+="${bad:+; }hypervisor $name ($why)"
+    done <<<"$3"
+    [ "${INCLAB_ACCEL:-}" != kvm ] || [ -z "$bad" ] || die "INCLAB_ACCEL=kvm: KVM cannot run a guest on $bad"
+    [ "${INCLAB_ACCEL:-}" != kvm ] || log "accelerator: KVM everywhere (INCLAB_ACCEL=kvm, each probed)"
 }
 
 # libvirt runs QEMU as libvirt-qemu (group kvm). Without udev /dev/kvm can be
@@ -529,7 +602,7 @@ ns_at() {
     hyp_dir_ok "$(ns_rroot "$h")" || die "INCLAB_REMOTE_ROOT: '$(ns_rroot "$h")' is not a directory path of the lab's grammar"
     for a in "$verb" "$(ns_rroot "$h")" "$prefix" "$h" "$@"; do args+=" $(shq "$a")"; done
     t=$(mktemp -d) || die "mktemp failed"
-    cp "$here/nsnode.sh" "$t/nsnode.sh" || die "cannot copy $here/nsnode.sh"
+    cp "$here/nsnode.sh" "$here/nswire.sh" "$t/" || die "cannot copy $here/nsnode.sh and nswire.sh"
     [ "$stage" = - ] || cp -a "$stage/." "$t/" || die "cannot copy $stage"
     tar -C "$t" -cf - . | hyp_sh "$h" "set -e; d=\$(mktemp -d); trap 'rm -rf \"\$d\"' EXIT; tar -x -C \"\$d\" -f -; bash \"\$d/nsnode.sh\"$args < /dev/null" || rc=$?
     rm -rf "$t"
@@ -647,52 +720,16 @@ ns_wire_at() {
     log "hypervisor $h: namespace node(s) $(ns_hyp_nodes "$h" | tr '\n' ' ')wired there over ssh (nsnode.sh; their directories in $(ns_rroot "$h"))"
 }
 
-# quiet_dev DEV — no IPv6 on a device in the machine's namespace (set before it
-# goes up: no link-local address, no router solicitation). The machine stays
-# silent on the lab's links.
-quiet_dev() { sysctl -q -w "net.ipv6.conf.$1.disable_ipv6=1" >/dev/null 2>&1 || true; }
-
 # ns_wire — make every namespace and device of wires.tsv of this machine that
-# is missing (those of a hypervisor reached over ssh: ns_wire_at).
+# is missing (those of a hypervisor reached over ssh: ns_wire_at), as
+# lab/nswire.sh makes them (nsnode.sh the same there), each recorded in made first.
 ns_wire() {
-    local n kind l na ia nb ib mtu br veth tap _hyp skip
+    local n skip
     skip=$(ssh_hyps)
     for n in $(ns_here_nodes); do
-        ns_exists "$prefix-$n" && continue
-        made netns "$prefix-$n"
-        ip netns add "$prefix-$n" || die "cannot make network namespace $prefix-$n"
-        ip netns exec "$prefix-$n" sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 >/dev/null
+        ns_exists "$prefix-$n" || nsw_netns "$prefix-$n"
     done
-    while IFS=$'\t' read -r kind l na ia nb ib mtu br veth tap _hyp; do
-        case $kind in
-        mgmt)
-            ip -n "$prefix-$na" link show dev "$ia" >/dev/null 2>&1 && continue
-            made link "$veth"
-            ip link add "$veth" mtu "$mtu" type veth peer name "$ia" netns "$prefix-$na" || die "cannot make veth $veth"
-            quiet_dev "$veth"
-            ip link set "$veth" master "$br" up || die "cannot join $veth to $br"
-            ;;
-        veth)
-            ip -n "$prefix-$na" link show dev "$ia" >/dev/null 2>&1 && continue
-            ip -n "$prefix-$na" link add "$ia" mtu "$mtu" type veth peer name "$ib" netns "$prefix-$nb" ||
-                die "cannot make the veth of link $l ($na $ia - $nb $ib)"
-            ;;
-        bridge)
-            if ! link_exists "$br"; then
-                made link "$br"
-                ip link add "$br" mtu "$mtu" type bridge stp_state 0 forward_delay 0 || die "cannot make bridge $br"
-                quiet_dev "$br"
-            fi
-            if ! link_exists "$veth"; then
-                made link "$veth"
-                ip link add "$veth" mtu "$mtu" type veth peer name "$ia" netns "$prefix-$na" || die "cannot make veth $veth"
-                quiet_dev "$veth"
-            fi
-            ip link set "$veth" master "$br" up && ip link set "$br" up || die "cannot join $veth to $br"
-            ;;
-        *) die "wires.tsv: unknown kind '$kind'" ;;
-        esac
-    done < <(awk -F'\t' -v s="$skip" '!/^#/ && !(s != "" && index(" " s, " " $11 " "))' "$gen/wires.tsv")
+    nsw_wire "$prefix" < <(awk -F'\t' -v s="$skip" '!/^#/ && !(s != "" && index(" " s, " " $11 " ")) {print $1, $3, $4, $5, $6, $7, $8, $9}' "$gen/wires.tsv")
 }
 
 # ns_files NODE — fill NODE's directories: node.conf, net.sh and the topology
@@ -892,7 +929,7 @@ dom_state() { dvsh "$1" domstate "$prefix-$1" 2>/dev/null | head -n 1 || echo ab
 # ---- up ---------------------------------------------------------------------
 
 cmd_up() {
-    local t0=$SECONDS acc topo_hash roles image LAB_ACCEL="" LAB_TSC_KHZ="" LAB_TSC_AT="" test_lab=0 switches=${SWITCHES:-}
+    local t0=$SECONDS acc topo_hash roles image LAB_ACCEL="" LAB_ACCEL_AT="" LAB_TSC_KHZ="" LAB_TSC_AT="" test_lab=0 switches=${SWITCHES:-}
     case ${INCLAB_ACCEL:-} in kvm | tcg | "") ;; *) die "INCLAB_ACCEL must be kvm or tcg, not '$INCLAB_ACCEL'" ;; esac
     case ${INCLAB_TEST_LAB:-0} in 0 | "") ;; 1) test_lab=1 ;; *) die "INCLAB_TEST_LAB must be 0 or 1, not '$INCLAB_TEST_LAB'" ;; esac
     case $switches in vm | netns | "") ;; *) die "SWITCHES must be vm or netns, not '$switches'" ;; esac
@@ -916,6 +953,9 @@ cmd_up() {
             die "a lab of '$LAB_TOPOLOGY' (other contents) is in $state: 'make lab-down' first"
         [ -z "${INCLAB_ACCEL:-}" ] || [ -z "$LAB_ACCEL" ] || [ "$INCLAB_ACCEL" = "$LAB_ACCEL" ] ||
             die "the lab in $state runs under $LAB_ACCEL: 'make lab-down' before INCLAB_ACCEL=$INCLAB_ACCEL"
+        [ -z "${INCLAB_ACCEL:-}" ] || [ -z "$(tr ' ' '\n' <<<"$LAB_ACCEL_AT" | grep -v "=$INCLAB_ACCEL\$" | grep .)" ] ||
+            die "the lab in $state runs its hypervisors under $LAB_ACCEL_AT: 'make lab-down' before INCLAB_ACCEL=$INCLAB_ACCEL"
+        [[ $LAB_ACCEL_AT =~ ^([a-z][a-z0-9-]*=(kvm|tcg)( |$))*$ ]] || die "lab.env: LAB_ACCEL_AT '$LAB_ACCEL_AT' is not NAME=kvm|tcg words"
         [ "${LAB_TEST:-0}" = "$test_lab" ] ||
             die "the lab in $state $([ "${LAB_TEST:-0}" = 1 ] && echo is || echo 'is not') a test lab: 'make lab-down' before INCLAB_TEST_LAB=$test_lab"
         [ -z "$switches" ] || [ "$switches" = "${LAB_SWITCHES:-vm}" ] ||
@@ -947,12 +987,12 @@ cmd_up() {
     fi
     local t_img=$SECONDS   # where the time goes: printed when the lab is ready
     image=$(awk 'NR == 1 {print $2}' <<<"$roles")
-    acc=$(accel "$image/vmlinuz" "$image/initrd.img" 2> >(while read -r l; do log "$l"; done))
-    if [ "$acc" = kvm ]; then log "accelerator: KVM (/dev/kvm)"; else log "accelerator: TCG (no usable /dev/kvm: software emulation, slow)"; fi
+    lab_accels "$image/vmlinuz" "$image/initrd.img" "$hyps"
+    if [ "$acc" = kvm ]; then log "accelerator: KVM (/dev/kvm)"; else log "accelerator: TCG (no usable /dev/kvm${LOCAL_WHY:+: $LOCAL_WHY}: software emulation, slow)"; fi
     [ -e /dev/kvm ] && kvm_access "$acc"
     # TCG guests are told this machine's TSC rate (their TSC is this machine's): measured
     # once per lab, kept in lab.env so a second lab-up defines the same domains
-    if [ "$acc" = tcg ]; then
+    if [[ " $acc ${LAB_ACCEL_AT//=/ } " == *" tcg "* ]]; then
         [ -n "$LAB_TSC_KHZ" ] ||
             LAB_TSC_KHZ=$("$INCLAB_BUILD/tsckhz" 2> >(while read -r l; do log "$l"; done)) || LAB_TSC_KHZ=""
         if [ -n "$LAB_TSC_KHZ" ]; then
@@ -983,6 +1023,7 @@ cmd_up() {
     "$INCLAB_BUILD/topogen" -o "$gen.new" --prefix "$prefix" --state-dir "$state" --accel "$acc" --keys "$state/keys" \
         --udp-base "$INCLAB_UDP_BASE" --switches "$switches" $([ "$test_lab" = 1 ] && echo --test-lab) \
         ${LAB_TSC_KHZ:+--tsc-khz "$LAB_TSC_KHZ"} $(for x in $LAB_TSC_AT; do printf -- '--tsc-khz-at %s ' "$x"; done) \
+        $(for x in $LAB_ACCEL_AT; do printf -- '--accel-at %s ' "$x"; done) \
         $(awk '{printf "--image %s=%s ", $1, $2}' <<<"$roles") "$TOPOLOGY" ||
         die "topogen failed"
     rm -rf "$gen"; mv "$gen.new" "$gen"
@@ -995,7 +1036,7 @@ cmd_up() {
     [[ $role_words =~ ^[A-Za-z0-9._/+\ -]*$ ]] || die "images/build.sh printed roles that are not words and paths: '$role_words'"
     { printf 'LAB_TOPOLOGY=%q\nLAB_HASH=%q\nLAB_ACCEL=%q\n' "$TOPOLOGY" "$topo_hash" "$acc"
       printf 'LAB_ROLES="%s"\nLAB_TEST=%q\nLAB_SWITCHES=%q\nLAB_TSC_KHZ=%q\n' "$role_words" "$test_lab" "$switches" "$LAB_TSC_KHZ"
-      printf 'LAB_TSC_AT="%s"\n' "$LAB_TSC_AT"
+      printf 'LAB_TSC_AT="%s"\nLAB_ACCEL_AT="%s"\n' "$LAB_TSC_AT" "$LAB_ACCEL_AT"
     } > "$state/lab.env"
 
     # libvirt names of this lab that something else holds: refused, never taken
@@ -1081,9 +1122,9 @@ cmd_up() {
     # The VMs' taps on the lab's bridges (netns mode): no IPv6 on them either.
     [ "$switches" = netns ] && while read -r n h; do
         if [ -n "$h" ] && hyp_by_ssh "$h"; then hyp_sh "$h" "sysctl -q -w net.ipv6.conf.$(shq "$n").disable_ipv6=1 >/dev/null 2>&1; true" </dev/null || true
-        else quiet_dev "$n"; fi
+        else nsw_quiet "$n"; fi
     done < <(awk -F'\t' '$1 == "bridge" {print $10, $11}' "$gen/wires.tsv")
-    [ ! -e "$gen/tunnels.tsv" ] || for n in $(awk -F'\t' '!/^#/ && $2 == "vm" {print $16}' "$gen/tunnels.tsv"); do quiet_dev "$n"; done
+    [ ! -e "$gen/tunnels.tsv" ] || for n in $(awk -F'\t' '!/^#/ && $2 == "vm" {print $16}' "$gen/tunnels.tsv"); do nsw_quiet "$n"; done
     local t_vms=$SECONDS
     if [ $started -eq 0 ] && [ -z "$restore" ]; then log "every VM already running"
     else log "started $started VM(s)${restore:+, restored$restore from saved state}"; fi
@@ -1787,7 +1828,7 @@ cmd_status() {
     fi
     # shellcheck disable=SC1091
     . "$state/lab.env"
-    echo "lab: $LAB_TOPOLOGY, accelerator $LAB_ACCEL, switches ${LAB_SWITCHES:-vm}, state in $state"
+    echo "lab: $LAB_TOPOLOGY, accelerator $LAB_ACCEL${LAB_ACCEL_AT:+ (hypervisors: $(sed 's/=/ /g; s/ \([^ ]*\) / \1, /g' <<<"$LAB_ACCEL_AT "| sed 's/, $//'))}, switches ${LAB_SWITCHES:-vm}, state in $state"
     [ ! -e "$state/stopped" ] ||
         echo "stopped since $(head -c 40 "$state/stopped") (lab-stop): 'make lab-up' brings it back from its saved state, 'make lab-down' removes it"
     # with hypervisors a column more: where each node runs
@@ -1835,12 +1876,14 @@ status_json() {
         nodes_live+=$(jq -cn --arg name "$n" --arg state "$st" --argjson ready "$ready" --arg line "$(head -n 1 <<<"$line")" \
             '{name: $name, state: $state, ready: $ready, readiness: (if $line == "" then null else $line end)}')$'\n'
     done < <(jq -r '.nodes[] | [.name, .kind] | @tsv' "$gen/lab.json")
-    jq --slurpfile live <(printf '%s' "$nodes_live") --arg state_dir "$state" --arg accel "${LAB_ACCEL:-}" \
+    jq --slurpfile live <(printf '%s' "$nodes_live") --arg state_dir "$state" --arg accel "${LAB_ACCEL:-}" --arg accel_at "${LAB_ACCEL_AT:-}" \
         --argjson test_lab "$([ "${LAB_TEST:-0}" = 1 ] && echo true || echo false)" '
         ($live | map({(.name): .}) | add // {}) as $by
         | .nodes |= map(. + ($by[.name] // {state: "unknown", ready: false, readiness: null}))
         | .state_dir = $state_dir
         | .accelerator = (if $accel == "" then null else $accel end)
+        | ([$accel_at | splits(" ") | select(. != "") | split("=") | {(.[0]): .[1]}] | add // {}) as $acc_at
+        | if (.hypervisors | type) == "array" then .hypervisors |= map(.accelerator = ($acc_at[.name] // null)) else . end
         | .test_lab = $test_lab
         | .state = (if all(.nodes[]; .state == "running") then "running"
                     elif any(.nodes[]; .state == "running") then "partial"

@@ -50,7 +50,10 @@ node_ok() { [[ $1 =~ ^[A-Za-z0-9_.-]{1,64}$ && $1 != . && $1 != .. ]] || die "'$
 dev_ok() { [[ $1 =~ ^[a-z0-9][a-z0-9-]{0,14}$ ]]; }
 ns_exists() { ip netns list 2>/dev/null | awk -v n="$1" '$1 == n {f = 1} END {exit !f}'; }
 exists() { ip link show dev "$1" >/dev/null 2>&1; }
-quiet() { sysctl -q -w "net.ipv6.conf.$1.disable_ipv6=1" >/dev/null 2>&1 || true; }
+# the wiring, lab.sh's own (nswire.sh, shipped beside this script): each thing printed before it is made
+# shellcheck source=lab/nswire.sh
+. "$d/nswire.sh"
+nsw_made() { echo "$1 $2"; }
 
 # wires — the lines of $d/wires.tsv of this hypervisor, checked: "KIND NA IA NB IB MTU BR VETH TAP"
 wires() {
@@ -90,42 +93,9 @@ wire)
     done
     for n in "$@"; do
         node_ok "$n"
-        ns_exists "$prefix-$n" && continue
-        echo "netns $prefix-$n"
-        ip netns add "$prefix-$n" || die "cannot make network namespace $prefix-$n"
-        ip netns exec "$prefix-$n" sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 >/dev/null
+        ns_exists "$prefix-$n" || nsw_netns "$prefix-$n"
     done
-    while read -r kind na ia nb ib mtu br veth _; do
-        [ -n "$kind" ] || continue
-        case $kind in
-        mgmt)
-            ip -n "$prefix-$na" link show dev "$ia" >/dev/null 2>&1 && continue
-            exists "$br" || die "management bridge $br is missing (its libvirt network must be started first)"
-            echo "link $veth"
-            ip link add "$veth" mtu "$mtu" type veth peer name "$ia" netns "$prefix-$na" || die "cannot make veth $veth"
-            quiet "$veth"
-            ip link set "$veth" master "$br" up || die "cannot join $veth to $br"
-            ;;
-        veth)
-            ip -n "$prefix-$na" link show dev "$ia" >/dev/null 2>&1 && continue
-            ip -n "$prefix-$na" link add "$ia" mtu "$mtu" type veth peer name "$ib" netns "$prefix-$nb" ||
-                die "cannot make the veth $na $ia - $nb $ib"
-            ;;
-        bridge)
-            if ! exists "$br"; then
-                echo "link $br"
-                ip link add "$br" mtu "$mtu" type bridge stp_state 0 forward_delay 0 || die "cannot make bridge $br"
-                quiet "$br"
-            fi
-            if ! exists "$veth"; then
-                echo "link $veth"
-                ip link add "$veth" mtu "$mtu" type veth peer name "$ia" netns "$prefix-$na" || die "cannot make veth $veth"
-                quiet "$veth"
-            fi
-            ip link set "$veth" master "$br" up && ip link set "$br" up || die "cannot join $veth to $br"
-            ;;
-        esac
-    done <<<"$lines"
+    nsw_wire "$prefix" <<<"$lines"
     ;;
 files)
     [ $# = 1 ] || die "usage: files NODE"

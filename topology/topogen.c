@@ -81,6 +81,12 @@ struct opts {
 	long tsc_at_khz[TOPO_MAX_HYPERVISORS];
 	int tsc_at_hyp[TOPO_MAX_HYPERVISORS];
 	int ntsc_at;
+	/* --accel-at NAME=kvm|tcg: the accelerator of hypervisor NAME's domains (each machine
+	 * has its own: KVM on one, none on another); resolved to accel_at_hyp after load */
+	const char *accel_at_name[TOPO_MAX_HYPERVISORS];
+	const char *accel_at[TOPO_MAX_HYPERVISORS];
+	int accel_at_hyp[TOPO_MAX_HYPERVISORS];
+	int naccel_at;
 	const char *keys; /* --keys DIR: every node's key file (made when missing); NULL: no keys */
 	int print;      /* --json / --dot: print that view on stdout, write no files */
 	char tag[16];   /* short name stem of the lab's devices on the machine (see dev_tag) */
@@ -365,13 +371,23 @@ static void pool_files(const struct topology *t, const struct opts *o, int i, ch
 	snprintf(console, 320, "%s/%s-%s.log", dir, o->prefix, n->name);
 }
 
+/* node_accel() - "kvm" or "tcg": the accelerator of node @i's domain, its
+ * hypervisor's --accel-at when given, else --accel. */
+static const char *node_accel(const struct topology *t, const struct opts *o, int i)
+{
+	for (int k = 0; k < o->naccel_at; k++)
+		if (has_hyp(t) && o->accel_at_hyp[k] == t->nodes[i].hypervisor)
+			return o->accel_at[k];
+	return o->accel;
+}
+
 /* domains/NODE.xml: the libvirt domain of VM node @i (direct kernel boot, its
  * overlay disk and seed, the management NIC, one NIC per tree edge). */
 static void gen_domain(const struct topology *t, const struct opts *o, int i)
 {
 	const struct topo_node *n = &t->nodes[i];
 	FILE *f = out_open(o->out, "domains/%s.xml", n->name);
-	int kvm = strcmp(o->accel, "kvm") == 0;
+	int kvm = strcmp(node_accel(t, o, i), "kvm") == 0;
 	char mac[18], net[48], br[48], me[16], peer[16];
 
 	if (!f)
@@ -1434,6 +1450,7 @@ static void usage(FILE *f)
 		"  --state-dir DIR       where the lab keeps disks, seeds, console logs (default /var/lib/inclab/lab)\n"
 		"  --image ROLE=DIR      image directory (vmlinuz, initrd.img) of a role (default /var/cache/inclab/images/ROLE)\n"
 		"  --accel kvm|tcg       libvirt domain type (default tcg)\n"
+		"  --accel-at NAME=kvm|tcg  the domain type of hypervisor NAME's VMs (default --accel's)\n"
 		"  --udp-base PORT       first loopback UDP port for tree links (default 47000; two per link)\n"
 		"  --test-lab            a test lab: switches allow fault injection (incswitch -F " FAULT_FILE ")\n"
 		"  --switches vm|netns   switches and the controller as VMs (default) or network namespaces\n"
@@ -1455,7 +1472,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "test-lab", no_argument, 0, 't' },    { "switches", required_argument, 0, 'w' },
 		{ "tsc-khz", required_argument, 0, 'k' }, { "keys", required_argument, 0, 'K' },
 		{ "json", no_argument, 0, 'J' },          { "dot", no_argument, 0, 'D' },
-		{ "tsc-khz-at", required_argument, 0, 'T' },
+		{ "tsc-khz-at", required_argument, 0, 'T' }, { "accel-at", required_argument, 0, 'A' },
 		{ 0, 0, 0, 0 },
 	};
 	static char defimg[3][64];
@@ -1522,6 +1539,22 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			*eq = 0;
 			o->tsc_at_name[o->ntsc_at] = optarg;
 			o->tsc_at_khz[o->ntsc_at++] = v;
+			break;
+		}
+		case 'A': { /* NAME=kvm|tcg: the name is checked against the topology's hypervisors once it is read */
+			char *eq = strchr(optarg, '=');
+			if (!eq || eq == optarg || (strcmp(eq + 1, "kvm") && strcmp(eq + 1, "tcg"))) {
+				fprintf(stderr, "topogen: --accel-at wants NAME=kvm or NAME=tcg, a hypervisor's name and its "
+						"accelerator, not '%s'\n", optarg);
+				return -1;
+			}
+			if (o->naccel_at == TOPO_MAX_HYPERVISORS) {
+				fprintf(stderr, "topogen: at most %d --accel-at\n", TOPO_MAX_HYPERVISORS);
+				return -1;
+			}
+			*eq = 0;
+			o->accel_at_name[o->naccel_at] = optarg;
+			o->accel_at[o->naccel_at++] = eq + 1;
 			break;
 		}
 		case 'u': {
@@ -1618,25 +1651,25 @@ static void print_placement(FILE *f, const struct topology *t)
 		fprintf(f, "%s(* placed by the balance)\n", ncross ? "\n  " : "  links between hypervisors: none\n  ");
 }
 
-/* resolve_tsc_at() - each --tsc-khz-at NAME to the index of hypervisor NAME of @t; -1
- * (message printed) for a name the topology does not declare or one given twice. */
-static int resolve_tsc_at(const struct topology *t, struct opts *o)
+/* resolve_at() - each NAME of @names (@n of them, given with --@opt) to the index of
+ * hypervisor NAME of @t in @hyp; -1 (message printed) for a name the topology does not
+ * declare or one given twice. */
+static int resolve_at(const struct topology *t, const char *opt, const char *const *names, int n, int *hyp)
 {
-	for (int k = 0; k < o->ntsc_at; k++) {
+	for (int k = 0; k < n; k++) {
 		int h = 0;
-		while (h < t->nhypervisors && strcmp(t->hypervisors[h].name, o->tsc_at_name[k]))
+		while (h < t->nhypervisors && strcmp(t->hypervisors[h].name, names[k]))
 			h++;
 		if (h == t->nhypervisors) {
-			fprintf(stderr, "topogen: --tsc-khz-at %s: %s declares no hypervisor '%s'\n", o->tsc_at_name[k],
-				t->file, o->tsc_at_name[k]);
+			fprintf(stderr, "topogen: --%s %s: %s declares no hypervisor '%s'\n", opt, names[k], t->file, names[k]);
 			return -1;
 		}
 		for (int j = 0; j < k; j++)
-			if (o->tsc_at_hyp[j] == h) {
-				fprintf(stderr, "topogen: --tsc-khz-at %s given twice\n", o->tsc_at_name[k]);
+			if (hyp[j] == h) {
+				fprintf(stderr, "topogen: --%s %s given twice\n", opt, names[k]);
 				return -1;
 			}
-		o->tsc_at_hyp[k] = h;
+		hyp[k] = h;
 	}
 	return 0;
 }
@@ -1651,7 +1684,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (!(t = topo_load(argv[optind], stderr)))
 		return 1;
-	if (resolve_tsc_at(t, &o) < 0) {
+	if (resolve_at(t, "tsc-khz-at", o.tsc_at_name, o.ntsc_at, o.tsc_at_hyp) < 0 ||
+	    resolve_at(t, "accel-at", o.accel_at_name, o.naccel_at, o.accel_at_hyp) < 0) {
 		topo_free(t);
 		return 2;
 	}

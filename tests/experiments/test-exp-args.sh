@@ -163,23 +163,56 @@ printf 'sw1\tswitch\t-1\t1.2.3.4\tbr0\t-\t-\t512\t1\tx-sw1\tnetns\npku1\thost\t0
 echo "$spid" >"$tmp/st/nodes/sw1/root/run/inclab/service.pid"
 same "sw1 switch $spid" env state="$tmp/st" bash -c '. experiments/lib.sh; exp_cpu_pids'
 refused "cpu: no process found for pku1 (host)" env state="$tmp/st" bash -c '. experiments/lib.sh; exp_cpu_pids'
+# another machine's process (a namespace node of another hypervisor): its stat line and CLK_TCK read
+# there arrive as text, parsed by exp_cpu_stat_ticks (numbers only, a precise error otherwise);
+# the delta in that machine's ticks (a 4th field)
+st='4242 (a) (b c) S 1 4242 4242 0 -1 4194560 120 0 0 0 731 269 0 0 20 0 3 0 100 1000 200'
+same "1000 100" exp_cpu_stat_ticks <<<"$st"$'\n100'
+same "1000 250" exp_cpu_stat_ticks <<<"$st"$'\n250'
+same "$(($(awk '{print $14 + $15}' "/proc/$spid/stat") + 0)) $hz" bash -c '{ cat "/proc/$1/stat"; getconf CLK_TCK; } | { . experiments/lib.sh; exp_cpu_stat_ticks; }' _ "$spid"
+for x in "|not a /proc/PID/stat line" "garbage|not a /proc/PID/stat line" "4242 (sw) S 1 2 3|has no user and system ticks" \
+    "${st/ 731 / 7x1 }|has no user and system ticks" "${st/ 269 / -269 }|has no user and system ticks" "${st/ 731 / 7310000000000000000 }|has no user and system ticks"; do
+    IFS='|' read -r line why <<<"$x"
+    refused "$why" exp_cpu_stat_ticks <<<"$line"$'\n100'
+done
+for r in "" abc 0 1000001 "100 x" "-100"; do refused "CLK_TCK '$r' is not a tick rate" exp_cpu_stat_ticks <<<"$st"$'\n'"$r"; done
+same "sw2 switch 200000
+pku1 host $((25 * 1000000 / hz))" exp_cpu_delta "sw2 switch 100 250
+pku1 host 100" "sw2 switch 150 250
+pku1 host 125"
 kill "$spid" 2>/dev/null
 # where each node ran (meta.yaml): the hypervisors of hypervisors.tsv, or this machine's connection alone
 same "hypervisors: 2
 placement:
-  - {hypervisor: 'here', uri: 'qemu:///system', nodes: 'controller sw0 sw1 pku1 pku2'}
-  - {hypervisor: 'there', uri: 'qemu+ssh://root@127.0.0.1:2222/system?keyfile=/var/lib/inclab/ssh/key&no_verify=1', nodes: 'sw2 pku3 pku4'}" \
+  - {hypervisor: 'here', uri: 'qemu:///system', accelerator: 'unknown', nodes: 'controller sw0 sw1 pku1 pku2'}
+  - {hypervisor: 'there', uri: 'qemu+ssh://root@127.0.0.1:2222/system?keyfile=/var/lib/inclab/ssh/key&no_verify=1', accelerator: 'unknown', nodes: 'sw2 pku3 pku4'}" \
     exp_placement tests/golden/hv-two
 same "hypervisors: 1
 placement:
-  - {hypervisor: 'local', uri: 'qemu:///system', nodes: 'controller sw0 sw1 sw2 pku1 pku2 pku3 pku4'}" \
+  - {hypervisor: 'local', uri: 'qemu:///system', accelerator: 'unknown', nodes: 'controller sw0 sw1 sw2 pku1 pku2 pku3 pku4'}" \
     exp_placement tests/golden/1-2-4
+# each hypervisor's accelerator from the lab's lab.env (LAB_ACCEL_AT; LAB_ACCEL without hypervisors)
+mkdir -p "$tmp/acc/gen" "$tmp/acc1/gen"
+cp tests/golden/hv-two/hypervisors.tsv "$tmp/acc/gen/" && cp tests/golden/1-2/inventory.tsv "$tmp/acc1/gen/"
+printf 'LAB_ACCEL=kvm\nLAB_ACCEL_AT="here=kvm there=tcg"\n' >"$tmp/acc/lab.env"
+printf 'LAB_ACCEL=tcg\n' >"$tmp/acc1/lab.env"
+same "hypervisors: 2
+placement:
+  - {hypervisor: 'here', uri: 'qemu:///system', accelerator: 'kvm', nodes: 'controller sw0 sw1 pku1 pku2'}
+  - {hypervisor: 'there', uri: 'qemu+ssh://root@127.0.0.1:2222/system?keyfile=/var/lib/inclab/ssh/key&no_verify=1', accelerator: 'tcg', nodes: 'sw2 pku3 pku4'}" \
+    exp_placement "$tmp/acc/gen"
+printf 'LAB_ACCEL=kvm\nLAB_ACCEL_AT="here=kvm there=xen\x27"\n' >"$tmp/acc/lab.env"
+same "unknown" bash -c '. experiments/lib.sh; exp_placement "$1" | sed -n "s/.*hypervisor: .there.*accelerator: .\([a-z]*\).*/\1/p"' _ "$tmp/acc/gen"
+same "hypervisors: 1
+placement:
+  - {hypervisor: 'local', uri: 'qemu:///system', accelerator: 'tcg', nodes: '$(grep -v '^#' tests/golden/1-2/inventory.tsv | cut -f1 | tr '\n' ' ' | sed 's/ $//')'}" \
+    exp_placement "$tmp/acc1/gen"
 mkdir -p "$tmp/hv"
 printf '# hypervisor\turi\n' >"$tmp/hv/hypervisors.tsv"
 printf "a'b\tqemu+ssh://x/system?k='\$(touch %s/ran)'\t1.2.3.4\tn\tb\t1\tsw0 pku1\n" "$tmp" >>"$tmp/hv/hypervisors.tsv"
 same "hypervisors: 1
 placement:
-  - {hypervisor: 'a''b', uri: 'qemu+ssh://x/system?k=''\$(touch $tmp/ran)''', nodes: 'sw0 pku1'}" exp_placement "$tmp/hv"
+  - {hypervisor: 'a''b', uri: 'qemu+ssh://x/system?k=''\$(touch $tmp/ran)''', accelerator: 'unknown', nodes: 'sw0 pku1'}" exp_placement "$tmp/hv"
 check "exp_placement never runs what hypervisors.tsv holds" [ ! -e "$tmp/ran" ]
 printf 'processor\t: 0\nmodel\t\t: 85\nmodel name\t: Some CPU @ 2.0GHz\n' >"$tmp/cpuinfo"
 same "Some CPU @ 2.0GHz" exp_cpu_model "$tmp/cpuinfo"

@@ -161,6 +161,39 @@ for topo in tests/topology/hypervisors/*.yaml; do
         check "$name: domain and per-hypervisor network XML valid, URIs with '&' escaped (virt-xml-validate)" [ $bad = 0 ]
     done
 done
+# --accel-at: a hypervisor with KVM beside one without (topogen's mixed case): each VM's
+# domain is of its own hypervisor's type, the golden files hv-two-mixed (here's KVM
+# domains: host-passthrough, no tsc_early_khz, no TCG cache; there's TCG ones with
+# both), and a bad --accel-at is refused with a precise message
+name=hv-two-mixed
+if gen "$tmp/$name" --accel-at here=kvm --tsc-khz 2596213 tests/topology/hypervisors/two.yaml; then
+    if [ $update = 1 ]; then rm -rf "tests/golden/$name"; cp -r "$tmp/$name" "tests/golden/$name"; fi
+    if diff -r "tests/golden/$name" "$tmp/$name" > "$tmp/$name.diff"; then
+        ok "$name (--accel tcg --accel-at here=kvm): $(find "$tmp/$name" -type f | wc -l) generated files match tests/golden/$name"
+    else
+        ko "$name: output differs from tests/golden/$name:"; head -n 40 "$tmp/$name.diff"
+    fi
+    got=$(for x in "$tmp/$name"/domains/*.xml; do echo "$(basename "$x" .xml)=$(sed -n "s/^<domain type='\([a-z]*\)'>\$/\1/p" "$x")"; done | sort | tr '\n' ' ')
+    want=$(grep -v '^#' "$tmp/$name/inventory.tsv" | awk -F'\t' '{print $1 "=" ($12 == "here" ? "kvm" : "qemu")}' | sort | tr '\n' ' ')
+    check "$name: each domain of its hypervisor's type ($got), KVM ones host-passthrough without tsc_early_khz, TCG ones with it" \
+        bash -c '[ "$1" = "$2" ] && for x in "$3"/domains/*.xml; do
+                     if grep -q "^<domain type=.kvm.>" "$x"; then grep -q host-passthrough "$x" && ! grep -q "tsc_early_khz\|<tcg>" "$x" || exit 1
+                     else grep -q tsc_early_khz=2596213 "$x" && grep -q "<tcg>" "$x" && ! grep -q host-passthrough "$x" || exit 1; fi
+                 done' _ "$got" "$want" "$tmp/$name"
+    bad=0
+    for x in "$tmp/$name"/domains/*.xml; do virt-xml-validate "$x" domain >/dev/null 2>&1 || { bad=1; echo "  invalid: $x"; }; done
+    check "$name: domain XML valid (virt-xml-validate)" [ $bad = 0 ]
+else
+    ko "topogen --accel-at here=kvm failed"
+fi
+for x in "nowhere=kvm|declares no hypervisor 'nowhere'" "there=xen|wants NAME=kvm or NAME=tcg" "=kvm|wants NAME=kvm or NAME=tcg" \
+    "there|wants NAME=kvm or NAME=tcg" "there=kvm --accel-at there=tcg|--accel-at there given twice"; do
+    IFS='|' read -r arg want <<<"$x"
+    # shellcheck disable=SC2086 # the last case is two options
+    out=$("$topogen" -o "$tmp/bad" --accel-at $arg tests/topology/hypervisors/two.yaml 2>&1); rc=$?
+    check "--accel-at $arg: exit 2 with '$want', nothing written (got $rc: $out)" \
+        bash -c '[ "$1" = 2 ] && grep -qF -- "$3" <<<"$2" && [ ! -e "$4" ]' _ "$rc" "$out" "$want" "$tmp/bad"
+done
 # the check itself catches a wrong tunnel: ports that do not pair, a VM's UDP end to its own hypervisor
 w=$tmp/hv-wrong; cp -r tests/golden/hv-placed-netns "$w"
 awk -F'\t' -v OFS='\t' '$2 == "netns" && $3 == "3" && $4 == "sw1" {$11 = 47001} 1' tests/golden/hv-placed-netns/tunnels.tsv > "$w/tunnels.tsv"

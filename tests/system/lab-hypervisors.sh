@@ -53,7 +53,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib/harness.sh
 . tests/lib/labclean.sh
-export SWITCHES=netns INCLAB_PREFIX=${INCLAB_PREFIX:-inclab-hv}
+# a test lab (INCLAB_TEST_LAB=1): its switches read a fault file, armed on sw2 over ssh (phase remote)
+export SWITCHES=netns INCLAB_PREFIX=${INCLAB_PREFIX:-inclab-hv} INCLAB_TEST_LAB=1
 export INCLAB_STATE=/var/lib/inclab/$INCLAB_PREFIX INCLAB_UDP_BASE=${INCLAB_UDP_BASE:-48500}
 INCLAB_BUILD=$(cd "${INCLAB_BUILD:-${BUILD:-build}}" 2>/dev/null && pwd) || { echo "lab-hypervisors: no build directory (make payload)"; exit 2; }
 export INCLAB_BUILD
@@ -69,7 +70,7 @@ down() {
     [ -z "$sshd_pid" ] || kill "$sshd_pid" 2>/dev/null
     rm -rf "$tmp" "$images"
 }
-harness_begin lab-hypervisors "sshd refused up placement shipped collectives experiment clocks sync down-dead down"
+harness_begin lab-hypervisors "sshd refused kvm-refused up placement shipped collectives experiment clocks sync remote stop down-dead down"
 harness_on_exit down
 
 phase sshd "an sshd on 127.0.0.1:$port with keys made here: libvirt answers through qemu+ssh://"
@@ -112,11 +113,33 @@ out=$(TOPOLOGY=$tmp/dead.yaml HYP_TIMEOUT=20 lab/lab.sh up 2>&1); rc=$?
 check "lab-up with 'there' on a port where no sshd listens: exit $rc, 'does not answer', no state made ($(tail -n 1 <<<"$out" | head -c 300))" \
     bash -c '[ "$1" = 1 ] && grep -q "hypervisor there: its connection .* does not answer" <<<"$2" && [ ! -e "$3" ]' _ "$rc" "$out" "$state"
 
+phase kvm-refused "INCLAB_ACCEL=kvm where KVM cannot run a guest: refused before anything is made, naming each such hypervisor"
+# this machine has no usable KVM (none, or a /dev/kvm that runs no guest) and neither has
+# 'there' (the same machine, asked through its connection and probed over ssh)
+out=$(INCLAB_ACCEL=kvm lab/lab.sh up 2>&1); rc=$?
+doms=$( (virsh -q -c qemu:///system list --all --name; virsh -q -c "$uri" list --all --name) 2>/dev/null | grep -c "^$INCLAB_PREFIX-")
+check "lab-up INCLAB_ACCEL=kvm: exit $rc, 'KVM cannot run a guest on' naming hypervisors here and there, no state, $doms domains defined ($(tail -n 1 <<<"$out" | head -c 400))" \
+    bash -c '[ "$1" = 1 ] && grep -q "^lab: INCLAB_ACCEL=kvm: KVM cannot run a guest on hypervisor here (.*); hypervisor there (.*)" <<<"$2" &&
+             [ ! -e "$3" ] && [ "$4" = 0 ]' _ "$rc" "$out" "$state" "$doms"
+
 phase up "lab-up over the two connections"
 t0=$(date +%s)
 lab/lab.sh up 2>&1 | tee "$tmp/up.log"
 if [ "${PIPESTATUS[0]}" != 0 ]; then ko "lab-up of $TOPOLOGY"; harness_stop "no lab"; fi
 ok "lab-up: $(grep -v '^#' "$state/gen/inventory.tsv" | wc -l) nodes ready in $(($(date +%s) - t0)) s"
+
+# each hypervisor's accelerator determined before anything started: 'there''s through its own
+# connection (domcapabilities) and, when its libvirt offers KVM, QEMU started there over ssh
+acc_at=$(sed -n 's/^LAB_ACCEL_AT="\(.*\)"$/\1/p' "$state/lab.env")
+check "lab.env: each hypervisor's accelerator (LAB_ACCEL_AT=$acc_at), lab-up said why 'there' has no KVM: $(grep -o 'hypervisor there: accelerator .*' "$tmp/up.log" | head -c 300)" \
+    bash -c '[[ $1 =~ ^here=(kvm|tcg)\ there=(kvm|tcg)$ ]] && grep -q "hypervisor there: accelerator TCG (its libvirt offers" "$2"' _ "$acc_at" "$tmp/up.log"
+there_acc=${acc_at##*there=}
+check "the domains of 'there' are of its accelerator's type ($there_acc: $(sed -n "s/^<domain type='\([a-z]*\)'>\$/\1/p" "$state"/gen/domains/pku3.xml "$state"/gen/domains/pku4.xml | tr '\n' ' '))" \
+    bash -c 't=$([ "$1" = kvm ] && echo kvm || echo qemu); for n in pku3 pku4; do grep -qx "<domain type=.$t.>" "$2/gen/domains/$n.xml" || exit 1; done' _ "$there_acc" "$state"
+st_line=$(lab/lab.sh status 2>/dev/null | head -n 1)
+st_json=$(lab/lab.sh status --format json 2>/dev/null | jq -r '[.hypervisors[] | "\(.name)=\(.accelerator)"] | join(" ")')
+check "lab-status names each hypervisor's accelerator: table '$st_line', JSON '$st_json'" \
+    bash -c 'w=${1//=/ }; [ "$3" = "$1" ] && grep -qF "(hypervisors: ${w/ there/, there})" <<<"$2"' _ "$acc_at" "$st_line" "$st_json"
 
 phase placement "each node where topogen placed it, the VMs of 'there' on its connection"
 want=$("$INCLAB_BUILD/topogen" --json "$TOPOLOGY" | jq -c '[.nodes[] | {name, hypervisor}]')
@@ -220,11 +243,18 @@ got=$(sed -n "s/^  - {hypervisor: '\([^']*\)', uri: '.*', nodes: '\([^']*\)'}\$/
     while read -r h nodes; do echo "$h:$(tr ' ' '\n' <<<"$nodes" | sort | sed 's/^/ /' | tr -d '\n')"; done | sort | tr '\n' ';')
 check "meta.yaml: hypervisors: $(sed -n 's/^hypervisors: //p' "$run/meta.yaml" 2>/dev/null), each node where it ran ($got)" \
     bash -c 'grep -qx "hypervisors: 2" "$1/meta.yaml" && [ -n "$2" ] && [ "$2" = "$3" ]' _ "$run" "$got" "$want"
-# cpu.csv: this machine's processes; sw2's are "there"'s (not read over ssh: left out, said by exp_cpu_pids)
+# meta.yaml: each hypervisor's accelerator, as lab.env has it
+got=$(sed -n "s/^  - {hypervisor: '\([^']*\)', uri: '.*', accelerator: '\([a-z]*\)', nodes: .*/\1=\2/p" "$run/meta.yaml" 2>/dev/null | tr '\n' ' ')
+check "meta.yaml: each hypervisor's accelerator ($got), lab.env's ($acc_at)" [ "$got" = "$acc_at " ]
+# cpu.csv: sw0 and sw1 (this machine's), and sw2 (a namespace of 'there': its service's
+# /proc/PID/stat and CLK_TCK read there over ssh): a row for each, its CPU time a whole
+# number of microseconds, at most the wall time on every core of the machine
 cpu_nodes=$(awk -F, 'NR > 1 {print $6}' "$run/cpu.csv" 2>/dev/null | sort -u | tr '\n' ' ')
-cpu_why=$(. experiments/lib.sh 2>/dev/null; exp_cpu_pids 2>&1 >/dev/null | grep -o 'cpu: sw2 .*')
-check "cpu.csv: sw0 and sw1 counted, sw2 (a namespace of 'there') left out ($cpu_nodes; ${cpu_why:-no reason said})" \
-    bash -c '[[ " $1" == *" sw0 "* && " $1" == *" sw1 "* && " $1" != *" sw2 "* ]] && grep -q "namespace node of hypervisor there" <<<"$2"' _ "$cpu_nodes" "$cpu_why"
+sw2row=$(awk -F, 'NR > 1 && $6 == "sw2"' "$run/cpu.csv" 2>/dev/null | head -n 1)
+check "cpu.csv: sw0, sw1 and sw2 (on 'there', read over ssh) counted ($cpu_nodes; sw2: $sw2row)" \
+    bash -c '[[ " $1" == *" sw0 "* && " $1" == *" sw1 "* && " $1" == *" sw2 "* ]] &&
+             IFS=, read -r _ _ _ _ _ n r cpu wall <<<"$2" && [ "$r" = switch ] && [[ $cpu =~ ^[0-9]+$ && $wall =~ ^[0-9]+$ ]] &&
+             [ "$cpu" -le $((wall * $(nproc))) ]' _ "$cpu_nodes" "$sw2row"
 "$INCLAB_BUILD/increport" plots "$res" > /dev/null 2> "$tmp/increport.err"
 check "REPORT.md says the run spans the two machines: $(grep -o 'spans [0-9]* hypervisors' "$res/REPORT.md" 2>/dev/null | head -n 1)" \
     grep -q '^- \*\*spans 2 hypervisors\*\*' "$res/REPORT.md"
@@ -279,6 +309,61 @@ out=$(lab/lab.sh reboot sw2 2>&1); rc=$?
 new=$(cat "$rroot/nodes/sw2/root/run/inclab/boot-id" 2>/dev/null)
 check "lab-reboot sw2: exit $rc, a new boot id written there (${old:-none} -> ${new:-none}), ready ($(tail -n 1 <<<"$out" | head -c 200))" \
     bash -c '[ "$1" = 0 ] && [ -n "$3" ] && [ "$2" != "$3" ] && lab/lab.sh exec sw2 inclab-ready 20 >/dev/null' _ "$rc" "$old" "$new"
+
+phase remote "the verbs on nodes of 'there' (sw2 over ssh, pku3 through its connection): exec, ssh, push, fault"
+out=$(lab/lab.sh exec sw2 'echo "pid $(cat /run/inclab/service.pid) in $(ip netns identify)"' < /dev/null 2>&1); rc=$?
+check "lab-exec sw2 (non-interactive, over ssh): exit $rc, its service's pid, in namespace $INCLAB_PREFIX-sw2 ($out)" \
+    bash -c '[ "$1" = 0 ] && grep -qx "pid [0-9][0-9]* in $2-sw2" <<<"$3"' _ "$rc" "$INCLAB_PREFIX" "$out"
+lab/lab.sh exec sw2 'exit 7' < /dev/null > /dev/null 2>&1; rc=$?
+check "lab-exec sw2 'exit 7': its exit code comes back over ssh ($rc)" [ "$rc" = 7 ]
+out=$(lab/lab.sh ssh sw2 'cat /etc/inclab/node.conf | head -n 1' < /dev/null 2>&1); rc=$?
+check "lab-ssh sw2 CMD without a terminal: exit $rc, runs CMD there ($(head -c 120 <<<"$out"))" \
+    bash -c '[ "$1" = 0 ] && [ -n "$2" ] && [ "$2" = "$(head -n 1 "$3/nodes/sw2/root/etc/inclab/node.conf")" ]' _ "$rc" "$out" "$rroot"
+out=$(lab/lab.sh ssh sw2 < /dev/null 2>&1); rc=$?
+check "lab-ssh sw2 without CMD and without a terminal: refused, exit $rc ($(tail -n 1 <<<"$out" | head -c 160))" \
+    bash -c '[ "$1" = 1 ] && grep -q "a shell needs a terminal" <<<"$2"' _ "$rc" "$out"
+head -c 3000 /dev/urandom | base64 > "$tmp/pushed"
+out=$(lab/lab.sh push sw2 "$tmp/pushed" /etc/inclab/h-pushed 0640 2>&1); rc=$?
+check "lab-push into sw2 (over ssh): exit $rc, in its directory there ($rroot/nodes/sw2/root/etc/inclab/h-pushed, mode $(stat -c %a "$rroot/nodes/sw2/root/etc/inclab/h-pushed" 2>/dev/null)), equal, seen inside sw2" \
+    bash -c '[ "$1" = 0 ] && cmp -s "$2" "$3/nodes/sw2/root/etc/inclab/h-pushed" && [ "$(stat -c %a "$3/nodes/sw2/root/etc/inclab/h-pushed")" = 640 ] &&
+             [ "$(lab/lab.sh exec sw2 "sha256sum < /etc/inclab/h-pushed" < /dev/null)" = "$(sha256sum < "$2")" ]' _ "$rc" "$tmp/pushed" "$rroot"
+out=$(lab/lab.sh push sw2 "$tmp/pushed" /tmp/h-pushed 2>&1); rc=$?
+check "lab-push into sw2 outside its own directories: refused, exit $rc ($(tail -n 1 <<<"$out" | head -c 160))" \
+    bash -c '[ "$1" = 1 ] && grep -q "push only into its own directories" <<<"$2" && [ ! -e /tmp/h-pushed ]' _ "$rc" "$out"
+out=$(lab/lab.sh push pku3 "$tmp/pushed" /tmp/h-pushed 0600 2>&1); rc=$?
+check "lab-push into pku3 (a VM of 'there', its guest agent through the ssh connection): exit $rc, equal there" \
+    bash -c '[ "$1" = 0 ] && [ "$(lab/lab.sh exec pku3 "sha256sum < /tmp/h-pushed" < /dev/null)" = "$(sha256sum < "$2")" ]' _ "$rc" "$tmp/pushed"
+f=$rroot/nodes/sw2/root/run/inclab/incswitch.fault
+out=$(lab/lab.sh fault sw2 drop 2>&1); rc=$?
+armed=$(cat "$f" 2>/dev/null)
+out2=$(lab/lab.sh fault sw2 off 2>&1); rc2=$?
+check "lab-fault sw2 drop, then off (sw2 there, over ssh): exit $rc, $rc2; its fault file there held '${armed:-nothing}', then is gone" \
+    bash -c '[ "$1" = 0 ] && [ "$2" = 0 ] && [ "$3" = drop ] && [ ! -e "$4" ]' _ "$rc" "$rc2" "$armed" "$f"
+out=$(lab/lab.sh fault sw2 melt 2>&1); rc=$?
+check "lab-fault sw2 with a kind it does not know: refused, exit $rc ($(tail -n 1 <<<"$out" | head -c 120))" \
+    bash -c '[ "$1" = 1 ] && grep -q "fault KIND must be" <<<"$2" && [ ! -e "$3" ]' _ "$rc" "$out" "$f"
+
+phase stop "lab-stop and lab-up again with nodes on 'there': pku3, pku4 saved through its connection, sw2's processes ended there and started again"
+b3=$(lab/lab.sh exec pku3 'cat /proc/sys/kernel/random/boot_id' < /dev/null 2>/dev/null)
+sw2pid=$(lab/lab.sh exec sw2 'cat /run/inclab/service.pid' < /dev/null 2>/dev/null)
+t0=$(date +%s)
+lab/lab.sh stop > "$tmp/stop.log" 2>&1; rc=$?
+t_stop=$(($(date +%s) - t0))
+sed 's/^/  /' "$tmp/stop.log"
+# (the answer read whole first: grep -q ending a pipe early fails it under pipefail)
+saved=$(for n in pku3 pku4; do grep -q '^Managed save: *yes' <<<"$(virsh -q -c "$uri" dominfo "$INCLAB_PREFIX-$n" 2>/dev/null)" && echo -n "$n "; done)
+sw2st=$(lab/lab.sh status --format json 2>/dev/null | jq -r '.nodes[] | select(.name == "sw2") | .state')
+check "lab-stop: exit $rc in $t_stop s; pku3, pku4 saved on 'there' (${saved:-none}), sw2 stopped there ($sw2st: no service running in its namespace)" \
+    bash -c '[ "$1" = 0 ] && [ "$2" = "pku3 pku4 " ] && [ "$3" = stopped ] && ! ip netns pids "$4-sw2" | grep -q .' _ "$rc" "$saved" "$sw2st" "$INCLAB_PREFIX"
+t0=$(date +%s)
+lab/lab.sh up > "$tmp/up2.log" 2>&1; rc=$?
+t_up=$(($(date +%s) - t0))
+tail -n 3 "$tmp/up2.log" | sed 's/^/  /'
+a3=$(lab/lab.sh exec pku3 'cat /proc/sys/kernel/random/boot_id' < /dev/null 2>/dev/null)
+now=$(lab/lab.sh exec sw2 'cat /run/inclab/service.pid' < /dev/null 2>/dev/null)
+check "lab-up after lab-stop: exit $rc in $t_up s, every node ready, pku3 restored (boot id kept: ${a3:-none}), sw2's service started again there (pid $sw2pid -> ${now:-none})" \
+    bash -c '[ "$1" = 0 ] && [ "$(lab/lab.sh status --format json | jq -r .ready)" = true ] && [ -n "$2" ] && [ "$2" = "$3" ] &&
+             [ -n "$5" ] && [ "$4" != "$5" ]' _ "$rc" "$b3" "$a3" "$sw2pid" "$now"
 
 phase down-dead "lab-down while 'there' does not answer: what is there stays recorded, a second lab-down removes it"
 kill "$sshd_pid" 2>/dev/null
