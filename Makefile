@@ -101,6 +101,11 @@ $(BUILD)/udpcap: lab/udpcap.c lab/pcapng.c lab/pcapng.h switch/portstat.h | $(DE
 $(BUILD)/hostwork: experiments/hostwork.c proto/inc_elem.h proto/inc_proto.h | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -o $@ experiments/hostwork.c
 all: $(BUILD)/hostwork
+# the lab machine's sampler of processes' CPU (QEMU, incswitch) for the CPU inside inccl_perf -X's windows
+$(BUILD)/cpusample: experiments/cpusample.c | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -o $@ experiments/cpusample.c
+all: $(BUILD)/cpusample
 # the pcapng writer read back by libpcap and tshark; udpcap's argument checks (it runs the udpcap beside it)
 $(BUILD)/test_pcapng: tests/unit/test_pcapng.c lab/pcapng.c lab/pcapng.h $(BUILD)/udpcap | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)

@@ -53,6 +53,7 @@ struct bench {
 	inccl_comm_t *comm;
 	void *buf;   /* holds the largest size; NULL for barrier */
 	FILE *out;   /* the report; NULL on a quiet rank */
+	FILE *windows; /* -X: the windows file, every rank; NULL without -X */
 	int talk;    /* rank 0, or -v: report and show progress */
 };
 
@@ -63,6 +64,15 @@ static double now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/** CLOCK_REALTIME in ns: the clock of the windows file (-X), comparable with other processes' samples. */
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /** The name of a libinccl status. */
@@ -98,7 +108,23 @@ static int collective_failed(const struct bench *b, size_t bytes, int rc)
 	return call_failed(b, what, rc, inccl_errmsg(b->comm));
 }
 
-/** Allocate the buffer for the largest size and open the report (talking ranks only). */
+/** Open the windows file of -X for appending (every rank); write its header if it is empty. Return 0 or -1. */
+static int open_windows(struct bench *b)
+{
+	const struct perf_opts *o = b->o;
+
+	if (!o->windows_path)
+		return 0;
+	if (!(b->windows = fopen(o->windows_path, "a")) || fseek(b->windows, 0, SEEK_END) ||
+	    (ftell(b->windows) == 0 && fprintf(b->windows, PERF_WINDOWS_HEADER "\n") < 0) || fflush(b->windows)) {
+		fprintf(stderr, "inccl_perf: rank %d: cannot append to %s: ", o->rank, o->windows_path);
+		perror(NULL);
+		return -1;
+	}
+	return 0;
+}
+
+/** Allocate the buffer for the largest size, open the windows file (-X) and the report (talking ranks only). */
 static int prepare(struct bench *b, size_t largest)
 {
 	const struct perf_opts *o = b->o;
@@ -109,6 +135,8 @@ static int prepare(struct bench *b, size_t largest)
 			perf_format_size(largest, size, sizeof(size)));
 		return -1;
 	}
+	if (open_windows(b))
+		return -1;
 	if (!b->talk)
 		return 0;
 	b->out = o->out_path ? fopen(o->out_path, "w") : stdout;
@@ -152,6 +180,10 @@ static int cleanup(struct bench *b)
 	inccl_comm_destroy(b->comm);
 	inccl_group_destroy(b->group);
 	free(b->buf);
+	if (b->windows && fclose(b->windows)) {
+		fprintf(stderr, "inccl_perf: rank %d: cannot write the windows to %s\n", b->o->rank, b->o->windows_path);
+		bad = 1;
+	}
 	if (b->out) {
 		bad = ferror(b->out);
 		bad |= b->out == stdout ? fflush(b->out) : fclose(b->out);
@@ -211,18 +243,31 @@ static int collective(struct bench *b, size_t count)
 	}
 }
 
-/** One iteration on @bytes: refill, barrier, then the timed collective, whose time is added to *@elapsed_us. */
-static int iterate(struct bench *b, size_t bytes, double *elapsed_us)
+/**
+ * One iteration on @bytes: refill, barrier, then the timed collective, whose
+ * time is added to *@elapsed_us; with -X, then its window (iteration @k,
+ * @warmup or timed) is appended to the windows file, the real-time clock read
+ * just outside the timed span.
+ */
+static int iterate(struct bench *b, size_t bytes, int warmup, int k, double *elapsed_us)
 {
 	int rc;
 
 	refill(b, bytes / perf_dtype_size(b->o->dtype));
 	if ((rc = inccl_barrier(b->comm)))
 		return call_failed(b, "the barrier before an iteration", rc, inccl_errmsg(b->comm));
+	int64_t start_ns = b->windows ? realtime_ns() : 0;
 	double t0 = now_us();
 	rc = collective(b, bytes / perf_dtype_size(b->o->dtype));
 	*elapsed_us += now_us() - t0;
-	return rc ? collective_failed(b, bytes, rc) : 0;
+	int64_t end_ns = b->windows ? realtime_ns() : 0;
+	if (rc)
+		return collective_failed(b, bytes, rc);
+	if (b->windows && perf_window_line(b->windows, b->o->rank, warmup, bytes, k, start_ns, end_ns)) {
+		fprintf(stderr, "inccl_perf: rank %d: cannot write the windows to %s\n", b->o->rank, b->o->windows_path);
+		return -1;
+	}
+	return 0;
 }
 
 /** Wrong elements in this rank's buffer after an iteration on @count elements. */
@@ -300,7 +345,7 @@ static int checked_iteration(struct bench *b, size_t bytes, const char *phase, i
 	size_t count = bytes / perf_dtype_size(b->o->dtype), w;
 
 	progress(b, bytes, phase, k, n);
-	if (iterate(b, bytes, elapsed_us))
+	if (iterate(b, bytes, !strcmp(phase, "warm-up"), k, elapsed_us))
 		return -1;
 	if ((w = count_wrong(b, count))) {
 		fprintf(stderr, "inccl_perf: rank %d: %s of %zu bytes, %s %d/%d: %zu of %zu elements wrong\n",

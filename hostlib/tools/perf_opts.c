@@ -19,7 +19,7 @@ const char perf_usage[] =
 	"                  [-d int32|float32] [-o sum|max|min] [-R ROOT] [-n ITERS] [-w WARMUP]\n"
 	"                  [-r RANK] [-N NRANKS] [-m HOST[:PORT]] [-c HOST[:PORT]] [-t SECONDS]\n"
 	"                  [-T SECONDS] [-W PACKETS] [-A inc|ring] [-D MS] [-F text|csv|json] [-O FILE]\n"
-	"                  [-v] [-h]\n";
+	"                  [-X FILE] [-v] [-h]\n";
 
 const char perf_help[] =
 	"Times a libinccl collective over a range of sizes on every rank and checks every result.\n"
@@ -56,6 +56,9 @@ const char perf_help[] =
 	"              0: no verification round; at most 30000)\n"
 	"  -F FORMAT   text (default), csv or json\n"
 	"  -O FILE     write the report to FILE instead of stdout\n"
+	"  -X FILE     append to FILE one line per iteration, warm-up too: rank, phase (warmup,\n"
+	"              timed), bytes, iteration, CLOCK_REALTIME ns just before and after the\n"
+	"              collective (the header " PERF_WINDOWS_HEADER " first when FILE is empty)\n"
 	"  -v          every rank reports (not only rank 0)\n"
 	"  -h          this help\n"
 	"\n"
@@ -356,9 +359,10 @@ static enum perf_parse_result set_option(struct perf_opts *o, char flag, const c
 	case 'm':
 	case 'c':
 	case 'O':
+	case 'X':
 		if (!*val)
 			return fail(err, errlen, "-%c: empty value", flag);
-		*(flag == 'm' ? &o->master : flag == 'c' ? &o->controller : &o->out_path) = val;
+		*(flag == 'm' ? &o->master : flag == 'c' ? &o->controller : flag == 'O' ? &o->out_path : &o->windows_path) = val;
 		return PERF_PARSE_OK;
 	default:
 		return fail(err, errlen, "unknown option -%c", flag);
@@ -412,7 +416,7 @@ static enum perf_parse_result validate(const struct perf_opts *o, char *err, siz
 }
 
 /* Options that take a value; -v and -h take none. */
-#define VALUE_FLAGS "CbefdoRnwrNmctTWMADFO"
+#define VALUE_FLAGS "CbefdoRnwrNmctTWMADFOX"
 
 enum perf_parse_result perf_parse_args(int argc, char *const argv[], struct perf_opts *o, char *err, size_t errlen)
 {
@@ -438,6 +442,12 @@ enum perf_parse_result perf_parse_args(int argc, char *const argv[], struct perf
 	    from_env(&o->nranks, "INCCL_NRANKS", "number of ranks", 'N', 1, PERF_MAX_NRANKS, err, errlen))
 		return PERF_PARSE_ERROR;
 	return validate(o, err, errlen);
+}
+
+int perf_window_line(FILE *f, int rank, int warmup, size_t bytes, int iter, int64_t start_ns, int64_t end_ns)
+{
+	return fprintf(f, "%d,%s,%zu,%d,%lld,%lld\n", rank, warmup ? "warmup" : "timed", bytes, iter, (long long)start_ns,
+		       (long long)end_ns) < 0 ? -1 : 0;
 }
 
 /* ---- report ------------------------------------------------------------------ */

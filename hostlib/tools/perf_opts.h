@@ -49,6 +49,7 @@ struct perf_opts {
 	int verbose;              /* -v */
 	enum inccl_algo algorithm; /* -A: inc (in the switches) or ring (host-based baseline) */
 	int barrier_delay_ms;     /* -D: barrier's verification round, the late rank's delay; 0: none */
+	const char *windows_path; /* -X: append each iteration's window (perf_window_line()), NULL: none */
 };
 
 #define PERF_BARRIER_DELAY_MS 1000 /* default of -D (check_ref.h: CREF_BARRIER_DELAY_MS) */
@@ -203,5 +204,18 @@ void perf_tally_encode(uint64_t wrong, int rank, int32_t v[PERF_TALLY_LEN]);
 
 /** perf_tally_decode() - the total of the summed tally of @nranks ranks. Return 0, or -1 if inconsistent. */
 int perf_tally_decode(const int32_t v[PERF_TALLY_LEN], int nranks, uint64_t *total);
+
+/*
+ * The windows file (-X): every rank appends one line per iteration, warm-up
+ * ("warmup") and timed ("timed"), after the header when the file was empty:
+ * the rank, the phase, the size in bytes, the iteration (1..), and
+ * CLOCK_REALTIME in ns just before and just after the collective: the span
+ * that time_us times, within the two clock reads. analysis/cpuwin.c reads it
+ * (CPUWIN_WINDOWS_HEADER is this header).
+ */
+#define PERF_WINDOWS_HEADER "rank,phase,bytes,iter,start_ns,end_ns"
+
+/** perf_window_line() - write one line of the windows file to @f. Return 0, or -1 if it failed. */
+int perf_window_line(FILE *f, int rank, int warmup, size_t bytes, int iter, int64_t start_ns, int64_t end_ns);
 
 #endif

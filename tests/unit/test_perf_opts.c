@@ -185,6 +185,7 @@ static void test_parse_defaults_and_env(void **state)
 	assert_null(o.master);
 	assert_null(o.controller);
 	assert_null(o.out_path);
+	assert_null(o.windows_path); /* -X off: no windows file */
 	assert_int_equal(o.timeout_ms, 0);
 	assert_int_equal(o.comm_timeout_ms, 0);
 	assert_int_equal(o.verbose, 0);
@@ -206,7 +207,7 @@ static void test_parse_everything(void **state)
 {
 	char *argv[] = { "inccl_perf", "-C", "reduce", "-b1K", "-e", "512M", "-f", "4", "-d", "int32", "-o", "max",
 			 "-R", "3", "-n", "7", "-w", "0", "-r", "1", "-N", "4", "-m", "10.0.0.1:5000", "-c", "ctl",
-			 "-t", "30", "-T", "600", "-F", "json", "-O", "out.json", "-v" }, err[256];
+			 "-t", "30", "-T", "600", "-F", "json", "-O", "out.json", "-X", "win.csv", "-v" }, err[256];
 	struct perf_opts o;
 
 	assert_int_equal(parse(ARGC(argv), argv, &o, err), PERF_PARSE_OK);
@@ -227,6 +228,7 @@ static void test_parse_everything(void **state)
 	assert_int_equal(o.comm_timeout_ms, 600000);
 	assert_int_equal(o.format, PERF_JSON);
 	assert_string_equal(o.out_path, "out.json");
+	assert_string_equal(o.windows_path, "win.csv");
 	assert_int_equal(o.verbose, 1);
 	assert_int_equal(o.algorithm, INCCL_ALGO_INC);
 	char *ring[] = { "inccl_perf", "-r", "0", "-N", "4", "-A", "ring" };
@@ -284,6 +286,8 @@ static void test_parse_errors(void **state)
 	REFUSED("unexpected argument 'extra'", "extra");
 	REFUSED("option -n needs a value", "-n");
 	REFUSED("-O: empty value", "-O", "");
+	REFUSED("-X: empty value", "-X", "");
+	REFUSED("option -X needs a value", "-X");
 	REFUSED("rank 5 is not a rank of 0..3", "-r", "5");
 
 	char *ok[] = { "inccl_perf", "-r", "0", "-N", "1", "-b", "4K", "-e", "4K", "-f", "1" }, err[256];
@@ -328,6 +332,23 @@ static const struct perf_row rows[] = {
 	{ .bytes = 1024, .elements = 256, .iters = 5, .time_us = 10.0, .wrong = 0, .time_max_us = 12.5 },
 	{ .bytes = 2048, .elements = 512, .iters = 5, .time_us = 16.0, .wrong = 3, .time_max_us = 16.0 },
 };
+
+/* The windows file's lines (-X): the phase by name, the times as given, to the nanosecond. */
+static void test_window_lines(void **state)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+
+	assert_non_null(f);
+	assert_int_equal(perf_window_line(f, 3, 1, 4096, 1, 1700000000123456789LL, 1700000000223456790LL), 0);
+	assert_int_equal(perf_window_line(f, 0, 0, (size_t)16 << 20, 12, 5, 7), 0);
+	fclose(f);
+	assert_string_equal(s, "3,warmup,4096,1,1700000000123456789,1700000000223456790\n"
+			       "0,timed,16777216,12,5,7\n");
+	assert_string_equal(PERF_WINDOWS_HEADER, "rank,phase,bytes,iter,start_ns,end_ns");
+	free(s);
+}
 
 static void test_report_csv(void **state)
 {
@@ -709,6 +730,7 @@ int main(void)
 		cmocka_unit_test_setup(test_parse_defaults_and_env, setup_env),
 		cmocka_unit_test_setup(test_parse_everything, setup_env),
 		cmocka_unit_test_setup(test_parse_errors, setup_env),
+		cmocka_unit_test(test_window_lines),
 		cmocka_unit_test(test_report_csv),
 		cmocka_unit_test(test_report_json),
 		cmocka_unit_test(test_report_text),
