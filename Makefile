@@ -17,7 +17,7 @@ LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages
 
 .PHONY: test-fuzz-build all help run deps payload install uninstall test-install images bench-switch bench-order lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
         test check test-harness test-deps test-lab-down test-lab-stop test-sync test-unit test-golden test-lab test-lab-aborts test-lab-mixed test-lab-hypervisors scale-check test-experiments golden-update clean \
-        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatter exp-alltoall exp-sweep exp-paper plots test-analysis test-capture test-swports test-tunnels \
+        exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatter exp-alltoall exp-sweep exp-paper plots test-analysis test-cpusample test-capture test-swports test-tunnels \
         fuzz fuzz-build test-fuzz sim-allreduce sim-reduce sim-broadcast sim-allgather sim-reducescatter sim-alltoall \
         sim-barrier test-sim
 
@@ -283,7 +283,7 @@ test: check
 	@$(MAKE) --no-print-directory test-lab-mixed
 	@$(MAKE) --no-print-directory test-lab-hypervisors
 	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
-check: test-harness test-deps test-lab-down test-lab-stop test-sync test-capture test-swports test-tunnels test-unit test-golden test-experiments test-baselines test-analysis test-install test-sim test-fuzz-build
+check: test-harness test-deps test-lab-down test-lab-stop test-sync test-capture test-swports test-tunnels test-unit test-golden test-experiments test-cpusample test-baselines test-analysis test-install test-sim test-fuzz-build
 # every fuzz target builds and links (clang, ASan, libFuzzer; ~17 s): a reader's API change shows here, not in make test
 test-fuzz-build:
 	@tests/run-phase.sh fuzz-build $(MAKE) --no-print-directory fuzz-build
@@ -318,6 +318,9 @@ test-lab-aborts: $(LAB_DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh lab-aborts tests/harness/test-lab-aborts.sh
 test-experiments: $(BUILD)/topogen $(BUILD)/inccl_perf
 	@INCLAB_BUILD=$(abspath $(BUILD)) tests/run-phase.sh experiments tests/experiments/test-exp-args.sh
+# the CPU sampler on this machine's processes (a busy shell, a few seconds)
+test-cpusample: $(BUILD)/cpusample
+	@INCLAB_BUILD=$(abspath $(BUILD)) tests/run-phase.sh cpusample tests/experiments/test-cpusample.sh
 test-analysis: $(BUILD)/increport
 	@BUILD=$(BUILD) tests/run-phase.sh analysis tests/analysis/test-plots.sh
 # the simulator: its model against hand-computed values, sim-allreduce on small trees read back by increport and plots
@@ -437,6 +440,12 @@ $(BUILD)/test_results: tests/unit/test_results.c $(ANALYSIS_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Ianalysis -o $@ tests/unit/test_results.c analysis/results.c analysis/loggp.c -lyaml -lcmocka -lm
 
+# the CPU inside inccl_perf -X's windows from cpusample's samples; the windows written by perf_opts.c's writer
+$(BUILD)/test_cpuwin: tests/unit/test_cpuwin.c analysis/cpuwin.c analysis/cpuwin.h hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Ianalysis -Ihostlib -Ihostlib/tools -o $@ tests/unit/test_cpuwin.c analysis/cpuwin.c \
+	  hostlib/tools/perf_opts.c -lcmocka -lm
+
 # the controller as a real process on loopback, fake switches, libinccl's group bootstrap
 $(BUILD)/test_ctl: tests/unit/test_ctl.c $(BUILD)/incctl $(BUILD)/libinccl.a switch/swconfig.c switch/swconfig.h | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -DBUILD_DIR='"$(BUILD)"' -o $@ tests/unit/test_ctl.c switch/swconfig.c $(BUILD)/libinccl.a \
@@ -457,7 +466,7 @@ $(BUILD)/test_group: tests/unit/test_group.c tests/unit/fake_comm.c tests/unit/f
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_group.c tests/unit/fake_comm.c hostlib/error.c proto/ctlmsg.c proto/ctlauth.c -lyaml $(SODIUM) -lcmocka
 
 UNIT_TESTS := $(BUILD)/test_api $(BUILD)/test_ring_plan $(BUILD)/test_group $(BUILD)/test_ctl $(BUILD)/test_topo $(BUILD)/test_roce $(BUILD)/test_bundle $(BUILD)/test_rc_conn $(BUILD)/test_agg $(BUILD)/test_engine \
-              $(BUILD)/test_order $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results $(BUILD)/test_pcapng \
+              $(BUILD)/test_order $(BUILD)/test_replay $(BUILD)/test_tree $(BUILD)/test_swconfig $(BUILD)/test_perf_opts $(BUILD)/test_check_ref $(BUILD)/test_results $(BUILD)/test_cpuwin $(BUILD)/test_pcapng \
               $(BUILD)/test_portstat $(TEST_AGG_BUILDS)
 test-unit: $(UNIT_TESTS)
 	@tests/run-phase.sh unit sh -c 'rc=0; for t in $(UNIT_TESTS); do $$t || rc=1; done; exit $$rc' 

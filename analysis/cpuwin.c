@@ -1,0 +1,353 @@
+/*
+ * cpuwin.c — the CPU of processes inside inccl_perf's windows, from
+ * cpusample's samples (see cpuwin.h). Unit tested by tests/unit/test_cpuwin.c.
+ */
+#include "cpuwin.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LINE_MAX_LEN 256   /* the longest valid line is under 100 characters */
+#define MAX_FIELDS 6       /* a windows line's */
+#define NS_PER_US 1000.0
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/** Write the reason into @err. Return -1. */
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/**
+ * read_line() - the next line of @f into @buf without its newline, *@lineno
+ * counted. Return 1, 0 at the end, or -1 if the line is too long or holds a
+ * NUL (reason in @why).
+ */
+static int read_line(FILE *f, char buf[LINE_MAX_LEN], size_t *lineno, const char **why)
+{
+	if (!fgets(buf, LINE_MAX_LEN, f))
+		return 0;
+	++*lineno;
+	size_t len = strlen(buf);
+	if (len && buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	else if (!feof(f)) {
+		*why = "line too long";
+		return -1;
+	}
+	return 1;
+}
+
+/** split() - @line's comma-separated fields into @fields (in place). Return how many, up to MAX_FIELDS + 1. */
+static int split(char *line, char *fields[MAX_FIELDS + 1])
+{
+	int n = 0;
+
+	for (char *p = line; n <= MAX_FIELDS; n++) {
+		fields[n] = p;
+		if (!(p = strchr(p, ',')))
+			return n + 1;
+		*p++ = '\0';
+	}
+	return n;
+}
+
+/** parse_i64() - @s, a decimal integer in @min..@max and nothing else, into *@v. Return 0 or -1. */
+static int parse_i64(const char *s, int64_t min, int64_t max, int64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	long long x = strtoll(s, &end, 10);
+	if (errno || end == s || *end || (*s != '-' && (*s < '0' || *s > '9')) || x < min || x > max)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+/** series_of() - the series of @pid in @s, added if new. Return it, or NULL if CPUWIN_MAX_PIDS are taken. */
+static struct cpuwin_series *series_of(struct cpuwin_samples *s, long pid)
+{
+	for (int k = 0; k < s->nseries; k++)
+		if (s->series[k].pid == pid)
+			return &s->series[k];
+	if (s->nseries == CPUWIN_MAX_PIDS)
+		return NULL;
+	s->series[s->nseries] = (struct cpuwin_series){ .pid = pid };
+	return &s->series[s->nseries++];
+}
+
+/** push_sample() - append (@t, @ticks, @line) to @ser. Return 0, or -1 out of memory. */
+static int push_sample(struct cpuwin_series *ser, int64_t t, uint64_t ticks, size_t line)
+{
+	if (ser->n == ser->cap) {
+		size_t cap = ser->cap ? 2 * ser->cap : 256;
+		int64_t *tt = realloc(ser->t_ns, cap * sizeof(*tt));
+		if (tt)
+			ser->t_ns = tt;
+		uint64_t *kk = realloc(ser->ticks, cap * sizeof(*kk));
+		if (kk)
+			ser->ticks = kk;
+		size_t *ll = realloc(ser->line, cap * sizeof(*ll));
+		if (ll)
+			ser->line = ll;
+		if (!tt || !kk || !ll)
+			return -1;
+		ser->cap = cap;
+	}
+	ser->t_ns[ser->n] = t;
+	ser->ticks[ser->n] = ticks;
+	ser->line[ser->n++] = line;
+	return 0;
+}
+
+/** sample_line() - one "time_ns,pid,ticks" line @buf into @s. Return 0, or -1 with the reason in @err (no prefix). */
+static int sample_line(struct cpuwin_samples *s, char *buf, size_t lineno, char *err, size_t errlen)
+{
+	char *fields[MAX_FIELDS + 1];
+	int64_t t, pid, ticks;
+
+	if (split(buf, fields) != 3)
+		return fail(err, errlen, "not time_ns,pid,ticks");
+	if (parse_i64(fields[0], 0, INT64_MAX, &t))
+		return fail(err, errlen, "bad time_ns '%s'", fields[0]);
+	if (parse_i64(fields[1], 1, 0x7fffffff, &pid))
+		return fail(err, errlen, "bad pid '%s'", fields[1]);
+	if (parse_i64(fields[2], 0, INT64_MAX, &ticks))
+		return fail(err, errlen, "bad ticks '%s'", fields[2]);
+	struct cpuwin_series *ser = series_of(s, (long)pid);
+	if (!ser)
+		return fail(err, errlen, "more than %d PIDs", CPUWIN_MAX_PIDS);
+	if (ser->n && t <= ser->t_ns[ser->n - 1])
+		return fail(err, errlen, "PID %lld: time %lld not after line %zu's", (long long)pid, (long long)t,
+			    ser->line[ser->n - 1]);
+	if (ser->n && (uint64_t)ticks < ser->ticks[ser->n - 1])
+		return fail(err, errlen, "PID %lld: ticks %lld fewer than line %zu's", (long long)pid, (long long)ticks,
+			    ser->line[ser->n - 1]);
+	return push_sample(ser, t, (uint64_t)ticks, lineno) ? fail(err, errlen, "out of memory") : 0;
+}
+
+int cpuwin_read_samples(FILE *f, const char *path, struct cpuwin_samples *s, char *err, size_t errlen)
+{
+	char buf[LINE_MAX_LEN], why[CPUWIN_ERR_LEN];
+	const char *toolong = NULL;
+	size_t lineno = 0;
+	long tck;
+	int ms, end, rc;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	while ((rc = read_line(f, buf, &lineno, &toolong)) > 0) {
+		if (lineno == 1) {
+			end = 0;
+			if (sscanf(buf, "# cpusample clk_tck=%ld interval_ms=%d%n", &tck, &ms, &end) != 2 || buf[end] ||
+			    tck < 1 || ms < 1 || ms > 1000) {
+				snprintf(why, sizeof(why), "not a cpusample header (# cpusample clk_tck=T interval_ms=MS)");
+				goto bad;
+			}
+			s->clk_tck = tck;
+			s->interval_ms = ms;
+		} else if (lineno == 2) {
+			if (strcmp(buf, CPUWIN_SAMPLES_HEADER)) {
+				snprintf(why, sizeof(why), "not the header %s", CPUWIN_SAMPLES_HEADER);
+				goto bad;
+			}
+		} else if (sample_line(s, buf, lineno, why, sizeof(why))) {
+			goto bad;
+		}
+	}
+	if (rc < 0) {
+		snprintf(why, sizeof(why), "%s", toolong);
+		goto bad;
+	}
+	if (lineno < 2) {
+		lineno++;
+		snprintf(why, sizeof(why), "no %s header: not a cpusample file", lineno == 1 ? "cpusample" : "column");
+		goto bad;
+	}
+	return 0;
+bad:
+	cpuwin_free_samples(s);
+	return fail(err, errlen, "%s:%zu: %s", path, lineno, why);
+}
+
+/** window_line() - one windows line @buf into *@out. Return 0, or -1 with the reason in @err. */
+static int window_line(char *buf, struct cpuwin_window *out, char *err, size_t errlen)
+{
+	char *fields[MAX_FIELDS + 1];
+	int64_t rank, bytes, iter, start, end;
+
+	if (split(buf, fields) != MAX_FIELDS)
+		return fail(err, errlen, "not %s", CPUWIN_WINDOWS_HEADER);
+	if (parse_i64(fields[0], 0, 0x7fffffff, &rank))
+		return fail(err, errlen, "bad rank '%s'", fields[0]);
+	if (strcmp(fields[1], "warmup") && strcmp(fields[1], "timed"))
+		return fail(err, errlen, "bad phase '%s' (warmup, timed)", fields[1]);
+	if (parse_i64(fields[2], 0, INT64_MAX, &bytes))
+		return fail(err, errlen, "bad bytes '%s'", fields[2]);
+	if (parse_i64(fields[3], 1, 0x7fffffff, &iter))
+		return fail(err, errlen, "bad iteration '%s'", fields[3]);
+	if (parse_i64(fields[4], 0, INT64_MAX, &start))
+		return fail(err, errlen, "bad start_ns '%s'", fields[4]);
+	if (parse_i64(fields[5], 0, INT64_MAX, &end))
+		return fail(err, errlen, "bad end_ns '%s'", fields[5]);
+	if (end < start)
+		return fail(err, errlen, "end_ns %lld before start_ns %lld", (long long)end, (long long)start);
+	*out = (struct cpuwin_window){ .rank = (int)rank, .warmup = !strcmp(fields[1], "warmup"),
+				       .bytes = (uint64_t)bytes, .iter = (int)iter, .start_ns = start, .end_ns = end };
+	return 0;
+}
+
+int cpuwin_read_windows(FILE *f, const char *path, struct cpuwin_windows *w, char *err, size_t errlen)
+{
+	char buf[LINE_MAX_LEN], why[CPUWIN_ERR_LEN];
+	const char *toolong = NULL;
+	size_t lineno = 0;
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	while ((rc = read_line(f, buf, &lineno, &toolong)) > 0) {
+		if (!strcmp(buf, CPUWIN_WINDOWS_HEADER))
+			continue; /* each run appended starts with it when the file was empty; more are harmless */
+		if (w->n == w->cap) {
+			size_t cap = w->cap ? 2 * w->cap : 64;
+			struct cpuwin_window *p = realloc(w->w, cap * sizeof(*p));
+			if (!p) {
+				snprintf(why, sizeof(why), "out of memory");
+				goto bad;
+			}
+			w->w = p;
+			w->cap = cap;
+		}
+		if (window_line(buf, &w->w[w->n], why, sizeof(why)))
+			goto bad;
+		w->n++;
+	}
+	if (rc == 0)
+		return 0;
+	snprintf(why, sizeof(why), "%s", toolong);
+bad:
+	cpuwin_free_windows(w);
+	return fail(err, errlen, "%s:%zu: %s", path, lineno, why);
+}
+
+/** The machine-time interval [a, b] of a window. */
+struct span {
+	int64_t a, b;
+};
+
+/** by_start() - qsort's order of spans: by start. */
+static int by_start(const void *x, const void *y)
+{
+	const struct span *p = x, *q = y;
+
+	return (p->a > q->a) - (p->a < q->a);
+}
+
+/**
+ * at() - the cumulative ticks of @ser at @t (within its samples), linearly
+ * interpolated, into *@ticks; the ticks of the sample interval around @t
+ * into *@step (0 on a sample).
+ */
+static void at(const struct cpuwin_series *ser, int64_t t, double *ticks, double *step)
+{
+	size_t lo = 0, hi = ser->n - 1; /* t_ns[lo] <= t <= t_ns[hi] */
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ser->t_ns[mid] <= t)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (t == ser->t_ns[lo] || t == ser->t_ns[hi]) { /* on a sample: its value, exact to the tick */
+		*ticks = (double)ser->ticks[t == ser->t_ns[lo] ? lo : hi];
+		*step = 0;
+		return;
+	}
+	double d = (double)(ser->ticks[hi] - ser->ticks[lo]);
+	*ticks = (double)ser->ticks[lo] + d * (double)(t - ser->t_ns[lo]) / (double)(ser->t_ns[hi] - ser->t_ns[lo]);
+	*step = d;
+}
+
+int cpuwin_cpu(const struct cpuwin_samples *s, long pid, const struct cpuwin_windows *w,
+	       int (*want)(const struct cpuwin_window *, void *), void *arg, int64_t offset_ns,
+	       struct cpuwin_result *r, char *err, size_t errlen)
+{
+	const struct cpuwin_series *ser = NULL;
+	size_t n = 0;
+
+	for (int k = 0; k < s->nseries; k++)
+		if (s->series[k].pid == pid)
+			ser = &s->series[k];
+	if (!ser || ser->n < 2)
+		return fail(err, errlen, "%s: PID %ld has %s", s->path, pid, ser ? "one sample only" : "no samples");
+	struct span *sp = malloc((w->n ? w->n : 1) * sizeof(*sp));
+	if (!sp)
+		return fail(err, errlen, "out of memory");
+	for (size_t k = 0; k < w->n; k++) {
+		if (want && !want(&w->w[k], arg))
+			continue;
+		sp[n] = (struct span){ w->w[k].start_ns - offset_ns, w->w[k].end_ns - offset_ns };
+		if (sp[n].a < ser->t_ns[0] || sp[n].b > ser->t_ns[ser->n - 1]) {
+			struct span out = sp[n];
+			free(sp);
+			return fail(err, errlen,
+				    "%s: the window of rank %d, %llu bytes, iteration %d (%lld..%lld ns on this machine) is "
+				    "outside PID %ld's samples (%lld..%lld)",
+				    s->path, w->w[k].rank, (unsigned long long)w->w[k].bytes, w->w[k].iter,
+				    (long long)out.a, (long long)out.b, pid, (long long)ser->t_ns[0],
+				    (long long)ser->t_ns[ser->n - 1]);
+		}
+		n++;
+	}
+	if (!n) {
+		free(sp);
+		return fail(err, errlen, "no window chosen");
+	}
+	qsort(sp, n, sizeof(*sp), by_start);
+	double tick_us = 1e6 / (double)s->clk_tck, ticks = 0, bound = 0, span_ns = 0;
+	int intervals = 0;
+	for (size_t k = 0; k < n;) {
+		struct span u = sp[k]; /* merge every window that overlaps or touches this one */
+		for (k++; k < n && sp[k].a <= u.b; k++)
+			if (sp[k].b > u.b)
+				u.b = sp[k].b;
+		double ca, cb, da, db;
+		at(ser, u.a, &ca, &da);
+		at(ser, u.b, &cb, &db);
+		ticks += cb - ca;
+		bound += da + db + 2; /* per edge: that interval's ticks, and one for the counter's floor */
+		span_ns += (double)(u.b - u.a);
+		intervals++;
+	}
+	free(sp);
+	*r = (struct cpuwin_result){ .cpu_us = ticks * tick_us, .span_us = span_ns / NS_PER_US,
+				     .bound_us = bound * tick_us, .tick_us = tick_us, .interval_ms = s->interval_ms,
+				     .intervals = intervals };
+	return 0;
+}
+
+void cpuwin_free_samples(struct cpuwin_samples *s)
+{
+	for (int k = 0; k < s->nseries; k++) {
+		free(s->series[k].t_ns);
+		free(s->series[k].ticks);
+		free(s->series[k].line);
+	}
+	s->nseries = 0;
+}
+
+void cpuwin_free_windows(struct cpuwin_windows *w)
+{
+	free(w->w);
+	*w = (struct cpuwin_windows){ 0 };
+}

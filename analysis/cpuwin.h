@@ -1,0 +1,100 @@
+/*
+ * cpuwin.h — the CPU processes used inside time windows: experiments/
+ * cpusample.c's samples of each process's cumulative CPU ticks, and the
+ * windows of inccl_perf -X (one line per iteration: the span of the timed
+ * collective). The cumulative CPU between samples is interpolated linearly;
+ * the CPU inside the union of the windows is the sum over its intervals of
+ * C(end) - C(start), with a bound on how far off that can be.
+ */
+#ifndef CPUWIN_H
+#define CPUWIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CPUWIN_ERR_LEN 256
+/* inccl_perf's PERF_WINDOWS_HEADER (hostlib/tools/perf_opts.h; test_cpuwin checks they agree) */
+#define CPUWIN_WINDOWS_HEADER "rank,phase,bytes,iter,start_ns,end_ns"
+#define CPUWIN_SAMPLES_HEADER "time_ns,pid,ticks"
+#define CPUWIN_MAX_PIDS 64 /* cpusample's CPUSAMPLE_MAX_PIDS */
+
+/** One process's samples, in increasing time. */
+struct cpuwin_series {
+	long pid;
+	size_t n, cap;
+	int64_t *t_ns;      /* CLOCK_REALTIME of the lab machine */
+	uint64_t *ticks;    /* utime + stime, cumulative */
+	size_t *line;       /* the file's line of each sample, for errors */
+};
+
+/** A samples file. */
+struct cpuwin_samples {
+	char path[128];
+	long clk_tck;       /* ticks per second */
+	int interval_ms;    /* the sampler's interval */
+	int nseries;
+	struct cpuwin_series series[CPUWIN_MAX_PIDS];
+};
+
+/** One line of a windows file. */
+struct cpuwin_window {
+	int rank;
+	int warmup;         /* 1: a warm-up iteration, 0: a timed one */
+	uint64_t bytes;
+	int iter;
+	int64_t start_ns, end_ns; /* the guest's CLOCK_REALTIME */
+};
+
+/** A windows file. */
+struct cpuwin_windows {
+	size_t n, cap;
+	struct cpuwin_window *w;
+};
+
+/** What cpuwin_cpu() found for one process. */
+struct cpuwin_result {
+	double cpu_us;      /* CPU inside the union of the windows */
+	double span_us;     /* the union's length */
+	double bound_us;    /* |cpu_us - the true CPU| is below this (see cpuwin_cpu()) */
+	double tick_us;     /* resolution: one tick, 1e6 / clk_tck */
+	int interval_ms;    /* resolution: the sampler's interval */
+	int intervals;      /* the union's disjoint intervals */
+};
+
+/**
+ * cpuwin_read_samples() - parse cpusample's file @f (named @path in errors)
+ * into *@s: "# cpusample clk_tck=T interval_ms=MS", the column header, then
+ * "time_ns,pid,ticks" lines; each PID's times must increase and its ticks
+ * never decrease. Return 0, or -1 with "PATH:LINE: reason" in @err (*@s
+ * then holds nothing to free).
+ */
+int cpuwin_read_samples(FILE *f, const char *path, struct cpuwin_samples *s, char *err, size_t errlen);
+
+/**
+ * cpuwin_read_windows() - parse an inccl_perf -X file @f (named @path) into
+ * *@w: header lines (one per run appended) and "rank,warmup|timed,bytes,iter,
+ * start_ns,end_ns" lines with start_ns <= end_ns. Return 0, or -1 with
+ * "PATH:LINE: reason" in @err.
+ */
+int cpuwin_read_windows(FILE *f, const char *path, struct cpuwin_windows *w, char *err, size_t errlen);
+
+/**
+ * cpuwin_cpu() - the CPU of process @pid of @s inside the union of the
+ * windows of @w that @want accepts (NULL: every one), whose times are the
+ * guest's clock: machine ns = guest ns - @offset_ns. Each edge of the union
+ * reads the cumulative ticks interpolated between the two samples around it;
+ * the true value lies between the first sample and one tick more than the
+ * second, so bound_us adds (ticks of that interval + 1) ticks per edge.
+ * Return 0, or -1 with a reason in @err: no such PID, no window chosen, or
+ * a window outside the PID's sampled span (never a silent 0).
+ */
+int cpuwin_cpu(const struct cpuwin_samples *s, long pid, const struct cpuwin_windows *w,
+	       int (*want)(const struct cpuwin_window *, void *), void *arg, int64_t offset_ns,
+	       struct cpuwin_result *r, char *err, size_t errlen);
+
+/** cpuwin_free_samples(), cpuwin_free_windows() - release what the readers allocated. */
+void cpuwin_free_samples(struct cpuwin_samples *s);
+void cpuwin_free_windows(struct cpuwin_windows *w);
+
+#endif
