@@ -22,6 +22,9 @@
 #                                  lab-up runs, the node's own boot does it
 #   lab/lab.sh clocks [--check]    how fast each VM's clock ran against this machine's since
 #                                  lab-up; --check: exit 1 when one strayed over 1 %
+#   lab/lab.sh guest-time NODE [N] "MACHINE_NS GUEST_NS RTT_NS": of N (1..20, default 3) reads
+#                                  of a VM's clock through its guest agent, the one of least round
+#                                  trip (guest - machine is its clock's offset, +- RTT_NS / 2)
 #   lab/lab.sh sync                copy the freshly built binaries (build/payload) and service
 #                                  units into the running nodes and restart the services
 #   lab/lab.sh stop                stop the lab keeping its state: each VM's memory saved by libvirt
@@ -1708,6 +1711,25 @@ clock_mark() {
     exec {lk}<&-
 }
 
+# cmd_guest_time NODE [N] — the read of NODE's clock (guest_time) of least
+# round trip of N (1..20, default 3): an offset good to half that trip, for
+# who moves a guest's times onto this machine's clock (the experiments'
+# cpuwin.csv). A namespace node reads this machine's clock: refused, as is a
+# VM whose agent gave no time in all N tries.
+cmd_guest_time() {
+    local n=$1 tries=${2:-3} i t best="" rtt
+    [[ $tries =~ ^[0-9]{1,2}$ ]] && [ "$((10#$tries))" -ge 1 ] && [ "$((10#$tries))" -le 20 ] ||
+        die "guest-time NODE [N]: N is 1..20, not '$tries'"
+    [ "$(node_kind "$n")" = vm ] || die "guest-time: $n is a namespace node: its clock is this machine's"
+    for ((i = 0; i < 10#$tries; i++)); do
+        t=$(guest_time "$n") || continue
+        rtt=${t##* }
+        [ -n "$best" ] && [ "$rtt" -ge "${best##* }" ] || best=$t
+    done
+    [ -n "$best" ] || die "guest-time: $n: its guest agent gave no time in $((10#$tries)) tries"
+    echo "$best"
+}
+
 # cmd_clocks [--check] — one line per VM: its clock's rate against this
 # machine's since the mark, and what it gained or lost. --check: exit 1 when a
 # VM could not be read or strayed over CLOCK_TOLERANCE_PCT (beyond what the
@@ -2653,6 +2675,7 @@ stop) [ $# = 1 ] || die "stop takes no arguments (it stops the whole lab '$prefi
 status) shift; status_verb "$@" ;;
 graph) cmd_graph "${2:-}" ;;
 clocks) cmd_clocks "${2:-}" ;;
+guest-time) need_node "${2:-}"; cmd_guest_time "$2" "${3:-3}" ;;
 exec) need_node "${2:-}"; [ -n "${3:-}" ] || die "exec NODE CMD"; nexec "$2" "$3" "${4:-600}" ;;
 push) mode_ok "${5:-0755}"; need_node "${2:-}"; [ -n "${4:-}" ] || die "push NODE SRC DST"; npush "$2" "$3" "$4" "${5:-0755}" ;;
 ssh)
