@@ -106,6 +106,11 @@ $(BUILD)/cpusample: experiments/cpusample.c | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -o $@ experiments/cpusample.c
 all: $(BUILD)/cpusample
+# the rows of an experiment's cpuwin.csv from cpusample's file and the ranks' inccl_perf -X files (exp.sh)
+$(BUILD)/cpuwin: analysis/cpuwin_cmd.c analysis/cpuwin.c analysis/cpuwin.h | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS) -Ianalysis -o $@ analysis/cpuwin_cmd.c analysis/cpuwin.c -lm
+all: $(BUILD)/cpuwin
 # the pcapng writer read back by libpcap and tshark; udpcap's argument checks (it runs the udpcap beside it)
 $(BUILD)/test_pcapng: tests/unit/test_pcapng.c lab/pcapng.c lab/pcapng.h $(BUILD)/udpcap | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
@@ -238,7 +243,7 @@ exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatt
 include experiments/baselines/baselines.mk
 
 # ---- analysis: charts and results/REPORT.md from every stored run -------------
-ANALYSIS_SRC := analysis/increport.c analysis/results.c analysis/results.h analysis/loggp.c analysis/loggp.h
+ANALYSIS_SRC := analysis/increport.c analysis/results.c analysis/results.h analysis/loggp.c analysis/loggp.h analysis/cpuwin.c analysis/cpuwin.h
 $(BUILD)/increport: $(ANALYSIS_SRC) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS) -Ianalysis -o $@ $(filter %.c,$(ANALYSIS_SRC)) -lyaml -lm
@@ -319,7 +324,7 @@ test-lab-aborts: $(LAB_DEPS_STAMP) payload
 test-experiments: $(BUILD)/topogen $(BUILD)/inccl_perf
 	@INCLAB_BUILD=$(abspath $(BUILD)) tests/run-phase.sh experiments tests/experiments/test-exp-args.sh
 # the CPU sampler on this machine's processes (a busy shell, a few seconds)
-test-cpusample: $(BUILD)/cpusample
+test-cpusample: $(BUILD)/cpusample $(BUILD)/cpuwin
 	@INCLAB_BUILD=$(abspath $(BUILD)) tests/run-phase.sh cpusample tests/experiments/test-cpusample.sh
 test-analysis: $(BUILD)/increport
 	@BUILD=$(BUILD) tests/run-phase.sh analysis tests/analysis/test-plots.sh

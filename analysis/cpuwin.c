@@ -5,6 +5,7 @@
 #include "cpuwin.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,4 +351,149 @@ void cpuwin_free_windows(struct cpuwin_windows *w)
 {
 	free(w->w);
 	*w = (struct cpuwin_windows){ 0 };
+}
+
+/** name_ok() - @s is 1..@max characters of @set. */
+static int name_ok(const char *s, size_t max, const char *set)
+{
+	size_t n = strlen(s);
+
+	return n >= 1 && n <= max && strspn(s, set) == n;
+}
+
+/** parse_us() - @s, a finite decimal number >= 0 (no sign, no exponent), into *@v. Return 0 or -1. */
+static int parse_us(const char *s, double *v)
+{
+	char *end;
+
+	if (!name_ok(s, 24, "0123456789.") || *s == '.')
+		return -1;
+	errno = 0;
+	double x = strtod(s, &end);
+	if (errno || *end || !isfinite(x))
+		return -1;
+	*v = x;
+	return 0;
+}
+
+#define CSV_LINE_LEN 512 /* a valid line is under 200 characters */
+#define CSV_MAX_ROUND 20 /* exp.sh ROUNDS: 1..20 */
+
+int cpuwin_parse_csv(FILE *f, const char *path, struct cpuwin_table *t, char *err, size_t errlen)
+{
+	static const char lower[] = "abcdefghijklmnopqrstuvwxyz0123456789-";
+	static const char word[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-";
+	char buf[CSV_LINE_LEN], why[CPUWIN_ERR_LEN];
+	size_t lineno = 0;
+
+	memset(t, 0, sizeof(*t));
+	while (fgets(buf, sizeof(buf), f)) {
+		char *v[CPUWIN_CSV_FIELDS + 1], *nl = strchr(buf, '\n'), *s = buf;
+		int nf = 0;
+		int64_t bytes, round, calls, pid;
+		double cpu, span, bound, off;
+
+		lineno++;
+		if (!nl && !feof(f)) {
+			snprintf(why, sizeof(why), "line longer than %d characters", CSV_LINE_LEN - 2);
+			goto bad;
+		}
+		if (nl)
+			*nl = '\0';
+		if (lineno == 1) {
+			if (strcmp(buf, CPUWIN_CSV_HEADER)) {
+				snprintf(why, sizeof(why), "header is not '%s'", CPUWIN_CSV_HEADER);
+				goto bad;
+			}
+			continue;
+		}
+		for (v[nf++] = s; *s && nf <= CPUWIN_CSV_FIELDS; s++)
+			if (*s == ',') {
+				*s = '\0';
+				v[nf++] = s + 1;
+			}
+		if (nf != CPUWIN_CSV_FIELDS) {
+			snprintf(why, sizeof(why), "%s%d fields, not %d", nf > CPUWIN_CSV_FIELDS ? "more than " : "",
+				 nf > CPUWIN_CSV_FIELDS ? CPUWIN_CSV_FIELDS : nf, CPUWIN_CSV_FIELDS);
+			goto bad;
+		}
+		/* the first field that is not what it should be, -1: none */
+		static const char *const names[CPUWIN_CSV_FIELDS] = { "algorithm", "collective", "bytes", "round",
+			"calls", "node", "role", "pid", "cpu_us", "span_us", "bound_us", "offset_us" };
+		static const char *const wants[CPUWIN_CSV_FIELDS] = { "a name (1..15 of a-z 0-9 -)",
+			"a name (1..15 of a-z 0-9 -)", "a whole number", "a whole number 1..20", "a whole number >= 1",
+			"a node name (1..64 of A-Z a-z 0-9 _ . -)", "host or switch", "a PID", "a number of us >= 0",
+			"a number of us >= 0", "a number of us >= 0", "a number of us >= 0" };
+		int k = !name_ok(v[0], CPUWIN_NAME_LEN - 1, lower)		 ? 0
+			: !name_ok(v[1], CPUWIN_NAME_LEN - 1, lower)		 ? 1
+			: parse_i64(v[2], 0, INT64_MAX, &bytes)		 ? 2
+			: parse_i64(v[3], 1, CSV_MAX_ROUND, &round)		 ? 3
+			: parse_i64(v[4], 1, 0x7fffffff, &calls)		 ? 4
+			: !name_ok(v[5], 64, word)				 ? 5
+			: strcmp(v[6], "host") && strcmp(v[6], "switch")	 ? 6
+			: parse_i64(v[7], 1, 0x7fffffff, &pid)			 ? 7
+			: parse_us(v[8], &cpu)					 ? 8
+			: parse_us(v[9], &span)				 ? 9
+			: parse_us(v[10], &bound)				 ? 10
+			: parse_us(v[11], &off)				 ? 11
+										 : -1;
+		if (k >= 0) {
+			snprintf(why, sizeof(why), "%s '%.40s' is not %s", names[k], v[k], wants[k]);
+			goto bad;
+		}
+		struct cpuwin_meas *m = t->n ? &t->m[t->n - 1] : NULL;
+		if (!m || strcmp(m->algo, v[0]) || strcmp(m->coll, v[1]) || m->bytes != (double)bytes || m->round != round) {
+			for (size_t j = 0; j < t->n; j++)
+				if (!strcmp(t->m[j].algo, v[0]) && !strcmp(t->m[j].coll, v[1]) &&
+				    t->m[j].bytes == (double)bytes && t->m[j].round == round) {
+					snprintf(why, sizeof(why), "%s %s %lld B round %lld: its lines are not together",
+						 v[0], v[1], (long long)bytes, (long long)round);
+					goto bad;
+				}
+			if (t->n == t->cap) {
+				size_t cap = t->cap ? 2 * t->cap : 32;
+				struct cpuwin_meas *p = realloc(t->m, cap * sizeof(*p));
+				if (!p) {
+					snprintf(why, sizeof(why), "out of memory");
+					goto bad;
+				}
+				t->m = p;
+				t->cap = cap;
+			}
+			m = &t->m[t->n++];
+			*m = (struct cpuwin_meas){ .bytes = (double)bytes, .round = (int)round, .calls = (int)calls,
+						   .span = span, .offset = off };
+			snprintf(m->algo, sizeof(m->algo), "%s", v[0]);
+			snprintf(m->coll, sizeof(m->coll), "%s", v[1]);
+		} else if (m->calls != calls || m->span != span || m->offset != off) {
+			snprintf(why, sizeof(why), "calls, span_us or offset_us differ from the measurement's first line's "
+				 "(%d, %.0f, %.0f)", m->calls, m->span, m->offset);
+			goto bad;
+		}
+		m->procs++;
+		m->sum += cpu;
+		m->sum_bound += bound;
+		if (!strcmp(v[6], "host") && (!m->hosts++ || cpu > m->host_max)) {
+			m->host_max = cpu;
+			m->host_max_bound = bound;
+		}
+	}
+	if (ferror(f)) {
+		snprintf(why, sizeof(why), "read error");
+		goto bad;
+	}
+	if (lineno == 0) {
+		snprintf(why, sizeof(why), "empty: no header line");
+		goto bad;
+	}
+	return 0;
+bad:
+	cpuwin_table_free(t);
+	return fail(err, errlen, "%s:%zu: %s", path, lineno, why);
+}
+
+void cpuwin_table_free(struct cpuwin_table *t)
+{
+	free(t->m);
+	*t = (struct cpuwin_table){ 0 };
 }

@@ -93,6 +93,45 @@ int cpuwin_cpu(const struct cpuwin_samples *s, long pid, const struct cpuwin_win
 	       int (*want)(const struct cpuwin_window *, void *), void *arg, int64_t offset_ns,
 	       struct cpuwin_result *r, char *err, size_t errlen);
 
+/*
+ * An experiment's cpuwin.csv (experiments/exp.sh, experiments/README.md): per
+ * inccl_perf run (algorithm, collective, size, round) and process, its CPU
+ * inside the timed windows (calls of them), the windows' union, the bound of
+ * cpuwin_cpu() and the uncertainty of the clock offsets (offset_us: a window
+ * shifted by that much gains or loses up to that much CPU per core at each edge).
+ */
+#define CPUWIN_CSV_HEADER "algorithm,collective,bytes,round,calls,node,role,pid,cpu_us,span_us,bound_us,offset_us"
+#define CPUWIN_CSV_FIELDS 12
+#define CPUWIN_NAME_LEN 16 /* an algorithm's or collective's name, as cpu.csv's (loggp.h) */
+
+/** One measurement of cpuwin.csv: its processes summed (consecutive lines of one measurement joined). */
+struct cpuwin_meas {
+	char algo[CPUWIN_NAME_LEN], coll[CPUWIN_NAME_LEN];
+	double bytes;
+	int round, calls;
+	int hosts, procs;        /* processes of role host; of any role */
+	double host_max, host_max_bound; /* us: the host with the most CPU inside the windows, and its bound */
+	double sum, sum_bound;   /* us: every process's (hosts and switches) */
+	double span;             /* us: the union of the windows (the same for every process) */
+	double offset;           /* us: the clock offsets' uncertainty */
+};
+struct cpuwin_table {
+	struct cpuwin_meas *m;
+	size_t n, cap;
+};
+
+/**
+ * cpuwin_parse_csv() - read cpuwin.csv @f (named @path) into *@t: the
+ * header CPUWIN_CSV_HEADER, then lines of 12 fields: names of 1..15
+ * characters of a-z 0-9 and '-', whole bytes, round 1..20 and calls >= 1,
+ * a node of 1..64 of A-Z a-z 0-9 _ . -, role host or switch, a PID, and
+ * cpu_us, span_us, bound_us, offset_us finite numbers >= 0. The lines of one
+ * measurement must be together and agree on calls, span_us and offset_us.
+ * Return 0, or -1 with "PATH:LINE: reason" in @err (*@t then holds nothing).
+ */
+int cpuwin_parse_csv(FILE *f, const char *path, struct cpuwin_table *t, char *err, size_t errlen);
+void cpuwin_table_free(struct cpuwin_table *t);
+
 /** cpuwin_free_samples(), cpuwin_free_windows() - release what the readers allocated. */
 void cpuwin_free_samples(struct cpuwin_samples *s);
 void cpuwin_free_windows(struct cpuwin_windows *w);

@@ -3,7 +3,7 @@
  * gnuplot charts and results/REPORT.md. `make plots` runs it, then gnuplot
  * on every script it wrote (analysis/plots.sh).
  *
- *   increport check FILE...        check results.csv / loggp.csv files (by header)
+ *   increport check FILE...        check results.csv / loggp.csv / cpuwin.csv files (by header)
  *   increport show RUN_DIR         a run as read: metadata, rows, LogGP fit
  *   increport plots RESULTS_DIR    per run: RUN/plots/ data and gnuplot scripts
  *                                  (their paths on stdout); RESULTS_DIR/REPORT.md
@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cpuwin.h"
 #include "loggp.h"
 #include "results.h"
 
@@ -100,6 +101,7 @@ struct run {
 	size_t nswm;
 	struct cnt_meas *hm;     /* rxe.csv: the hosts' interrupts and packets per measurement; nhm = 0 without */
 	size_t nhm;
+	struct cpuwin_table cw;  /* cpuwin.csv: the CPU inside the timed calls per measurement; n = 0 without */
 	size_t unverified;       /* rows with wrong elements, left out */
 };
 
@@ -378,6 +380,16 @@ static int load_run(const char *dir, struct run *r)
 	snprintf(path, sizeof(path), "%s/rxe.csv", dir);
 	if (exists(path))
 		load_counters_csv(r, path, true); /* the same */
+	snprintf(path, sizeof(path), "%s/cpuwin.csv", dir);
+	if (exists(path)) { /* the same: complained about when bad, the run drawn without the column */
+		FILE *f = fopen(path, "r");
+		if (!f)
+			complain("%s: cannot open: %s", path, strerror(errno));
+		else if (cpuwin_parse_csv(f, path, &r->cw, err, sizeof(err)) < 0)
+			complain("%s", err);
+		if (f)
+			fclose(f);
+	}
 	for (size_t i = 0; i < r->t.n; i++)
 		r->unverified += r->t.rows[i].wrong != 0;
 	return 0;
@@ -390,6 +402,7 @@ static void free_run(struct run *r)
 	loggp_cpu_free(&r->cpu);
 	free(r->swm);
 	free(r->hm);
+	cpuwin_table_free(&r->cw);
 }
 
 /* The first verified row of @algo / @coll / @bytes in @r (bytes ignored when -1), or NULL. */
@@ -1872,6 +1885,38 @@ static int cpu_per_call(const struct run *r, const char *algo, const char *coll,
 	return k;
 }
 
+/*
+ * window_cpu_per_call() - the medians over the run's rounds of @algo /
+ * @coll / @bytes (cpuwin.csv): the busiest host's CPU inside the timed calls
+ * per call (*@host_max) and every sampled process's (*@all), each with the
+ * largest bound of the rounds per call (*@host_bound, *@all_bound), and the
+ * largest clock offset uncertainty (*@offset, us). Returns the rounds found,
+ * 0 when none.
+ */
+static int window_cpu_per_call(const struct run *r, const char *algo, const char *coll, double bytes, double *host_max,
+			       double *host_bound, double *all, double *all_bound, double *offset)
+{
+	double hm[RES_MAX_ROUNDS + 1], al[RES_MAX_ROUNDS + 1];
+	int k = 0;
+
+	*host_bound = *all_bound = *offset = 0;
+	for (size_t i = 0; i < r->cw.n && k <= RES_MAX_ROUNDS; i++) {
+		const struct cpuwin_meas *m = &r->cw.m[i];
+		if (strcmp(m->algo, algo) || strcmp(m->coll, coll) || m->bytes != bytes || !m->hosts)
+			continue;
+		hm[k] = m->host_max / m->calls;
+		al[k++] = m->sum / m->calls;
+		*host_bound = fmax(*host_bound, m->host_max_bound / m->calls);
+		*all_bound = fmax(*all_bound, m->sum_bound / m->calls);
+		*offset = fmax(*offset, m->offset);
+	}
+	if (!k)
+		return 0;
+	*host_max = median_of(hm, k);
+	*all = median_of(al, k);
+	return k;
+}
+
 /* The model's parameters of run @r, each with how it was measured. */
 static void report_params(FILE *f, const struct run *r)
 {
@@ -2027,10 +2072,19 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		bool slow = model_time_max(r);
 		fprintf(f, "Measured: %s.\n\n", model_time_what(r));
 		report_params(f, r);
+		if (r->cw.n)
+			fprintf(f, "CPU inside the timed calls (cpuwin.csv, last column): per collective, the busiest host's "
+				   "CPU inside the union of the ranks' timed windows (next to W_max) and every sampled "
+				   "process's over C (next to W / C), each ± its bound (the samples' ticks around each edge "
+				   "of the windows); the clock offsets that moved the guests' windows onto this machine's "
+				   "clock are uncertain by the ± in brackets, each edge then missing or gaining up to that "
+				   "much CPU per core. Median of the rounds, the largest bound.\n\n");
 		fprintf(f, "| collective | algorithm | size | measured | predicted | error | C | bound | W_max | W / C | "
 			   "steps·step | on all %g cores (error) | measured CPU per collective: busiest host, all / C | "
-			   "switch timeouts per collective | interrupts per packet |\n"
-			   "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", r->fit.C);
+			   "switch timeouts per collective | interrupts per packet |%s\n"
+			   "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|%s\n", r->fit.C,
+			r->cw.n ? " CPU inside the timed calls per collective: busiest host, all / C (clock offset) |" : "",
+			r->cw.n ? "---|" : "");
 		for (int c = 0; c < RES_NCOLL; c++)
 			for (size_t k = 0; k < r->t.n; k++) { /* one line per algorithm and size: its first row stands for its rounds */
 				const struct res_row *x = &r->t.rows[k];
@@ -2086,9 +2140,24 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				else
 					fprintf(f, " - |");
 				if (host_intr_per_packet(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &ipp))
-					fprintf(f, " %.3f |\n", ipp);
+					fprintf(f, " %.3f |", ipp);
 				else
+					fprintf(f, " - |");
+				double wh, whb, wa, wab, woff;
+				if (!r->cw.n) {
+					fputc('\n', f);
+				} else if (window_cpu_per_call(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &wh, &whb,
+							       &wa, &wab, &woff)) {
+					char b1[32], b2[32], b3[32], b4[32], b5[32];
+					fmt_time(b1, sizeof(b1), wh);
+					fmt_time(b2, sizeof(b2), whb);
+					fmt_time(b3, sizeof(b3), wa / mc.C);
+					fmt_time(b4, sizeof(b4), wab / mc.C);
+					fmt_time(b5, sizeof(b5), woff);
+					fprintf(f, " %s ± %s, %s ± %s (± %s) |\n", b1, b2, b3, b4, b5);
+				} else {
 					fprintf(f, " - |\n");
+				}
 			}
 		fprintf(f, "\n%d of %d predictions within ±25 %% of the measured median.\n\n", within, total);
 	}
@@ -2342,7 +2411,12 @@ static int cmd_check(int argc, char **argv)
 		if (!fgets(line, sizeof(line), f))
 			line[0] = 0;
 		rewind(f);
-		if (!strncmp(line, RES_LOGGP_HEADER, strlen(RES_LOGGP_HEADER))) {
+		if (!strncmp(line, CPUWIN_CSV_HEADER, strlen(CPUWIN_CSV_HEADER))) {
+			struct cpuwin_table t = { 0 };
+			if ((rc = cpuwin_parse_csv(f, argv[i], &t, err, sizeof(err))) == 0)
+				printf("%s: %zu measurement(s) of CPU inside the timed calls\n", argv[i], t.n);
+			cpuwin_table_free(&t);
+		} else if (!strncmp(line, RES_LOGGP_HEADER, strlen(RES_LOGGP_HEADER))) {
 			struct res_points p = { 0 };
 			if ((rc = res_parse_loggp(f, argv[i], &p, err, sizeof(err))) == 0)
 				printf("%s: %zu LogGP measurement(s)\n", argv[i], p.n);
@@ -2401,7 +2475,7 @@ static int cmd_show(const char *dir)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: increport check FILE...       check results.csv / loggp.csv files\n"
+	fprintf(f, "usage: increport check FILE...       check results.csv / loggp.csv / cpuwin.csv files\n"
 		   "       increport show RUN_DIR        one run as read, with its LogGP fit\n"
 		   "       increport plots RESULTS_DIR   charts' data and gnuplot scripts of every run, and REPORT.md\n");
 }

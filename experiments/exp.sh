@@ -178,6 +178,15 @@ echo "$EXP_RESULTS_HEADER" > "$csv"
 echo "$EXP_CPU_HEADER" > "$run/cpu.csv"
 echo "$EXP_RXE_HEADER" > "$run/rxe.csv"
 echo "$EXP_SWITCH_HEADER" > "$run/switch.csv"
+echo "$EXP_CPUWIN_HEADER" > "$run/cpuwin.csv"
+# the CPU inside the timed calls (cpuwin.csv): cpusample samples the lab's processes on this machine
+# every EXP_CPUSAMPLE_MS (10 ms: a process gains about one tick of CLK_TCK 100 per sample) while
+# inccl_perf -X writes each rank's windows; cpuwin joins them (experiments/README.md)
+EXP_CPUSAMPLE_MS=10
+cpusample=${INCLAB_BUILD:-build}/cpusample cpuwin=${INCLAB_BUILD:-build}/cpuwin cw_off=
+[ -x "$cpusample" ] && [ -x "$cpuwin" ] || cw_off="no $cpusample or $cpuwin (make)"
+cw_missing=() # libinccl measurements without cpuwin.csv rows, each with why (meta.yaml)
+cw_remote=    # nodes whose process is on another machine: not sampled (said once)
 conditions=() # one YAML list item per round (meta.yaml's round_conditions)
 failed=()               # what failed the run, each with why
 declare -A unavailable=() # baseline -> why it could not start (not measured from then on)
@@ -276,11 +285,48 @@ for round in $(seq 1 "$ROUNDS"); do
             # the CPU time of every host's and switch's process during the measurement (cpu.csv)
             cpu_pids=$(exp_cpu_pids 2>/dev/null) t0_us=$(date +%s%6N)
             cpu0=$(exp_cpu_snap "$cpu_pids"; exp_cpu_busy)
+            # the CPU inside its timed calls (cpuwin.csv): this machine's processes of the lab sampled
+            # (a node on another machine, "@PID", is not: no row), each VM's clock read before and after
+            cw_why= cw_sampler=
+            cw_procs=$(awk '$3 ~ /^[0-9]+$/ { print $1 ":" $2 ":" $3 }' <<<"$cpu_pids")
+            for x in $(awk '$3 ~ /^@/ { print $1 }' <<<"$cpu_pids"); do
+                [[ " $cw_remote " == *" $x "* ]] && continue
+                cw_remote="$cw_remote $x"
+                exp_log "cpuwin: $x runs on another machine: its process is not sampled (no cpuwin.csv row)"
+            done
+            if [ -n "$cw_off" ]; then cw_why=$cw_off
+            elif [ -z "$cw_procs" ]; then cw_why="no process of the lab found on this machine"
+            elif ! exp_cw_clocks "$tgen/clock0"; then cw_why="a guest clock could not be read before the run"
+            else
+                "$cpusample" -i "$EXP_CPUSAMPLE_MS" -o "$tgen/samples.csv" $(tr ' ' '\n' <<<"$cw_procs" | cut -d: -f3) \
+                    2> "$tgen/cpusample.err" &
+                cw_sampler=$!
+            fi
             # WINDOW, MESSAGE: libinccl's packets in flight to the switch and packets per
-            # RDMA message (inccl_perf -W, -M; the ring keeps its own)
+            # RDMA message (inccl_perf -W, -M; the ring keeps its own); -X: each rank's windows
             exp_run_ranks "$tgen/out.csv" inccl_perf -A "$a" -T 300 $args ${WINDOW:+-W $((10#$WINDOW))} \
-                ${MESSAGE:+-M $((10#$MESSAGE))} 2> "$tgen/err" || rc=$?
+                ${MESSAGE:+-M $((10#$MESSAGE))} ${cw_sampler:+-X /tmp/exp.win} 2> "$tgen/err" || rc=$?
             wall_us=$(($(date +%s%6N) - t0_us))
+            if [ -n "$cw_sampler" ]; then
+                kill -TERM "$cw_sampler" 2>/dev/null
+                cw_rc=0
+                wait "$cw_sampler" || cw_rc=$?
+                if [ "$cw_rc" != 0 ]; then cw_why="cpusample exited $cw_rc: $(head -c 300 "$tgen/cpusample.err" | tr -d '\000-\037')"
+                elif [ "$rc" != 0 ]; then cw_why="the measurement failed"
+                elif ! exp_cw_clocks "$tgen/clock1"; then cw_why="a guest clock could not be read after the run"
+                elif ! exp_cpuwin_rows "$tgen" "$a" "$coll" "$round" "$cw_procs" > "$tgen/cpuwin.rows" 2> "$tgen/cpuwin.err"; then
+                    cw_why=$(head -c 600 "$tgen/cpuwin.err" | tr '\n' ' ')
+                else
+                    cat "$tgen/cpuwin.rows" >> "$run/cpuwin.csv"
+                    awk -F, '$7 == "host" { n++; c += $9; if ($9 > m) m = $9 } END {
+                        if (n) printf "    cpuwin: %d calls in %.0f ms: busiest host %.0f ms, all hosts %.0f ms of CPU inside them (offsets +- %d us)\n",
+                            $5, $10 / 1000, m / 1000, c / 1000, $12 }' "$tgen/cpuwin.rows"
+                fi
+            fi
+            if [ -n "$cw_why" ]; then
+                cw_missing+=("$a $coll $b B$rtag: $cw_why")
+                exp_log "    cpuwin: no rows: $cw_why"
+            fi
             exp_cpu_delta "$cpu0" "$(exp_cpu_snap "$cpu_pids"; exp_cpu_busy)" |
                 awk -v p="$a,$coll,$b,$round,$((it + wu))" -v w="$wall_us" '{ print p "," $1 "," $2 "," $3 "," w }' >> "$run/cpu.csv"
             # what each host's rxe sent, received and resent meanwhile (rxe.csv): the model's missing terms
@@ -368,6 +414,10 @@ done
     fi
     [ -n "${poll_row:-}" ] && echo "ceiling_busy_poll_MBps: $(cut -d, -f11 <<<"$poll_row")"
     echo "switch_counters: switch-counters.txt"
+    if [ ${#cw_missing[@]} -gt 0 ]; then # libinccl measurements without cpuwin.csv rows, and why
+        echo "cpuwin_missing:"
+        for x in "${cw_missing[@]}"; do echo "  - $(exp_yaml_str "$x")"; done
+    fi
     if [ ${#failed[@]} = 0 ]; then
         echo "status: verified"
     else

@@ -766,3 +766,84 @@ exp_cpu_delta() {
         ($1 in t) && t[$1] >= 0 && $3 >= t[$1] { printf "%s %s %.0f\n", $1, $2, ($3 - t[$1]) * 1e6 / ($4 > 0 ? $4 : hz) }' \
         <(echo "$1") <(echo "$2")
 }
+
+# ---- CPU inside the timed calls (cpuwin.csv) -------------------------------------------
+
+# cpuwin.csv: per libinccl measurement and sampled process, its CPU inside the union of the ranks'
+# timed windows (inccl_perf -X), with cpuwin_cpu()'s bound and the clock offsets' uncertainty
+# (analysis/cpuwin.h CPUWIN_CSV_HEADER; experiments/README.md)
+EXP_CPUWIN_HEADER=algorithm,collective,bytes,round,calls,node,role,pid,cpu_us,span_us,bound_us,offset_us
+EXP_WIN_MAX=1048576 # bytes of a rank's windows file read back: ~70 a line, so ~15,000 iterations
+
+# exp_int64_ok S — S is a whole number 0..2^63-1 (bash's arithmetic) of at most 19 digits.
+exp_int64_ok() { [[ $1 =~ ^[0-9]{1,19}$ ]] && { [ ${#1} -lt 19 ] || [[ $1 < 9223372036854775808 ]]; }; }
+
+# exp_guest_clock NODE — "OFFSET_NS RTT_NS": the VM's clock less this
+# machine's (guest ns - machine ns) from lab.sh guest-time's read of least
+# round trip of 3, and that trip (the offset is good to half of it). Outside
+# text: anything but three whole numbers is said on stderr, status 1.
+exp_guest_clock() {
+    local t m g r x
+    t=$(timeout 60 "$top/lab/lab.sh" guest-time "$1" 3 2>&1 < /dev/null) || { exp_err "cpuwin: $1: no guest clock: ${t:0:160}"; return 1; }
+    read -r m g r x <<<"$t"
+    if [ -n "${x:-}" ] || ! exp_int64_ok "$m" || ! exp_int64_ok "$g" || ! exp_int64_ok "$r"; then
+        exp_err "cpuwin: $1: guest-time said '${t:0:80}', not 'MACHINE_NS GUEST_NS RTT_NS'"
+        return 1
+    fi
+    echo "$((10#$g - 10#$m)) $((10#$r))"
+}
+
+# exp_clock_offset BEFORE AFTER — "OFFSET_NS UNCERTAINTY_NS" of a VM over a
+# measurement from its exp_guest_clock reads before and after it: the mean
+# of the two offsets, uncertain by half of each read's round trip (their
+# mean) plus half the drift between them (the windows lie in between).
+exp_clock_offset() {
+    local o1 r1 o2 r2 d
+    read -r o1 r1 <<<"$1"
+    read -r o2 r2 <<<"$2"
+    d=$((o2 - o1))
+    [ "$d" -ge 0 ] || d=$((-d))
+    echo "$(((o1 + o2) / 2)) $(((r1 + r2) / 4 + (d + 1) / 2))"
+}
+
+# exp_cw_clocks PREFIX — each host's exp_guest_clock into PREFIX.HOST, one
+# host after another (reads at once would queue on this machine's cores and
+# lengthen each other's round trips). Status 1 when one could not be read.
+exp_cw_clocks() {
+    local h
+    for h in $(exp_hosts); do exp_guest_clock "$h" > "$1.$h" || return 1; done
+}
+
+# exp_cpuwin_rows DIR ALGO COLL ROUND PROCS — cpuwin.csv's rows of one
+# libinccl measurement: each rank's windows file (/tmp/exp.win, inccl_perf
+# -X) read into DIR/win.RANK (at most EXP_WIN_MAX bytes, else refused), each
+# host's clock offset from DIR/clock0.HOST and DIR/clock1.HOST
+# (exp_clock_offset), then build/cpuwin on DIR/samples.csv for every
+# "NODE:ROLE:PID" of PROCS; the rows with ALGO, COLL, ROUND and the largest
+# offset uncertainty (us, rounded up) on stdout. What went wrong (cpuwin's
+# FILE:LINE reason) on stderr, status 1, nothing printed.
+exp_cpuwin_rows() {
+    local dir=$1 algo=$2 coll=$3 round=$4 procs=$5 i h o u unc=0 p hosts args=()
+    mapfile -t hosts < <(exp_hosts)
+    for i in "${!hosts[@]}"; do
+        h=${hosts[$i]}
+        if ! "$top/lab/lab.sh" exec "$h" "head -c $((EXP_WIN_MAX + 1)) /tmp/exp.win" > "$dir/win.$i" 2>/dev/null; then
+            exp_err "cpuwin: rank $i ($h): its windows file /tmp/exp.win could not be read"
+            return 1
+        fi
+        if [ "$(stat -c %s "$dir/win.$i")" -gt "$EXP_WIN_MAX" ]; then
+            exp_err "cpuwin: rank $i ($h): /tmp/exp.win is larger than $EXP_WIN_MAX bytes: not read"
+            return 1
+        fi
+        read -r o u < <(exp_clock_offset "$(cat "$dir/clock0.$h")" "$(cat "$dir/clock1.$h")")
+        [ "$u" -le "$unc" ] || unc=$u
+        args+=(-w "$dir/win.$i=$o")
+    done
+    for p in $procs; do args+=(-p "$p"); done
+    if ! "${INCLAB_BUILD:-$top/build}/cpuwin" -s "$dir/samples.csv" "${args[@]}" > "$dir/cpuwin.out" 2> "$dir/cpuwin.err"; then
+        exp_err "$(head -c 600 "$dir/cpuwin.err" | tr -d '\000-\010\013-\037')"
+        return 1
+    fi
+    awk -F, -v OFS=, -v a="$algo" -v c="$coll" -v r="$round" -v u="$(((unc + 999) / 1000))" \
+        'NR > 1 { print a, c, $1, r, $2, $3, $4, $5, $6, $7, $8, u }' "$dir/cpuwin.out"
+}

@@ -53,6 +53,7 @@ round-zero.csv|round-zero.csv:2: round '0' is not a whole number 1..20
 round-missing.csv|round-missing.csv:2: 13 fields, not 14
 time-max.csv|time-max.csv:3: time_max_us 'slow' is not a time > 0 or -
 time-max-below.csv|time-max-below.csv:2: time_max_us 90.00 is below time_us 100.00: the slowest rank cannot be faster than rank 0
+cpuwin-role.csv|cpuwin-role.csv:3: role 'qemu' is not host or switch
 EOF
 out=$("$increport" check "$bad/nosuchfile.csv" 2>&1); rc=$?
 check "a missing file is an error (exit $rc): $out" said $rc 1 'No such file' <<<"$out"
@@ -370,6 +371,29 @@ printf 'inc,allreduce,1048576,1,4,pku1,guest_intr,-3\n' >>"$bx/$(basename "$swee
 "$increport" plots "$bx" 2>"$tmp/badrxe.err" >/dev/null
 check "an rxe.csv line that is not 'name,...,whole number': said with its line, the run still modelled, no column ($(cat "$tmp/badrxe.err"))" \
     sh -c "grep -qF 'rxe.csv:27: not' '$tmp/badrxe.err' && grep -qF '| 125.0 ms, 383.3 ms | 2.0 | - |' '$bx/REPORT.md'"
+# cpuwin.csv (the CPU inside the timed calls): INC AllReduce of 1 MiB, 3 calls, on the 1.5 cores left to the lab:
+# the busiest host 450 ms / 3 = 150 ms +- 60 / 3 = 20 ms; all five processes 1470 ms / 3 / 1.5 = 326.7 ms
+# +- 270 / 3 / 1.5 = 60 ms; offsets +- 12 ms. A measurement without rows gets '-'; a run without the file no column
+cw=$tmp/cpuwin && mkdir -p "$cw" && cp -r "$sweep" "$cw/"
+cat >"$cw/$(basename "$sweep")/cpuwin.csv" <<'CW'
+algorithm,collective,bytes,round,calls,node,role,pid,cpu_us,span_us,bound_us,offset_us
+inc,allreduce,1048576,1,3,pku1,host,2101,300000,1200000,60000,12000
+inc,allreduce,1048576,1,3,pku2,host,2102,450000,1200000,60000,12000
+inc,allreduce,1048576,1,3,pku3,host,2103,360000,1200000,60000,12000
+inc,allreduce,1048576,1,3,pku4,host,2104,330000,1200000,60000,12000
+inc,allreduce,1048576,1,3,sw0,switch,2105,30000,1200000,30000,12000
+CW
+"$increport" plots "$cw" >/dev/null 2>"$tmp/cpuwin.err"
+check "REPORT: the CPU inside the timed calls from cpuwin.csv (150 ms +- 20 ms, 326.7 ms +- 60 ms, offsets +- 12 ms; '-' without rows) ($(head -c 200 "$tmp/cpuwin.err"))" \
+    sh -c "grep -qF '| 125.0 ms, 383.3 ms | 2.0 | 0.100 | 150.0 ms ± 20.0 ms, 326.7 ms ± 60.0 ms (± 12.0 ms) |' '$cw/REPORT.md' &&
+        grep -qF '| 847.9 ms | 1.7 s | 1.5 ms | 1.7 s (-26 %) | - | - | - | - |' '$cw/REPORT.md' &&
+        grep -qF 'CPU inside the timed calls per collective: busiest host, all / C (clock offset) |' '$cw/REPORT.md'"
+check "REPORT: a run without cpuwin.csv has no such column" sh -c "! grep -q 'CPU inside the timed calls' '$rep'"
+printf 'inc,allreduce,1048576,1,3,sw1,switch,2106,-4,1200000,30000,12000\n' >>"$cw/$(basename "$sweep")/cpuwin.csv"
+"$increport" plots "$cw" >/dev/null 2>"$tmp/cpuwin.err"; rc=$?
+check "a cpuwin.csv line with a negative CPU: said with its line, exit $rc, the run still modelled, no column ($(cat "$tmp/cpuwin.err"))" \
+    sh -c "[ $rc = 1 ] && grep -qF \"cpuwin.csv:7: cpu_us '-4' is not a number of us >= 0\" '$tmp/cpuwin.err' &&
+        grep -qF '| 125.0 ms, 383.3 ms | 2.0 | 0.100 |' '$cw/REPORT.md' && ! grep -q 'CPU inside the timed calls' '$cw/REPORT.md'"
 # the 16 KiB ping-pong on events (o_w): per round trip 1150 and 1250 us against the 16 KiB stream's send 100 and
 # receive 150: o_w = 1200 - 250 = 950 us; the ring AllReduce of 1 MiB on 4 ranks waits for 2P - 3 = 5 of each
 # round's 6 pieces of 16 KiB, 16 rounds: 80 x 950 us = 76 ms more for every host (W_max 636.8 -> 712.8 ms)
