@@ -315,7 +315,7 @@ for round in $(seq 1 "$ROUNDS"); do
                 elif [ "$rc" != 0 ]; then cw_why="the measurement failed"
                 elif ! exp_cw_clocks "$tgen/clock1"; then cw_why="a guest clock could not be read after the run"
                 elif ! exp_cpuwin_rows "$tgen" "$a" "$coll" "$round" "$cw_procs" > "$tgen/cpuwin.rows" 2> "$tgen/cpuwin.err"; then
-                    cw_why=$(head -c 600 "$tgen/cpuwin.err" | tr '\n' ' ')
+                    cw_why=$(head -c 600 "$tgen/cpuwin.err" | sed 's/^exp: //' | paste -sd ' ')
                 else
                     cat "$tgen/cpuwin.rows" >> "$run/cpuwin.csv"
                     awk -F, '$7 == "host" { n++; c += $9; if ($9 > m) m = $9 } END {

@@ -4,7 +4,10 @@
 # command name holds spaces and parentheses sampled until it is killed
 # (its last ticks must be within two of the CPU /proc said it had used just
 # before), the sampler ending on its own when its PIDs are gone and on
-# SIGTERM with every line whole. Needs ${INCLAB_BUILD:-build}/cpusample.
+# SIGTERM with every line whole; then build/cpuwin on those samples (each
+# size's CPU inside two ranks' windows, one rank's clock ahead, against the
+# samples interpolated here; its refusals). Needs ${INCLAB_BUILD:-build}/cpusample
+# and cpuwin.
 # Prints ok/FAIL per check (tests/lib/harness.sh), "N passed, M failed".
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -68,5 +71,47 @@ sleep 0.3 & short=$!
 "$bin" -i 1 -o "$tmp/out2" "$short" 2>/dev/null; rc=$?
 check "exit 0 by itself when its PIDs are gone" [ "$rc" = 0 ]
 check "at least one sample of it" grep -q ",$short," "$tmp/out2"
+
+# ---- build/cpuwin on these samples: the rows of cpuwin.csv -------------------------------------
+cw=${INCLAB_BUILD:-build}/cpuwin
+# cwrun NAME ARGS... — cpuwin ARGS: stdout in $tmp/NAME.out, stderr in $tmp/NAME.err, exit status in $cwrc
+cwrun() { local n=$1; shift; "$cw" "$@" >"$tmp/$n.out" 2>"$tmp/$n.err"; cwrc=$?; }
+# two ranks' windows inside the busy shell's sampled span: rank 0's on a clock 2 s ahead, rank 1's on this
+# machine's; 1 KiB timed in both (overlapping: counted once), 2 KiB in rank 0 only, a warm-up left out
+read -r s0 s1 < <(awk -F, -v p="$bpid" 'NR > 2 && $2 == p { if (!a) a = $1; b = $1 } END { print a, b }' "$tmp/out")
+span=$(((s1 - s0) / 4))
+a1=$((s0 + span)) b1=$((s0 + 2 * span)) a2=$((s0 + 2 * span + span / 2)) b2=$((s0 + 3 * span))
+ahead=2000000000
+printf 'rank,phase,bytes,iter,start_ns,end_ns\n0,warmup,1024,1,%s,%s\n0,timed,1024,1,%s,%s\n0,timed,2048,1,%s,%s\n' \
+    $((s0 + ahead)) $((b2 + ahead)) $((a1 + ahead)) $((b1 + ahead)) $((a2 + ahead)) $((b2 + ahead)) >"$tmp/w0"
+printf 'rank,phase,bytes,iter,start_ns,end_ns\n1,timed,1024,1,%s,%s\n' $((a1 + span / 2)) "$b1" >"$tmp/w1"
+cwrun good -s "$tmp/out" -p "pku1:host:$bpid" -p "sw1:switch:$$" -w "$tmp/w0=$ahead" -w "$tmp/w1=0"
+# the busy shell's CPU over [a1, b1] and [a2, b2] from its samples, interpolated as cpuwin_cpu() does
+want=$(awk -F, -v p="$bpid" -v a1="$a1" -v b1="$b1" -v a2="$a2" -v b2="$b2" -v hz="$(getconf CLK_TCK)" '
+    NR > 2 && $2 == p { n++; t[n] = $1; k[n] = $3 }
+    function at(x,   i) { for (i = 1; i < n; i++) if (t[i] <= x && x <= t[i + 1]) return k[i] + (k[i + 1] - k[i]) * (x - t[i]) / (t[i + 1] - t[i]) }
+    END { printf "%.0f %.0f", (at(b1) - at(a1)) * 1e6 / hz, (at(b2) - at(a2)) * 1e6 / hz }' "$tmp/out")
+got=$(awk -F, -v p="$bpid" 'NR > 1 && $5 == p { printf "%s%s", (n++ ? " " : ""), $6 }' "$tmp/good.out")
+if [ "$cwrc" = 0 ] && [ "$(head -n 1 "$tmp/good.out")" = "bytes,calls,node,role,pid,cpu_us,span_us,bound_us" ] &&
+    [ "$(tail -n +2 "$tmp/good.out" | cut -d, -f1-5 | tr '\n' ' ')" = "1024,1,pku1,host,$bpid 1024,1,sw1,switch,$$ 2048,1,pku1,host,$bpid 2048,1,sw1,switch,$$ " ]; then
+    ok "cpuwin: exit 0, the header, a row per size and process (1 KiB, 2 KiB x pku1, sw1) ($(head -c 200 "$tmp/good.err"))"
+else ko "cpuwin: exit 0, the header, a row per size and process (1 KiB, 2 KiB x pku1, sw1) ($(head -c 200 "$tmp/good.err"))"; fi
+check "cpuwin: the busy shell's CPU in each size's windows, rank 0's moved back 2 s ($got us; from its samples: $want)" [ "$got" = "$want" ]
+if [ "$(awk -F, 'NR == 2 { print $7 }' "$tmp/good.out")" = "$(((b1 - a1 + 500) / 1000))" ]; then ok "cpuwin: the span of 1 KiB is the union of both ranks' windows, once ($(awk -F, 'NR == 2 { print $7 }' "$tmp/good.out") us)"; else ko "cpuwin: the span of 1 KiB is the union of both ranks' windows, once ($(awk -F, 'NR == 2 { print $7 }' "$tmp/good.out") us)"; fi
+cwrun unmoved -s "$tmp/out" -p "pku1:host:$bpid" -w "$tmp/w0=0"
+if [ "$cwrc" = 1 ] && [ ! -s "$tmp/unmoved.out" ] && grep -q "outside PID $bpid's samples" "$tmp/unmoved.err"; then ok "cpuwin: rank 0's windows not moved lie outside the samples: exit $cwrc, nothing printed ($(cat "$tmp/unmoved.err"))"; else ko "cpuwin: rank 0's windows not moved lie outside the samples: exit $cwrc, nothing printed ($(cat "$tmp/unmoved.err"))"; fi
+printf 'rank,phase,bytes,iter,start_ns,end_ns\n0,timed,1024,1,%s,%s\n0,timed,1024,2,5,x\n' "$a1" "$b1" >"$tmp/wbad"
+cwrun badline -s "$tmp/out" -p "pku1:host:$bpid" -w "$tmp/wbad=0"
+if [ "$cwrc" = 1 ] && [ ! -s "$tmp/badline.out" ] && grep -qF "$tmp/wbad:3: bad end_ns 'x'" "$tmp/badline.err"; then ok "cpuwin: a windows line that is not one: $tmp/wbad:3, exit $cwrc, nothing printed"; else ko "cpuwin: a windows line that is not one: $tmp/wbad:3, exit $cwrc, nothing printed"; fi
+printf 'rank,phase,bytes,iter,start_ns,end_ns\n0,warmup,1024,1,%s,%s\n' "$a1" "$b1" >"$tmp/wwarm"
+cwrun warm -s "$tmp/out" -p "pku1:host:$bpid" -w "$tmp/wwarm=0"
+if [ "$cwrc" = 1 ] && grep -q "no timed window" "$tmp/warm.err"; then ok "cpuwin: warm-up windows only: exit $cwrc, said"; else ko "cpuwin: warm-up windows only: exit $cwrc, said"; fi
+cwrun nopid -s "$tmp/out" -p "pku1:host:1" -w "$tmp/w1=0"
+if [ "$cwrc" = 1 ] && grep -q "PID 1 has no samples" "$tmp/nopid.err"; then ok "cpuwin: a PID not sampled: exit $cwrc, said"; else ko "cpuwin: a PID not sampled: exit $cwrc, said"; fi
+for bad in "-p pku1:host -w $tmp/w1=0" "-p pku1:host:0 -w $tmp/w1=0" "-p pk;u1:host:$bpid -w $tmp/w1=0" "-p pku1:host:$bpid -w $tmp/w1" \
+    "-p pku1:host:$bpid -w $tmp/w1=1e9" "-p pku1:host:$bpid" "-w $tmp/w1=0"; do
+    cwrun usage -s "$tmp/out" $bad
+    if [ "$cwrc" = 2 ] && [ ! -s "$tmp/usage.out" ]; then ok "cpuwin -s FILE $bad: a usage error (exit $cwrc: $(head -n 1 "$tmp/usage.err"))"; else ko "cpuwin -s FILE $bad: a usage error (exit $cwrc: $(head -n 1 "$tmp/usage.err"))"; fi
+done
 
 harness_end

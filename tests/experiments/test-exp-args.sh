@@ -416,12 +416,19 @@ cat >"$tree/lab/lab.sh" <<'FAKE'
 #!/usr/bin/env bash
 # fake lab.sh (test-exp-args.sh): status, and exec NODE CMD answered from $FAKE_SCEN
 set -uo pipefail
+# guest-time NODE N: this machine's clock, the guest's (offset.NODE ns ahead, default 0), a 4 ms round trip
+if [ "$1" = guest-time ]; then
+    [ ! -e "$FAKE_SCEN/no-clock.$2" ] || { echo "lab: $2: its guest agent gave no time in 3 tries" >&2; exit 1; }
+    m=$(date +%s%N)
+    echo "$m $((m + $(cat "$FAKE_SCEN/offset.$2" 2>/dev/null || echo 0))) 4000000"
+    exit 0
+fi
 [ "$1" = exec ] || exit 0
 node=$2 c=$3 d=$FAKE_SCEN/nodes/$2
 mkdir -p "$d"
 # tool ALGO COLL BYTES — load the scenario of ALGO at BYTES, log the call
 tool() {
-    rc=0 wrong=0 header=1 rows=1 err= noise=
+    rc=0 wrong=0 header=1 rows=1 err= noise= win=
     . "$FAKE_SCEN/$1" 2>/dev/null
     [ -e "$FAKE_SCEN/$1@$3" ] && . "$FAKE_SCEN/$1@$3"
     echo "$1 $3" >>"$FAKE_SCEN/calls"
@@ -463,6 +470,19 @@ fi
 case $c in
 *"inccl_perf -r "*)
     tool "$(arg -A)" "$(arg -C)" "$(arg -b)"
+    # -X: the windows file, on the guest's clock (offset.NODE ns ahead): a warm-up and 2 timed calls of 50 ms
+    # each; the scenario's win= instead when it gives one
+    if [[ $c == *" -X /tmp/exp.win"* ]]; then
+        off=$(cat "$FAKE_SCEN/offset.$node" 2>/dev/null || echo 0)
+        if [ -n "$win" ]; then printf '%s\n' "$win" >"$d/exp.win"
+        else
+            { echo rank,phase,bytes,iter,start_ns,end_ns
+              for it in warmup,1 timed,1 timed,2; do
+                  t0=$(date +%s%N); sleep 0.05; t1=$(date +%s%N)
+                  echo "$(arg -r),${it%,*},$(arg -b),${it#*,},$((t0 + off)),$((t1 + off))"
+              done; } >"$d/exp.win"
+        fi
+    fi
     if [ "$(arg -r)" = 0 ]; then report "$(arg -A)" "$(arg -C)" "$(arg -b)" >"$d/exp.out"; else : >"$d/exp.out"; fi
     printf '%s\n' "$err" >"$d/exp.err"
     # the host's counters before (0) and after (1): one changed, one not, and lines to ignore
@@ -486,6 +506,7 @@ case $c in
     exit "$rc"
     ;;
 "test -e /tmp/exp.rc") [ -e "$d/exp.rc" ] ;;
+"head -c "*" /tmp/exp.win") head -c "$(arg -c)" "$d/exp.win" ;;
 "cat /tmp/exp."* | "cat /tmp/mpi."*) # one file or more, as cat reads them; each read logged (reads)
     echo "$node $c" >>"$FAKE_SCEN/reads"
     rc=0
@@ -872,7 +893,38 @@ Executable: mpi_perf"
     grep -qF "loggp: UC: no rxe0 counters on pku1 or pku3" "$tmp/uc-uncounted.err" && ok "uc-uncounted: no counters, no UC figures, said" ||
         ko "uc-uncounted: $(cat "$tmp/uc-uncounted.err")"
     refused "LOGGP_UC_TIMEOUT=0 is not a whole number from 5 to 600" env INCLAB_STATE="$tmp/state" LOGGP_UC_TIMEOUT=0 "$tree/experiments/loggp.sh"
-    kill "$sleeper" 2>/dev/null
+    # cpuwin.csv: pku1's and sw1's processes (sleeps: no CPU) sampled on this machine around each libinccl
+    # measurement; pku1's clock 1.5 s ahead: its windows moved back onto the machine's clock, or they would
+    # lie outside the samples. Rows: each process, 2 timed calls, the union of 4 ranks x 2 calls of 50 ms
+    # (run one rank after another), the offsets +- (4 + 4) / 4 ms = 2000 us
+    rm -f "$tmp"/state/nodes/*/root/run/inclab/service.pid
+    sleep 600 &
+    sleeper2=$!
+    for h in pku1:$sleeper sw1:$sleeper2; do
+        mkdir -p "$tmp/state/nodes/${h%:*}/root/run/inclab" && echo "${h#*:}" >"$tmp/state/nodes/${h%:*}/root/run/inclab/service.pid"
+    done
+    reset; echo 1500000000 >"$scen/offset.pku1"
+    fake cpuwin-good "none"
+    expect cpuwin-good 0 verified "cpuwin: 2 calls in"
+    got=$(tail -n +2 "$run/cpuwin.csv" 2>/dev/null | awk -F, '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9, ($10 >= 400000 && $10 < 5000000) ? "span-ok" : "span " $10, $12 }' | sort | tr '\n' ';')
+    want="inc allreduce 4096 1 2 pku1 host $sleeper 0 span-ok 2000;inc allreduce 4096 1 2 sw1 switch $sleeper2 0 span-ok 2000;"
+    [ "$(head -n 1 "$run/cpuwin.csv")" = "$EXP_CPUWIN_HEADER" ] && [ "$got" = "$want" ] && ! grep -q cpuwin_missing "$run/meta.yaml" &&
+        ok "cpuwin-good: cpuwin.csv has each sampled process's row, its windows moved by its clock's offset" ||
+        ko "cpuwin-good: cpuwin.csv rows '$got', want '$want'; $(grep -A3 cpuwin_missing "$run/meta.yaml"; grep cpuwin "$tmp/cpuwin-good.log")"
+    # a windows file with a line that is not one: no rows, the reason (file and line) in meta.yaml, the run verified
+    reset; scenario inc 'win=rank,phase,bytes,iter,start_ns,end_ns
+0,timed,4096,1;reboot,6'
+    fake cpuwin-hostile "none"
+    expect cpuwin-hostile 0 verified "cpuwin: no rows:"
+    [ "$(cat "$run/cpuwin.csv")" = "$EXP_CPUWIN_HEADER" ] && grep -q "^  - 'inc allreduce 4096 B: cpuwin: .*/win.0:2: not rank,phase,bytes,iter,start_ns,end_ns" "$run/meta.yaml" &&
+        ok "cpuwin-hostile: no rows, meta.yaml's cpuwin_missing names the file and line" ||
+        ko "cpuwin-hostile: cpuwin.csv '$(cat "$run/cpuwin.csv")'; meta.yaml: $(grep -A2 cpuwin_missing "$run/meta.yaml")"
+    # a VM whose clock cannot be read: no rows, said
+    reset; touch "$scen/no-clock.pku3"
+    fake cpuwin-noclock "none"
+    expect cpuwin-noclock 0 verified "cpuwin: no rows: a guest clock could not be read before the run"
+    [ "$(cat "$run/cpuwin.csv")" = "$EXP_CPUWIN_HEADER" ] && ok "cpuwin-noclock: no rows" || ko "cpuwin-noclock: $(cat "$run/cpuwin.csv")"
+    kill "$sleeper" "$sleeper2" 2>/dev/null
 fi
 
 harness_end
