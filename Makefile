@@ -439,9 +439,9 @@ $(BUILD)/test_ctl: tests/unit/test_ctl.c $(BUILD)/incctl $(BUILD)/libinccl.a swi
 
 # libinccl's argument checks and the quoting of control-message text (no RDMA device, no controller)
 # the ring baseline's block plans on a simulated ring (no RDMA): ring.c is included whole
-$(BUILD)/test_ring_plan: tests/unit/test_ring_plan.c hostlib/ring.c hostlib/cq.c hostlib/error.c hostlib/inccl.h hostlib/internal.h | $(DEPS_STAMP)
+$(BUILD)/test_ring_plan: tests/unit/test_ring_plan.c hostlib/ring.c hostlib/cq.c hostlib/error.c proto/ctlmsg.c proto/ctlmsg.h hostlib/inccl.h hostlib/internal.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -Ihostlib -o $@ tests/unit/test_ring_plan.c hostlib/cq.c hostlib/error.c -libverbs -lcmocka
+	$(CC) $(CFLAGS) -Ihostlib -o $@ tests/unit/test_ring_plan.c hostlib/cq.c hostlib/error.c proto/ctlmsg.c -libverbs -lyaml -lcmocka
 $(BUILD)/test_api: tests/unit/test_api.c $(BUILD)/libinccl.a hostlib/internal.h | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_api.c $(BUILD)/libinccl.a -libverbs -lyaml $(SODIUM) -lcmocka
 
