@@ -528,7 +528,6 @@ qemu_pids() {
 # functions do here; its directory is under ns_rroot there, its records in made
 # name that hypervisor (rnetns, rdir, tunnel H.NAME).
 
-NS_DIRS="etc/inclab run/inclab var/log/inclab usr/local/bin usr/local/sbin"
 
 node_kind() { awk -F'\t' -v n="$1" '$1 == n {print ($11 == "" ? "vm" : $11)}' "$gen/inventory.tsv"; }
 node_role() { awk -F'\t' -v n="$1" '$1 == n {print $2}' "$gen/inventory.tsv"; }
@@ -655,13 +654,8 @@ ns_exists() { ip netns list 2>/dev/null | awk -v n="$1" '$1 == n {f = 1} END {ex
 # on must exist; those made here are listed in /run/inclab/made-mountpoints and
 # removed (if empty) when the last namespace lab goes down.
 ns_mountpoints() {
-    local d
     mkdir -p "$run"
-    for d in $NS_DIRS; do
-        [ -d "/$d" ] && continue
-        mkdir -p "/$d" || die "cannot make the mount point /$d"
-        echo "/$d" >> "$run/made-mountpoints"
-    done
+    nsw_mountpoints "$run/made-mountpoints"
 }
 
 # ns_check_names — refuse namespaces and devices of this lab's names that
@@ -905,11 +899,9 @@ ns_down_at() {
 # ns_unmountpoints — remove the mount points ns_mountpoints made (only empty
 # directories) once no namespace lab is left on the machine.
 ns_unmountpoints() {
-    local d
     [ -e "$run/made-mountpoints" ] || return 0
     grep -qs '^LAB_SWITCHES=netns' "$state_root"/*/lab.env /var/lib/inclab/*/lab.env && return 0
-    for d in $(sort -ru "$run/made-mountpoints"); do rmdir "$d" 2>/dev/null || true; done
-    rm -f "$run/made-mountpoints"
+    nsw_unmountpoints "$run/made-mountpoints"
 }
 
 # ---- inventory ------------------------------------------------------------
