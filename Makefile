@@ -165,8 +165,8 @@ uninstall:
 
 # check_ref: the host-side reference (tree spec, input patterns, expected results, barrier rule)
 CHECK_REF := hostlib/tools/check_ref.c hostlib/tools/check_ref.h
-$(BUILD)/inccl_check: hostlib/tools/inccl_check.c $(CHECK_REF) $(BUILD)/libinccl.a
-	$(CC) $(CFLAGS) -Ihostlib -o $@ hostlib/tools/inccl_check.c hostlib/tools/check_ref.c $(BUILD)/libinccl.a \
+$(BUILD)/inccl_check: hostlib/tools/inccl_check.c $(CHECK_REF) hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h $(BUILD)/libinccl.a
+	$(CC) $(CFLAGS) -Ihostlib -o $@ hostlib/tools/inccl_check.c hostlib/tools/check_ref.c hostlib/tools/perf_opts.c $(BUILD)/libinccl.a \
 	  -libverbs -lyaml $(SODIUM) -lm
 PERF_SRC := hostlib/tools/inccl_perf.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h proto/inc_elem.h $(CHECK_REF)
 $(BUILD)/inccl_perf: $(PERF_SRC) $(BUILD)/libinccl.a

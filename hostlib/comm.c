@@ -706,6 +706,16 @@ int inccl_barrier(inccl_comm_t *c)
 	return run(c, INC_ALLREDUCE, INC_OP_BARRIER, INCCL_INT32, 0, NULL, NULL, 0);
 }
 
+/* The public dtypes and operators are the wire's codes (inc_proto.h): the
+ * library, inccl_perf and mpi_perf pass one for the other by a cast. */
+_Static_assert((int)INCCL_INT32 == INC_INT32 && (int)INCCL_FLOAT32 == INC_FLOAT32 && (int)INCCL_UINT32 == INC_UINT32 &&
+		       (int)INCCL_INT64 == INC_INT64 && (int)INCCL_UINT64 == INC_UINT64 &&
+		       (int)INCCL_FLOAT16 == INC_FLOAT16 && (int)INCCL_BFLOAT16 == INC_BFLOAT16 &&
+		       (int)INCCL_FLOAT64 == INC_FLOAT64 && INC_NDTYPES == 8,
+	       "inccl.h's dtypes are the wire's");
+_Static_assert((int)INCCL_SUM == INC_OP_SUM && (int)INCCL_MAX == INC_OP_MAX && (int)INCCL_MIN == INC_OP_MIN,
+	       "inccl.h's operators are the wire's");
+
 size_t inccl__dtype_size(enum inccl_dtype dtype)
 {
 	return inc_dtype_size((enum inc_dtype)dtype);
