@@ -175,8 +175,8 @@ uninstall:
 
 # check_ref: the host-side reference (tree spec, input patterns, expected results, barrier rule)
 CHECK_REF := hostlib/tools/check_ref.c hostlib/tools/check_ref.h
-$(BUILD)/inccl_check: hostlib/tools/inccl_check.c $(CHECK_REF) $(BUILD)/libinccl.a
-	$(CC) $(CFLAGS) -Ihostlib -o $@ hostlib/tools/inccl_check.c hostlib/tools/check_ref.c $(BUILD)/libinccl.a \
+$(BUILD)/inccl_check: hostlib/tools/inccl_check.c $(CHECK_REF) hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h $(BUILD)/libinccl.a
+	$(CC) $(CFLAGS) -Ihostlib -o $@ hostlib/tools/inccl_check.c hostlib/tools/check_ref.c hostlib/tools/perf_opts.c $(BUILD)/libinccl.a \
 	  -libverbs -lyaml $(SODIUM) -lm
 PERF_SRC := hostlib/tools/inccl_perf.c hostlib/tools/perf_opts.c hostlib/tools/perf_opts.h proto/inc_elem.h $(CHECK_REF)
 $(BUILD)/inccl_perf: $(PERF_SRC) $(BUILD)/libinccl.a
@@ -458,9 +458,9 @@ $(BUILD)/test_ctl: tests/unit/test_ctl.c $(BUILD)/incctl $(BUILD)/libinccl.a swi
 
 # libinccl's argument checks and the quoting of control-message text (no RDMA device, no controller)
 # the ring baseline's block plans on a simulated ring (no RDMA): ring.c is included whole
-$(BUILD)/test_ring_plan: tests/unit/test_ring_plan.c hostlib/ring.c hostlib/cq.c hostlib/error.c hostlib/inccl.h hostlib/internal.h | $(DEPS_STAMP)
+$(BUILD)/test_ring_plan: tests/unit/test_ring_plan.c hostlib/ring.c hostlib/cq.c hostlib/error.c proto/ctlmsg.c proto/ctlmsg.h hostlib/inccl.h hostlib/internal.h | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) -Ihostlib -o $@ tests/unit/test_ring_plan.c hostlib/cq.c hostlib/error.c -libverbs -lcmocka
+	$(CC) $(CFLAGS) -Ihostlib -o $@ tests/unit/test_ring_plan.c hostlib/cq.c hostlib/error.c proto/ctlmsg.c -libverbs -lyaml -lcmocka
 $(BUILD)/test_api: tests/unit/test_api.c $(BUILD)/libinccl.a hostlib/internal.h | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_api.c $(BUILD)/libinccl.a -libverbs -lyaml $(SODIUM) -lcmocka
 

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../proto/ctlmsg.h"
 #include "../proto/inc_proto.h"
 #include "internal.h"
 
@@ -94,14 +95,6 @@ static int fail(inccl_comm_t *c, int status, const char *fmt, ...)
 const char *inccl_errmsg(const inccl_comm_t *c)
 {
 	return c ? c->err : "no communicator";
-}
-
-/* now_ms() - the monotonic clock in milliseconds (stall and timeout checks). */
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* post_recv() - post receive buffer @slot (of c->message packets) for the next result message. */
@@ -295,6 +288,7 @@ static const char *inc_prim_label(enum inc_prim p)
 	return p == INC_ALLREDUCE ? "allreduce" : p == INC_REDUCE ? "reduce" : p == INC_BROADCAST ? "broadcast" : "route";
 }
 
+/* dtype_label(), op_label() - the name of a dtype or operator in an error message ("?" for none). */
 static const char *dtype_label(enum inccl_dtype t)
 {
 	static const char *const n[INC_NDTYPES] = { "int32",  "float32", "uint32",   "int64",
@@ -536,8 +530,8 @@ static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 	struct inc_imm m = { dest, prim, op, (enum inc_dtype)dtype };
 	uint32_t imm = htonl(inc_imm_encode(&m)), imm_last = htonl(inc_imm_encode(&m) | INC_IMM_LAST);
 	size_t smsg = 0, sdone = 0, rmsg = 0, rdone = 0;
-	uint64_t last = now_ms(), kicked = 0; /* kicked: when kick() last rang in this stall */
-	unsigned long kicks = 0;              /* doorbells kick() rang in this call */
+	uint64_t last = ctl_now_ms(), kicked = 0; /* kicked: when kick() last rang in this stall */
+	unsigned long kicks = 0;                  /* doorbells kick() rang in this call */
 	struct ibv_wc wc[32];
 
 	if (!c->qp || c->qp->state != IBV_QPS_RTS)
@@ -606,14 +600,14 @@ static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 		}
 		size_t posted = has_data ? (smsg ? msg_end(c, smsg - 1, npk) : 0) : smsg;
 		if (n > 0) {
-			last = now_ms();
+			last = ctl_now_ms();
 			kicked = 0;
-		} else if (sdone < posted && now_ms() - (kicked ? kicked : last) >= KICK_MS && kick(c)) {
-			kicked = now_ms();
+		} else if (sdone < posted && ctl_now_ms() - (kicked ? kicked : last) >= KICK_MS && kick(c)) {
+			kicked = ctl_now_ms();
 			kicks++;
 		} else if (faulted(c))
 			return INCCL_ECONN;
-		else if (now_ms() - last > (uint64_t)c->timeout_ms)
+		else if (ctl_now_ms() - last > (uint64_t)c->timeout_ms)
 			return fail(c, INCCL_ETIMEDOUT,
 				    "no progress for %d ms in %s %s %s of %zu elements (%zu/%zu sent, %zu acknowledged, "
 				    "%zu results, %lu doorbells rung): a rank is slow or gone, or called a collective that "
@@ -705,6 +699,16 @@ int inccl_barrier(inccl_comm_t *c)
 	}
 	return run(c, INC_ALLREDUCE, INC_OP_BARRIER, INCCL_INT32, 0, NULL, NULL, 0);
 }
+
+/* The public dtypes and operators are the wire's codes (inc_proto.h): the
+ * library, inccl_perf and mpi_perf pass one for the other by a cast. */
+_Static_assert((int)INCCL_INT32 == INC_INT32 && (int)INCCL_FLOAT32 == INC_FLOAT32 && (int)INCCL_UINT32 == INC_UINT32 &&
+		       (int)INCCL_INT64 == INC_INT64 && (int)INCCL_UINT64 == INC_UINT64 &&
+		       (int)INCCL_FLOAT16 == INC_FLOAT16 && (int)INCCL_BFLOAT16 == INC_BFLOAT16 &&
+		       (int)INCCL_FLOAT64 == INC_FLOAT64 && INC_NDTYPES == 8,
+	       "inccl.h's dtypes are the wire's");
+_Static_assert((int)INCCL_SUM == INC_OP_SUM && (int)INCCL_MAX == INC_OP_MAX && (int)INCCL_MIN == INC_OP_MIN,
+	       "inccl.h's operators are the wire's");
 
 size_t inccl__dtype_size(enum inccl_dtype dtype)
 {

@@ -135,13 +135,6 @@ static int locate(const char *opt, const char *env, const char *key, const char 
 	return INCCL_OK;
 }
 
-/* Milliseconds from now to @deadline (ctl_now_ms()'s clock), 0 once it has passed. */
-static int left(uint64_t deadline)
-{
-	uint64_t now = ctl_now_ms();
-	return now >= deadline ? 0 : (int)(deadline - now);
-}
-
 /* Close @p's connection (if open) and forget its buffer and keys; @p reads as gone (fd -1) after. */
 static void peer_close(struct peer *p)
 {
@@ -167,7 +160,7 @@ static int expect(struct peer *p, uint64_t deadline, const char *want, const cha
 		inccl__set_last_error("%s went away earlier", who);
 		return INCCL_ECONN;
 	}
-	if ((rc = ctl_arecv(&p->auth, p->fd, &p->in, left(deadline), &text)) < 0) {
+	if ((rc = ctl_arecv(&p->auth, p->fd, &p->in, ctl_left_ms(deadline), &text)) < 0) {
 		inccl__set_last_error("%s: %s", who, rc == CTL_ETIMEDOUT ? "no answer in time"
 						    : rc == CTL_EAUTH ? p->auth.err : ctl_strerror(rc));
 		return rc == CTL_ETIMEDOUT ? INCCL_ETIMEDOUT : rc == CTL_EAUTH ? INCCL_EREFUSED : INCCL_ECONN;
@@ -546,7 +539,7 @@ static int gather_joins(inccl_group_t *g, int lfd, uint64_t deadline)
 	struct pollfd pf[JOIN_PENDING + 1];
 	int npend = 0, joined = 1;
 
-	while (joined < g->nranks && left(deadline) > 0) {
+	while (joined < g->nranks && ctl_left_ms(deadline) > 0) {
 		uint64_t now = ctl_now_ms(), next = deadline;
 		int n = 0;
 		for (int i = 0; i < npend; i++)
@@ -560,7 +553,7 @@ static int gather_joins(inccl_group_t *g, int lfd, uint64_t deadline)
 			if (pend[i].until < next)
 				next = pend[i].until;
 		}
-		if (poll(pf, (nfds_t)n, left(next)) <= 0)
+		if (poll(pf, (nfds_t)n, ctl_left_ms(next)) <= 0)
 			continue;
 		for (int i = npend - 1; i >= 0; i--) { /* from the end: removal moves the last one into i */
 			char *text = NULL;
@@ -621,7 +614,7 @@ static int controller_auth(inccl_group_t *g, uint64_t deadline)
 		inccl__set_last_error("node key: %s", err);
 		return INCCL_EINVAL;
 	}
-	rc = ctl_auth_client(&g->ctl.auth, g->ctl.fd, &g->ctl.in, key, node, "client", left(deadline), err, sizeof(err));
+	rc = ctl_auth_client(&g->ctl.auth, g->ctl.fd, &g->ctl.in, key, node, "client", ctl_left_ms(deadline), err, sizeof(err));
 	ctl_key_wipe(key);
 	if (rc < 0) {
 		inccl__set_last_error("controller %s: %s", g->controller, err);
@@ -660,7 +653,7 @@ static int create_rank0(inccl_group_t *g, int port, uint64_t deadline)
 		fail_all(g);
 		return INCCL_ETIMEDOUT;
 	}
-	if ((g->ctl.fd = ctl_connect(g->controller, CTL_PORT_GROUP, left(deadline))) < 0) {
+	if ((g->ctl.fd = ctl_connect(g->controller, CTL_PORT_GROUP, ctl_left_ms(deadline))) < 0) {
 		inccl__set_last_error("cannot reach the controller at %s: %s", g->controller, strerror(errno));
 		fail_all(g);
 		return INCCL_ECONN;
@@ -669,7 +662,7 @@ static int create_rank0(inccl_group_t *g, int port, uint64_t deadline)
 		fail_all(g);
 		return rc;
 	}
-	if (ctl_asendf(&g->ctl.auth, g->ctl.fd, left(deadline), "msg: group\nnranks: %d\n", g->nranks) < 0) {
+	if (ctl_asendf(&g->ctl.auth, g->ctl.fd, ctl_left_ms(deadline), "msg: group\nnranks: %d\n", g->nranks) < 0) {
 		inccl__set_last_error("controller %s: cannot send: %s", g->controller, strerror(errno));
 		fail_all(g);
 		return INCCL_ECONN;
@@ -687,7 +680,7 @@ static int create_rank0(inccl_group_t *g, int port, uint64_t deadline)
 	}
 	g->id = (int)id;
 	for (int r = 1; r < g->nranks; r++)
-		if (ctl_asendf(&g->peer[r].auth, g->peer[r].fd, left(deadline), "msg: group\ngroup: %d\n", g->id) < 0) {
+		if (ctl_asendf(&g->peer[r].auth, g->peer[r].fd, ctl_left_ms(deadline), "msg: group\ngroup: %d\n", g->id) < 0) {
 			inccl__set_last_error("rank 0: rank %d went away while the group formed", r);
 			fail_all(g);
 			return INCCL_ECONN;
@@ -708,9 +701,9 @@ static int create_member(inccl_group_t *g, const char *master, uint64_t deadline
 	char err[256];
 	int rc, last_errno = 0;
 
-	while ((g->peer[0].fd = ctl_connect(master, CTL_PORT_MASTER, left(deadline) < 1000 ? left(deadline) : 1000)) < 0) {
+	while ((g->peer[0].fd = ctl_connect(master, CTL_PORT_MASTER, ctl_left_ms(deadline) < 1000 ? ctl_left_ms(deadline) : 1000)) < 0) {
 		last_errno = errno;
-		if (errno == EINVAL || left(deadline) <= RETRY_MS) {
+		if (errno == EINVAL || ctl_left_ms(deadline) <= RETRY_MS) {
 			inccl__set_last_error("rank %d cannot reach rank 0 at %s within %d ms: %s", g->rank, master,
 					      g->timeout_ms, strerror(last_errno));
 			return errno == EINVAL ? INCCL_EINVAL : INCCL_ECONN;
@@ -721,12 +714,12 @@ static int create_member(inccl_group_t *g, const char *master, uint64_t deadline
 		char name[32], aerr[300];
 		snprintf(name, sizeof(name), "rank %d", g->rank);
 		if (ctl_auth_client(&g->peer[0].auth, g->peer[0].fd, &g->peer[0].in, g->job_key, name, "member",
-				    left(deadline) < JOIN_MS ? left(deadline) : JOIN_MS, aerr, sizeof(aerr)) < 0) {
+				    ctl_left_ms(deadline) < JOIN_MS ? ctl_left_ms(deadline) : JOIN_MS, aerr, sizeof(aerr)) < 0) {
 			inccl__set_last_error("rank %d: rank 0 at %s: %s", g->rank, master, aerr);
 			return INCCL_EREFUSED;
 		}
 	}
-	if (ctl_asendf(&g->peer[0].auth, g->peer[0].fd, left(deadline), "msg: join\nrank: %d\nnranks: %d\n", g->rank, g->nranks) < 0) {
+	if (ctl_asendf(&g->peer[0].auth, g->peer[0].fd, ctl_left_ms(deadline), "msg: join\nrank: %d\nnranks: %d\n", g->rank, g->nranks) < 0) {
 		inccl__set_last_error("rank %d: rank 0 at %s went away", g->rank, master);
 		return INCCL_ECONN;
 	}
@@ -879,7 +872,7 @@ static int init_rank0(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64_
 		ctl_doc_free(&m);
 	}
 	fclose(f);
-	if (rc == INCCL_OK && ctl_asend(&g->ctl.auth, g->ctl.fd, req, left(deadline)) < 0) {
+	if (rc == INCCL_OK && ctl_asend(&g->ctl.auth, g->ctl.fd, req, ctl_left_ms(deadline)) < 0) {
 		inccl__set_last_error("the controller went away");
 		rc = INCCL_ECONN;
 	}
@@ -909,7 +902,7 @@ static int init_rank0(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64_
 		if (r == 0) {
 			*mine = (struct rank_cfg){ (unsigned)comm, (unsigned)psn, (unsigned)qpn, "" };
 			snprintf(mine->ip, sizeof(mine->ip), "%s", a);
-		} else if (ctl_asendf(&g->peer[r].auth, g->peer[r].fd, left(deadline), "msg: config\ncomm: %lu\npsn: %lu\nswitch_ip: %s\nswitch_qpn: %lu\n",
+		} else if (ctl_asendf(&g->peer[r].auth, g->peer[r].fd, ctl_left_ms(deadline), "msg: config\ncomm: %lu\npsn: %lu\nswitch_ip: %s\nswitch_qpn: %lu\n",
 				     comm, psn, a, qpn) < 0) {
 			ctl_doc_free(&m);
 			inccl__set_last_error("rank %d went away", r);
@@ -935,7 +928,7 @@ static int init_member(inccl_group_t *g, uint32_t my_ip, uint32_t my_qpn, uint64
 	unsigned long comm, psn, qpn;
 	int rc;
 
-	if (ctl_asendf(&g->peer[0].auth, g->peer[0].fd, left(deadline), "msg: qp\nrank: %d\nip: %s\nqpn: %u\n", g->rank,
+	if (ctl_asendf(&g->peer[0].auth, g->peer[0].fd, ctl_left_ms(deadline), "msg: qp\nrank: %d\nip: %s\nqpn: %u\n", g->rank,
 		      inet_ntop(AF_INET, &my_ip, a, sizeof(a)), my_qpn) < 0) {
 		inccl__set_last_error("rank 0 went away");
 		return INCCL_ECONN;
@@ -1003,7 +996,7 @@ static int init_ring(inccl_group_t *g, inccl_comm_t *c, uint32_t my_ip, uint64_t
 		const char *lip, *rip;
 		struct in_addr la, ra;
 		char err[256];
-		if (ctl_asendf(&g->peer[0].auth, g->peer[0].fd, left(deadline), "msg: ring\nrank: %d\nip: %s\nqpn_left: %u\nqpn_right: %u\n",
+		if (ctl_asendf(&g->peer[0].auth, g->peer[0].fd, ctl_left_ms(deadline), "msg: ring\nrank: %d\nip: %s\nqpn_left: %u\nqpn_right: %u\n",
 			      g->rank, inet_ntop(AF_INET, &my_ip, a, sizeof(a)), qpn[0], qpn[1]) < 0) {
 			inccl__set_last_error("rank 0 went away");
 			return INCCL_ECONN;
@@ -1041,7 +1034,7 @@ static int init_ring(inccl_group_t *g, inccl_comm_t *c, uint32_t my_ip, uint64_t
 	}
 	for (int r = 1; r < n && rc == INCCL_OK; r++) {
 		const struct ring_end *l = &all[(r + n - 1) % n], *rt = &all[(r + 1) % n];
-		if (ctl_asendf(&g->peer[r].auth, g->peer[r].fd, left(deadline),
+		if (ctl_asendf(&g->peer[r].auth, g->peer[r].fd, ctl_left_ms(deadline),
 			      "msg: ringcfg\npsn: %u\nleft_ip: %s\nleft_qpn: %u\nright_ip: %s\nright_qpn: %u\n", psn,
 			      inet_ntop(AF_INET, &l->ip, a, sizeof(a)), l->qpn_right,
 			      inet_ntop(AF_INET, &rt->ip, b, sizeof(b)), rt->qpn_left) < 0) {
@@ -1070,7 +1063,7 @@ static int init_release(inccl_group_t *g, int my_rc, uint64_t deadline)
 			fail_to_master(g);
 			return my_rc;
 		}
-		if (ctl_asendf(&g->peer[0].auth, g->peer[0].fd, left(deadline), "msg: ready\n") < 0) {
+		if (ctl_asendf(&g->peer[0].auth, g->peer[0].fd, ctl_left_ms(deadline), "msg: ready\n") < 0) {
 			inccl__set_last_error("rank 0 went away");
 			return INCCL_ECONN;
 		}
@@ -1091,7 +1084,7 @@ static int init_release(inccl_group_t *g, int my_rc, uint64_t deadline)
 		return rc;
 	}
 	for (int r = 1; r < g->nranks; r++)
-		ctl_asendf(&g->peer[r].auth, g->peer[r].fd, left(deadline), "msg: go\n");
+		ctl_asendf(&g->peer[r].auth, g->peer[r].fd, ctl_left_ms(deadline), "msg: go\n");
 	return INCCL_OK;
 }
 

@@ -44,6 +44,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../proto/ctlmsg.h"
 #include "../proto/inc_elem.h"
 #include "inccl.h"
 #include "internal.h"
@@ -352,6 +353,8 @@ static void combine(uint8_t *acc, const uint8_t *in, size_t n, enum inccl_dtype 
 
 /* ---- verbs ---------------------------------------------------------------- */
 
+/* post_recv() - give receive buffer @slot (one RING_PIECE of rbuf) back to the QP from the
+ * left neighbour; ibv_post_recv()'s result (0 or an errno value). */
 static int post_recv(struct inccl_ring *r, uint32_t slot)
 {
 	struct ibv_sge sge = { (uintptr_t)(r->rbuf + (size_t)slot * RING_PIECE), RING_PIECE, r->rmr->lkey };
@@ -461,12 +464,6 @@ int inccl__ring_connect(struct inccl_ring *r, uint32_t left_ip, uint32_t left_qp
 
 /* ---- the stream ------------------------------------------------------------- */
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /*
  * Fold received message number @k (slot @slot, @len bytes, immediate @imm in
@@ -503,7 +500,7 @@ static int run_plan(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *b
 		    enum inccl_op op, int timeout_ms, char *err, size_t errlen)
 {
 	size_t sent = 0, sdone = 0, rdone = 0, w = inc_dtype_size((enum inc_dtype)dtype);
-	uint64_t last = now_ms();
+	uint64_t last = ctl_now_ms();
 	struct ibv_wc wc[32];
 
 	while (sdone < pl->nsend || rdone < pl->nrecv) {
@@ -538,7 +535,7 @@ static int run_plan(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *b
 				return INCCL_EIO;
 		}
 		if (took) { /* sends may have become possible */
-			last = now_ms();
+			last = ctl_now_ms();
 			continue;
 		}
 		int n = inccl__cq_poll(&r->cq, 32, wc, 100);
@@ -583,10 +580,10 @@ static int run_plan(struct inccl_ring *r, const struct ring_plan *pl, uint8_t *b
 			rdone++;
 		}
 		if (n > 0) {
-			last = now_ms();
+			last = ctl_now_ms();
 		} else if (r->watch && r->watch(r->watch_arg)) {
 			return INCCL_ECONN; /* the watch said why, in @err */
-		} else if (now_ms() - last > (uint64_t)timeout_ms) {
+		} else if (ctl_now_ms() - last > (uint64_t)timeout_ms) {
 			snprintf(err, errlen, "ring: no progress for %d ms (%zu/%zu sent, %zu acknowledged, %zu/%zu received): "
 				 "a rank is slow or gone, or called a collective that differs in count, dtype, operator "
 				 "or root", timeout_ms, sent, pl->nsend, sdone, rdone, pl->nrecv);

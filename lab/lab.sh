@@ -531,7 +531,6 @@ qemu_pids() {
 # functions do here; its directory is under ns_rroot there, its records in made
 # name that hypervisor (rnetns, rdir, tunnel H.NAME).
 
-NS_DIRS="etc/inclab run/inclab var/log/inclab usr/local/bin usr/local/sbin"
 
 node_kind() { awk -F'\t' -v n="$1" '$1 == n {print ($11 == "" ? "vm" : $11)}' "$gen/inventory.tsv"; }
 node_role() { awk -F'\t' -v n="$1" '$1 == n {print $2}' "$gen/inventory.tsv"; }
@@ -658,13 +657,8 @@ ns_exists() { ip netns list 2>/dev/null | awk -v n="$1" '$1 == n {f = 1} END {ex
 # on must exist; those made here are listed in /run/inclab/made-mountpoints and
 # removed (if empty) when the last namespace lab goes down.
 ns_mountpoints() {
-    local d
     mkdir -p "$run"
-    for d in $NS_DIRS; do
-        [ -d "/$d" ] && continue
-        mkdir -p "/$d" || die "cannot make the mount point /$d"
-        echo "/$d" >> "$run/made-mountpoints"
-    done
+    nsw_mountpoints "$run/made-mountpoints"
 }
 
 # ns_check_names — refuse namespaces and devices of this lab's names that
@@ -908,11 +902,9 @@ ns_down_at() {
 # ns_unmountpoints — remove the mount points ns_mountpoints made (only empty
 # directories) once no namespace lab is left on the machine.
 ns_unmountpoints() {
-    local d
     [ -e "$run/made-mountpoints" ] || return 0
     grep -qs '^LAB_SWITCHES=netns' "$state_root"/*/lab.env /var/lib/inclab/*/lab.env && return 0
-    for d in $(sort -ru "$run/made-mountpoints"); do rmdir "$d" 2>/dev/null || true; done
-    rm -f "$run/made-mountpoints"
+    nsw_unmountpoints "$run/made-mountpoints"
 }
 
 # ---- inventory ------------------------------------------------------------
@@ -1158,6 +1150,19 @@ cmd_up() {
 # names of those on other machines. A precise error before anything of the
 # lab is made.
 HYP_TOOLS="ip bridge ss sysctl sha256sum base64 mktemp bash stat mv cat tar setsid timeout mount awk"
+# hyp_tools — set HYP_TOOLS_ASKED to the tools a machine reached over ssh must
+# have: HYP_TOOLS, and with INCLAB_TEST_HYP_TOOL (a test lab only) one more,
+# one that no machine has, so that lab-hypervisors.sh sees the refusal over a
+# real ssh connection. It is written into the remote command: a plain command
+# name or a precise error (called directly, not in $(...), so that die ends lab.sh).
+hyp_tools() {
+    local extra=${INCLAB_TEST_HYP_TOOL:-}
+    HYP_TOOLS_ASKED=$HYP_TOOLS
+    [ -n "$extra" ] || return 0
+    [ "${INCLAB_TEST_LAB:-0}" = 1 ] || die "INCLAB_TEST_HYP_TOOL is for test labs only (INCLAB_TEST_LAB=1)"
+    [[ $extra =~ ^[a-z][a-z0-9_-]{0,31}$ ]] || die "INCLAB_TEST_HYP_TOOL must be a command name of a-z 0-9 _ - (at most 32), not '$extra'"
+    HYP_TOOLS_ASKED="$HYP_TOOLS $extra"
+}
 hyp_check() {
     local which=$1 name uri caps uuid here_uuid="" remote first=1 out ns errf err
     HYP_ELSEWHERE=""
@@ -1176,8 +1181,9 @@ hyp_check() {
             if [ $first = 0 ] && [[ $uri == qemu+ssh://* ]]; then
                 hyp_ssh_argv "$uri" || die "hypervisor $name: $HYP_SSH_WHY"
                 # what the machine printed (stdout) apart from what ssh said (stderr: warnings)
+                hyp_tools
                 errf=$(mktemp) || die "mktemp failed"
-                out=$(timeout "${HYP_TIMEOUT:-30}" "${HYP_SSH[@]}" "id -u; for t in $HYP_TOOLS; do command -v \"\$t\" >/dev/null || echo \"missing \$t\"; done" </dev/null 2>"$errf") ||
+                out=$(timeout "${HYP_TIMEOUT:-30}" "${HYP_SSH[@]}" "id -u; for t in $HYP_TOOLS_ASKED; do command -v \"\$t\" >/dev/null || echo \"missing \$t\"; done" </dev/null 2>"$errf") ||
                     { err=$(tail -n 2 "$errf" | tr '\n' ' '); rm -f "$errf"; die "hypervisor $name: ssh to its machine ($HYP_SSH_DEST, as its URI says) fails: $err$(tail -n 2 <<<"$out" | tr '\n' ' ')"; }
                 rm -f "$errf"
                 [ "$(head -n 1 <<<"$out")" = 0 ] ||

@@ -45,7 +45,6 @@ word='^[a-z][a-z0-9]*(-[a-z0-9]+)*$'
 [[ $root =~ ^(/[A-Za-z0-9_+][A-Za-z0-9._+-]*)+$ && $root != */../* && $root != */./* && $root != */.. && ${#root} -le 160 ]] ||
     die "ROOT must be an absolute path of A-Z a-z 0-9 . _ + -, not '$root'"
 [ "${root##*/}" = "$prefix.$hyp" ] || die "ROOT must end in the lab's own directory $prefix.$hyp, not '$root'"
-NS_DIRS="etc/inclab run/inclab var/log/inclab usr/local/bin usr/local/sbin"
 node_ok() { [[ $1 =~ ^[A-Za-z0-9_.-]{1,64}$ && $1 != . && $1 != .. ]] || die "'$1' is not a node name"; }
 dev_ok() { [[ $1 =~ ^[a-z0-9][a-z0-9-]{0,14}$ ]]; }
 ns_exists() { ip netns list 2>/dev/null | awk -v n="$1" '$1 == n {f = 1} END {exit !f}'; }
@@ -86,11 +85,7 @@ exists)
 wire)
     lines=$(wires)
     if [ ! -d "$root" ]; then echo "dir $root"; mkdir -p "$root/nodes"; fi
-    for x in $NS_DIRS; do
-        [ -d "/$x" ] && continue
-        mkdir -p "/$x" || die "cannot make the mount point /$x"
-        echo "/$x" >> "$root/made-mountpoints"
-    done
+    nsw_mountpoints "$root/made-mountpoints"
     for n in "$@"; do
         node_ok "$n"
         ns_exists "$prefix-$n" || nsw_netns "$prefix-$n"
@@ -168,11 +163,7 @@ down)
     ;;
 rmroot)
     [ -d "$root" ] || exit 0
-    if [ -e "$root/made-mountpoints" ] && [ -z "$(ip netns list 2>/dev/null)" ]; then
-        for x in $(sort -ru "$root/made-mountpoints"); do
-            case " $NS_DIRS " in *" ${x#/} "*) rmdir "$x" 2>/dev/null || true ;; esac
-        done
-    fi
+    [ -n "$(ip netns list 2>/dev/null)" ] || nsw_unmountpoints "$root/made-mountpoints"
     rm -rf --one-file-system -- "$root"
     [ ! -e "$root" ] || die "could not remove $root"
     echo "removed $root"

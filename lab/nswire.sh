@@ -1,10 +1,40 @@
 # nswire.sh — the wiring of namespace nodes (SWITCHES=netns), one definition
 # for both places that make it: lab.sh (the nodes of this machine, ns_wire)
 # and nsnode.sh (those of a hypervisor reached over ssh, where lab.sh ships
-# this file in nsnode.sh's tar). Sourced by bash; defines functions only.
+# this file in nsnode.sh's tar). Sourced by bash; defines NS_DIRS and functions only.
 # Its user defines die MESSAGE (exits) and nsw_made KIND NAME, called before
 # each namespace (KIND netns) or device (KIND link) is made: lab.sh records
 # it in its made list, nsnode.sh prints it for lab.sh to record.
+
+# The machine directories a namespace node's own (ROOT/DIR) are bind-mounted
+# on inside its service's mount namespace: configuration, run state, logs
+# and the binaries pushed into it (lab.sh's push accepts only these).
+NS_DIRS="etc/inclab run/inclab var/log/inclab usr/local/bin usr/local/sbin"
+
+# nsw_mountpoints LIST — each /DIR of NS_DIRS exists on this machine
+# afterwards; those made here are appended to file LIST (dies when one
+# cannot be made).
+nsw_mountpoints() {
+    local x
+    for x in $NS_DIRS; do
+        [ -d "/$x" ] && continue
+        mkdir -p "/$x" || die "cannot make the mount point /$x"
+        echo "/$x" >> "$1"
+    done
+}
+
+# nsw_unmountpoints LIST — remove the mount points file LIST names (only
+# empty directories, only names of NS_DIRS: a line changed by someone else
+# removes nothing else), deepest first, then LIST. The caller decides that
+# no namespace node of any lab is left on the machine.
+nsw_unmountpoints() {
+    local x
+    [ -e "$1" ] || return 0
+    for x in $(sort -ru "$1"); do
+        case " $NS_DIRS " in *" ${x#/} "*) rmdir "$x" 2>/dev/null || true ;; esac
+    done
+    rm -f "$1"
+}
 
 # nsw_quiet DEV — no IPv6 on a device in the machine's namespace (set before
 # it goes up: no link-local address, no router solicitation). The machine

@@ -31,7 +31,7 @@ uint64_t ctl_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static int left_ms(uint64_t deadline)
+int ctl_left_ms(uint64_t deadline)
 {
 	uint64_t now = ctl_now_ms();
 	return now >= deadline ? 0 : (int)(deadline - now);
@@ -129,6 +129,9 @@ int ctl_listen(int port)
 	return fd;
 }
 
+/* send_all() - write @n bytes of @p to non-blocking socket @fd, polling while it is
+ * full: CTL_OK once all are sent, CTL_ETIMEDOUT at @deadline, CTL_EIO when the
+ * connection fails (never SIGPIPE). */
 static int send_all(int fd, const char *p, size_t n, uint64_t deadline)
 {
 	while (n > 0) {
@@ -141,7 +144,7 @@ static int send_all(int fd, const char *p, size_t n, uint64_t deadline)
 		if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			return CTL_EIO;
 		struct pollfd pf = { fd, POLLOUT, 0 };
-		int t = left_ms(deadline);
+		int t = ctl_left_ms(deadline);
 		if (t == 0 || poll(&pf, 1, t) == 0)
 			return CTL_ETIMEDOUT;
 	}
@@ -274,7 +277,7 @@ int ctl_recv(int fd, struct ctl_buf *b, int timeout_ms, char **msg)
 		if (rc)
 			return rc;
 		struct pollfd p = { fd, POLLIN, 0 };
-		int t = left_ms(deadline), n = poll(&p, 1, t);
+		int t = ctl_left_ms(deadline), n = poll(&p, 1, t);
 		if (n < 0 && errno != EINTR)
 			return CTL_EIO;
 		if (n == 0)

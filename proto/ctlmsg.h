@@ -54,6 +54,10 @@ struct ctl_doc {
 /** ctl_now_ms() - a monotonic clock in milliseconds. */
 uint64_t ctl_now_ms(void);
 
+/** ctl_left_ms() - milliseconds from now to @deadline (ctl_now_ms()'s clock), 0 once it
+ * has passed: a poll() timeout (deadlines are at most minutes ahead, well inside an int). */
+int ctl_left_ms(uint64_t deadline);
+
 /**
  * ctl_parse_addr() - split "host[:port]" (host: dotted quad) into an address
  * (network order) and port (@default_port when absent). Return 0 or -1.

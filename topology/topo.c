@@ -668,6 +668,9 @@ static void parse_link(struct ctx *c, yaml_node_t *m)
 
 /* ---- validation and derivation ------------------------------------------ */
 
+/* check_nodes() - give each node its default vCPUs and memory, and report (errf) duplicate names,
+ * duplicate or out-of-subnet management addresses and a controller count other than one;
+ * count the hosts into t->nhosts, then report host ranks out of 0..nhosts-1 or taken twice. */
 static void check_nodes(struct ctx *c)
 {
 	struct topology *t = c->t;

@@ -156,20 +156,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-/** Parse a whole decimal int of [@min, @max] into *@out. Return 0 or -1. */
-static int parse_int(const char *s, long min, long max, int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
-
 /** Index i of [0, @n) whose @name(i) is @s, or -1 (the names are perf_opts.c's). */
 static int find_name(const char *s, const char *(*name)(int), int n)
 {
@@ -242,20 +228,20 @@ static int set_option(struct mpi_opts *o, char flag, const char *val, char *err,
 		*(flag == 'b' ? &o->p.min_bytes : &o->p.max_bytes) = bytes;
 		return 0;
 	case 'f':
-		if (parse_int(val, 1, 1 << 20, &i))
+		if (perf_parse_int(val, 1, 1 << 20, &i))
 			return fail(err, errlen, "-f: bad factor '%s' (an integer >= 1)", val);
 		o->p.factor = (size_t)i;
 		return 0;
 	case 'R':
-		if (parse_int(val, 0, PERF_MAX_NRANKS - 1, &o->p.root))
+		if (perf_parse_int(val, 0, PERF_MAX_NRANKS - 1, &o->p.root))
 			return fail(err, errlen, "-R: bad root '%s'", val);
 		return 0;
 	case 'n':
-		if (parse_int(val, 1, 1000000, &o->p.iters))
+		if (perf_parse_int(val, 1, 1000000, &o->p.iters))
 			return fail(err, errlen, "-n: bad iteration count '%s' (1..1000000)", val);
 		return 0;
 	case 'w':
-		if (parse_int(val, 0, 1000000, &o->p.warmup))
+		if (perf_parse_int(val, 0, 1000000, &o->p.warmup))
 			return fail(err, errlen, "-w: bad warm-up count '%s' (0..1000000)", val);
 		return 0;
 	case 'a':
@@ -341,7 +327,7 @@ static int test_hooks(struct bench *b, char *err, size_t errlen)
 
 	b->chunk_elems = MPI_PERF_CHUNK_BYTES / w;
 	b->corrupt_rank = -1;
-	if ((s = getenv("MPI_PERF_CORRUPT")) && parse_int(s, 0, b->o->p.nranks - 1, &b->corrupt_rank))
+	if ((s = getenv("MPI_PERF_CORRUPT")) && perf_parse_int(s, 0, b->o->p.nranks - 1, &b->corrupt_rank))
 		return fail(err, errlen, "MPI_PERF_CORRUPT='%s' is not a rank of 0..%d", s, b->o->p.nranks - 1);
 	if ((s = getenv("MPI_PERF_CHUNK_BYTES"))) {
 		if (perf_parse_size(s, &bytes) || bytes < w || bytes % w || bytes > MPI_PERF_CHUNK_BYTES)

@@ -72,6 +72,7 @@
 #include <unistd.h>
 
 #include "check_ref.h"
+#include "perf_opts.h"
 #include "inccl.h"
 
 /* The most elements a count may ask for: 2^30, 8 GiB per buffer of 8-byte
@@ -279,7 +280,19 @@ static void barrier_check(inccl_comm_t *c, int rank, int nranks, int k, int dela
 	fflush(stdout);
 }
 
-/** Parse a whole decimal int of [@min, @max] into *@out. Return 0 or -1. */
+/** expect_refused() - count a bad-argument call @what as passed when it returned
+ * INCCL_EINVAL with @words in the communicator's message, failed otherwise. */
+static void expect_refused(inccl_comm_t *c, int rc, const char *what, const char *words)
+{
+	if (rc == INCCL_EINVAL && strstr(inccl_errmsg(c), words)) {
+		pass++;
+		printf("ok   %s refused: %s\n", what, inccl_errmsg(c));
+	} else {
+		failed++;
+		printf("FAIL %s: returned %d (%s), not EINVAL\n", what, rc, inccl_errmsg(c));
+	}
+}
+
 /* count_bad() - does the -c list hold anything but counts 1..MAX_COUNT separated by
  * single commas, or more than main()'s copy of it holds (255 characters)? */
 static int count_bad(const char *list)
@@ -298,17 +311,6 @@ static int count_bad(const char *list)
 		p = *end ? end + 1 : end;
 	} while (*p);
 	return p[-1] == ',';
-}
-
-static int parse_int(const char *s, long min, long max, int *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-
-	if (end == s || *end || v < min || v > max)
-		return -1;
-	*out = (int)v;
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -359,13 +361,13 @@ int main(int argc, char **argv)
 			have_pattern = 1;
 			break;
 		case 'W':
-			if (parse_int(optarg, 1, MAX_WAIT_MS, &co.timeout_ms)) {
+			if (perf_parse_int(optarg, 1, MAX_WAIT_MS, &co.timeout_ms)) {
 				fprintf(stderr, "inccl_check: -W: bad timeout '%s' (1..%d ms)\n", optarg, MAX_WAIT_MS);
 				goto usage;
 			}
 			break;
 		case 'D':
-			if (parse_int(optarg, 0, MAX_DELAY_MS, &delay_ms)) {
+			if (perf_parse_int(optarg, 0, MAX_DELAY_MS, &delay_ms)) {
 				fprintf(stderr, "inccl_check: -D: bad delay '%s' (0..%d ms)\n", optarg, MAX_DELAY_MS);
 				goto usage;
 			}
@@ -502,13 +504,7 @@ int main(int argc, char **argv)
 	}
 	/* bad arguments are refused with a message, nothing is sent */
 	rc = inccl_reduce(c, NULL, NULL, 1, INCCL_INT32, INCCL_SUM, nranks);
-	if (rc == INCCL_EINVAL && strstr(inccl_errmsg(c), "root")) {
-		pass++;
-		printf("ok   reduce to root %d refused: %s\n", nranks, inccl_errmsg(c));
-	} else {
-		failed++;
-		printf("FAIL reduce to root %d: returned %d\n", nranks, rc);
-	}
+	expect_refused(c, rc, "reduce to root NRANKS", "root");
 	/* NULL buffers: EINVAL naming the buffer, on every rank (nothing is sent, so no rank waits) */
 	int32_t one = 1;
 	for (int i = 0; i < 4; i++) {
@@ -520,13 +516,7 @@ int main(int argc, char **argv)
 		   : i == 1 ? inccl_allreduce(c, &one, NULL, 1, INCCL_INT32, INCCL_SUM)
 		   : i == 2 ? inccl_reduce(c, NULL, &one, 1, INCCL_INT32, INCCL_SUM, 0)
 			    : inccl_broadcast(c, NULL, 1, INCCL_INT32, 0);
-		if (rc == INCCL_EINVAL && strstr(inccl_errmsg(c), words[i])) {
-			pass++;
-			printf("ok   %s refused: %s\n", what[i], inccl_errmsg(c));
-		} else {
-			failed++;
-			printf("FAIL %s: returned %d (%s), not EINVAL\n", what[i], rc, inccl_errmsg(c));
-		}
+		expect_refused(c, rc, what[i], words[i]);
 	}
 	/* the block collectives: a NULL buffer and overlapping buffers refused before anything is sent */
 	int32_t two[8];
@@ -539,24 +529,12 @@ int main(int argc, char **argv)
 			    : inccl_alltoall(c, two + 1, two, 1, INCCL_INT32);
 		if (nranks == 1 && i == 2)
 			continue; /* one rank: one element each, they do not overlap */
-		if (rc == INCCL_EINVAL && strstr(inccl_errmsg(c), words[i])) {
-			pass++;
-			printf("ok   %s refused: %s\n", what[i], inccl_errmsg(c));
-		} else {
-			failed++;
-			printf("FAIL %s: returned %d (%s), not EINVAL\n", what[i], rc, inccl_errmsg(c));
-		}
+		expect_refused(c, rc, what[i], words[i]);
 	}
 	/* buffers not aligned to the element's size: EINVAL naming the buffer, nothing sent */
 	static int64_t pair[2];
 	rc = inccl_allreduce(c, (char *)pair + 4, pair, 1, INCCL_FLOAT64, INCCL_SUM);
-	if (rc == INCCL_EINVAL && strstr(inccl_errmsg(c), "not aligned")) {
-		pass++;
-		printf("ok   allreduce float64, send buffer 4 bytes off alignment, refused: %s\n", inccl_errmsg(c));
-	} else {
-		failed++;
-		printf("FAIL allreduce float64, misaligned send buffer: returned %d (%s), not EINVAL\n", rc, inccl_errmsg(c));
-	}
+	expect_refused(c, rc, "allreduce float64, send buffer 4 bytes off alignment", "not aligned");
 	printf("rank %d: %d passed, %d failed\n", rank, pass, failed);
 	if (hold) {
 		printf("rank %d: holding the communicator until %s exists (at most %d s)\n", rank, hold, HOLD_MAX_S);

@@ -153,17 +153,9 @@ int perf_parse_size(const char *s, size_t *bytes)
 
 size_t perf_dtype_size(enum inccl_dtype dtype)
 {
-	switch (dtype) {
-	case INCCL_FLOAT16:
-	case INCCL_BFLOAT16: return 2;
-	case INCCL_INT32:
-	case INCCL_UINT32:
-	case INCCL_FLOAT32: return 4;
-	case INCCL_INT64:
-	case INCCL_UINT64:
-	case INCCL_FLOAT64: return 8;
-	}
-	return 4; /* not a dtype: perf_parse_args() lets none through */
+	size_t w = inc_dtype_size((enum inc_dtype)dtype); /* libinccl's dtypes are the wire's (inccl.h) */
+
+	return w ? w : 4; /* not a dtype: perf_parse_args() lets none through */
 }
 
 size_t perf_round_bytes(size_t bytes, enum inccl_dtype dtype)
@@ -173,8 +165,7 @@ size_t perf_round_bytes(size_t bytes, enum inccl_dtype dtype)
 	return bytes < w ? w : bytes - bytes % w;
 }
 
-/** Parse a whole decimal int of [@min, @max] into *@out. Return 0 or -1. */
-static int parse_int(const char *s, long min, long max, int *out)
+int perf_parse_int(const char *s, long min, long max, int *out)
 {
 	char *end;
 	long v;
@@ -314,46 +305,46 @@ static enum perf_parse_result set_option(struct perf_opts *o, char flag, const c
 		return PERF_PARSE_OK;
 	}
 	case 'f':
-		if (parse_int(val, 1, 1 << 20, &i))
+		if (perf_parse_int(val, 1, 1 << 20, &i))
 			return fail(err, errlen, "-f: bad factor '%s' (an integer >= 1)", val);
 		o->factor = (size_t)i;
 		return PERF_PARSE_OK;
 	case 'R':
-		if (parse_int(val, 0, PERF_MAX_NRANKS - 1, &o->root))
+		if (perf_parse_int(val, 0, PERF_MAX_NRANKS - 1, &o->root))
 			return fail(err, errlen, "-R: bad root '%s'", val);
 		return PERF_PARSE_OK;
 	case 'n':
-		if (parse_int(val, 1, 1000000, &o->iters))
+		if (perf_parse_int(val, 1, 1000000, &o->iters))
 			return fail(err, errlen, "-n: bad iteration count '%s' (1..1000000)", val);
 		return PERF_PARSE_OK;
 	case 'w':
-		if (parse_int(val, 0, 1000000, &o->warmup))
+		if (perf_parse_int(val, 0, 1000000, &o->warmup))
 			return fail(err, errlen, "-w: bad warm-up count '%s' (0..1000000)", val);
 		return PERF_PARSE_OK;
 	case 'r':
-		if (parse_int(val, 0, PERF_MAX_NRANKS - 1, &o->rank))
+		if (perf_parse_int(val, 0, PERF_MAX_NRANKS - 1, &o->rank))
 			return fail(err, errlen, "-r: bad rank '%s'", val);
 		return PERF_PARSE_OK;
 	case 'N':
-		if (parse_int(val, 1, PERF_MAX_NRANKS, &o->nranks))
+		if (perf_parse_int(val, 1, PERF_MAX_NRANKS, &o->nranks))
 			return fail(err, errlen, "-N: bad number of ranks '%s' (1..%d)", val, PERF_MAX_NRANKS);
 		return PERF_PARSE_OK;
 	case 't':
 	case 'T':
-		if (parse_int(val, 1, 86400, &i))
+		if (perf_parse_int(val, 1, 86400, &i))
 			return fail(err, errlen, "-%c: bad timeout '%s' (1..86400 seconds)", flag, val);
 		*(flag == 't' ? &o->timeout_ms : &o->comm_timeout_ms) = i * 1000;
 		return PERF_PARSE_OK;
 	case 'M':
-		if (parse_int(val, 1, 64, &o->message))
+		if (perf_parse_int(val, 1, 64, &o->message))
 			return fail(err, errlen, "-M: bad message size '%s' (1..64 packets)", val);
 		return PERF_PARSE_OK;
 	case 'W':
-		if (parse_int(val, 1, 16384, &o->window))
+		if (perf_parse_int(val, 1, 16384, &o->window))
 			return fail(err, errlen, "-W: bad window '%s' (1..16384 packets)", val);
 		return PERF_PARSE_OK;
 	case 'D':
-		if (parse_int(val, 0, PERF_MAX_DELAY_MS, &o->barrier_delay_ms))
+		if (perf_parse_int(val, 0, PERF_MAX_DELAY_MS, &o->barrier_delay_ms))
 			return fail(err, errlen, "-D: bad delay '%s' (0..%d ms)", val, PERF_MAX_DELAY_MS);
 		return PERF_PARSE_OK;
 	case 'm':
@@ -382,7 +373,7 @@ static enum perf_parse_result from_env(int *v, const char *name, const char *wha
 		return PERF_PARSE_OK;
 	if (!s)
 		return fail(err, errlen, "%s unknown: give -%c or set %s", what, flag, name);
-	if (parse_int(s, min, max, v))
+	if (perf_parse_int(s, min, max, v))
 		return fail(err, errlen, "bad %s='%s' (%ld..%ld)", name, s, min, max);
 	return PERF_PARSE_OK;
 }

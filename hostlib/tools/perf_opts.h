@@ -73,6 +73,10 @@ enum perf_parse_result perf_parse_args(int argc, char *const argv[], struct perf
 /** perf_parse_size() - "4096", "1K", "512M", "2G" (powers of 1024) into *@bytes. Return 0 or -1. */
 int perf_parse_size(const char *s, size_t *bytes);
 
+/** perf_parse_int() - a whole decimal int of [@min, @max] (no sign-less junk, no
+ * overflow, nothing after it) into *@out: 0, or -1 with *@out untouched. */
+int perf_parse_int(const char *s, long min, long max, int *out);
+
 /** perf_dtype_size() - bytes of an element of @dtype (2, 4 or 8). */
 size_t perf_dtype_size(enum inccl_dtype dtype);
 

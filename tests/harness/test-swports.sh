@@ -51,7 +51,9 @@ S=$P-swt H=$P-hst
 nss=("$S" "$H")
 # the lab's tables, as topogen writes them, and the switch node's own directories (lab.sh ns_argv)
 lab=$tmp/lab root=$tmp/lab/nodes/swt/root
-mkdir -p "$lab/gen" "$tmp/caps" && for d in etc/inclab run/inclab var/log/inclab usr/local/bin usr/local/sbin; do mkdir -p "$root/$d"; done
+mkdir -p "$lab/gen" "$tmp/caps" && # shellcheck source=lab/nswire.sh
+. lab/nswire.sh # NS_DIRS: the list lab.sh and nsnode.sh use
+for d in $NS_DIRS; do mkdir -p "$root/$d"; done
 printf '# link\tnode_a\tif_a\tport_a\tnode_b\tif_b\tport_b\tsubnet\n0\tswt\tsp\t-\thst\thp\t-\t198.18.0.0/24\n' > "$lab/gen/links.tsv"
 printf '# kind\tlink\tnode_a\tif_a\tnode_b\tif_b\tmtu\tbridge\tveth\ttap\nveth\t0\tswt\tsp\thst\thp\t1500\t-\t-\t-\n' > "$lab/gen/wires.tsv"
 printf '# node\trole\trank\tmgmt\tdata_if\tdata_addr\tparent\tmemory_mib\tvcpus\tdomain\tkind\n%s\n%s\n' \
@@ -62,7 +64,9 @@ swlog=$root/var/log/inclab/incswitch.log
 # lab-up makes them (ns_mountpoints): those missing are made here, removed at
 # the end (if empty), or left to the lab-down of a namespace lab that came up
 # meanwhile, recorded as lab-up records them
-for d in etc/inclab run/inclab var/log/inclab usr/local/bin usr/local/sbin; do
+# shellcheck source=lab/nswire.sh
+. lab/nswire.sh # NS_DIRS: the list lab.sh and nsnode.sh use
+for d in $NS_DIRS; do
     [ -d "/$d" ] && continue
     mkdir -p "/$d" || { ko "cannot make the mount point /$d"; harness_end; }
     mps+=("/$d")

@@ -9,10 +9,11 @@
 # through the ssh connection, and the tree edge sw0-sw2 and the management
 # network cross "machines" through the VXLAN tunnels of tunnels.tsv.
 #
-# Checked: a hypervisor that does not answer (a port where no sshd listens) is
-# refused before anything is made; each node runs where topogen placed it
-# (lab-status JSON) and the VMs of "there" are defined on its connection with
-# their management NIC on its network; sw2, a namespace node of "there", lives
+# Checked: a hypervisor that does not answer (a port where no sshd listens),
+# or whose machine lacks a tool the lab needs there, is refused before
+# anything is made; each node runs where topogen placed it (lab-status JSON)
+# and the VMs of "there" are defined on its connection with their management
+# NIC on its network; sw2, a namespace node of "there", lives
 # there: its namespace, wires and directory (under "there"'s root, not this
 # lab's state) made by lab/nsnode.sh over ssh and recorded as "there"'s, its
 # service's mounts those of that directory, its link to pku3 refused by
@@ -112,6 +113,15 @@ sed "s|127.0.0.1:$port|127.0.0.1:$((port - 2))|" "$topo" > "$tmp/dead.yaml"
 out=$(TOPOLOGY=$tmp/dead.yaml HYP_TIMEOUT=20 lab/lab.sh up 2>&1); rc=$?
 check "lab-up with 'there' on a port where no sshd listens: exit $rc, 'does not answer', no state made ($(tail -n 1 <<<"$out" | head -c 300))" \
     bash -c '[ "$1" = 1 ] && grep -q "hypervisor there: its connection .* does not answer" <<<"$2" && [ ! -e "$3" ]' _ "$rc" "$out" "$state"
+
+# a machine without a tool the lab needs there: the ssh connection answers, and lab-up asks for one
+# more tool (INCLAB_TEST_HYP_TOOL, a test lab's), one that no machine has
+out=$(INCLAB_TEST_HYP_TOOL=inclab-no-such-tool lab/lab.sh up 2>&1); rc=$?
+check "lab-up where 'there' lacks a tool: exit $rc, 'lacks inclab-no-such-tool', no state made ($(tail -n 1 <<<"$out" | head -c 300))" \
+    bash -c '[ "$1" = 1 ] && grep -q "^lab: hypervisor there (.*) lacks inclab-no-such-tool (iproute2" <<<"$2" && [ ! -e "$3" ]' _ "$rc" "$out" "$state"
+out=$(INCLAB_TEST_LAB=0 INCLAB_TEST_HYP_TOOL=ip lab/lab.sh up 2>&1); rc=$?
+check "INCLAB_TEST_HYP_TOOL outside a test lab: refused, exit $rc, no state made ($(tail -n 1 <<<"$out" | head -c 200))" \
+    bash -c '[ "$1" = 1 ] && grep -q "INCLAB_TEST_HYP_TOOL is for test labs only" <<<"$2" && [ ! -e "$3" ]' _ "$rc" "$out" "$state"
 
 phase kvm-refused "INCLAB_ACCEL=kvm where KVM cannot run a guest: refused before anything is made, naming each such hypervisor"
 # this machine has no usable KVM (none, or a /dev/kvm that runs no guest) and neither has
