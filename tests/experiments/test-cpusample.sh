@@ -49,6 +49,10 @@ cp "$(command -v sh)" "$tmp/b) (u s)"
 "$bin" -i 10 -o "$tmp/out" "$busy" $$ 2>"$tmp/err" & sampler=$!
 want=20 # ticks: 0.2 s of CPU at 100 a second, however loaded the machine
 for _ in $(seq 600); do [ "$(ticks "$busy")" -ge "$want" ] && break; sleep 0.1; done
+# stopped before its CPU is read: a sample between the read and the kill cannot count more than it (under
+# load one did: 32 ticks sampled after 28 read)
+kill -STOP "$busy"
+sleep 0.05
 used=$(ticks "$busy")
 bpid=$busy; kill -KILL "$busy"; wait "$busy" 2>/dev/null; busy=
 sleep 0.2 # a few samples of $$ alone
