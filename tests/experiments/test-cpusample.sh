@@ -100,7 +100,11 @@ if [ "$cwrc" = 0 ] && [ "$(head -n 1 "$tmp/good.out")" = "bytes,calls,node,role,
     [ "$(tail -n +2 "$tmp/good.out" | cut -d, -f1-5 | tr '\n' ' ')" = "1024,1,pku1,host,$bpid 1024,1,sw1,switch,$$ 2048,1,pku1,host,$bpid 2048,1,sw1,switch,$$ " ]; then
     ok "cpuwin: exit 0, the header, a row per size and process (1 KiB, 2 KiB x pku1, sw1) ($(head -c 200 "$tmp/good.err"))"
 else ko "cpuwin: exit 0, the header, a row per size and process (1 KiB, 2 KiB x pku1, sw1) ($(head -c 200 "$tmp/good.err"))"; fi
-check "cpuwin: the busy shell's CPU in each size's windows, rank 0's moved back 2 s ($got us; from its samples: $want)" [ "$got" = "$want" ]
+# equal within 1 us: the same interpolation summed in another order can round a half the other way (CI: 33790
+# against 33791)
+close=$(awk -v g="$got" -v w="$want" 'BEGIN { n = split(g, a, " "); if (n != split(w, b, " ") || n != 2) { print 0; exit }
+    for (i = 1; i <= n; i++) if (a[i] - b[i] > 1 || b[i] - a[i] > 1) { print 0; exit }; print 1 }')
+check "cpuwin: the busy shell's CPU in each size's windows, rank 0's moved back 2 s ($got us; from its samples: $want)" [ "$close" = 1 ]
 if [ "$(awk -F, 'NR == 2 { print $7 }' "$tmp/good.out")" = "$(((b1 - a1 + 500) / 1000))" ]; then ok "cpuwin: the span of 1 KiB is the union of both ranks' windows, once ($(awk -F, 'NR == 2 { print $7 }' "$tmp/good.out") us)"; else ko "cpuwin: the span of 1 KiB is the union of both ranks' windows, once ($(awk -F, 'NR == 2 { print $7 }' "$tmp/good.out") us)"; fi
 cwrun unmoved -s "$tmp/out" -p "pku1:host:$bpid" -w "$tmp/w0=0"
 if [ "$cwrc" = 1 ] && [ ! -s "$tmp/unmoved.out" ] && grep -q "outside PID $bpid's samples" "$tmp/unmoved.err"; then ok "cpuwin: rank 0's windows not moved lie outside the samples: exit $cwrc, nothing printed ($(cat "$tmp/unmoved.err"))"; else ko "cpuwin: rank 0's windows not moved lie outside the samples: exit $cwrc, nothing printed ($(cat "$tmp/unmoved.err"))"; fi
