@@ -282,8 +282,6 @@ bad:
 	return -1;
 }
 
-static double median_of(double *v, int k);
-
 /* A measurement's figure per collective for meas_median(); below 0: none in it. */
 static double per_call_timeouts(const struct cnt_meas *m) { return m->timeouts / m->calls; }
 static double intr_per_packet(const struct cnt_meas *m) { return m->pkts > 0 ? m->intr / m->pkts : -1; }
@@ -303,7 +301,7 @@ static int meas_median(const struct cnt_meas *m, size_t n, double (*fig)(const s
 		if (!strcmp(m[i].algo, algo) && !strcmp(m[i].coll, coll) && m[i].bytes == bytes && fig(&m[i]) >= 0)
 			v[k++] = fig(&m[i]);
 	if (k)
-		*out = median_of(v, k);
+		*out = loggp_median(v, (size_t)k);
 	return k;
 }
 
@@ -424,17 +422,10 @@ struct agg {
 	double bb_med;                 /* busbw */
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Sort @v[@n] and give its median, min and max. */
+/* med_range() - sort @v[0..@n) (@n >= 1) and give its median (loggp_median()), min and max. */
 static void med_range(double *v, int n, double *med, double *lo, double *hi)
 {
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	*med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	*med = loggp_median(v, (size_t)n);
 	*lo = v[0];
 	*hi = v[n - 1];
 }
@@ -1843,18 +1834,6 @@ static void report_sim(FILE *f, struct run *runs, size_t n)
 					  "algorithm and size to compare with).\n\n");
 }
 
-/* The median of the run's measured host and switch CPU per collective (cpu.csv) of @algo / @coll / @bytes: 0 when none. */
-static double median_of(double *v, int k)
-{
-	for (int i = 0; i < k; i++) /* insertion sort of a handful */
-		for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-			double t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-}
-
 /*
  * cpu_per_call() - the medians over the run's rounds of @algo / @coll / @bytes
  * (cpu.csv): the busiest host's CPU per collective, every node's, and the
@@ -1879,9 +1858,9 @@ static int cpu_per_call(const struct run *r, const char *algo, const char *coll,
 	}
 	if (!k)
 		return 0;
-	*host_max = median_of(hm, k);
-	*all = median_of(al, k);
-	*others = ko ? median_of(ot, ko) : -1;
+	*host_max = loggp_median(hm, (size_t)k);
+	*all = loggp_median(al, (size_t)k);
+	*others = ko ? loggp_median(ot, (size_t)ko) : -1;
 	return k;
 }
 
@@ -1912,8 +1891,8 @@ static int window_cpu_per_call(const struct run *r, const char *algo, const char
 	}
 	if (!k)
 		return 0;
-	*host_max = median_of(hm, k);
-	*all = median_of(al, k);
+	*host_max = loggp_median(hm, (size_t)k);
+	*all = loggp_median(al, (size_t)k);
 	return k;
 }
 

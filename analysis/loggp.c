@@ -65,6 +65,7 @@ int loggp_line(const double *x, const double *y, size_t n, double *a, double *b)
 	return 0;
 }
 
+/* cmp_double() - qsort's ascending order of doubles: -1, 0 or 1 (0 for equal values, and for a NaN). */
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -72,9 +73,18 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+double loggp_median(double *v, size_t n)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /*
  * median_at() - the median of the values of measure @which at @bytes (the
- * mean of the middle two for an even count), its count in *@k; NAN when none.
+ * mean of the middle two for an even count; the first 64 such points at
+ * most), its count in *@k; NAN when none.
  */
 static double median_at(const struct res_point *p, size_t n, enum res_measure which, double bytes, int *k)
 {
@@ -85,10 +95,7 @@ static double median_at(const struct res_point *p, size_t n, enum res_measure wh
 		if (p[i].measure == which && p[i].bytes == bytes)
 			v[m++] = p[i].value_us;
 	*k = m;
-	if (!m)
-		return NAN;
-	qsort(v, (size_t)m, sizeof(double), cmp_double);
-	return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+	return loggp_median(v, (size_t)m);
 }
 
 /* The smallest (@want_max false) or largest size measured of @which; -1 when none. */

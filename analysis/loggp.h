@@ -176,6 +176,15 @@ int loggp_tree_parse(const char *name, struct loggp_tree *t);
 int loggp_line(const double *x, const double *y, size_t n, double *a, double *b);
 
 /**
+ * loggp_median() - sort @v[0..@n) ascending in place and return its median:
+ * the middle value, or the mean of the middle two for an even @n; NAN when
+ * @n is 0. Every median of the analysis (the model's measures, the report's
+ * rounds) is this one, so that they agree. Values are compared with < and >
+ * only: a NaN among them sorts anywhere.
+ */
+double loggp_median(double *v, size_t n);
+
+/**
  * loggp_params() - the parameters from the points of loggp.csv (see above),
  * @cores (C), and the switches' @sw_cpu_us, @sw_frames (counted) and
  * @model_frames over the run's INC measurements (c_sw and f_sw; 0 when not

@@ -347,6 +347,20 @@ static void test_line_fit(void **state)
 	assert_int_equal(loggp_line(x, y, 2, &a, &b), -1); /* one distinct size */
 }
 
+/* loggp_median(): the middle value, or the mean of the middle two; the values sorted in place; NAN for none. */
+static void test_median(void **state)
+{
+	double odd[] = { 3, -1, 2.5, 7, 0 }, even[] = { 4, 1, 3, 2 }, one[] = { 5 };
+
+	(void)state;
+	assert_true(loggp_median(odd, 5) == 2.5);
+	assert_true(odd[0] == -1 && odd[1] == 0 && odd[2] == 2.5 && odd[3] == 3 && odd[4] == 7);
+	assert_true(loggp_median(even, 4) == 2.5);
+	assert_true(even[0] == 1 && even[3] == 4);
+	assert_true(loggp_median(one, 1) == 5);
+	assert_true(isnan(loggp_median(NULL, 0)));
+}
+
 /* A loggp.csv in memory, parsed. */
 static void points(const char *text, struct res_points *p)
 {
@@ -818,6 +832,7 @@ int main(void)
 		cmocka_unit_test(test_meta),
 		cmocka_unit_test(test_meta_rounds),
 		cmocka_unit_test(test_line_fit),
+		cmocka_unit_test(test_median),
 		cmocka_unit_test(test_loggp_params),
 		cmocka_unit_test(test_loggp_tree_and_frames),
 		cmocka_unit_test(test_loggp_predict),
