@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,25 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+/**
+ * grow() - room for more elements of @size bytes (@size >= 1) in @arr, which
+ * has room for @cap of them (@arr NULL when @cap is 0): twice @cap, @first when
+ * @cap is 0. Return the reallocated array with its new room in *@newcap, or
+ * NULL when out of memory or the room's bytes would overflow size_t: @arr is
+ * then untouched (still the caller's to free) and so is *@newcap.
+ */
+static void *grow(void *arr, size_t cap, size_t size, size_t first, size_t *newcap)
+{
+	size_t want = cap ? 2 * cap : first;
+
+	if (cap > SIZE_MAX / 2 || want > SIZE_MAX / size)
+		return NULL;
+	void *p = realloc(arr, want * size);
+	if (p)
+		*newcap = want;
+	return p;
 }
 
 /**
@@ -89,15 +109,15 @@ static struct cpuwin_series *series_of(struct cpuwin_samples *s, long pid)
 /** push_sample() - append (@t, @ticks, @line) to @ser. Return 0, or -1 out of memory. */
 static int push_sample(struct cpuwin_series *ser, int64_t t, uint64_t ticks, size_t line)
 {
-	if (ser->n == ser->cap) {
-		size_t cap = ser->cap ? 2 * ser->cap : 256;
-		int64_t *tt = realloc(ser->t_ns, cap * sizeof(*tt));
+	if (ser->n == ser->cap) { /* the three arrays grow alike; one that grew is kept even if another did not */
+		size_t cap = 0;
+		int64_t *tt = grow(ser->t_ns, ser->cap, sizeof(*tt), 256, &cap);
 		if (tt)
 			ser->t_ns = tt;
-		uint64_t *kk = realloc(ser->ticks, cap * sizeof(*kk));
+		uint64_t *kk = grow(ser->ticks, ser->cap, sizeof(*kk), 256, &cap);
 		if (kk)
 			ser->ticks = kk;
-		size_t *ll = realloc(ser->line, cap * sizeof(*ll));
+		size_t *ll = grow(ser->line, ser->cap, sizeof(*ll), 256, &cap);
 		if (ll)
 			ser->line = ll;
 		if (!tt || !kk || !ll)
@@ -219,14 +239,12 @@ int cpuwin_read_windows(FILE *f, const char *path, struct cpuwin_windows *w, cha
 		if (!strcmp(buf, CPUWIN_WINDOWS_HEADER))
 			continue; /* each run appended starts with it when the file was empty; more are harmless */
 		if (w->n == w->cap) {
-			size_t cap = w->cap ? 2 * w->cap : 64;
-			struct cpuwin_window *p = realloc(w->w, cap * sizeof(*p));
+			struct cpuwin_window *p = grow(w->w, w->cap, sizeof(*p), 64, &w->cap);
 			if (!p) {
 				snprintf(why, sizeof(why), "out of memory");
 				goto bad;
 			}
 			w->w = p;
-			w->cap = cap;
 		}
 		if (window_line(buf, &w->w[w->n], why, sizeof(why)))
 			goto bad;
@@ -451,14 +469,12 @@ int cpuwin_parse_csv(FILE *f, const char *path, struct cpuwin_table *t, char *er
 					goto bad;
 				}
 			if (t->n == t->cap) {
-				size_t cap = t->cap ? 2 * t->cap : 32;
-				struct cpuwin_meas *p = realloc(t->m, cap * sizeof(*p));
+				struct cpuwin_meas *p = grow(t->m, t->cap, sizeof(*p), 32, &t->cap);
 				if (!p) {
 					snprintf(why, sizeof(why), "out of memory");
 					goto bad;
 				}
 				t->m = p;
-				t->cap = cap;
 			}
 			m = &t->m[t->n++];
 			*m = (struct cpuwin_meas){ .bytes = (double)bytes, .round = (int)round, .calls = (int)calls,
