@@ -107,6 +107,7 @@ struct run {
 
 static int errors;
 
+/* complain() - one line "increport: MESSAGE" on stderr, counted in errors: any complaint makes the exit status 1. */
 static void complain(const char *fmt, ...)
 {
 	va_list ap;
@@ -119,6 +120,7 @@ static void complain(const char *fmt, ...)
 	errors++;
 }
 
+/* exists() - whether stat() finds @path (a file, a directory, anything; not a dangling link). */
 static bool exists(const char *path)
 {
 	struct stat st;
@@ -282,8 +284,9 @@ bad:
 	return -1;
 }
 
-/* A measurement's figure per collective for meas_median(); below 0: none in it. */
+/* per_call_timeouts() - meas_median()'s figure: @m's switch retransmit timeouts per collective (calls >= 1 when read). */
 static double per_call_timeouts(const struct cnt_meas *m) { return m->timeouts / m->calls; }
+/* intr_per_packet() - meas_median()'s figure: @m's guest interrupts per rxe packet; -1 (none in it) without packets. */
 static double intr_per_packet(const struct cnt_meas *m) { return m->pkts > 0 ? m->intr / m->pkts : -1; }
 
 /*
@@ -393,6 +396,7 @@ static int load_run(const char *dir, struct run *r)
 	return 0;
 }
 
+/* free_run() - free what load_run() allocated in @r, also after it failed (it zeroes @r first). */
 static void free_run(struct run *r)
 {
 	res_table_free(&r->t);
@@ -430,18 +434,20 @@ static void med_range(double *v, int n, double *med, double *lo, double *hi)
 	*hi = v[n - 1];
 }
 
-/*
- * @a: the verified rows of @algo / @coll / @bytes in @r (bytes ignored when -1)
- * taken together (one row per round): the median and min-max of their times
- * and algorithm bandwidths. With bytes > 0 the median bandwidth is bytes /
- * the median time, and the median busbw that times the rows' busbw / algbw
- * factor (their median), so that time and bandwidth never disagree (with an
- * even count each median is a mean of two middle values, and those of time
- * and bandwidth are not each other's); without bytes (-1, a barrier) the
- * medians of the rows. False when there is none (or no memory).
- */
+/* aggregate_by() - aggregate() of time_us or time_max_us: below. */
 static bool aggregate_by(const struct run *r, const char *algo, enum res_coll coll, int64_t bytes, bool slowest,
 			 struct agg *a);
+
+/*
+ * aggregate() - @a: the verified rows of @algo / @coll / @bytes in @r
+ * (bytes ignored when -1) taken together (one row per round): the median and
+ * min-max of their times and algorithm bandwidths. With bytes > 0 the median
+ * bandwidth is bytes / the median time, and the median busbw that times the
+ * rows' busbw / algbw factor (their median), so that time and bandwidth never
+ * disagree (with an even count each median is a mean of two middle values,
+ * and those of time and bandwidth are not each other's); without bytes (-1, a
+ * barrier) the medians of the rows. False when there is none (or no memory).
+ */
 static bool aggregate(const struct run *r, const char *algo, enum res_coll coll, int64_t bytes, struct agg *a)
 {
 	return aggregate_by(r, algo, coll, bytes, false, a);
@@ -573,6 +579,7 @@ static double p2p_of(const struct run *r, const char *algo)
 	return p2p_agg(r, algo, &a) ? a.bw_med : -1;
 }
 
+/* The RDMA ceiling of @r: ib_send_bw across the tree, an unloaded pair (p2p_of() "ceiling"), MB/s; -1 when not measured. */
 static double ceiling_of(const struct run *r)
 {
 	return p2p_of(r, "ceiling");
@@ -606,6 +613,7 @@ static double min_load(const struct run *r)
 	return isinf(m) ? -1 : m;
 }
 
+/* The ranks of @r's collectives: the first row's that is not p2p, else meta.yaml's nranks (0 when it has none). */
 static int nranks_of(const struct run *r)
 {
 	for (size_t i = 0; i < r->t.n; i++)
@@ -616,6 +624,11 @@ static int nranks_of(const struct run *r)
 
 /* ---- output files ----------------------------------------------------------- */
 
+/*
+ * create() - open @dir/@name for writing (truncated), its path into @path
+ * (@len bytes, cut if longer). Returns the stream, to close with finish(),
+ * or NULL after complaining.
+ */
 static FILE *create(const char *dir, const char *name, char *path, size_t len)
 {
 	FILE *f;
@@ -903,6 +916,10 @@ static int rounds_of(const struct run *r, const char *algo, enum res_coll coll, 
 	return best;
 }
 
+/*
+ * gp_header() - the first lines of a gnuplot script on @f: a comment of what
+ * it draws (@what) and how to run it, UTF-8, the grid, data split at white space.
+ */
 static void gp_header(FILE *f, const char *what)
 {
 	fprintf(f, "# %s — written by increport (make plots); run from this directory: gnuplot FILE.gp\n", what);
@@ -1494,6 +1511,7 @@ static int write_run_plots(const struct run *r, FILE *list)
 
 /* ---- REPORT.md ---------------------------------------------------------------- */
 
+/* fmt_time() - @us into @buf (@len) with one decimal in s from 1 s, ms from 1 ms, else us ("2.5 ms"). */
 static void fmt_time(char *buf, size_t len, double us)
 {
 	if (us >= 1e6)
@@ -1504,6 +1522,7 @@ static void fmt_time(char *buf, size_t len, double us)
 		snprintf(buf, len, "%.1f us", us);
 }
 
+/* fmt_size() - @bytes into @buf (@len) in the largest of GiB, MiB, KiB it is a whole number of, else B ("1500 B"). */
 static void fmt_size(char *buf, size_t len, uint64_t bytes)
 {
 	if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0)
@@ -2005,6 +2024,15 @@ static void report_params(FILE *f, const struct run *r)
 		   "time, niced work left out, less the lab's, over the wall time), when recorded |\n\n", m->C);
 }
 
+/*
+ * report_loggp() - REPORT.md's "LogGP model" section on @f: the model, then
+ * per run of @runs[0..@n) with loggp.csv (newest first) why it has no model,
+ * or its parameters and a line per verified INC and ring collective and size
+ * the model predicts (the first row of each stands for its rounds): the
+ * prediction against the measured median, on the cores the lab had and on
+ * all the machine's, and the measured CPU, switch timeouts and interrupts
+ * beside. Write errors show in finish().
+ */
 static void report_loggp(FILE *f, struct run *runs, size_t n)
 {
 	bool any = false;
@@ -2182,6 +2210,13 @@ static void sizes_of(const struct run *r, int coll, char *buf, size_t len)
 	}
 }
 
+/*
+ * report_runs() - REPORT.md's "Runs and their charts" section on @f: per run
+ * of @runs[0..@n) (sorted oldest first: written newest first) its metadata,
+ * rounds and their load, ceilings and rows left out, then each chart whose
+ * script write_run_plots() wrote (plots/NAME.gp) as a figure with its
+ * caption. Write errors show in finish().
+ */
 static void report_runs(FILE *f, struct run *runs, size_t n)
 {
 	/* each chart, what it shows and the collective whose sizes it draws (-1: all, RES_P2P: none) */
@@ -2278,6 +2313,12 @@ static void report_runs(FILE *f, struct run *runs, size_t n)
 	}
 }
 
+/*
+ * write_report() - @dir/REPORT.md from @runs[0..@n), sorted oldest first,
+ * naming the @bad runs that could not be read; without runs a page that says
+ * so and how to make one. Returns 0, or -1 after complaining (the file could
+ * not be created or written).
+ */
 static int write_report(const char *dir, struct run *runs, size_t n, size_t bad)
 {
 	char path[4400];
@@ -2311,6 +2352,7 @@ static int write_report(const char *dir, struct run *runs, size_t n, size_t bad)
 
 /* ---- commands ------------------------------------------------------------------- */
 
+/* cmp_runs() - qsort's order of runs: by meta.date (ISO 8601 UTC, so as text is by time; "" first), then by name. */
 static int cmp_runs(const void *a, const void *b)
 {
 	const struct run *x = a, *y = b;
@@ -2318,6 +2360,14 @@ static int cmp_runs(const void *a, const void *b)
 	return c ? c : strcmp(x->name, y->name);
 }
 
+/*
+ * cmd_plots() - `increport plots DIR`: every directory in @dir holding
+ * results.csv or meta.yaml is a run; those that read are sorted (cmp_runs()),
+ * each gets its plots (write_run_plots(): the scripts' paths on stdout), and
+ * @dir gets REPORT.md. A run that does not read is complained about, counted
+ * in REPORT.md and left out; out of memory, the runs read so far are used.
+ * Returns the exit status: 1 when anything was complained about, else 0.
+ */
 static int cmd_plots(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -2370,6 +2420,14 @@ static int cmd_plots(const char *dir)
 	return errors ? 1 : 0;
 }
 
+/*
+ * cmd_check() - `increport check FILE...`: each of @argv[0..@argc) read by
+ * the reader its first line names (cpuwin.csv's or loggp.csv's header, else
+ * results.csv's), a line of what it holds on stdout when it reads; one that
+ * does not (or a directory, or not a regular file) is complained about, and
+ * the rest are still checked. Returns the exit status: 1 when anything was
+ * complained about, else 0.
+ */
 static int cmd_check(int argc, char **argv)
 {
 	for (int i = 0; i < argc; i++) {
@@ -2413,6 +2471,12 @@ static int cmd_check(int argc, char **argv)
 	return errors ? 1 : 0;
 }
 
+/*
+ * cmd_show() - `increport show RUN_DIR`: run @dir as load_run() reads it on
+ * stdout, a line each: metadata, every row, the ceilings, the LogGP
+ * parameters (or why there are none). Returns 0, or 1 when the run does not
+ * read (complained about).
+ */
 static int cmd_show(const char *dir)
 {
 	struct run r;
@@ -2452,6 +2516,7 @@ static int cmd_show(const char *dir)
 	return 0;
 }
 
+/* usage() - the command lines increport takes, on @f (stdout for --help, stderr after a wrong call). */
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: increport check FILE...       check results.csv / loggp.csv / cpuwin.csv files\n"

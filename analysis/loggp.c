@@ -225,6 +225,7 @@ int loggp_params(const struct res_point *p, size_t n, int cores, double sw_cpu_u
 
 /* ---- the tree ------------------------------------------------------------------ */
 
+/* The hosts of @t (P): the count of its last level. */
 static int hosts_of(const struct loggp_tree *t)
 {
 	return t->count[t->levels - 1];
@@ -250,6 +251,7 @@ static double root_alone_links(const struct loggp_tree *t)
 	return e;
 }
 
+/* The packets of LOGGP_PKT bytes that @bytes take, the last one short; 1 for none (a call of no data sends one empty). */
 static double packets(double bytes)
 {
 	return bytes > 0 ? ceil(bytes / LOGGP_PKT) : 1;
@@ -331,6 +333,7 @@ double loggp_lone_frames(const struct loggp_tree *t)
 
 /* ---- host work ------------------------------------------------------------------- */
 
+/* libinccl's packets per message after packet 0: m->message, LOGGP_INC_MESSAGE when not set (not above 0). */
 static int inc_message(const struct loggp *m)
 {
 	return m->message > 0 ? m->message : LOGGP_INC_MESSAGE;

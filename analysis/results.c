@@ -40,6 +40,12 @@ int res_coll_parse(const char *s)
 	return -1;
 }
 
+/*
+ * fail() - "NAME:LINE: message" (@line above 0) or "NAME: message" into @err
+ * (@len bytes), the message cut to fit; only the prefix (cut) when it alone
+ * fills @err.
+ * Returns -1, for the readers' error returns.
+ */
 static int fail(char *err, size_t len, const char *name, int line, const char *fmt, ...)
 {
 	va_list ap;
@@ -85,6 +91,7 @@ static bool parse_real(const char *s, double *out)
 	return true;
 }
 
+/* Whether field @s is "-" alone: a value not given (a root, elements, a bandwidth, time_max_us that does not apply). */
 static bool is_dash(const char *s)
 {
 	return s[0] == '-' && s[1] == 0;
@@ -137,6 +144,7 @@ static int next_line(FILE *f, char *buf, int *lineno)
 	return rc;
 }
 
+/* Whether @s is one of @choices (a NULL-terminated list), compared exactly. */
 static bool one_of(const char *s, const char *const *choices)
 {
 	for (; *choices; choices++)

@@ -176,12 +176,12 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-/*
- * One line "incctl: ..." on stdout, flushed at once (the lab reads the log
- * while incctl runs). For events, never per packet.
- */
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * logf_() - one line "incctl: ..." on stdout, flushed at once (the lab reads
+ * the log while incctl runs). For events, never per packet.
+ */
 static void logf_(const char *fmt, ...)
 {
 	va_list ap;

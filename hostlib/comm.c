@@ -82,6 +82,7 @@ struct inccl_comm {
 
 static int fail(inccl_comm_t *c, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* fail() - @fmt's message into c->err (cut to its size) for inccl_errmsg(). Return: @status. */
 static int fail(inccl_comm_t *c, int status, const char *fmt, ...)
 {
 	va_list ap;
@@ -288,7 +289,7 @@ static const char *inc_prim_label(enum inc_prim p)
 	return p == INC_ALLREDUCE ? "allreduce" : p == INC_REDUCE ? "reduce" : p == INC_BROADCAST ? "broadcast" : "route";
 }
 
-/* dtype_label(), op_label() - the name of a dtype or operator in an error message ("?" for none). */
+/* dtype_label() - the name of dtype @t in an error message ("?" for none). */
 static const char *dtype_label(enum inccl_dtype t)
 {
 	static const char *const n[INC_NDTYPES] = { "int32",  "float32", "uint32",   "int64",
@@ -296,6 +297,8 @@ static const char *dtype_label(enum inccl_dtype t)
 	return (unsigned)t < INC_NDTYPES ? n[t] : "?";
 }
 
+/* op_label() - the name of reduction operator @op in an error message: sum, max, min; "?" for any other
+ * (a Barrier's INC_OP_BARRIER is named by the callers). */
 static const char *op_label(enum inc_op op)
 {
 	return op == INC_OP_SUM ? "sum" : op == INC_OP_MAX ? "max" : op == INC_OP_MIN ? "min" : "?";
@@ -410,13 +413,15 @@ static int mark_broken(inccl_comm_t *c, int rc)
 	return rc;
 }
 
-/* msg_first(), msg_end() - message @j's packets of a collective of @npk:
- * packet 0 alone, then c->message packets a message, the last one shorter. */
+/* msg_first() - the first packet of message @j of a collective: message 0 is packet 0 alone, then
+ * c->message packets a message. */
 static size_t msg_first(const inccl_comm_t *c, size_t j)
 {
 	return j ? 1 + (j - 1) * (size_t)c->message : 0;
 }
 
+/* msg_end() - one past the last packet of message @j (msg_first()) of a collective of @npk packets:
+ * at most @npk, so the last message may be shorter. */
 static size_t msg_end(const inccl_comm_t *c, size_t j, size_t npk)
 {
 	size_t e = j ? 1 + j * (size_t)c->message : 1;
@@ -500,13 +505,7 @@ static int kick(inccl_comm_t *c)
 	return ibv_wr_complete(c->qpx) == 0;
 }
 
-/*
- * run_xfer() - one collective of the data path: this rank sends @count
- * elements of @send (or, without @has_data, every packet empty) under the
- * immediate (@prim, @op, @dtype, @dest) and, with @expects, receives the
- * results into @recv. The primitives' rules of who carries data and who
- * receives are the callers' (run_once(), inccl__comm_xfer()).
- */
+/* run_xfer() - one collective of the data path: its contract at its definition, below run_once(). */
 static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, uint16_t dest,
 		    int has_data, int expects, const uint8_t *send, uint8_t *recv, size_t count);
 
@@ -523,6 +522,22 @@ static int run_once(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum in
 			send, recv, count);
 }
 
+/*
+ * run_xfer() - one collective of the data path: this rank sends @count
+ * elements of @send (or, without @has_data, every packet empty) under the
+ * immediate (@prim, @op, @dtype, @dest) and, with @expects, receives the
+ * results into @recv. The primitives' rules of who carries data and who
+ * receives are the callers' (run_once(), inccl__comm_xfer()). At most
+ * c->window packets beyond those acknowledged (and, with @expects, beyond
+ * the results received) are in flight; after KICK_MS without a completion
+ * while sends wait for their ACKs it rings the doorbell (kick()).
+ * Returns INCCL_OK (c->err cleared); INCCL_EINVAL when the queue pair is not
+ * connected; INCCL_EIO when the communicator is already broken (c->err kept),
+ * a post or poll fails, the switch refuses a packet, a completion fails, or
+ * a result is unexpected or of the wrong length or immediate; INCCL_ECONN
+ * when the group reports a fault (faulted()); INCCL_ETIMEDOUT after
+ * c->timeout_ms without progress. The reason of each error is in c->err.
+ */
 static int run_xfer(inccl_comm_t *c, enum inc_prim prim, enum inc_op op, enum inccl_dtype dtype, uint16_t dest,
 		    int has_data, int expects, const uint8_t *send, uint8_t *recv, size_t count)
 {

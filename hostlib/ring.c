@@ -118,9 +118,10 @@ static void ar_piece(const struct ring_plan *pl, size_t q, size_t s, size_t *off
 	*len = base + (s + 1) * len_q / p - *off;
 }
 
-/* ar_send(), ar_recv() - message @i of the AllReduce: step k of round q sends piece rank - k (reduce-scatter
- * half, then rank + 1 - (k - h) in the all-gather half) and receives the piece before it, folded in (first
- * half) or copied. */
+/* ar_send() - message @i the AllReduce sends: step k of round q (2(P-1) steps a round, h = P-1 in each
+ * half) sends piece rank - k in the reduce-scatter half, then rank + 1 - (k - h) in the all-gather half,
+ * its range in *@off, *@len; *@need: how many messages must have been received before it goes (@i:
+ * step k sends what step k - 1 received; 0 in a round's first step). */
 static void ar_send(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, size_t *need)
 {
 	size_t steps = 2 * (size_t)(pl->p - 1), q = i / steps, k = i % steps, h = (size_t)pl->p - 1;
@@ -130,6 +131,9 @@ static void ar_send(const struct ring_plan *pl, size_t i, size_t *off, size_t *l
 	*need = k == 0 ? 0 : i; /* step k sends what step k - 1 received */
 }
 
+/* ar_recv() - message @i the AllReduce receives: the piece its left neighbour sends in that step
+ * (rank - k - 1 in the reduce-scatter half, rank - (k - h) in the all-gather half), its range in *@off,
+ * *@len; *@reduce 1 to fold it in (first half), 0 to copy it. */
 static void ar_recv(const struct ring_plan *pl, size_t i, size_t *off, size_t *len, int *reduce)
 {
 	size_t steps = 2 * (size_t)(pl->p - 1), q = i / steps, k = i % steps, h = (size_t)pl->p - 1;

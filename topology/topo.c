@@ -29,13 +29,13 @@ struct ctx {
 	int have_hypervisors;
 };
 
-/*
- * Report one error of the topology file: "FILE:LINE: message" on c->err, and
- * count it (c->nerr); parsing goes on, so one run names every error.
- */
-static void errf(struct ctx *c, int line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static void errf(struct ctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/*
+ * errf() - report one error of the topology file: "FILE:LINE: message" on
+ * c->err, and count it (c->nerr); parsing goes on, so one run names every
+ * error.
+ */
 static void errf(struct ctx *c, int line, const char *fmt, ...)
 {
 	va_list ap;
