@@ -16,7 +16,7 @@ DEPS_STAMP     := $(BUILD)/.deps-build-$(shell cat lab/packages.build | sha256su
 LAB_DEPS_STAMP := $(BUILD)/.deps-lab-$(shell cat lab/packages.build lab/packages.host | sha256sum | cut -c1-12)
 
 .PHONY: test-fuzz-build all help run deps payload install uninstall test-install images bench-switch bench-order lab-up lab-stop lab-down lab-status lab-graph lab-clocks lab-reboot lab-ssh lab-console lab-capture lab-sync \
-        test check test-harness test-deps test-lab-down test-lab-stop test-sync test-unit test-golden test-lab test-lab-aborts test-lab-mixed test-lab-hypervisors scale-check test-experiments golden-update clean \
+        test check test-harness test-deps test-lab-down test-lab-stop test-sync test-guest-time test-unit test-golden test-lab test-lab-aborts test-lab-mixed test-lab-hypervisors scale-check test-experiments golden-update clean \
         exp-allreduce exp-reduce exp-broadcast exp-barrier exp-allgather exp-reducescatter exp-alltoall exp-sweep exp-paper plots test-analysis test-cpusample test-capture test-swports test-tunnels \
         fuzz fuzz-build test-fuzz sim-allreduce sim-reduce sim-broadcast sim-allgather sim-reducescatter sim-alltoall \
         sim-barrier test-sim
@@ -288,7 +288,7 @@ test: check
 	@$(MAKE) --no-print-directory test-lab-mixed
 	@$(MAKE) --no-print-directory test-lab-hypervisors
 	@$(MAKE) --no-print-directory test-lab SWITCHES=vm LAB_TEST_DEPTH=core
-check: test-harness test-deps test-lab-down test-lab-stop test-sync test-capture test-swports test-tunnels test-unit test-golden test-experiments test-cpusample test-baselines test-analysis test-install test-sim test-fuzz-build
+check: test-harness test-deps test-lab-down test-lab-stop test-sync test-guest-time test-capture test-swports test-tunnels test-unit test-golden test-experiments test-cpusample test-baselines test-analysis test-install test-sim test-fuzz-build
 # every fuzz target builds and links (clang, ASan, libFuzzer; ~17 s): a reader's API change shows here, not in make test
 test-fuzz-build:
 	@tests/run-phase.sh fuzz-build $(MAKE) --no-print-directory fuzz-build
@@ -318,6 +318,9 @@ test-lab-stop:
 # lab-sync into two VMs over two hypervisors whose guest agents are stand-ins (20-45 s)
 test-sync:
 	@tests/run-phase.sh sync tests/harness/test-sync.sh
+# lab.sh guest-time against a stand-in guest agent: the read of least round trip, refusals, hostile and silent agents (~45 s, mostly waiting)
+test-guest-time:
+	@tests/run-phase.sh guest-time tests/harness/test-guest-time.sh
 
 test-lab-aborts: $(LAB_DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh lab-aborts tests/harness/test-lab-aborts.sh

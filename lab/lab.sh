@@ -1681,15 +1681,31 @@ CLOCK_MIN_WINDOW_S=20   # below this the agent's round trip (tens of ms) blurs t
 
 # guest_time NODE — "MACHINE_NS GUEST_NS RTT_NS": the guest's CLOCK_REALTIME
 # (the agent's guest-get-time; no guest runs a time service, so nothing steps
-# it) against the midpoint of this machine's clock around the call.
+# it) against the midpoint of this machine's clock around the call. Status 1,
+# and on stdout instead why (the reply, printable characters only, clipped),
+# when the agent's reply is not {"return": NS} with NS a whole number of at
+# most 2^63-1 (read from the text itself: a JSON reader rounding to doubles
+# would lose the low digits), or the call gives none in GUEST_TIME_LIMIT_S
+# (virsh's --timeout bounds the agent; this bounds a connection that hangs).
+GUEST_TIME_AGENT_S=5 GUEST_TIME_LIMIT_S=15
 guest_time() {
-    local dom=$prefix-$1 a b out
+    local dom=$prefix-$1 uri a b out rc=0 ns re='^[[:space:]]*\{[[:space:]]*"return"[[:space:]]*:[[:space:]]*([0-9]{1,19})[[:space:]]*\}[[:space:]]*$'
+    uri=$(node_uri "$1")
     a=$(date +%s%N)
-    out=$(qga '{"execute":"guest-get-time"}' 5) || return 1
+    out=$(timeout -k 2 "$GUEST_TIME_LIMIT_S" virsh -q -c "$uri" qemu-agent-command --timeout "$GUEST_TIME_AGENT_S" \
+        "$dom" '{"execute":"guest-get-time"}' 2>&1 < /dev/null) || rc=$?
     b=$(date +%s%N)
-    out=$(jq -r '.return // empty' <<<"$out" 2>/dev/null)
-    [[ $out =~ ^[0-9]{1,19}$ ]] || return 1
-    echo "$(((a + b) / 2)) $out $((b - a))"
+    out=$(tr -c '[:print:]' ' ' <<<"$out" | cut -c1-120)
+    [ "$rc" != 124 ] && [ "$rc" != 137 ] || { echo "no answer in $GUEST_TIME_LIMIT_S s"; return 1; }
+    [ "$rc" = 0 ] || { echo "the agent call failed: $out"; return 1; }
+    [[ $out =~ $re ]] && ns=${BASH_REMATCH[1]} || ns=x
+    # 19 digits: over 2^63-1 = 922337203685477580|7 unless its first 18 are less, or equal and then 0..7
+    if [ "$ns" = x ] || { [ ${#ns} = 19 ] && [ "$((10#${ns:0:18}))" -ge 922337203685477580 ] &&
+        { [ "$((10#${ns:0:18}))" -gt 922337203685477580 ] || [ "${ns:18}" -gt 7 ]; }; }; then
+        echo "its reply is not a whole number of ns (0..2^63-1): $out"
+        return 1
+    fi
+    echo "$(((a + b) / 2)) $((10#$ns)) $((b - a))"
 }
 
 # clock_mark [NODE...] — start the clock window of every VM (lab-up, once all
@@ -1720,19 +1736,20 @@ clock_mark() {
 # cmd_guest_time NODE [N] — the read of NODE's clock (guest_time) of least
 # round trip of N (1..20, default 3): an offset good to half that trip, for
 # who moves a guest's times onto this machine's clock (the experiments'
-# cpuwin.csv). A namespace node reads this machine's clock: refused, as is a
-# VM whose agent gave no time in all N tries.
+# cpuwin.csv). An N that is not 1..20 is refused with status 2 before any
+# call; a namespace node (it reads this machine's clock) is refused, as is a
+# VM whose agent gave no time in all N tries (the last try's reason said).
 cmd_guest_time() {
-    local n=$1 tries=${2:-3} i t best="" rtt
+    local n=$1 tries=$2 i t best="" why="" rtt
     [[ $tries =~ ^[0-9]{1,2}$ ]] && [ "$((10#$tries))" -ge 1 ] && [ "$((10#$tries))" -le 20 ] ||
-        die "guest-time NODE [N]: N is 1..20, not '$tries'"
+        { printf "lab: guest-time NODE [N]: N is 1..20, not '%s'\n" "$tries" >&2; exit 2; }
     [ "$(node_kind "$n")" = vm ] || die "guest-time: $n is a namespace node: its clock is this machine's"
     for ((i = 0; i < 10#$tries; i++)); do
-        t=$(guest_time "$n") || continue
+        t=$(guest_time "$n") || { why=$t; continue; }
         rtt=${t##* }
         [ -n "$best" ] && [ "$rtt" -ge "${best##* }" ] || best=$t
     done
-    [ -n "$best" ] || die "guest-time: $n: its guest agent gave no time in $((10#$tries)) tries"
+    [ -n "$best" ] || die "guest-time: $n: its guest agent gave no time in $((10#$tries)) tries: $why"
     echo "$best"
 }
 
@@ -2681,7 +2698,7 @@ stop) [ $# = 1 ] || die "stop takes no arguments (it stops the whole lab '$prefi
 status) shift; status_verb "$@" ;;
 graph) cmd_graph "${2:-}" ;;
 clocks) cmd_clocks "${2:-}" ;;
-guest-time) need_node "${2:-}"; cmd_guest_time "$2" "${3:-3}" ;;
+guest-time) need_node "${2:-}"; cmd_guest_time "$2" "${3-3}" ;;
 exec) need_node "${2:-}"; [ -n "${3:-}" ] || die "exec NODE CMD"; nexec "$2" "$3" "${4:-600}" ;;
 push) mode_ok "${5:-0755}"; need_node "${2:-}"; [ -n "${4:-}" ] || die "push NODE SRC DST"; npush "$2" "$3" "$4" "${5:-0755}" ;;
 ssh)
