@@ -719,12 +719,16 @@ exp_cpu_stat_ticks() {
 # exp_cpu_snap PIDS — "NODE ROLE TICKS" for each "NODE ROLE PID" line of
 # PIDS (exp_cpu_pids): user + system time of the process and its threads in
 # clock ticks (fields 14 and 15 of /proc/PID/stat, read after the command
-# name, which may hold spaces); -1 when the process is gone. A PID "@N" is
-# NODE's machine's process N (a namespace node of another hypervisor): its
-# stat and CLK_TCK read there (lab.sh exec, 30 s at most; exp_cpu_stat_ticks),
-# printed "NODE ROLE TICKS HZ"; -1 (and why, on stderr) when unreadable.
+# name, which may hold spaces; parsed by exp_cpu_stat_ticks, as another
+# machine's); -1 when the process is gone (and why, on stderr, when its stat
+# could not be parsed). A PID "@N" is NODE's machine's process N (a namespace
+# node of another hypervisor): its stat and CLK_TCK read there (lab.sh exec,
+# 30 s at most), printed "NODE ROLE TICKS HZ"; -1 (and why, on stderr) when
+# unreadable.
 exp_cpu_snap() {
-    local n role pid s
+    local n role pid s hz
+    hz=$(getconf CLK_TCK 2>/dev/null)
+    [[ $hz =~ ^[0-9]{1,6}$ ]] || hz=100
     while read -r n role pid; do
         [ -n "$pid" ] || continue
         if [[ $pid =~ ^@[0-9]{1,9}$ ]]; then
@@ -732,11 +736,11 @@ exp_cpu_snap() {
                 echo "$n $role $s" || { exp_err "cpu: $n ($role): process ${pid#@} not read on its machine"; echo "$n $role -1"; }
             continue
         fi
+        # this machine's process: the stat line (a newline in the command name made a space)
+        # and this machine's rate, which is exp_cpu_delta's default: left out
         s=$(cat "/proc/$pid/stat" 2>/dev/null) || s=
-        if [ -n "$s" ]; then
-            s=${s##*) } # fields from the 3rd on
-            set -f; set -- $s; set +f
-            echo "$n $role $((${12} + ${13}))"
+        if [ -n "$s" ] && s=$(exp_cpu_stat_ticks <<<"${s//$'\n'/ }"$'\n'"$hz"); then
+            echo "$n $role ${s% *}"
         else
             echo "$n $role -1"
         fi

@@ -146,6 +146,20 @@ same "sw1 switch 0" exp_cpu_snap "sw1 switch $spid"
 same "pku1 host 0
 sw1 switch -1" exp_cpu_snap "pku1 host $spid
 sw1 switch 999999999"
+# a process that used CPU (stopped once it has some ticks: they stay put), read as awk counts them;
+# a command name holding a newline (one stat "line" over two) read as well
+( while :; do :; done ) &
+bpid=$!
+for _ in $(seq 1 100); do [ "$(awk '{print $14 + $15}' "/proc/$bpid/stat")" -gt 0 ] && break; sleep 0.1; done
+kill -STOP "$bpid"
+same "pku1 host $(awk '{print $14 + $15}' "/proc/$bpid/stat")" exp_cpu_snap "pku1 host $bpid"
+kill -KILL "$bpid"
+cp "$(command -v sleep)" "$tmp/n"$'\n'"l"
+"$tmp/n"$'\n'"l" 30 &
+npid=$!
+for _ in $(seq 1 50); do [ "$(cat "/proc/$npid/comm")" = "n"$'\n'"l" ] && break; sleep 0.1; done
+same "sw1 switch 0" exp_cpu_snap "sw1 switch $npid"
+kill "$npid"
 hz=$(getconf CLK_TCK)
 same "pku1 host $((25 * 1000000 / hz))
 sw1 switch 0" exp_cpu_delta "pku1 host 100
