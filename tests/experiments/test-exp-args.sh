@@ -603,7 +603,9 @@ scenario() {
 if [ ! -x "$topogen" ]; then
     ko "no $topogen to run exp.sh on a fake lab (make topogen; INCLAB_BUILD=DIR for another build)"
 else
-    "$topogen" -o "$tmp/state/gen" "$tree/topology/1-2-4.yaml" >/dev/null
+    # domain names of this test's own (not inclab-*): exp_cpu_pids looks for each VM's QEMU by its domain, and
+    # a real lab of the default prefix running meanwhile must not be found as the fake lab's processes
+    "$topogen" --prefix "texp$$" -o "$tmp/state/gen" "$tree/topology/1-2-4.yaml" >/dev/null
     reset() { rm -rf "$scen"; mkdir -p "$scen"; }
     ucx_unusable=(rc=1 header=0 rows=0 "noise=[1795596715.752032] [pku1:2333 :0] ucp_context.c:1014 UCX WARN transport 'rc_verbs' is not available"
         "err=No components were able to be opened in the pml framework.
