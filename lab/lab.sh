@@ -348,9 +348,17 @@ kvm_access() {
 
 # ---- guest agent command runner -------------------------------------------
 
-# An agent that is connected but not yet running makes a call wait its whole
-# timeout: readiness polls use a short one (QGA_TIMEOUT=3).
-qga() { dvsh_dom "$dom" qemu-agent-command --timeout "${2:-${QGA_TIMEOUT:-10}}" "$dom" "$1" 2>&1; }
+# qga REQUEST [AGENT_S [LIMIT_S]] — REQUEST to the guest agent of domain $dom
+# (the caller's), its reply or virsh's error on stdout, virsh's status. An
+# agent that is connected but not yet running makes a call wait its whole
+# AGENT_S: readiness polls use a short one (QGA_TIMEOUT=3). virsh's timeout
+# bounds the agent, not a connection that hangs: LIMIT_S, when given, bounds
+# the whole call (status 124, or 137 when it had to be killed).
+qga() {
+    local call=(virsh -q -c "$(node_uri "${dom#"$prefix-"}")" qemu-agent-command --timeout "${2:-${QGA_TIMEOUT:-10}}" "$dom" "$1")
+    [ -z "${3:-}" ] || call=(timeout -k 2 "$3" "${call[@]}")
+    "${call[@]}" 2>&1
+}
 
 # gspawn NODE CMD — start CMD on NODE and return at once; prints the guest pid
 # (collect the output later with gwait NODE PID).
@@ -1689,19 +1697,16 @@ CLOCK_MIN_WINDOW_S=20   # below this the agent's round trip (tens of ms) blurs t
 # (virsh's --timeout bounds the agent; this bounds a connection that hangs).
 GUEST_TIME_AGENT_S=5 GUEST_TIME_LIMIT_S=15
 guest_time() {
-    local dom=$prefix-$1 uri a b out rc=0 ns re='^[[:space:]]*\{[[:space:]]*"return"[[:space:]]*:[[:space:]]*([0-9]{1,19})[[:space:]]*\}[[:space:]]*$'
-    uri=$(node_uri "$1")
+    local dom=$prefix-$1 a b out rc=0 ns re='^[[:space:]]*\{[[:space:]]*"return"[[:space:]]*:[[:space:]]*([0-9]{1,19})[[:space:]]*\}[[:space:]]*$'
     a=$(date +%s%N)
-    out=$(timeout -k 2 "$GUEST_TIME_LIMIT_S" virsh -q -c "$uri" qemu-agent-command --timeout "$GUEST_TIME_AGENT_S" \
-        "$dom" '{"execute":"guest-get-time"}' 2>&1 < /dev/null) || rc=$?
+    out=$(qga '{"execute":"guest-get-time"}' "$GUEST_TIME_AGENT_S" "$GUEST_TIME_LIMIT_S" < /dev/null) || rc=$?
     b=$(date +%s%N)
     out=$(tr -c '[:print:]' ' ' <<<"$out" | cut -c1-120)
     [ "$rc" != 124 ] && [ "$rc" != 137 ] || { echo "no answer in $GUEST_TIME_LIMIT_S s"; return 1; }
     [ "$rc" = 0 ] || { echo "the agent call failed: $out"; return 1; }
     [[ $out =~ $re ]] && ns=${BASH_REMATCH[1]} || ns=x
-    # 19 digits: over 2^63-1 = 922337203685477580|7 unless its first 18 are less, or equal and then 0..7
-    if [ "$ns" = x ] || { [ ${#ns} = 19 ] && [ "$((10#${ns:0:18}))" -ge 922337203685477580 ] &&
-        { [ "$((10#${ns:0:18}))" -gt 922337203685477580 ] || [ "${ns:18}" -gt 7 ]; }; }; then
+    # 19 digits: above 2^63-1 unless below 2^63 = 9223372036854775808 (digit strings of one length order as numbers)
+    if [ "$ns" = x ] || { [ ${#ns} = 19 ] && ! [[ $ns < 9223372036854775808 ]]; }; then
         echo "its reply is not a whole number of ns (0..2^63-1): $out"
         return 1
     fi
