@@ -140,7 +140,7 @@ static int sample_line(struct cpuwin_samples *s, char *buf, size_t lineno, char 
 		return fail(err, errlen, "not time_ns,pid,ticks");
 	if (parse_i64(fields[0], 0, INT64_MAX, &t))
 		return fail(err, errlen, "bad time_ns '%s'", fields[0]);
-	if (parse_i64(fields[1], 1, 0x7fffffff, &pid))
+	if (parse_i64(fields[1], CPUWIN_MACHINE_PID, 0x7fffffff, &pid)) /* 0: the machine (cpusample -m) */
 		return fail(err, errlen, "bad pid '%s'", fields[1]);
 	if (parse_i64(fields[2], 0, INT64_MAX, &ticks))
 		return fail(err, errlen, "bad ticks '%s'", fields[2]);
@@ -440,7 +440,8 @@ int cpuwin_parse_csv(FILE *f, const char *path, struct cpuwin_table *t, char *er
 			"calls", "node", "role", "pid", "cpu_us", "span_us", "bound_us", "offset_us" };
 		static const char *const wants[CPUWIN_CSV_FIELDS] = { "a name (1..15 of a-z 0-9 -)",
 			"a name (1..15 of a-z 0-9 -)", "a whole number", "a whole number 1..20", "a whole number >= 1",
-			"a node name (1..64 of A-Z a-z 0-9 _ . -)", "host or switch", "a PID", "a number of us >= 0",
+			"a node name (1..64 of A-Z a-z 0-9 _ . -)", "host, switch or machine",
+			"a PID (1..2^31-1; 0 for the machine, which alone has 0)", "a number of us >= 0",
 			"a number of us >= 0", "a number of us >= 0", "a number of us >= 0" };
 		int k = !name_ok(v[0], CPUWIN_NAME_LEN - 1, lower)		 ? 0
 			: !name_ok(v[1], CPUWIN_NAME_LEN - 1, lower)		 ? 1
@@ -448,8 +449,8 @@ int cpuwin_parse_csv(FILE *f, const char *path, struct cpuwin_table *t, char *er
 			: parse_i64(v[3], 1, CSV_MAX_ROUND, &round)		 ? 3
 			: parse_i64(v[4], 1, 0x7fffffff, &calls)		 ? 4
 			: !name_ok(v[5], 64, word)				 ? 5
-			: strcmp(v[6], "host") && strcmp(v[6], "switch")	 ? 6
-			: parse_i64(v[7], 1, 0x7fffffff, &pid)			 ? 7
+			: strcmp(v[6], "host") && strcmp(v[6], "switch") && strcmp(v[6], "machine") ? 6
+			: parse_i64(v[7], 0, 0x7fffffff, &pid) || (pid == CPUWIN_MACHINE_PID) != !strcmp(v[6], "machine") ? 7
 			: parse_us(v[8], &cpu)					 ? 8
 			: parse_us(v[9], &span)				 ? 9
 			: parse_us(v[10], &bound)				 ? 10
@@ -478,13 +479,23 @@ int cpuwin_parse_csv(FILE *f, const char *path, struct cpuwin_table *t, char *er
 			}
 			m = &t->m[t->n++];
 			*m = (struct cpuwin_meas){ .bytes = (double)bytes, .round = (int)round, .calls = (int)calls,
-						   .span = span, .offset = off };
+						   .span = span, .offset = off, .machine = -1, .machine_bound = -1 };
 			snprintf(m->algo, sizeof(m->algo), "%s", v[0]);
 			snprintf(m->coll, sizeof(m->coll), "%s", v[1]);
 		} else if (m->calls != calls || m->span != span || m->offset != off) {
 			snprintf(why, sizeof(why), "calls, span_us or offset_us differ from the measurement's first line's "
 				 "(%d, %.0f, %.0f)", m->calls, m->span, m->offset);
 			goto bad;
+		}
+		if (pid == CPUWIN_MACHINE_PID) { /* the machine: not a process of the lab */
+			if (m->machine >= 0) {
+				snprintf(why, sizeof(why), "a second machine line for %s %s %lld B round %lld", v[0], v[1],
+					 (long long)bytes, (long long)round);
+				goto bad;
+			}
+			m->machine = cpu;
+			m->machine_bound = bound;
+			continue;
 		}
 		m->procs++;
 		m->sum += cpu;

@@ -17,7 +17,8 @@
 /* inccl_perf's PERF_WINDOWS_HEADER (hostlib/tools/perf_opts.h; test_cpuwin checks they agree) */
 #define CPUWIN_WINDOWS_HEADER "rank,phase,bytes,iter,start_ns,end_ns"
 #define CPUWIN_SAMPLES_HEADER "time_ns,pid,ticks"
-#define CPUWIN_MAX_PIDS 64 /* cpusample's CPUSAMPLE_MAX_PIDS */
+#define CPUWIN_MAX_PIDS 65 /* cpusample's CPUSAMPLE_MAX_PIDS processes and the machine */
+#define CPUWIN_MACHINE_PID 0 /* cpusample -m: the whole machine's busy time (no process has PID 0) */
 
 /** One process's samples, in increasing time. */
 struct cpuwin_series {
@@ -65,8 +66,8 @@ struct cpuwin_result {
 /**
  * cpuwin_read_samples() - parse cpusample's file @f (named @path in errors)
  * into *@s: "# cpusample clk_tck=T interval_ms=MS", the column header, then
- * "time_ns,pid,ticks" lines; each PID's times must increase and its ticks
- * never decrease. Return 0, or -1 with "PATH:LINE: reason" in @err (*@s
+ * "time_ns,pid,ticks" lines (PID 0: the machine's busy time, cpusample -m);
+ * each PID's times must increase and its ticks never decrease. Return 0, or -1 with "PATH:LINE: reason" in @err (*@s
  * then holds nothing to free).
  */
 int cpuwin_read_samples(FILE *f, const char *path, struct cpuwin_samples *s, char *err, size_t errlen);
@@ -99,6 +100,9 @@ int cpuwin_cpu(const struct cpuwin_samples *s, long pid, const struct cpuwin_win
  * inside the timed windows (calls of them), the windows' union, the bound of
  * cpuwin_cpu() and the uncertainty of the clock offsets (offset_us: a window
  * shifted by that much gains or loses up to that much CPU per core at each edge).
+ * A line of role "machine" (node "machine", PID 0) is the whole machine's busy
+ * time inside the same windows: less the processes' lines, what the rest of
+ * the machine took from the lab's cores meanwhile.
  */
 #define CPUWIN_CSV_HEADER "algorithm,collective,bytes,round,calls,node,role,pid,cpu_us,span_us,bound_us,offset_us"
 #define CPUWIN_CSV_FIELDS 12
@@ -112,6 +116,7 @@ struct cpuwin_meas {
 	int hosts, procs;        /* processes of role host; of any role */
 	double host_max, host_max_bound; /* us: the host with the most CPU inside the windows, and its bound */
 	double sum, sum_bound;   /* us: every process's (hosts and switches) */
+	double machine, machine_bound; /* us: the machine's busy time inside the windows; -1: no machine line */
 	double span;             /* us: the union of the windows (the same for every process) */
 	double offset;           /* us: the clock offsets' uncertainty */
 };
@@ -124,9 +129,11 @@ struct cpuwin_table {
  * cpuwin_parse_csv() - read cpuwin.csv @f (named @path) into *@t: the
  * header CPUWIN_CSV_HEADER, then lines of 12 fields: names of 1..15
  * characters of a-z 0-9 and '-', whole bytes, round 1..20 and calls >= 1,
- * a node of 1..64 of A-Z a-z 0-9 _ . -, role host or switch, a PID, and
- * cpu_us, span_us, bound_us, offset_us finite numbers >= 0. The lines of one
- * measurement must be together and agree on calls, span_us and offset_us.
+ * a node of 1..64 of A-Z a-z 0-9 _ . -, role host or switch and a PID
+ * 1..2^31-1, or role machine with PID 0 (at most one such line per
+ * measurement), and cpu_us, span_us, bound_us, offset_us finite numbers >= 0.
+ * The lines of one measurement must be together and agree on calls, span_us
+ * and offset_us.
  * Return 0, or -1 with "PATH:LINE: reason" in @err (*@t then holds nothing).
  */
 int cpuwin_parse_csv(FILE *f, const char *path, struct cpuwin_table *t, char *err, size_t errlen);

@@ -5,7 +5,8 @@
  *   cpuwin -s SAMPLES -p NODE:ROLE:PID [-p ...] -w FILE=OFFSET_NS [-w ...]
  *
  * SAMPLES is cpusample's file of the run; each -p a process it sampled (a
- * host's QEMU, a switch's incswitch) with its node and role; each -w one
+ * host's QEMU, a switch's incswitch) with its node and role, or the
+ * machine's busy time (cpusample -m) as NODE:machine:0; each -w one
  * rank's inccl_perf -X file and the offset of that rank's clock (guest ns -
  * machine ns; a negative number when the guest is behind). Every rank's
  * windows are moved onto the machine's clock by their own offset and joined:
@@ -50,8 +51,8 @@ static int word_ok(const char *s)
 }
 
 /**
- * parse_proc() - "NODE:ROLE:PID" @arg into *@p. Return 0, or -1 with the
- * reason on stderr.
+ * parse_proc() - "NODE:ROLE:PID" @arg into *@p: PID 1..2^31-1, or 0 with ROLE
+ * "machine" (and only with it). Return 0, or -1 with the reason on stderr.
  */
 static int parse_proc(const char *arg, struct proc *p)
 {
@@ -64,9 +65,10 @@ static int parse_proc(const char *arg, struct proc *p)
 	*role++ = *pid++ = '\0';
 	errno = 0;
 	long v = strtol(pid, &end, 10);
-	if (!word_ok(buf) || !word_ok(role) || errno || end == pid || *end || *pid < '0' || *pid > '9' || v < 1 ||
-	    v > 0x7fffffff) {
-		fprintf(stderr, "cpuwin: -p '%.80s': not NODE:ROLE:PID (names of A-Z a-z 0-9 _ . -, a PID 1..2^31-1)\n", arg);
+	if (!word_ok(buf) || !word_ok(role) || errno || end == pid || *end || *pid < '0' || *pid > '9' || v < 0 ||
+	    v > 0x7fffffff || (v == CPUWIN_MACHINE_PID) != !strcmp(role, "machine")) {
+		fprintf(stderr, "cpuwin: -p '%.80s': not NODE:ROLE:PID (names of A-Z a-z 0-9 _ . -, a PID 1..2^31-1; "
+			"the machine's busy time as NODE:machine:0)\n", arg);
 		return -1;
 	}
 	snprintf(p->node, sizeof(p->node), "%s", buf);

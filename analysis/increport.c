@@ -1887,23 +1887,29 @@ static int cpu_per_call(const struct run *r, const char *algo, const char *coll,
  * window_cpu_per_call() - the medians over the run's rounds of @algo /
  * @coll / @bytes (cpuwin.csv): the busiest host's CPU inside the timed calls
  * per call (*@host_max) and every sampled process's (*@all), each with the
- * largest bound of the rounds per call (*@host_bound, *@all_bound), and the
- * largest clock offset uncertainty (*@offset, us). Returns the rounds found,
- * 0 when none.
+ * largest bound of the rounds per call (*@host_bound, *@all_bound), the
+ * largest clock offset uncertainty (*@offset, us), and the cores the rest of
+ * the machine used inside the calls (*@others: the machine's busy time less
+ * every sampled process's, over the windows' span, never below 0; the median
+ * of the rounds with a machine line, -1 when none has one). Returns the
+ * rounds found, 0 when none.
  */
 static int window_cpu_per_call(const struct run *r, const char *algo, const char *coll, double bytes, double *host_max,
-			       double *host_bound, double *all, double *all_bound, double *offset)
+			       double *host_bound, double *all, double *all_bound, double *offset, double *others)
 {
-	double hm[RES_MAX_ROUNDS + 1], al[RES_MAX_ROUNDS + 1];
-	int k = 0;
+	double hm[RES_MAX_ROUNDS + 1], al[RES_MAX_ROUNDS + 1], ot[RES_MAX_ROUNDS + 1];
+	int k = 0, ko = 0;
 
 	*host_bound = *all_bound = *offset = 0;
+	*others = -1;
 	for (size_t i = 0; i < r->cw.n && k <= RES_MAX_ROUNDS; i++) {
 		const struct cpuwin_meas *m = &r->cw.m[i];
 		if (strcmp(m->algo, algo) || strcmp(m->coll, coll) || m->bytes != bytes || !m->hosts)
 			continue;
 		hm[k] = m->host_max / m->calls;
 		al[k++] = m->sum / m->calls;
+		if (m->machine >= 0 && m->span > 0)
+			ot[ko++] = fmax(0, m->machine - m->sum) / m->span;
 		*host_bound = fmax(*host_bound, m->host_max_bound / m->calls);
 		*all_bound = fmax(*all_bound, m->sum_bound / m->calls);
 		*offset = fmax(*offset, m->offset);
@@ -1912,6 +1918,8 @@ static int window_cpu_per_call(const struct run *r, const char *algo, const char
 		return 0;
 	*host_max = loggp_median(hm, (size_t)k);
 	*all = loggp_median(al, (size_t)k);
+	if (ko)
+		*others = loggp_median(ot, (size_t)ko);
 	return k;
 }
 
@@ -2051,8 +2059,10 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		   "algorithm (per step), L + 2o without one. Measured: the median over the run's rounds (min – max and their number "
 		   "when several) of the slowest rank's time (time_max_us: when the whole collective is done, what the model "
 		   "predicts), or of rank 0's (time_us) in a run without it; each run says which; error = predicted / measured - 1. C: the machine's cores less "
-		   "those the rest of the machine used during the measurement (cpu.csv; median of the rounds), when "
-		   "recorded: other work on the machine takes them from the lab; the prediction on all the machine's "
+		   "those the rest of the machine used inside the timed calls (cpuwin.csv's machine line less its "
+		   "processes' over the calls' span; median of the rounds), else during the whole measurement "
+		   "(cpu.csv: the tool's start-up and the lab's commands included), when recorded: other work on the "
+		   "machine takes them from the lab; the prediction on all the machine's "
 		   "cores is shown beside. CPU per collective: the lab's measured CPU (cpu.csv, start-up and the "
 		   "tool's checks of the result included) against the model's W_max and W / C. Switch timeouts: the "
 		   "retransmit timers that expired in the switches per collective (switch.csv, all switches, median of "
@@ -2108,9 +2118,20 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				    find_row(r, x->algo, x->coll, (int64_t)x->bytes) != x)
 					continue;
 				nc = cpu_per_call(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &hm, &al, &ot);
-				/* the cores the lab had: the machine's less what the rest of it used meanwhile (measured) */
+				double wh, whb, wa, wab, woff, wot;
+				int nw = r->cw.n ? window_cpu_per_call(r, x->algo, res_coll_name(x->coll), (double)x->bytes,
+								      &wh, &whb, &wa, &wab, &woff, &wot)
+						 : 0;
+				/*
+				 * the cores the lab had: the machine's less what the rest of it used meanwhile
+				 * (measured): inside the timed calls where cpuwin.csv has the machine's line,
+				 * else over the whole measurement (cpu.csv: the tool's start-up included)
+				 */
 				snprintf(cc, sizeof(cc), "%g", r->fit.C);
-				if (nc && ot > 0 && r->fit.C - ot > 0) {
+				if (nw && wot >= 0 && r->fit.C - wot > 0) {
+					mc.C = r->fit.C - wot;
+					snprintf(cc, sizeof(cc), "%.2f (%g - %.2f others in the calls)", mc.C, r->fit.C, wot);
+				} else if (nc && ot > 0 && r->fit.C - ot > 0) {
 					mc.C = r->fit.C - ot;
 					snprintf(cc, sizeof(cc), "%.2f (%g - %.2f others)", mc.C, r->fit.C, ot);
 				}
@@ -2150,11 +2171,9 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 					fprintf(f, " %.3f |", ipp);
 				else
 					fprintf(f, " - |");
-				double wh, whb, wa, wab, woff;
 				if (!r->cw.n) {
 					fputc('\n', f);
-				} else if (window_cpu_per_call(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &wh, &whb,
-							       &wa, &wab, &woff)) {
+				} else if (nw) {
 					char b1[32], b2[32], b3[32], b4[32], b5[32];
 					fmt_time(b1, sizeof(b1), wh);
 					fmt_time(b2, sizeof(b2), whb);

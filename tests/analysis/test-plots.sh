@@ -53,7 +53,10 @@ round-zero.csv|round-zero.csv:2: round '0' is not a whole number 1..20
 round-missing.csv|round-missing.csv:2: 13 fields, not 14
 time-max.csv|time-max.csv:3: time_max_us 'slow' is not a time > 0 or -
 time-max-below.csv|time-max-below.csv:2: time_max_us 90.00 is below time_us 100.00: the slowest rank cannot be faster than rank 0
-cpuwin-role.csv|cpuwin-role.csv:3: role 'qemu' is not host or switch
+cpuwin-role.csv|cpuwin-role.csv:3: role 'qemu' is not host, switch or machine
+cpuwin-machine-pid.csv|cpuwin-machine-pid.csv:3: pid '5' is not a PID (1..2^31-1; 0 for the machine, which alone has 0)
+cpuwin-host-pid0.csv|cpuwin-host-pid0.csv:2: pid '0' is not a PID (1..2^31-1; 0 for the machine, which alone has 0)
+cpuwin-machine-twice.csv|cpuwin-machine-twice.csv:4: a second machine line for inc allreduce 1048576 B round 1
 EOF
 out=$("$increport" check "$bad/nosuchfile.csv" 2>&1); rc=$?
 check "a missing file is an error (exit $rc): $out" said $rc 1 'No such file' <<<"$out"
@@ -389,6 +392,20 @@ check "REPORT: the CPU inside the timed calls from cpuwin.csv (150 ms +- 20 ms, 
         grep -qF '| 847.9 ms | 1.7 s | 1.5 ms | 1.7 s (-26 %) | - | - | - | - |' '$cw/REPORT.md' &&
         grep -qF 'CPU inside the timed calls per collective: busiest host, all / C (clock offset) |' '$cw/REPORT.md'"
 check "REPORT: a run without cpuwin.csv has no such column" sh -c "! grep -q 'CPU inside the timed calls' '$rep'"
+# the machine's line: 1470 ms of the processes + 0.3 cores x 1.2 s of other work inside the calls = 1830 ms:
+# C = 2 - 0.30 = 1.70 in place of cpu.csv's 1.5 (its others, 0.5, counted the tool's start-up), all / C
+# 1470 / 3 / 1.7 = 288.2 ms +- 270 / 3 / 1.7 = 52.9 ms; a machine busier than the processes by nothing: C = 2
+cm=$tmp/cpuwin-machine && mkdir -p "$cm" && cp -r "$cw/$(basename "$sweep")" "$cm/"
+printf 'inc,allreduce,1048576,1,3,machine,machine,0,1830000,1200000,2000,12000\n' >>"$cm/$(basename "$sweep")/cpuwin.csv"
+"$increport" plots "$cm" >/dev/null 2>"$tmp/cpuwin-machine.err"
+check "REPORT: C from the machine's line inside the calls (1.70 = 2 - 0.30; 288.2 ms +- 52.9 ms) ($(head -c 200 "$tmp/cpuwin-machine.err"))" \
+    sh -c "grep -qF '| 1.70 (2 - 0.30 others in the calls) |' '$cm/REPORT.md' &&
+        grep -qF '| 150.0 ms ± 20.0 ms, 288.2 ms ± 52.9 ms (± 12.0 ms) |' '$cm/REPORT.md' &&
+        grep -qF 'used inside the timed calls (cpuwin.csv' '$cm/REPORT.md'"
+sed -i 's/^inc,allreduce,1048576,1,3,machine,machine,0,1830000,/inc,allreduce,1048576,1,3,machine,machine,0,1400000,/' "$cm/$(basename "$sweep")/cpuwin.csv"
+"$increport" plots "$cm" >/dev/null 2>"$tmp/cpuwin-machine.err"
+check "REPORT: a machine's line below its processes' (tick rounding): nothing else ran, C = 2 - 0 ($(head -c 200 "$tmp/cpuwin-machine.err"))" \
+    sh -c "grep -qF '| 2.00 (2 - 0.00 others in the calls) |' '$cm/REPORT.md' && grep -qF ', 245.0 ms ± 45.0 ms (± 12.0 ms) |' '$cm/REPORT.md'"
 printf 'inc,allreduce,1048576,1,3,sw1,switch,2106,-4,1200000,30000,12000\n' >>"$cw/$(basename "$sweep")/cpuwin.csv"
 "$increport" plots "$cw" >/dev/null 2>"$tmp/cpuwin.err"; rc=$?
 check "a cpuwin.csv line with a negative CPU: said with its line, exit $rc, the run still modelled, no column ($(cat "$tmp/cpuwin.err"))" \

@@ -46,7 +46,11 @@ ticks() { sed 's/.*)//' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
 # a busy shell named with spaces and parentheses, sampled with this script's shell (which outlives it)
 cp "$(command -v sh)" "$tmp/b) (u s)"
 "$tmp/b) (u s)" -c 'while :; do :; done' & busy=$!
-"$bin" -i 10 -o "$tmp/out" "$busy" $$ 2>"$tmp/err" & sampler=$!
+# the machine's busy time (-m: PID 0) before the sampler starts and after it stops: its samples lie between
+# busy TICKS: /proc/stat's user + system + irq + softirq + steal (nice and idle left out)
+busy_ticks() { awk '$1 == "cpu" { print $2 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
+mbefore=$(busy_ticks)
+"$bin" -i 10 -m -o "$tmp/out" "$busy" $$ 2>"$tmp/err" & sampler=$!
 want=20 # ticks: 0.2 s of CPU at 100 a second, however loaded the machine
 for _ in $(seq 600); do [ "$(ticks "$busy")" -ge "$want" ] && break; sleep 0.1; done
 # stopped before its CPU is read: a sample between the read and the kill cannot count more than it (under
@@ -57,7 +61,14 @@ used=$(ticks "$busy")
 bpid=$busy; kill -KILL "$busy"; wait "$busy" 2>/dev/null; busy=
 sleep 0.2 # a few samples of $$ alone
 kill -TERM "$sampler"; wait "$sampler"; rc=$?; sampler=
+mafter=$(busy_ticks)
 check "exit 0 on SIGTERM" [ "$rc" = 0 ]
+read -r mfirst mlast mn < <(awk -F, 'NR > 2 && $2 == 0 { if (!n++) f = $3; l = $3 } END { print f + 0, l + 0, n + 0 }' "$tmp/out")
+if [ "$mn" -ge 2 ] && [ "$mfirst" -ge "$mbefore" ] && [ "$mlast" -le "$mafter" ] && [ "$mlast" -ge "$mfirst" ]; then
+    ok "-m: the machine's busy ticks as PID 0, $mn samples from $mfirst to $mlast, within /proc/stat's $mbefore and $mafter read around the sampler"
+else ko "-m: the machine's busy ticks as PID 0: $mn samples from '$mfirst' to '$mlast', want within $mbefore and $mafter"; fi
+check "-m: the machine's ticks never fall" awk -F, 'NR > 2 && $2 == 0 { if ($3 < prev) exit 1; prev = $3 }' "$tmp/out"
+check "-m: said on stderr with the PIDs" grep -q "of 2 PID(s) and the machine every 10 ms" "$tmp/err"
 check "the header" [ "$(head -2 "$tmp/out")" = "# cpusample clk_tck=$(getconf CLK_TCK) interval_ms=10
 time_ns,pid,ticks" ]
 check "every line whole: time_ns,pid,ticks" [ -z "$(tail -n +3 "$tmp/out" | grep -Ev '^[0-9]{19},[0-9]+,[0-9]+$')" ]
@@ -76,6 +87,14 @@ sleep 0.3 & short=$!
 check "exit 0 by itself when its PIDs are gone" [ "$rc" = 0 ]
 check "at least one sample of it" grep -q ",$short," "$tmp/out2"
 
+# -m alone: no PID, it samples the machine until a signal
+"$bin" -i 5 -m -o "$tmp/out3" 2>/dev/null & msampler=$!
+sleep 0.3
+if kill -0 "$msampler" 2>/dev/null; then ok "-m without a PID: still sampling after 0.3 s"; else ko "-m without a PID: ended by itself"; fi
+kill -TERM "$msampler"; wait "$msampler"; rc=$?
+check "-m without a PID: exit 0 on SIGTERM, only PID 0's lines ($(tail -n +3 "$tmp/out3" | wc -l) samples)" \
+    sh -c "[ $rc = 0 ] && [ \"\$(tail -n +3 '$tmp/out3' | cut -d, -f2 | sort -u)\" = 0 ]"
+
 # ---- build/cpuwin on these samples: the rows of cpuwin.csv -------------------------------------
 cw=${INCLAB_BUILD:-build}/cpuwin
 # cwrun NAME ARGS... — cpuwin ARGS: stdout in $tmp/NAME.out, stderr in $tmp/NAME.err, exit status in $cwrc
@@ -89,7 +108,7 @@ ahead=2000000000
 printf 'rank,phase,bytes,iter,start_ns,end_ns\n0,warmup,1024,1,%s,%s\n0,timed,1024,1,%s,%s\n0,timed,2048,1,%s,%s\n' \
     $((s0 + ahead)) $((b2 + ahead)) $((a1 + ahead)) $((b1 + ahead)) $((a2 + ahead)) $((b2 + ahead)) >"$tmp/w0"
 printf 'rank,phase,bytes,iter,start_ns,end_ns\n1,timed,1024,1,%s,%s\n' $((a1 + span / 2)) "$b1" >"$tmp/w1"
-cwrun good -s "$tmp/out" -p "pku1:host:$bpid" -p "sw1:switch:$$" -w "$tmp/w0=$ahead" -w "$tmp/w1=0"
+cwrun good -s "$tmp/out" -p "pku1:host:$bpid" -p "sw1:switch:$$" -p machine:machine:0 -w "$tmp/w0=$ahead" -w "$tmp/w1=0"
 # the busy shell's CPU over [a1, b1] and [a2, b2] from its samples, interpolated as cpuwin_cpu() does
 want=$(awk -F, -v p="$bpid" -v a1="$a1" -v b1="$b1" -v a2="$a2" -v b2="$b2" -v hz="$(getconf CLK_TCK)" '
     NR > 2 && $2 == p { n++; t[n] = $1; k[n] = $3 }
@@ -97,9 +116,13 @@ want=$(awk -F, -v p="$bpid" -v a1="$a1" -v b1="$b1" -v a2="$a2" -v b2="$b2" -v h
     END { printf "%.0f %.0f", (at(b1) - at(a1)) * 1e6 / hz, (at(b2) - at(a2)) * 1e6 / hz }' "$tmp/out")
 got=$(awk -F, -v p="$bpid" 'NR > 1 && $5 == p { printf "%s%s", (n++ ? " " : ""), $6 }' "$tmp/good.out")
 if [ "$cwrc" = 0 ] && [ "$(head -n 1 "$tmp/good.out")" = "bytes,calls,node,role,pid,cpu_us,span_us,bound_us" ] &&
-    [ "$(tail -n +2 "$tmp/good.out" | cut -d, -f1-5 | tr '\n' ' ')" = "1024,1,pku1,host,$bpid 1024,1,sw1,switch,$$ 2048,1,pku1,host,$bpid 2048,1,sw1,switch,$$ " ]; then
-    ok "cpuwin: exit 0, the header, a row per size and process (1 KiB, 2 KiB x pku1, sw1) ($(head -c 200 "$tmp/good.err"))"
-else ko "cpuwin: exit 0, the header, a row per size and process (1 KiB, 2 KiB x pku1, sw1) ($(head -c 200 "$tmp/good.err"))"; fi
+    [ "$(tail -n +2 "$tmp/good.out" | cut -d, -f1-5 | tr '\n' ' ')" = "1024,1,pku1,host,$bpid 1024,1,sw1,switch,$$ 1024,1,machine,machine,0 2048,1,pku1,host,$bpid 2048,1,sw1,switch,$$ 2048,1,machine,machine,0 " ]; then
+    ok "cpuwin: exit 0, the header, a row per size and process (1 KiB, 2 KiB x pku1, sw1, the machine) ($(head -c 200 "$tmp/good.err"))"
+else ko "cpuwin: exit 0, the header, a row per size and process (1 KiB, 2 KiB x pku1, sw1, the machine) ($(head -c 200 "$tmp/good.err"))"; fi
+# the machine was at least as busy as the busy shell in each size's windows (within the two rows' bounds)
+mb=$(awk -F, -v p="$bpid" 'NR > 1 && $5 == p { c[$1] = $6; b[$1] = $8 } NR > 1 && $4 == "machine" { m[$1] = $6; mb[$1] = $8 }
+    END { ok = 2; for (k in c) { if (!(k in m) || m[k] + mb[k] + b[k] < c[k]) ok = 0; printf "%s: %s >= %s; ", k, m[k], c[k] }; print ok }' "$tmp/good.out")
+check "cpuwin: the machine's busy time in each size's windows at least the busy shell's ($mb)" [ "${mb##* }" = 2 ]
 # equal within 1 us: the same interpolation summed in another order can round a half the other way (CI: 33790
 # against 33791)
 close=$(awk -v g="$got" -v w="$want" 'BEGIN { n = split(g, a, " "); if (n != split(w, b, " ") || n != 2) { print 0; exit }
@@ -116,7 +139,7 @@ cwrun warm -s "$tmp/out" -p "pku1:host:$bpid" -w "$tmp/wwarm=0"
 if [ "$cwrc" = 1 ] && grep -q "no timed window" "$tmp/warm.err"; then ok "cpuwin: warm-up windows only: exit $cwrc, said"; else ko "cpuwin: warm-up windows only: exit $cwrc, said"; fi
 cwrun nopid -s "$tmp/out" -p "pku1:host:1" -w "$tmp/w1=0"
 if [ "$cwrc" = 1 ] && grep -q "PID 1 has no samples" "$tmp/nopid.err"; then ok "cpuwin: a PID not sampled: exit $cwrc, said"; else ko "cpuwin: a PID not sampled: exit $cwrc, said"; fi
-for bad in "-p pku1:host -w $tmp/w1=0" "-p pku1:host:0 -w $tmp/w1=0" "-p pk;u1:host:$bpid -w $tmp/w1=0" "-p pku1:host:$bpid -w $tmp/w1" \
+for bad in "-p pku1:host -w $tmp/w1=0" "-p pku1:host:0 -w $tmp/w1=0" "-p machine:machine:$bpid -w $tmp/w1=0" "-p pk;u1:host:$bpid -w $tmp/w1=0" "-p pku1:host:$bpid -w $tmp/w1" \
     "-p pku1:host:$bpid -w $tmp/w1=1e9" "-p pku1:host:$bpid" "-w $tmp/w1=0"; do
     cwrun usage -s "$tmp/out" $bad
     if [ "$cwrc" = 2 ] && [ ! -s "$tmp/usage.out" ]; then ok "cpuwin -s FILE $bad: a usage error (exit $cwrc: $(head -n 1 "$tmp/usage.err"))"; else ko "cpuwin -s FILE $bad: a usage error (exit $cwrc: $(head -n 1 "$tmp/usage.err"))"; fi

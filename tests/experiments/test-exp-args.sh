@@ -922,10 +922,13 @@ Executable: mpi_perf"
     reset; echo 1500000000 >"$scen/offset.pku1"
     fake cpuwin-good "none"
     expect cpuwin-good 0 verified "cpuwin: 2 calls in"
-    got=$(tail -n +2 "$run/cpuwin.csv" 2>/dev/null | awk -F, '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9, ($10 >= 400000 && $10 < 5000000) ? "span-ok" : "span " $10, $12 }' | sort | tr '\n' ';')
-    want="inc allreduce 4096 1 2 pku1 host $sleeper 0 span-ok 2000;inc allreduce 4096 1 2 sw1 switch $sleeper2 0 span-ok 2000;"
+    # the machine's row (cpusample -m): its busy time inside the span, at most every core busy all along (and the bound)
+    got=$(tail -n +2 "$run/cpuwin.csv" 2>/dev/null | awk -F, -v cores="$(nproc)" '{ c = $9
+        if ($7 == "machine") c = ($9 ~ /^[0-9]+$/ && $9 <= $10 * cores + $11) ? "busy-ok" : "busy " $9
+        print $1, $2, $3, $4, $5, $6, $7, $8, c, ($10 >= 400000 && $10 < 5000000) ? "span-ok" : "span " $10, $12 }' | sort | tr '\n' ';')
+    want="inc allreduce 4096 1 2 machine machine 0 busy-ok span-ok 2000;inc allreduce 4096 1 2 pku1 host $sleeper 0 span-ok 2000;inc allreduce 4096 1 2 sw1 switch $sleeper2 0 span-ok 2000;"
     [ "$(head -n 1 "$run/cpuwin.csv")" = "$EXP_CPUWIN_HEADER" ] && [ "$got" = "$want" ] && ! grep -q cpuwin_missing "$run/meta.yaml" &&
-        ok "cpuwin-good: cpuwin.csv has each sampled process's row, its windows moved by its clock's offset" ||
+        ok "cpuwin-good: cpuwin.csv has each sampled process's row and the machine's, its windows moved by its clock's offset" ||
         ko "cpuwin-good: cpuwin.csv rows '$got', want '$want'; $(grep -A3 cpuwin_missing "$run/meta.yaml"; grep cpuwin "$tmp/cpuwin-good.log")"
     # a windows file with a line that is not one: no rows, the reason (file and line) in meta.yaml, the run verified
     reset; scenario inc 'win=rank,phase,bytes,iter,start_ns,end_ns

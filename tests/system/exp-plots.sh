@@ -56,15 +56,21 @@ check "meta.yaml: the conditions of both rounds ($(grep -c 'loadavg_before' "$ru
 check "the host image's package manifest is stored" [ -s "$run/manifest-host.txt" ]
 # cpuwin.csv: for each libinccl measurement (inc, ring; 2 rounds) a row per host and switch process of this
 # machine, the same union of windows for all; a host's CPU inside them at most the union's length (one core
-# per vCPU) plus the bound, and some CPU; every measurement has rows (no cpuwin_missing)
-cw_bad=$(awk -F, -v hosts="$nranks" '
+# per vCPU) plus the bound, and some CPU; every measurement has rows (no cpuwin_missing); one machine row
+# (PID 0) whose busy time holds the processes' (at least their sum, within the bounds) and at most every core
+# busy over the span
+cw_bad=$(awk -F, -v hosts="$nranks" -v cores="$(nproc)" '
     NR == 1 { if ($0 != "algorithm,collective,bytes,round,calls,node,role,pid,cpu_us,span_us,bound_us,offset_us") print "header: " $0; next }
     { k = $1 "," $2 "," $3 "," $4; meas[k] = 1; if ($7 == "host") h[k]++; else if ($7 == "switch") sw[k]++
       if (k in span && span[k] != $10) print "span differs: " $0; span[k] = $10
+      if ($7 == "machine") { m[k]++; mc[k] = $9; mb[k] = $11; if ($8 != 0 || $9 > $10 * cores + $11) print "machine row: " $0 }
+      else { p[k] += $9; pb[k] += $11 }
       if ($7 == "host" && ($9 <= 0 || $9 > $10 + $11)) print "host CPU outside 0 < cpu <= span + bound: " $0 }
-    END { n = 0; for (k in meas) { n++; if (h[k] != hosts || !sw[k]) print k ": " h[k] + 0 " host rows, " sw[k] + 0 " switch rows" }
+    END { n = 0; for (k in meas) { n++; if (h[k] != hosts || !sw[k]) print k ": " h[k] + 0 " host rows, " sw[k] + 0 " switch rows"
+            if (m[k] != 1) print k ": " m[k] + 0 " machine rows, not 1"
+            else if (mc[k] + mb[k] + pb[k] < p[k]) print k ": the machine busy " mc[k] " us, less than its processes " p[k] }
         if (n != 4) print n " measurements, not 4 (inc and ring, 2 rounds)" }' "$run/cpuwin.csv" 2>&1)
-cw_what="cpuwin.csv: a row per process of each libinccl measurement, hosts' CPU within the windows${cw_bad:+: $(head -c 300 <<<"$cw_bad")}"
+cw_what="cpuwin.csv: a row per process of each libinccl measurement and the machine's, hosts' CPU within the windows, the machine's at least theirs${cw_bad:+: $(head -c 300 <<<"$cw_bad")}"
 if [ -s "$run/cpuwin.csv" ] && [ -z "$cw_bad" ] && ! grep -q '^cpuwin_missing:' "$run/meta.yaml"; then ok "$cw_what"; else ko "$cw_what"; fi
 check "the switches' counters of the run are stored ($(wc -l < "$run/switch-counters.txt") lines)" [ -s "$run/switch-counters.txt" ]
 

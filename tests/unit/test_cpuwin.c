@@ -168,7 +168,8 @@ static void test_malformed(void **state)
 		{ HEAD "1000,7,1,2\n", "s.csv:3: not time_ns,pid,ticks" },
 		{ HEAD "1000,7,x\n", "s.csv:3: bad ticks 'x'" },
 		{ HEAD "1000,7, 5\n", "s.csv:3: bad ticks ' 5'" },
-		{ HEAD "1000,0,5\n", "s.csv:3: bad pid '0'" },
+		{ HEAD "1000,-1,5\n", "s.csv:3: bad pid '-1'" },
+		{ HEAD "1000,2147483648,5\n", "s.csv:3: bad pid '2147483648'" },
 		{ HEAD "-1,7,5\n", "s.csv:3: bad time_ns '-1'" },
 		{ HEAD "99999999999999999999,7,5\n", "s.csv:3: bad time_ns '99999999999999999999'" },
 		{ HEAD "1000,7,5\n1000,7,6\n", "s.csv:4: PID 7: time 1000 not after line 3's" },
@@ -205,6 +206,49 @@ static void test_malformed(void **state)
 	assert_string_equal(err, "w.csv:1: line too long");
 }
 
+/*
+ * The machine's series (cpusample -m, PID 0) reads and is windowed like a
+ * process's; in cpuwin.csv its line is kept apart from the processes': the
+ * busiest host and the sum are the processes' alone.
+ */
+static void test_machine(void **state)
+{
+	static const char text[] = HEAD "1000,0,100\n1000,7,0\n2000,0,130\n2000,7,10\n";
+	static const char csv[] = CPUWIN_CSV_HEADER "\n"
+				  "inc,allreduce,4096,1,2,pku1,host,7,300,1000,20,5\n"
+				  "inc,allreduce,4096,1,2,machine,machine,0,900,1000,30,5\n"
+				  "inc,allreduce,4096,1,2,sw1,switch,9,100,1000,10,5\n"
+				  "ring,allreduce,4096,1,2,pku1,host,7,50,1000,20,5\n";
+	struct cpuwin_samples s;
+	struct cpuwin_windows w;
+	struct cpuwin_result r;
+	struct cpuwin_table t;
+	char err[CPUWIN_ERR_LEN];
+
+	/* 1200..1800 of the machine's 30 ticks over 1000..2000 ns: 60 % of them, 18 ticks */
+	assert_int_equal(read_samples(text, &s, err), 0);
+	assert_int_equal(read_windows(WHEAD "1,timed,4096,1,1200,1800\n", &w, err), 0);
+	assert_int_equal(cpuwin_cpu(&s, CPUWIN_MACHINE_PID, &w, NULL, NULL, 0, &r, err, sizeof(err)), 0);
+	assert_float_equal(r.cpu_us, 180000, 1e-6);
+	cpuwin_free_windows(&w);
+	cpuwin_free_samples(&s);
+
+	FILE *f = fmemopen((void *)csv, strlen(csv), "r");
+	assert_non_null(f);
+	assert_int_equal(cpuwin_parse_csv(f, "c.csv", &t, err, sizeof(err)), 0);
+	fclose(f);
+	assert_int_equal(t.n, 2);
+	assert_int_equal(t.m[0].procs, 2);
+	assert_int_equal(t.m[0].hosts, 1);
+	assert_float_equal(t.m[0].sum, 400, 1e-9);
+	assert_float_equal(t.m[0].sum_bound, 30, 1e-9);
+	assert_float_equal(t.m[0].host_max, 300, 1e-9);
+	assert_float_equal(t.m[0].machine, 900, 1e-9);
+	assert_float_equal(t.m[0].machine_bound, 30, 1e-9);
+	assert_float_equal(t.m[1].machine, -1, 1e-9); /* no machine line: -1 */
+	cpuwin_table_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_union_interpolated),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_machine),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
