@@ -1961,11 +1961,14 @@ static void report_params(FILE *f, const struct run *r)
 			   "streams asked them |\n");
 	if (m->n_pairs) {
 		fprintf(f, "| o_w | %.1f us | a %d KiB message received by a host that sleeps waiting for it, beyond a "
-			   "stream's: the median of %d pairs (%.1f to %.1f us), each a %d KiB stream (ib_send_bw -e) and "
-			   "right after it a ping-pong sleeping on CQ events (ib_send_lat -e): the ping-pong's CPU per round "
-			   "trip (one message sent, one received; the mean of the two hosts) less the stream's sender's + "
-			   "receiver's CPU per message",
-			m->o_w, LOGGP_RING_PIECE / 1024, m->n_pairs, m->o_w_min, m->o_w_max, LOGGP_RING_PIECE / 1024);
+			   "stream's, from %d pairs, each a %d KiB stream (ib_send_bw -e) and right after it a ping-pong "
+			   "sleeping on CQ events (ib_send_lat -e)%s; per pair the ping-pong's CPU per round trip (one "
+			   "message sent, one received; the mean of the two hosts) less the stream's sender's + receiver's "
+			   "CPU per message: median %.1f us (%.1f to %.1f)",
+			m->o_w, LOGGP_RING_PIECE / 1024, m->n_pairs, LOGGP_RING_PIECE / 1024,
+			m->o_w_by_intr ? ": the median of the interrupts a wait adds times the ping-pong's CPU per "
+					 "interrupt, pair by pair (the interrupts are steadier than the CPU)" : "",
+			m->o_w_cpu, m->o_w_min, m->o_w_max);
 		if (m->n_intr) {
 			snprintf(buf, sizeof(buf), m->o_intr > 0 ? "%.0f us" : "-", m->o_intr);
 			fprintf(f, "; guest interrupts (%d pairs): %.2f per message sent and received in the stream, "

@@ -123,11 +123,13 @@ static int values_at(const struct res_point *p, size_t n, enum res_measure which
  * ping-pong on events right after it, each pair's four CPU rows, then its
  * four interrupt rows, written together): per pair the ping-pong's CPU per
  * round trip (the mean of the two hosts) less the stream's send + receive
- * per message; o_w their median, with their least and greatest; the
+ * per message, their median o_w_cpu with their least and greatest; the
  * interrupts the same way over the first pairs that counted them (loggp.sh
  * stops counting at the first pair it could not, so they are the first
  * ones), and the CPU per interrupt of the stream and of the ping-pong as a
- * whole, to set o_w per extra interrupt against. Sets m->n_pairs (0: the file has no pairs, nothing else set);
+ * whole. o_w: when every pair counted its interrupts (each above 0), the
+ * median of the interrupts a wait adds times the ping-pong's CPU per
+ * interrupt, per pair; else o_w_cpu. Sets m->n_pairs (0: the file has no pairs, nothing else set);
  * returns -1 with @err when the rows are not whole pairs.
  */
 static int waited_pairs(const struct res_point *p, size_t n, struct loggp *m, char *err, size_t errlen)
@@ -137,7 +139,8 @@ static int waited_pairs(const struct res_point *p, size_t n, struct loggp *m, ch
 				      intr[4] = { RES_INTR_PAIR_SEND, RES_INTR_PAIR_RECV, RES_INTR_PAIR_WAITED_SEND,
 						  RES_INTR_PAIR_WAITED_RECV };
 	double c[4][LOGGP_MAX_PAIRS], q[4][LOGGP_MAX_PAIRS], ow[LOGGP_MAX_PAIRS], owi[LOGGP_MAX_PAIRS],
-	       is[LOGGP_MAX_PAIRS], iw[LOGGP_MAX_PAIRS], ix[LOGGP_MAX_PAIRS], ps[LOGGP_MAX_PAIRS], pw[LOGGP_MAX_PAIRS];
+	       is[LOGGP_MAX_PAIRS], iw[LOGGP_MAX_PAIRS], ix[LOGGP_MAX_PAIRS], ps[LOGGP_MAX_PAIRS], pw[LOGGP_MAX_PAIRS],
+	       op[LOGGP_MAX_PAIRS];
 	bool priced = true;
 	int k[4], ki[4];
 
@@ -165,7 +168,7 @@ static int waited_pairs(const struct res_point *p, size_t n, struct loggp *m, ch
 	m->n_pairs = k[0];
 	for (int i = 0; i < k[0]; i++) /* per host and round trip: one message sent, one received waiting */
 		ow[i] = owi[i] = (c[2][i] + c[3][i]) / 2 - (c[0][i] + c[1][i]);
-	m->o_w = loggp_median(ow, (size_t)k[0]); /* sorts ow */
+	m->o_w = m->o_w_cpu = loggp_median(ow, (size_t)k[0]); /* sorts ow */
 	m->o_w_min = ow[0];
 	m->o_w_max = ow[k[0] - 1];
 	m->n_intr = ki[0];
@@ -178,12 +181,16 @@ static int waited_pairs(const struct res_point *p, size_t n, struct loggp *m, ch
 			if (priced) { /* each regime's CPU per interrupt, the same pair's figures */
 				ps[i] = (c[0][i] + c[1][i]) / is[i];
 				pw[i] = (c[2][i] + c[3][i]) / 2 / iw[i];
+				op[i] = ix[i] * pw[i]; /* the interrupts a wait adds at the ping-pong's price */
 			}
 		}
 		if (priced) {
 			m->o_intr_stream = loggp_median(ps, (size_t)ki[0]);
 			m->o_intr_waited = loggp_median(pw, (size_t)ki[0]);
 		}
+		m->o_w_by_intr = priced && ki[0] == k[0];
+		if (m->o_w_by_intr)
+			m->o_w = loggp_median(op, (size_t)ki[0]);
 		m->i_stream = loggp_median(is, (size_t)ki[0]);
 		m->i_waited = loggp_median(iw, (size_t)ki[0]);
 		m->i_extra = loggp_median(ix, (size_t)ki[0]);

@@ -51,19 +51,22 @@
 #                   wake-ups, and packets taken a few interrupts at a time
 #                   instead of a stream's batches. The ring's messages that
 #                   gate its next send (ring.c) arrive that way. Each
-#                   difference holds about 2 s of each host's CPU; the
-#                   model takes the median over the pairs of each pair's
-#                   difference (analysis/loggp.c), which drift between runs
-#                   measured minutes apart (the older cpu_waited_send and
+#                   difference holds about 2 s of each host's CPU (a
+#                   perftest run's start varies by ~0.2 s). Each pair's
+#                   figures are its own, which drift between runs measured
+#                   minutes apart (the older cpu_waited_send and
 #                   cpu_waited_recv rows, against the medians of cpu_send and
-#                   cpu_recv) does not reach
+#                   cpu_recv) does not reach; the model takes the median over
+#                   the pairs (analysis/loggp.c waited_pairs())
 #   intr_pair_send  each guest's interrupts (/proc/stat intr, read through the
 #   intr_pair_recv  guest agent before and after each run, outside its CPU
 #   intr_pair_waited_send  window) per message of the pair's stream and per
 #   intr_pair_waited_recv  round trip of its ping-pong: a count, not a time;
-#                   how many more interrupts a wait takes, and so the CPU per
-#                   such interrupt. Written after the pair's CPU rows; from
-#                   the first pair whose counts could not be read, none (said)
+#                   how many more interrupts a wait takes, which the model
+#                   prices at the ping-pong's CPU per interrupt: steadier
+#                   than the difference of CPU (analysis/README.md). Written
+#                   after the pair's CPU rows; from the first pair whose
+#                   counts could not be read, none (said)
 #
 #   cpu_swap        CPU per pass of hostwork (experiments/hostwork.c) over `bytes`
 #   cpu_copy        in the sending host: libinccl's byte-order swap, the ring's

@@ -556,7 +556,11 @@ static void test_loggp_waited_pairs(void **state)
 	assert_int_equal(loggp_params(p.p, p.n, 2, 0, 0, 0, &m, err, sizeof(err)), 0);
 	assert_true(m.waited_seen && m.waited);
 	assert_int_equal(m.n_pairs, 3);
-	NEAR(m.o_w, 800);
+	/* every pair counted its interrupts: o_w the median of the interrupts a wait adds times the ping-pong's
+	 * CPU per interrupt, 1.0 x 1000 / 1.6, 0.5 x 1400 / 1.5, 2.0 x 2000 / 2.6: 625, 466.7, 1538.5 */
+	assert_true(m.o_w_by_intr);
+	NEAR(m.o_w, 625);
+	NEAR(m.o_w_cpu, 800);
 	NEAR(m.o_w_min, 800);
 	NEAR(m.o_w_max, 1600);
 	assert_int_equal(m.n_intr, 3);
@@ -578,6 +582,7 @@ static void test_loggp_waited_pairs(void **state)
 			p.p[i].measure = RES_HALF_RTT, p.p[i].bytes = 8, p.p[i].value_us = 183.6;
 	assert_int_equal(loggp_params(p.p, p.n, 2, 0, 0, 0, &m, err, sizeof(err)), 0);
 	assert_int_equal(m.n_intr, 2);
+	assert_false(m.o_w_by_intr); /* not every pair's: o_w the difference of CPU */
 	NEAR(m.i_extra, 0.75);
 	NEAR(m.o_intr, 800 / 0.75);
 	NEAR(m.o_intr_stream, (200 / 0.6 + 600) / 2);
