@@ -1927,6 +1927,7 @@ static int window_cpu_per_call(const struct run *r, const char *algo, const char
 static void report_params(FILE *f, const struct run *r)
 {
 	const struct loggp *m = &r->fit;
+	char buf[32];
 
 	fprintf(f, "| parameter | value | how it was measured |\n|---|---|---|\n");
 	fprintf(f, "| o_s | %.1f us | sending host's CPU per message: its VM's CPU time (/proc/PID/stat) over a stream of "
@@ -1966,7 +1967,30 @@ static void report_params(FILE *f, const struct run *r)
 	else
 		fprintf(f, "| o_c | - | not measured (loggp.csv without cpu_send_signaled): completions are in o as the "
 			   "streams asked them |\n");
-	if (m->waited)
+	if (m->n_pairs) {
+		fprintf(f, "| o_w | %.1f us | a %d KiB message received by a host that sleeps waiting for it, beyond a "
+			   "stream's, from %d pairs, each a %d KiB stream (ib_send_bw -e) and right after it a ping-pong "
+			   "sleeping on CQ events (ib_send_lat -e)%s; per pair the ping-pong's CPU per round trip (one "
+			   "message sent, one received; the mean of the two hosts) less the stream's sender's + receiver's "
+			   "CPU per message: median %.1f us (%.1f to %.1f)",
+			m->o_w, LOGGP_RING_PIECE / 1024, m->n_pairs, LOGGP_RING_PIECE / 1024,
+			m->o_w_by_intr ? ": the median of the interrupts a wait adds times the ping-pong's CPU per "
+					 "interrupt, pair by pair (the interrupts are steadier than the CPU)" : "",
+			m->o_w_cpu, m->o_w_min, m->o_w_max);
+		if (m->n_intr) {
+			snprintf(buf, sizeof(buf), m->o_intr > 0 ? "%.0f us" : "-", m->o_intr);
+			fprintf(f, "; guest interrupts (%d pairs): %.2f per message sent and received in the stream, "
+				   "%.2f per round trip: %.2f more, %s of CPU each",
+				m->n_intr, m->i_stream, m->i_waited, m->i_extra, buf);
+			if (m->o_intr_stream > 0 && m->o_intr_waited > 0)
+				fprintf(f, " (CPU per interrupt of the whole ping-pong %.0f us, of the stream %.0f us)",
+					m->o_intr_waited, m->o_intr_stream);
+		} else
+			fprintf(f, "; guest interrupts not counted");
+		fprintf(f, m->waited ? "; added for every message the ring receives that gates its next send "
+				       "(analysis/loggp.c ring_waits()) |\n"
+				     : "; not above 0 (noise): not used |\n");
+	} else if (m->waited)
 		fprintf(f, "| o_w | %.1f us | a %d KiB message received by a host that sleeps waiting for it, beyond a "
 			   "stream's: each host's CPU per round trip of a ping-pong of %d KiB sleeping on CQ events "
 			   "(ib_send_lat -e; one message sent, one received) less cpu_send + cpu_recv at %d KiB; added for "
@@ -1976,7 +2000,7 @@ static void report_params(FILE *f, const struct run *r)
 		fprintf(f, "| o_w | %.1f us | a message received waiting (%d KiB ping-pong on CQ events less the stream's "
 			   "send and receive): not above 0 (noise): not used |\n", m->o_w, LOGGP_RING_PIECE / 1024);
 	else
-		fprintf(f, "| o_w | - | not measured (loggp.csv without cpu_waited_send, cpu_waited_recv): a message the "
+		fprintf(f, "| o_w | - | not measured (loggp.csv without cpu_pair_* or cpu_waited_send, cpu_waited_recv): a message the "
 			   "ring waits for costs what a stream's does |\n");
 	fprintf(f, "| G_s | %.5f us/B | sending host's CPU per byte: (CPU per %.0f B message - o_s) / the bytes |\n", m->G_s,
 		m->large);

@@ -98,6 +98,107 @@ static double median_at(const struct res_point *p, size_t n, enum res_measure wh
 	return loggp_median(v, (size_t)m);
 }
 
+/*
+ * values_at() - the values of measure @which at @bytes in the file's order,
+ * the first @max of them into @v; returns how many rows there are (beyond
+ * @max too, so that a count compared with another's is the file's).
+ */
+static int values_at(const struct res_point *p, size_t n, enum res_measure which, double bytes, double *v, int max)
+{
+	int k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (p[i].measure == which && p[i].bytes == bytes) {
+			if (k < max)
+				v[k] = p[i].value_us;
+			k++;
+		}
+	return k;
+}
+
+#define LOGGP_MAX_PAIRS 64
+
+/*
+ * waited_pairs() - o_w from o_w's pairs (loggp.sh: the 16 KiB stream and the
+ * ping-pong on events right after it, each pair's four CPU rows, then its
+ * four interrupt rows, written together): per pair the ping-pong's CPU per
+ * round trip (the mean of the two hosts) less the stream's send + receive
+ * per message, their median o_w_cpu with their least and greatest; the
+ * interrupts the same way over the first pairs that counted them (loggp.sh
+ * stops counting at the first pair it could not, so they are the first
+ * ones), and the CPU per interrupt of the stream and of the ping-pong as a
+ * whole. o_w: when every pair counted its interrupts (each above 0), the
+ * median of the interrupts a wait adds times the ping-pong's CPU per
+ * interrupt, per pair; else o_w_cpu. Sets m->n_pairs (0: the file has no pairs, nothing else set);
+ * returns -1 with @err when the rows are not whole pairs.
+ */
+static int waited_pairs(const struct res_point *p, size_t n, struct loggp *m, char *err, size_t errlen)
+{
+	static const enum res_measure cpu[4] = { RES_CPU_PAIR_SEND, RES_CPU_PAIR_RECV, RES_CPU_PAIR_WAITED_SEND,
+						 RES_CPU_PAIR_WAITED_RECV },
+				      intr[4] = { RES_INTR_PAIR_SEND, RES_INTR_PAIR_RECV, RES_INTR_PAIR_WAITED_SEND,
+						  RES_INTR_PAIR_WAITED_RECV };
+	double c[4][LOGGP_MAX_PAIRS], q[4][LOGGP_MAX_PAIRS], ow[LOGGP_MAX_PAIRS], owi[LOGGP_MAX_PAIRS],
+	       is[LOGGP_MAX_PAIRS], iw[LOGGP_MAX_PAIRS], ix[LOGGP_MAX_PAIRS], ps[LOGGP_MAX_PAIRS], pw[LOGGP_MAX_PAIRS],
+	       op[LOGGP_MAX_PAIRS];
+	bool priced = true;
+	int k[4], ki[4];
+
+	for (int j = 0; j < 4; j++) {
+		k[j] = values_at(p, n, cpu[j], LOGGP_RING_PIECE, c[j], LOGGP_MAX_PAIRS);
+		ki[j] = values_at(p, n, intr[j], LOGGP_RING_PIECE, q[j], LOGGP_MAX_PAIRS);
+	}
+	m->n_pairs = 0;
+	if (!k[0] && !k[1] && !k[2] && !k[3] && !ki[0] && !ki[1] && !ki[2] && !ki[3])
+		return 0;
+	if (k[0] != k[1] || k[0] != k[2] || k[0] != k[3] || !k[0] || k[0] > LOGGP_MAX_PAIRS) {
+		snprintf(err, errlen, "loggp.csv has %d cpu_pair_send, %d cpu_pair_recv, %d cpu_pair_waited_send and %d "
+				      "cpu_pair_waited_recv rows at %d B: not whole pairs of o_w (loggp.sh writes a pair's "
+				      "four together, %d pairs at most)",
+			 k[0], k[1], k[2], k[3], LOGGP_RING_PIECE, LOGGP_MAX_PAIRS);
+		return -1;
+	}
+	if (ki[0] != ki[1] || ki[0] != ki[2] || ki[0] != ki[3] || ki[0] > k[0]) {
+		snprintf(err, errlen, "loggp.csv has %d intr_pair_send, %d intr_pair_recv, %d intr_pair_waited_send and "
+				      "%d intr_pair_waited_recv rows at %d B for %d pairs of o_w: not one of each for the "
+				      "first pairs (loggp.sh writes a pair's four together)",
+			 ki[0], ki[1], ki[2], ki[3], LOGGP_RING_PIECE, k[0]);
+		return -1;
+	}
+	m->n_pairs = k[0];
+	for (int i = 0; i < k[0]; i++) /* per host and round trip: one message sent, one received waiting */
+		ow[i] = owi[i] = (c[2][i] + c[3][i]) / 2 - (c[0][i] + c[1][i]);
+	m->o_w = m->o_w_cpu = loggp_median(ow, (size_t)k[0]); /* sorts ow */
+	m->o_w_min = ow[0];
+	m->o_w_max = ow[k[0] - 1];
+	m->n_intr = ki[0];
+	if (ki[0]) {
+		for (int i = 0; i < ki[0]; i++) {
+			is[i] = q[0][i] + q[1][i];
+			iw[i] = (q[2][i] + q[3][i]) / 2;
+			ix[i] = iw[i] - is[i];
+			priced = priced && is[i] > 0 && iw[i] > 0;
+			if (priced) { /* each regime's CPU per interrupt, the same pair's figures */
+				ps[i] = (c[0][i] + c[1][i]) / is[i];
+				pw[i] = (c[2][i] + c[3][i]) / 2 / iw[i];
+				op[i] = ix[i] * pw[i]; /* the interrupts a wait adds at the ping-pong's price */
+			}
+		}
+		if (priced) {
+			m->o_intr_stream = loggp_median(ps, (size_t)ki[0]);
+			m->o_intr_waited = loggp_median(pw, (size_t)ki[0]);
+		}
+		m->o_w_by_intr = priced && ki[0] == k[0];
+		if (m->o_w_by_intr)
+			m->o_w = loggp_median(op, (size_t)ki[0]);
+		m->i_stream = loggp_median(is, (size_t)ki[0]);
+		m->i_waited = loggp_median(iw, (size_t)ki[0]);
+		m->i_extra = loggp_median(ix, (size_t)ki[0]);
+		m->o_intr = m->i_extra > 0 ? loggp_median(owi, (size_t)ki[0]) / m->i_extra : 0;
+	}
+	return 0;
+}
+
 /* The smallest (@want_max false) or largest size measured of @which; -1 when none. */
 static double size_of(const struct res_point *p, size_t n, enum res_measure which, bool want_max)
 {
@@ -147,12 +248,18 @@ int loggp_params(const struct res_point *p, size_t n, int cores, double sw_cpu_u
 		m->o_c = (sig16 - plain16) / (1 - 1.0 / LOGGP_PERFTEST_CQ);
 	m->signaled_seen = c3 > 0 && c4 > 0;
 	m->signaled = m->signaled_seen && m->o_c > 0;
-	double ws = median_at(p, n, RES_CPU_WAITED_SEND, LOGGP_RING_PIECE, &c1),
-	       wr = median_at(p, n, RES_CPU_WAITED_RECV, LOGGP_RING_PIECE, &c2),
-	       recv16 = median_at(p, n, RES_CPU_RECV, LOGGP_RING_PIECE, &c4);
-	m->waited_seen = c1 > 0 && c2 > 0 && c3 > 0 && c4 > 0;
-	if (m->waited_seen) /* per host and round trip: one message sent, one received waiting */
-		m->o_w = (ws + wr) / 2 - (plain16 + recv16);
+	if (waited_pairs(p, n, m, err, errlen) < 0)
+		return -1;
+	if (m->n_pairs) {
+		m->waited_seen = true;
+	} else { /* a run from before the pairs: the medians of runs at other times */
+		double ws = median_at(p, n, RES_CPU_WAITED_SEND, LOGGP_RING_PIECE, &c1),
+		       wr = median_at(p, n, RES_CPU_WAITED_RECV, LOGGP_RING_PIECE, &c2),
+		       recv16 = median_at(p, n, RES_CPU_RECV, LOGGP_RING_PIECE, &c4);
+		m->waited_seen = c1 > 0 && c2 > 0 && c3 > 0 && c4 > 0;
+		if (m->waited_seen) /* per host and round trip: one message sent, one received waiting */
+			m->o_w = (ws + wr) / 2 - (plain16 + recv16);
+	}
 	m->waited = m->waited_seen && m->o_w > 0;
 	if (!(m->o_s > 0) || !(m->o_r > 0) || !(m->o_sb > 0)) {
 		snprintf(err, errlen, "host CPU per message not above 0 (o_s %.3g, o_r %.3g, batched o_s %.3g us): "

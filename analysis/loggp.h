@@ -27,9 +27,26 @@
  *   o_w        what a 16 KiB message costs its receiver beyond a stream's
  *              (o_r + G_r per byte) when the receiver sleeps waiting for it:
  *              the CPU per round trip of a ping-pong of 16 KiB sleeping on CQ
- *              events (cpu_waited_send, cpu_waited_recv: each host sends one
- *              message and receives one; the mean of the two hosts' medians)
- *              less cpu_send + cpu_recv at 16 KiB. The guest is idle when the
+ *              events (each host sends one message and receives one; the
+ *              mean of the two hosts) less the CPU per message of a 16 KiB
+ *              stream's sender plus its receiver, measured as pairs: the
+ *              stream and the ping-pong back to back (cpu_pair_send,
+ *              cpu_pair_recv, cpu_pair_waited_send, cpu_pair_waited_recv),
+ *              with each pair's guest interrupts per message and round trip
+ *              (intr_pair_*). o_w is the median over the pairs of the
+ *              interrupts a wait adds (the ping-pong's per round trip, the
+ *              mean of the hosts, less the stream's per message sent and
+ *              received) times the ping-pong's CPU per interrupt: the
+ *              interrupts are steady where the CPU is not, so this holds
+ *              where the difference of CPU swings (analysis/README.md: the
+ *              medians of groups of 3 pairs 1,290 - 1,596 us against 718 -
+ *              1,649); that price also carries a share of the ping-pong's
+ *              per-byte work, so it is above the difference of CPU by some
+ *              10 % (1,550 against 1,412 us over 20 pairs). Without every pair's interrupts: the median of the
+ *              pairs' differences of CPU, which REPORT shows either way. A run from
+ *              before the pairs: the mean of the two hosts' medians of
+ *              cpu_waited_send, cpu_waited_recv less the medians of cpu_send +
+ *              cpu_recv at 16 KiB, measured at other times. The guest is idle when the
  *              message comes, so it wakes for it and takes its packets a few
  *              interrupts at a time instead of a stream's NAPI batches (under
  *              TCG an interrupt costs the CPU of several packets). Counted
@@ -128,6 +145,17 @@ struct loggp {
 	bool signaled_seen, signaled; /* o_c measured; and used (above 0) */
 	double o_w;          /* a message received waiting, beyond a stream's */
 	bool waited_seen, waited; /* o_w measured; and used (above 0) */
+	int n_pairs;         /* o_w's pairs (cpu_pair_*) it is the median of; 0: from cpu_waited_* (a run before them) */
+	double o_w_cpu;      /* the median of the pairs' differences of CPU (ping-pong less stream) */
+	double o_w_min, o_w_max; /* the pairs' least and greatest difference of CPU */
+	bool o_w_by_intr;    /* o_w is the interrupt-priced median (every pair's interrupts counted), else o_w_cpu */
+	int n_intr;          /* the first pairs whose guest interrupts were counted (intr_pair_*); 0: none */
+	double i_stream;     /* a host's interrupts per message sent and one received in the stream (send + receive) */
+	double i_waited;     /* a host's interrupts per round trip of the ping-pong (the mean of the two hosts) */
+	double i_extra;      /* the median over those pairs of i_waited - i_stream: the interrupts a wait adds */
+	double o_intr;       /* the CPU per such interrupt: the same pairs' median o_w / i_extra; 0 when i_extra <= 0 */
+	double o_intr_stream, o_intr_waited; /* the CPU per interrupt of the stream and of the ping-pong as a whole
+					      * (medians over those pairs; 0 when a pair counted none): o_intr's check */
 	double step_inc, step_ring; /* time per step (us) from the run's Barriers; 0: L + 2o */
 	int n_cpu;           /* repetitions of each CPU measure used */
 };

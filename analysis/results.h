@@ -71,12 +71,21 @@ struct res_table {
  * cpu_send, cpu_recv, cpu_send_batch, cpu_send_uc, cpu_recv_uc and
  * cpu_send_signaled are CPU time per message, cpu_waited_send and
  * cpu_waited_recv per round trip of a ping-pong, cpu_swap,
- * cpu_copy and cpu_sum per pass over `bytes`, each the difference of two runs
- * (experiments/loggp.sh), so noise may make one 0 or negative: read as written (a leading '-' allowed), judged by the model.
+ * cpu_copy and cpu_sum per pass over `bytes`; o_w's pairs (loggp.sh
+ * LOGGP_WAIT_REPEAT, the four or eight rows of a pair written together, in
+ * order): cpu_pair_send and cpu_pair_recv CPU time per message of the 16 KiB
+ * stream, cpu_pair_waited_send and cpu_pair_waited_recv per round trip of the
+ * ping-pong measured right after it, and intr_pair_send, intr_pair_recv,
+ * intr_pair_waited_send, intr_pair_waited_recv the guest interrupts of the
+ * same runs per message or round trip (a count in value_us, not a time). Each
+ * is the difference of two runs (experiments/loggp.sh), so noise may make one
+ * 0 or negative: read as written (a leading '-' allowed), judged by the model.
  */
 enum res_measure { RES_HALF_RTT, RES_GAP, RES_CPU_SEND, RES_CPU_RECV, RES_CPU_SEND_BATCH, RES_CPU_SWAP, RES_CPU_COPY,
 		   RES_CPU_SUM, RES_CPU_SEND_UC, RES_CPU_RECV_UC, RES_CPU_SEND_SIGNALED,
-		   RES_CPU_WAITED_SEND, RES_CPU_WAITED_RECV };
+		   RES_CPU_WAITED_SEND, RES_CPU_WAITED_RECV, RES_CPU_PAIR_SEND, RES_CPU_PAIR_RECV,
+		   RES_CPU_PAIR_WAITED_SEND, RES_CPU_PAIR_WAITED_RECV, RES_INTR_PAIR_SEND, RES_INTR_PAIR_RECV,
+		   RES_INTR_PAIR_WAITED_SEND, RES_INTR_PAIR_WAITED_RECV };
 struct res_point {
 	enum res_measure measure;
 	double bytes;

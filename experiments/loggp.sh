@@ -38,28 +38,48 @@
 #                   asking for a completion (ib_send_bw -Q 1; perftest's
 #                   default: one in 100): the difference is what a completion
 #                   (a CQE and the guest's wake-up) costs
-#   cpu_waited_send a ping-pong of 16 KiB messages sleeping on CQ events
-#   cpu_waited_recv (ib_send_lat -e): each host's CPU per round trip, in
-#                   which it sends one message and receives one it waits for
-#                   (src the client, dst the server). Against cpu_send +
-#                   cpu_recv at 16 KiB it is what a message costs when it
+#   cpu_pair_send   o_w's pairs, LOGGP_WAIT_REPEAT of them (default 3; 0: none,
+#   cpu_pair_recv   no o_w), each a 16 KiB stream (ib_send_bw -e, 3000 minus
+#   cpu_pair_waited_send  600 messages: cpu_send and cpu_recv's measure) and
+#   cpu_pair_waited_recv  right after it a ping-pong of 16 KiB messages
+#                   sleeping on CQ events (ib_send_lat -e, 1250 minus 250 round
+#                   trips): each host's CPU per round trip, in which it sends
+#                   one message and receives one it waits for (src the
+#                   client, dst the server). Against the stream's send +
+#                   receive, the pair's own, it is what a message costs when it
 #                   reaches a guest that sleeps waiting for it: the guest's
-#                   wake-ups, and packets taken a few interrupts at a time instead
-#                   of a stream's batches. The ring's messages that gate its
-#                   next send (ring.c) arrive that way
+#                   wake-ups, and packets taken a few interrupts at a time
+#                   instead of a stream's batches. The ring's messages that
+#                   gate its next send (ring.c) arrive that way. Each
+#                   difference holds about 2 s of each host's CPU (a
+#                   perftest run's start varies by ~0.2 s). Each pair's
+#                   figures are its own, which drift between runs measured
+#                   minutes apart (the older cpu_waited_send and
+#                   cpu_waited_recv rows, against the medians of cpu_send and
+#                   cpu_recv) does not reach; the model takes the median over
+#                   the pairs (analysis/loggp.c waited_pairs())
+#   intr_pair_send  each guest's interrupts (/proc/stat intr, read through the
+#   intr_pair_recv  guest agent before and after each run, outside its CPU
+#   intr_pair_waited_send  window) per message of the pair's stream and per
+#   intr_pair_waited_recv  round trip of its ping-pong: a count, not a time;
+#                   how many more interrupts a wait takes, which the model
+#                   prices at the ping-pong's CPU per interrupt: steadier
+#                   than the difference of CPU (analysis/README.md). Written
+#                   after the pair's CPU rows; from the first pair whose
+#                   counts could not be read, none (said)
 #
 #   cpu_swap        CPU per pass of hostwork (experiments/hostwork.c) over `bytes`
 #   cpu_copy        in the sending host: libinccl's byte-order swap, the ring's
 #   cpu_sum         copies of 16 KiB and its float32 sums (9 passes minus 1)
 #
 #   experiments/loggp.sh > loggp.csv   (LOGGP_SIZES, LOGGP_ITERS, LOGGP_CPU_SIZES,
-#                                       LOGGP_CPU_REPEAT, LOGGP_BATCH, LOGGP_UC_TIMEOUT
-#                                       to change)
+#                                       LOGGP_CPU_REPEAT, LOGGP_BATCH, LOGGP_UC_TIMEOUT,
+#                                       LOGGP_WAIT_REPEAT to change)
 #
 # The CPU measures run at LOGGP_CPU_SIZES (default 8, 16384 and 65536 B: the
 # per-message and, from the difference of the smallest and largest, per-byte
 # CPU), each LOGGP_CPU_REPEAT times (default 3; each repetition a row); the
-# batched and UC streams at the smallest size, the signaled one and the ping-pong at 16384 B. Prints the CSV (header
+# batched and UC streams at the smallest size, the signaled one at 16384 B, then o_w's pairs. Prints the CSV (header
 # measure,bytes,iters,value_us) on stdout, progress on stderr; exit 1 when a
 # measurement fails (but the refinements: said, and left out), 2 on a bad setting.
 set -uo pipefail
@@ -72,7 +92,9 @@ cpu_sizes=${LOGGP_CPU_SIZES:-8 16384 65536}
 repeat=${LOGGP_CPU_REPEAT:-3}
 batch=${LOGGP_BATCH:-32} # libinccl's POST_BATCH (hostlib/comm.c)
 uc_limit=${LOGGP_UC_TIMEOUT:-40} # s a UC stream may take (perftest's start included; a stream takes a few)
+wait_repeat=${LOGGP_WAIT_REPEAT:-3} # o_w's pairs (0: none, no o_w)
 exp_check_range LOGGP_UC_TIMEOUT "$uc_limit" 5 600 || exit 2
+exp_check_range LOGGP_WAIT_REPEAT "$wait_repeat" 0 50 || exit 2
 [ -r "$state/gen/inventory.tsv" ] || { exp_err "loggp: no lab in $state (make lab-up)"; exit 1; }
 read -r src dst addr sg dg < <(exp_pair) || exit 1
 # ib_send_lat's field 5 is t_typical (us); ib_send_bw's field 5 is MsgRate
@@ -143,19 +165,18 @@ uc_of() {
     return 1
 }
 small=$(tr ' ' '\n' <<<"$cpu_sizes" | grep . | sort -n | head -n 1)
-declare -A gave_up=() # the refinements (batch, uc, signaled, waited) that failed in this run
+declare -A gave_up=() # the refinements (batch, uc, signaled) that failed in this run
 for s in $cpu_sizes; do
     # about a second of CPU in the difference at either size (6400 small messages, 500 of 64 KiB);
     # 6400 and 1280 are multiples of a post list of 32 or 64 (perftest posts whole lists)
     n=$((s >= 4096 ? 500 : 6400))
     for r in $(seq 1 "$repeat"); do
-        for mode in plain batch uc signaled waited; do
+        for mode in plain batch uc signaled; do
             extra=() tool=ib_send_bw
             case $mode in
             batch) [ "$s" = "$small" ] || continue; extra=(-l "$batch") ;;
             uc) [ "$s" = "$small" ] || continue; extra=(-l "$batch" -c UC) ;;
             signaled) [ "$s" = 16384 ] || continue; extra=(-Q 1) ;;
-            waited) [ "$s" = 16384 ] || continue; tool=ib_send_lat ;;
             esac
             [ -z "${gave_up[$mode]:-}" ] || continue # a refinement that failed once is not tried again
             s1= s2= r1= r2= u1= u2= v1= v2=
@@ -171,9 +192,8 @@ for s in $cpu_sizes; do
                 [ -z "$s1" ] || [ -z "$r1" ] || read -r s2 r2 < <(CPU_TOOL=$tool cpu_of "$s" "$n" "${extra[@]}")
             fi
             if [ -z "$s1" ] || [ -z "$s2" ] || [ -z "$r1" ] || [ -z "$r2" ]; then
-                # the batched, UC, signaled and waited streams are the model's refinements: without them
-                # the model counts every post alone, an ACK per message, no completion's own cost, no
-                # wake-up of a waiting receiver; one that
+                # the batched, UC and signaled streams are the model's refinements: without them the
+                # model counts every post alone, an ACK per message, no completion's own cost; one that
                 # failed is left out for the rest of the run (a UC stream that hangs costs uc_limit s a try)
                 [ $mode = plain ] || { exp_err "loggp: no CPU figures for $s B ($mode: $tool ${extra[*]}): left out"; gave_up[$mode]=1; continue; }
                 exp_err "loggp: no CPU figures for $s B"
@@ -195,10 +215,6 @@ for s in $cpu_sizes; do
             signaled)
                 echo "cpu_send_signaled,$s,$dn,$cs"
                 echo "loggp: $s B, every send signaled: CPU per message: send $cs us" >&2 ;;
-            waited) # per round trip: each host sent one message and received one
-                echo "cpu_waited_send,$s,$dn,$cs"
-                echo "cpu_waited_recv,$s,$dn,$cr"
-                echo "loggp: $s B ping-pong, sleeping on events: CPU per round trip: $src $cs us, $dst $cr us" >&2 ;;
             *)
                 echo "cpu_send,$s,$dn,$cs"
                 echo "cpu_recv,$s,$dn,$cr"
@@ -206,6 +222,69 @@ for s in $cpu_sizes; do
             esac
         done
     done
+done
+
+# o_w's pairs: the 16 KiB stream (ib_send_bw -e) and the 16 KiB ping-pong sleeping on events
+# (ib_send_lat -e) measured back to back, LOGGP_WAIT_REPEAT times, each as the difference of a long
+# and a short run; each guest's interrupts (/proc/stat intr) read around every run, outside its CPU
+# window. A pair whose run failed is said and ends the pairs (what came before is kept).
+# intr_of NODE — NODE's guest interrupts since boot (/proc/stat's intr total); nothing when unreadable
+intr_of() {
+    "$top/lab/lab.sh" exec "$1" 'while read -r k v x; do [ "$k" = intr ] && { echo "$v"; break; }; done < /proc/stat' 2>/dev/null |
+        head -n 1 | grep -x '[0-9]\{1,18\}'
+}
+# counted_of TOOL N — "SRC_US DST_US SRC_INTR DST_INTR": cpu_of's CPU times of TOOL's run of N
+# messages (round trips) of 16 KiB and the interrupts each guest took meanwhile ("-" when a count
+# could not be read), the counts read before and after, outside the CPU window
+counted_of() {
+    local i0 j0 i1 j1 cs cr
+    i0=$(intr_of "$src") j0=$(intr_of "$dst")
+    read -r cs cr < <(CPU_TOOL=$1 cpu_of 16384 "$2")
+    [ -n "$cr" ] || return 1
+    i1=$(intr_of "$src") j1=$(intr_of "$dst")
+    [ -n "$i0" ] && [ -n "$i1" ] && [ "$i1" -ge "$i0" ] && i1=$((i1 - i0)) || i1=-
+    [ -n "$j0" ] && [ -n "$j1" ] && [ "$j1" -ge "$j0" ] && j1=$((j1 - j0)) || j1=-
+    echo "$cs $cr $i1 $j1"
+}
+# per A B N — (B - A) / N with 3 decimals; "-" when A or B is
+per() {
+    if [ "$1" = - ] || [ "$2" = - ]; then echo -; else awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.3f", (b - a) / n }'; fi
+}
+# About 2 s of each host's CPU in each difference (the stream's ~0.8 ms per message, the ping-pong's
+# ~2.8 ms per round trip, 1-2-4 under TCG): what a perftest run's own start costs varies by ~0.2 s,
+# and only the length of the difference divides that down; longer runs cost little (a run's start,
+# ~6 s, is most of its time)
+wn=3000 pn=1250 intr_ok=1
+for r in $(seq 1 "$wait_repeat"); do
+    a1= b1= x1= y1= a2= b2= x2= y2= c1= d1= u1= v1= c2= d2= u2= v2=
+    read -r a1 b1 x1 y1 < <(counted_of ib_send_bw $((wn / 5)))
+    [ -z "$y1" ] || read -r a2 b2 x2 y2 < <(counted_of ib_send_bw "$wn")
+    [ -z "$y2" ] || read -r c1 d1 u1 v1 < <(counted_of ib_send_lat $((pn / 5)))
+    [ -z "$v1" ] || read -r c2 d2 u2 v2 < <(counted_of ib_send_lat "$pn")
+    if [ -z "$v2" ]; then
+        exp_err "loggp: o_w pair $r of $wait_repeat: a 16384 B run failed: $((r - 1)) pair(s) kept, no more tried"
+        break
+    fi
+    ds=$((wn - wn / 5)) dp=$((pn - pn / 5))
+    cs=$(per "$a1" "$a2" $ds) cr=$(per "$b1" "$b2" $ds) ws=$(per "$c1" "$c2" $dp) wr=$(per "$d1" "$d2" $dp)
+    is=$(per "$x1" "$x2" $ds) ir=$(per "$y1" "$y2" $ds) iws=$(per "$u1" "$u2" $dp) iwr=$(per "$v1" "$v2" $dp)
+    echo "cpu_pair_send,16384,$ds,$cs"
+    echo "cpu_pair_recv,16384,$ds,$cr"
+    echo "cpu_pair_waited_send,16384,$dp,$ws"
+    echo "cpu_pair_waited_recv,16384,$dp,$wr"
+    ow=$(awk -v a="$cs" -v b="$cr" -v c="$ws" -v d="$wr" 'BEGIN { printf "%.1f", (c + d) / 2 - (a + b) }')
+    # the interrupts: each pair's until one's cannot be read, none after (analysis/loggp.c pairs the rows by their order)
+    if [ "$intr_ok" = 1 ] && [ "$is" != - ] && [ "$ir" != - ] && [ "$iws" != - ] && [ "$iwr" != - ]; then
+        echo "intr_pair_send,16384,$ds,$is"
+        echo "intr_pair_recv,16384,$ds,$ir"
+        echo "intr_pair_waited_send,16384,$dp,$iws"
+        echo "intr_pair_waited_recv,16384,$dp,$iwr"
+        ints=" (guest interrupts per message: stream send $is, receive $ir; per round trip $src $iws, $dst $iwr)"
+    else
+        [ "$intr_ok" = 0 ] || exp_err "loggp: o_w pair $r: the guests' interrupts (/proc/stat intr) not read on $src or $dst: none counted from here on"
+        intr_ok=0 ints=
+    fi
+    echo "loggp: o_w pair $r of $wait_repeat: 16384 B stream: CPU per message: send $cs us, receive $cr us; ping-pong sleeping on events: CPU per round trip: $src $ws us, $dst $wr us; o_w $ow us$ints" >&2
 done
 
 # The host's own work per byte of a collective (experiments/hostwork.c: libinccl's byte-order

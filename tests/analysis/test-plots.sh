@@ -47,7 +47,9 @@ elements.csv|elements.csv:2: elements 1000 does not match bytes 1048576
 root.csv|root.csv:2: root '4' is not a rank of 0..3
 quoted.csv|quoted.csv:2: quoted fields are not part of this format
 wrong.csv|wrong.csv:3: wrong 'many' is not a whole number
-loggp-measure.csv|loggp-measure.csv:3: measure 'latency' is not half_rtt, gap, cpu_send, cpu_recv, cpu_send_batch, cpu_swap, cpu_copy, cpu_sum, cpu_send_uc, cpu_recv_uc, cpu_send_signaled, cpu_waited_send or cpu_waited_recv
+loggp-measure.csv|loggp-measure.csv:3: measure 'latency' is not half_rtt, gap, cpu_send, cpu_recv, cpu_send_batch, cpu_swap, cpu_copy, cpu_sum, cpu_send_uc, cpu_recv_uc, cpu_send_signaled, cpu_waited_send, cpu_waited_recv, cpu_pair_send, cpu_pair_recv, cpu_pair_waited_send, cpu_pair_waited_recv, intr_pair_send, intr_pair_recv, intr_pair_waited_send or intr_pair_waited_recv
+loggp-intr.csv|loggp-intr.csv:3: value_us 'many' is not a number
+loggp-pair-size.csv|loggp-pair-size.csv:3: cpu_pair_waited_recv at 8 B: o_w's pairs are measured at 16384 B (the ring's message)
 round.csv|round.csv:3: round '21' is not a whole number 1..20
 round-zero.csv|round-zero.csv:2: round '0' is not a whole number 1..20
 round-missing.csv|round-missing.csv:2: 13 fields, not 14
@@ -421,8 +423,34 @@ printf 'cpu_send,16384,400,100\ncpu_recv,16384,400,150\ncpu_waited_send,16384,40
 check "REPORT: o_w from the ping-pong on events (950 us) and the ring's waits in its W_max (712.8 ms) ($(head -c 200 "$tmp/waited.err"))" \
     sh -c "grep -qF '| o_w | 950.0 us | a 16 KiB message received by a host that sleeps waiting for it' '$bw/REPORT.md' &&
         grep -qF '| AllReduce | ring | 1 MiB | 689.6 ms | 1.4 s | +107 % **miss** | 2 | W / C | 712.8 ms |' '$bw/REPORT.md'"
+# o_w's pairs (a stream and the ping-pong right after it) take the place of those rows: per pair the ping-pong's
+# mean of the two hosts less the stream's send + receive: 1000 - 200, 1400 - 600, 2000 - 400: 800, 800, 1600,
+# median 800 us (the medians of each measure apart would make 1400 - 400 = 1000). Interrupts per pair, stream
+# send + receive and the ping-pong's mean: 0.6 and 1.6, 1.0 and 1.5, 0.6 and 2.6: medians 0.60 and 1.60, the extra
+# 1.0, 0.5, 2.0: 1.00, so 800 us per interrupt; each regime's own CPU per interrupt: the ping-pong 1000 / 1.6,
+# 1400 / 1.5, 2000 / 2.6 (769), the stream 200 / 0.6, 600 / 1.0, 400 / 0.6 (600). o_w, the extra at the ping-pong's
+# price pair by pair: 625, 466.7, 1538.5: 625 us; 80 waits x 625 us = 50 ms more (W_max 686.8 ms)
+bp=$tmp/pairs && mkdir -p "$bp" && cp -r "$bw/$(basename "$sweep")" "$bp/"
+for p in '100 100 1100 900 0.2 0.4 1.4 1.8' '300 300 1400 1400 0.5 0.5 1.5 1.5' '200 200 2000 2000 0.3 0.3 2.6 2.6'; do
+    read -r cs cr ws wr is ir iws iwr <<<"$p"
+    printf 'cpu_pair_send,16384,1024,%s\ncpu_pair_recv,16384,1024,%s\ncpu_pair_waited_send,16384,600,%s\n' "$cs" "$cr" "$ws"
+    printf 'cpu_pair_waited_recv,16384,600,%s\nintr_pair_send,16384,1024,%s\nintr_pair_recv,16384,1024,%s\n' "$wr" "$is" "$ir"
+    printf 'intr_pair_waited_send,16384,600,%s\nintr_pair_waited_recv,16384,600,%s\n' "$iws" "$iwr"
+done >>"$bp/$(basename "$sweep")/loggp.csv"
+"$increport" plots "$bp" >/dev/null 2>"$tmp/pairs.err"
+check "REPORT: o_w from its pairs (625 us, not the 950 of the older rows beside them), the pairs' CPU difference, the interrupts a wait adds and their price, the ring's W_max 686.8 ms ($(head -c 200 "$tmp/pairs.err"))" \
+    sh -c "grep -qF '| o_w | 625.0 us | a 16 KiB message received by a host that sleeps waiting for it, beyond a stream'\''s, from 3 pairs' '$bp/REPORT.md' &&
+        grep -qF 'less the stream'\''s sender'\''s + receiver'\''s CPU per message: median 800.0 us (800.0 to 1600.0)' '$bp/REPORT.md' &&
+        grep -qF 'guest interrupts (3 pairs): 0.60 per message sent and received in the stream, 1.60 per round trip: 1.00 more, 800 us of CPU each (CPU per interrupt of the whole ping-pong 769 us, of the stream 600 us); added for every message' '$bp/REPORT.md' &&
+        grep -qF '| AllReduce | ring | 1 MiB | 689.6 ms |' '$bp/REPORT.md' && grep -F '| AllReduce | ring | 1 MiB | 689.6 ms |' '$bp/REPORT.md' | grep -qF '| 686.8 ms |'"
+# a pair short of a row: refused with the counts, no model
+sed -i '$d' "$bp/$(basename "$sweep")/loggp.csv"
+sed -i '/^cpu_pair_waited_recv,16384,600,2000$/d' "$bp/$(basename "$sweep")/loggp.csv"
+"$increport" plots "$bp" >/dev/null 2>"$tmp/pairs.err"
+check "REPORT: o_w's rows not whole pairs: the model refused, saying the counts ($(head -c 300 "$tmp/pairs.err"))" \
+    grep -qF 'loggp.csv has 3 cpu_pair_send, 3 cpu_pair_recv, 3 cpu_pair_waited_send and 2 cpu_pair_waited_recv rows at 16384 B: not whole pairs of o_w' "$bp/REPORT.md" "$tmp/pairs.err"
 check "REPORT: o_w not measured is said (the sample's loggp.csv has no ping-pong on events)" \
-    grep -qF '| o_w | - | not measured (loggp.csv without cpu_waited_send, cpu_waited_recv)' "$rep"
+    grep -qF '| o_w | - | not measured (loggp.csv without cpu_pair_* or cpu_waited_send, cpu_waited_recv)' "$rep"
 check "REPORT: the count of predictions within 25 % (one in the samples)" grep -qF '1 of 15 predictions within ±25 % of the measured median.' "$rep"
 check "REPORT: the left-out wrong row is said" grep -q '1 row(s) with wrong elements left out' "$rep"
 check "REPORT: embeds every chart drawn" \

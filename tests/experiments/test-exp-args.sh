@@ -459,14 +459,21 @@ arg() { [[ $c =~ (^| )$1\ ([^ ]+) ]] && echo "${BASH_REMATCH[2]}"; }
 # on the way to pku3, whose server (its last -n) gives no report, as perftest's waits, when fewer came
 if [ -e "$FAKE_SCEN/loggp" ]; then
     counter() { cat "$FAKE_SCEN/nodes/$1/$2" 2>/dev/null || echo 1000; } # NODE NAME: a counter's value
+    intr() { mkdir -p "$FAKE_SCEN/nodes/$1" && echo $(($(counter "$1" intr) + $2)) >"$FAKE_SCEN/nodes/$1/intr"; } # NODE N: N interrupts more
     case $c in
     *" > /tmp/ib_send_"*".server 2>&1 &") # a server: what it waits for
         echo "$node $c" >>"$FAKE_SCEN/servers"
         grep -o ' -n [0-9]*' <<<"$c" | tail -n 1 | tr -dc 0-9 >"$FAKE_SCEN/server.n"
         exit 0 ;;
-    "timeout "*" ib_send_lat "*) printf ' %s 100 1.00 9.00 3.00 4.00 0.10 5.00 6.00\n' "$(arg -s)"; exit 0 ;;
+    "timeout "*" ib_send_lat "*) # a ping-pong: 3 interrupts per round trip on pku1, 5 on pku3; from the
+        # lat.failfrom-th call on ($FAKE_SCEN/lat.failfrom), it fails
+        k=$(($(cat "$FAKE_SCEN/lat.calls" 2>/dev/null || echo 0) + 1)) && echo "$k" >"$FAKE_SCEN/lat.calls"
+        [ ! -e "$FAKE_SCEN/lat.failfrom" ] || [ "$k" -lt "$(cat "$FAKE_SCEN/lat.failfrom")" ] || exit 1
+        intr "$node" $((3 * $(arg -n))); intr pku3 $((5 * $(arg -n)))
+        printf ' %s 100 1.00 9.00 3.00 4.00 0.10 5.00 6.00\n' "$(arg -s)"; exit 0 ;;
     "timeout "*" ib_send_bw "*)
         n=$(arg -n)
+        intr "$node" "$n"; intr pku3 $((2 * n)) # a stream: 1 interrupt per message on pku1, 2 on pku3
         if [[ $c == *"-c UC"* ]]; then
             try=$(($(cat "$FAKE_SCEN/uc.tries" 2>/dev/null || echo 0) + 1))
             echo "$try" >"$FAKE_SCEN/uc.tries"
@@ -479,6 +486,7 @@ if [ -e "$FAKE_SCEN/loggp" ]; then
         printf ' %s %s 1.00 1.00 0.05000\n' "$(arg -s)" "$n"
         exit 0 ;;
     "cat /sys/class/infiniband/rxe0/ports/1/hw_counters/"*) [ ! -e "$FAKE_SCEN/no-counters" ] && counter "$node" "${c##*/}"; exit ;;
+    *"= intr ]"*"/proc/stat") [ ! -e "$FAKE_SCEN/no-intr" ] && counter "$node" intr; exit ;; # the guest's interrupts
     esac
 fi
 case $c in
@@ -865,7 +873,7 @@ Executable: mpi_perf"
         local name=$1 rc=0
         shift
         env INCLAB_STATE="$tmp/state" INCLAB_BUILD="$tmp/no-build" FAKE_SCEN="$scen" LOGGP_SIZES=8 LOGGP_CPU_SIZES=8 \
-            LOGGP_CPU_REPEAT=1 EXP_PERFTEST_SETTLE=0 "$@" timeout 120 "$tree/experiments/loggp.sh" >"$tmp/$name.csv" 2>"$tmp/$name.err" </dev/null || rc=$?
+            LOGGP_CPU_REPEAT=1 LOGGP_WAIT_REPEAT=0 EXP_PERFTEST_SETTLE=0 "$@" timeout 120 "$tree/experiments/loggp.sh" >"$tmp/$name.csv" 2>"$tmp/$name.err" </dev/null || rc=$?
         echo "$rc" >"$tmp/$name.rc"
     }
     # uc_rows NAME ROWS — loggp.csv's UC rows (measure,bytes,iters) must be ROWS
@@ -909,6 +917,36 @@ Executable: mpi_perf"
     grep -qF "loggp: UC: no rxe0 counters on pku1 or pku3" "$tmp/uc-uncounted.err" && ok "uc-uncounted: no counters, no UC figures, said" ||
         ko "uc-uncounted: $(cat "$tmp/uc-uncounted.err")"
     refused "LOGGP_UC_TIMEOUT=0 is not a whole number from 5 to 600" env INCLAB_STATE="$tmp/state" LOGGP_UC_TIMEOUT=0 "$tree/experiments/loggp.sh"
+    # o_w's pairs: each a 16 KiB stream of 3000 minus 600 messages and a ping-pong of 1250 minus 250 round trips,
+    # in that order, with each guest's interrupts per message (the fake's: stream 1 on pku1, 2 on pku3; ping-pong
+    # 3 and 5); the sleeps' CPU is 0
+    pair_rows="cpu_pair_send,16384,2400,0.000 cpu_pair_recv,16384,2400,0.000 cpu_pair_waited_send,16384,1000,0.000 cpu_pair_waited_recv,16384,1000,0.000 intr_pair_send,16384,2400,1.000 intr_pair_recv,16384,2400,2.000 intr_pair_waited_send,16384,1000,3.000 intr_pair_waited_recv,16384,1000,5.000 "
+    reset; touch "$scen/loggp"
+    loggp pairs LOGGP_WAIT_REPEAT=2
+    got=$(grep '_pair_' "$tmp/pairs.csv" | tr '\n' ' ')
+    [ "$(cat "$tmp/pairs.rc")" = 0 ] && [ "$got" = "$pair_rows$pair_rows" ] &&
+        [ "$(grep -o 'ib_send_[a-z]* -d rxe0 -s 16384 -n [0-9]*' "$scen/servers" | tr '\n' ' ')" = "$(for i in 1 2; do printf 'ib_send_bw -d rxe0 -s 16384 -n %s ' 600 3000; printf 'ib_send_lat -d rxe0 -s 16384 -n %s ' 250 1250; done)" ] &&
+        grep -qF 'loggp: o_w pair 2 of 2: 16384 B stream: CPU per message: send 0.000 us, receive 0.000 us; ping-pong sleeping on events: CPU per round trip: pku1 0.000 us, pku3 0.000 us; o_w 0.0 us (guest interrupts per message: stream send 1.000, receive 2.000; per round trip pku1 3.000, pku3 5.000)' "$tmp/pairs.err" &&
+        ok "pairs: two pairs, stream then ping-pong, each with its interrupts per message" ||
+        ko "pairs: exit $(cat "$tmp/pairs.rc"), rows '$got'; runs $(grep -o 'ib_send_[a-z]* -d rxe0 -s 16384 -n [0-9]*' "$scen/servers" | tr '\n' ' '); $(tail -n 3 "$tmp/pairs.err")"
+    # the guests' interrupts not readable: the CPU rows without them, said once
+    reset; touch "$scen/loggp" "$scen/no-intr"
+    loggp pairs-no-intr LOGGP_WAIT_REPEAT=2
+    got=$(grep '_pair_' "$tmp/pairs-no-intr.csv" | cut -d, -f1 | tr '\n' ' ')
+    [ "$(cat "$tmp/pairs-no-intr.rc")" = 0 ] && [ "$got" = "$(printf '%s ' cpu_pair_send cpu_pair_recv cpu_pair_waited_send cpu_pair_waited_recv cpu_pair_send cpu_pair_recv cpu_pair_waited_send cpu_pair_waited_recv)" ] &&
+        [ "$(grep -c 'not read on pku1 or pku3: none counted from here on' "$tmp/pairs-no-intr.err")" = 1 ] &&
+        ok "pairs-no-intr: the CPU rows of both pairs, no interrupt rows, said once" ||
+        ko "pairs-no-intr: exit $(cat "$tmp/pairs-no-intr.rc"), rows '$got'; $(tail -n 3 "$tmp/pairs-no-intr.err")"
+    # the second pair's long ping-pong fails (the 5th ib_send_lat after half_rtt's and 3 of the pairs', 3 tries):
+    # the first pair kept, said, exit 0
+    reset; touch "$scen/loggp"; echo 5 >"$scen/lat.failfrom"
+    loggp pairs-fail LOGGP_WAIT_REPEAT=3
+    got=$(grep -c '_pair_' "$tmp/pairs-fail.csv")
+    [ "$(cat "$tmp/pairs-fail.rc")" = 0 ] && [ "$got" = 8 ] && [ "$(cat "$scen/lat.calls")" = 7 ] &&
+        grep -qF 'loggp: o_w pair 2 of 3: a 16384 B run failed: 1 pair(s) kept, no more tried' "$tmp/pairs-fail.err" &&
+        ok "pairs-fail: a failed run ends the pairs, the first kept, said" ||
+        ko "pairs-fail: exit $(cat "$tmp/pairs-fail.rc"), $got pair rows, $(cat "$scen/lat.calls") ib_send_lat calls; $(tail -n 3 "$tmp/pairs-fail.err")"
+    refused "LOGGP_WAIT_REPEAT=51 is not a whole number from 0 to 50" env INCLAB_STATE="$tmp/state" LOGGP_WAIT_REPEAT=51 "$tree/experiments/loggp.sh"
     # cpuwin.csv: pku1's and sw1's processes (sleeps: no CPU) sampled on this machine around each libinccl
     # measurement; pku1's clock 1.5 s ahead: its windows moved back onto the machine's clock, or they would
     # lie outside the samples. Rows: each process, 2 timed calls, the union of 4 ranks x 2 calls of 50 ms

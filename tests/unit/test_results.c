@@ -520,6 +520,117 @@ static void test_loggp_params(void **state)
 	res_points_free(&p);
 }
 
+/* waited_pairs() through loggp_params(): o_w's pairs, matched by their order in the file */
+static void test_loggp_waited_pairs(void **state)
+{
+	/* the base of test_loggp_params (o_s 30, o_r 50 ...), with older ping-pong rows that make o_w 950 */
+	const char *base = RES_LOGGP_HEADER "\nhalf_rtt,8,100,183.6\ngap,8,400,43.2\ngap,1032,400,455.2\n"
+					    "cpu_send,8,5120,30\ncpu_recv,8,5120,50\ncpu_send,65544,400,13137.2\n"
+					    "cpu_recv,65544,400,19710.8\ncpu_send,16384,400,100\ncpu_recv,16384,400,150\n"
+					    "cpu_waited_send,16384,400,1150\ncpu_waited_recv,16384,400,1250\n";
+	/* per pair: stream send, receive; ping-pong src, dst; interrupts the same. o_w per pair: (1100 + 900) / 2 -
+	 * (100 + 100) = 800, 1400 - 600 = 800, 2000 - 400 = 1600: the median 800 (each measure's median apart would
+	 * make 1400 - 400 = 1000, the older rows 950). Interrupts: stream 0.6, 1.0, 0.6 (median 0.6), ping-pong
+	 * 1.6, 1.5, 2.6 (1.6), a wait's extra 1.0, 0.5, 2.0 (1.0): 800 us each */
+	static const char *const pair[3] = { "100 100 1100 900 0.2 0.4 1.4 1.8", "300 300 1400 1400 0.5 0.5 1.5 1.5",
+					     "200 200 2000 2000 0.3 0.3 2.6 2.6" };
+	static const char *const names[8] = { "cpu_pair_send",  "cpu_pair_recv",  "cpu_pair_waited_send",
+					      "cpu_pair_waited_recv", "intr_pair_send", "intr_pair_recv",
+					      "intr_pair_waited_send", "intr_pair_waited_recv" };
+	char csv[4096], v[8][16];
+	size_t len = (size_t)snprintf(csv, sizeof(csv), "%s", base);
+	struct res_points p;
+	struct loggp m;
+	char err[RES_ERR_LEN];
+
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(sscanf(pair[k], "%15s %15s %15s %15s %15s %15s %15s %15s", v[0], v[1], v[2], v[3], v[4],
+					v[5], v[6], v[7]), 8);
+		for (int j = 0; j < 8; j++)
+			len += (size_t)snprintf(csv + len, sizeof(csv) - len, "%s,16384,%d,%s\n", names[j],
+						j % 4 < 2 ? 1024 : 600, v[j]);
+	}
+	points(csv, &p);
+	assert_int_equal(p.p[p.n - 1].measure, RES_INTR_PAIR_WAITED_RECV);
+	assert_int_equal(loggp_params(p.p, p.n, 2, 0, 0, 0, &m, err, sizeof(err)), 0);
+	assert_true(m.waited_seen && m.waited);
+	assert_int_equal(m.n_pairs, 3);
+	/* every pair counted its interrupts: o_w the median of the interrupts a wait adds times the ping-pong's
+	 * CPU per interrupt, 1.0 x 1000 / 1.6, 0.5 x 1400 / 1.5, 2.0 x 2000 / 2.6: 625, 466.7, 1538.5 */
+	assert_true(m.o_w_by_intr);
+	NEAR(m.o_w, 625);
+	NEAR(m.o_w_cpu, 800);
+	NEAR(m.o_w_min, 800);
+	NEAR(m.o_w_max, 1600);
+	assert_int_equal(m.n_intr, 3);
+	NEAR(m.i_stream, 0.6);
+	NEAR(m.i_waited, 1.6);
+	NEAR(m.i_extra, 1.0);
+	NEAR(m.o_intr, 800);
+	/* each regime's CPU per interrupt: the stream 200 / 0.6, 600 / 1.0, 400 / 0.6 (600), the ping-pong
+	 * 1000 / 1.6, 1400 / 1.5, 2000 / 2.6 (769.2) */
+	NEAR(m.o_intr_stream, 600);
+	NEAR(m.o_intr_waited, 2000 / 2.6);
+	NEAR(m.o_s, 30); /* the pairs' stream changes neither o nor G */
+	NEAR(m.G_r, 0.3);
+	/* the interrupts of the first two pairs only (loggp.sh stops counting at a pair it could not):
+	 * extra 1.0 and 0.5 (0.75), those pairs' o_w 800 and 800: 1066.7 us each */
+	size_t drop = 0;
+	for (size_t i = 0; i < p.n; i++)
+		if (p.p[i].measure >= RES_INTR_PAIR_SEND && ++drop > 8)
+			p.p[i].measure = RES_HALF_RTT, p.p[i].bytes = 8, p.p[i].value_us = 183.6;
+	assert_int_equal(loggp_params(p.p, p.n, 2, 0, 0, 0, &m, err, sizeof(err)), 0);
+	assert_int_equal(m.n_intr, 2);
+	assert_false(m.o_w_by_intr); /* not every pair's: o_w the difference of CPU */
+	NEAR(m.i_extra, 0.75);
+	NEAR(m.o_intr, 800 / 0.75);
+	NEAR(m.o_intr_stream, (200 / 0.6 + 600) / 2);
+	NEAR(m.o_intr_waited, (1000 / 1.6 + 1400 / 1.5) / 2);
+	NEAR(m.o_w, 800);
+	/* a pair whose ping-pong cost less than its stream: each pair still its own, the median 800 */
+	for (size_t i = 0; i < p.n; i++)
+		if (p.p[i].measure == RES_CPU_PAIR_WAITED_SEND && p.p[i].value_us == 2000)
+			p.p[i].value_us = 0; /* pair 3: 1000 - 400 = 600 */
+	assert_int_equal(loggp_params(p.p, p.n, 2, 0, 0, 0, &m, err, sizeof(err)), 0);
+	NEAR(m.o_w, 800);
+	NEAR(m.o_w_min, 600);
+	/* a pair short of a row: not whole pairs, refused with the counts */
+	for (size_t i = p.n; i-- > 0;)
+		if (p.p[i].measure == RES_CPU_PAIR_RECV) {
+			p.p[i].measure = RES_HALF_RTT, p.p[i].bytes = 8, p.p[i].value_us = 183.6;
+			break;
+		}
+	assert_int_equal(loggp_params(p.p, p.n, 2, 0, 0, 0, &m, err, sizeof(err)), -1);
+	assert_string_equal(err, "loggp.csv has 3 cpu_pair_send, 2 cpu_pair_recv, 3 cpu_pair_waited_send and 3 "
+				 "cpu_pair_waited_recv rows at 16384 B: not whole pairs of o_w (loggp.sh writes a pair's "
+				 "four together, 64 pairs at most)");
+	res_points_free(&p);
+	/* interrupt rows not one of each: refused */
+	len = (size_t)snprintf(csv, sizeof(csv), "%scpu_pair_send,16384,1024,100\ncpu_pair_recv,16384,1024,100\n"
+					       "cpu_pair_waited_send,16384,600,1100\ncpu_pair_waited_recv,16384,600,900\n"
+					       "intr_pair_send,16384,1024,0.2\n", base);
+	points(csv, &p);
+	assert_int_equal(loggp_params(p.p, p.n, 2, 0, 0, 0, &m, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "has 1 intr_pair_send, 0 intr_pair_recv, 0 intr_pair_waited_send and 0 "
+				    "intr_pair_waited_recv rows at 16384 B for 1 pairs of o_w"));
+	res_points_free(&p);
+	/* one pair whose ping-pong is no dearer than its stream: measured, not used; a run before the pairs keeps
+	 * its older o_w (950) */
+	snprintf(csv, sizeof(csv), "%scpu_pair_send,16384,1024,600\ncpu_pair_recv,16384,1024,600\n"
+				   "cpu_pair_waited_send,16384,600,1100\ncpu_pair_waited_recv,16384,600,900\n", base);
+	points(csv, &p);
+	assert_int_equal(loggp_params(p.p, p.n, 2, 0, 0, 0, &m, err, sizeof(err)), 0);
+	assert_true(m.waited_seen && !m.waited && m.n_pairs == 1 && m.n_intr == 0);
+	NEAR(m.o_w, -200);
+	res_points_free(&p);
+	points(base, &p);
+	assert_int_equal(loggp_params(p.p, p.n, 2, 0, 0, 0, &m, err, sizeof(err)), 0);
+	assert_true(m.waited && m.n_pairs == 0);
+	NEAR(m.o_w, 950);
+	res_points_free(&p);
+}
+
 static void test_loggp_tree_and_frames(void **state)
 {
 	struct loggp_tree t;
@@ -834,6 +945,7 @@ int main(void)
 		cmocka_unit_test(test_line_fit),
 		cmocka_unit_test(test_median),
 		cmocka_unit_test(test_loggp_params),
+		cmocka_unit_test(test_loggp_waited_pairs),
 		cmocka_unit_test(test_loggp_tree_and_frames),
 		cmocka_unit_test(test_loggp_predict),
 		cmocka_unit_test(test_loggp_predict_acks_completions_steps),
