@@ -25,7 +25,7 @@ harness_on_exit keep
 phase experiment "make exp-allreduce SIZE=$size with every baseline"
 
 t0=$(date +%s)
-LOGGP_SIZES=${LOGGP_SIZES:-8 1024 16384} LOGGP_ITERS=${LOGGP_ITERS:-50} CEILING_RUNS=1 \
+LOGGP_SIZES=${LOGGP_SIZES:-8 1024 16384} LOGGP_ITERS=${LOGGP_ITERS:-50} LOGGP_WAIT_REPEAT=${LOGGP_WAIT_REPEAT:-1} CEILING_RUNS=1 \
     make -s exp-allreduce SIZE="$size" ITERS=2 WARMUP=1 RESULTS="$res" ROUNDS=2 \
     BASELINES="ceiling ceiling-load loggp ring mpi-tcp mpi-ucx" > "$res/exp.out" 2>&1
 rc=$?
