@@ -8,8 +8,10 @@
 #
 #   tests/system/exp-plots.sh [SIZE]       (default 1M)
 #
-# Two interleaved rounds (ROUNDS=2, one ib_send_bw run per ceiling and round)
-# keep it short and still check that every round is stored with its conditions.
+# Two interleaved rounds (ROUNDS=2, one ib_send_bw run per ceiling and round),
+# one repetition of each LogGP CPU measure and one o_w pair keep it short and
+# still check that every round is stored with its conditions and that every
+# LogGP row is measured and read.
 # Stores into a temporary RESULTS directory (removed at the end; EXP_KEEP=1
 # keeps it and prints where). Prints ok/FAIL per check and, at its end only
 # (tests/lib/harness.sh), "N passed, M failed".
@@ -25,7 +27,8 @@ harness_on_exit keep
 phase experiment "make exp-allreduce SIZE=$size with every baseline"
 
 t0=$(date +%s)
-LOGGP_SIZES=${LOGGP_SIZES:-8 1024 16384} LOGGP_ITERS=${LOGGP_ITERS:-50} LOGGP_WAIT_REPEAT=${LOGGP_WAIT_REPEAT:-1} CEILING_RUNS=1 \
+LOGGP_SIZES=${LOGGP_SIZES:-8 1024 16384} LOGGP_ITERS=${LOGGP_ITERS:-50} LOGGP_WAIT_REPEAT=${LOGGP_WAIT_REPEAT:-1} \
+    LOGGP_CPU_REPEAT=${LOGGP_CPU_REPEAT:-1} CEILING_RUNS=1 \
     make -s exp-allreduce SIZE="$size" ITERS=2 WARMUP=1 RESULTS="$res" ROUNDS=2 \
     BASELINES="ceiling ceiling-load loggp ring mpi-tcp mpi-ucx" > "$res/exp.out" 2>&1
 rc=$?
