@@ -22,7 +22,9 @@
  *   o_c        CPU per completion a send asks for (cpu_send_signaled: the
  *              stream of 16 KiB with every send signaled, less cpu_send at
  *              16 KiB, whose perftest asks one in LOGGP_PERFTEST_CQ = 100, per
- *              1 - 1/100): the streams' o already hold one in 100, the model
+ *              1 - 1/100; the median of each repetition's difference, the two
+ *              streams measured back to back, when every repetition has both,
+ *              else the difference of the medians): the streams' o already hold one in 100, the model
  *              adds o_c for every completion beyond that; 0 when not measured
  *   o_w        what a 16 KiB message costs its receiver beyond a stream's
  *              (o_r + G_r per byte) when the receiver sleeps waiting for it:

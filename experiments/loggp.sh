@@ -167,9 +167,12 @@ uc_of() {
 small=$(tr ' ' '\n' <<<"$cpu_sizes" | grep . | sort -n | head -n 1)
 declare -A gave_up=() # the refinements (batch, uc, signaled) that failed in this run
 for s in $cpu_sizes; do
-    # about a second of CPU in the difference at either size (6400 small messages, 500 of 64 KiB);
-    # 6400 and 1280 are multiples of a post list of 32 or 64 (perftest posts whole lists)
-    n=$((s >= 4096 ? 500 : 6400))
+    # 1.3 - 2 s of each host's CPU in the difference at every size (12,800 small messages at ~100 us,
+    # 2,000 of 16 KiB at ~700 us, 800 of 64 KiB at ~2.5 ms, 1-2-4 under TCG): what a perftest run's
+    # start costs varies by ~0.2 s, and only the length of the difference divides that down (with
+    # 0.3 s in it, 16 KiB streams of one run came out at 600, 750 and 1,300 us a message); 16000 and
+    # 3200 are multiples of a post list of 32 or 64 (perftest posts whole lists)
+    n=$((s > 16384 ? 1000 : s >= 4096 ? 2500 : 16000))
     for r in $(seq 1 "$repeat"); do
         for mode in plain batch uc signaled; do
             extra=() tool=ib_send_bw

@@ -885,30 +885,30 @@ Executable: mpi_perf"
     }
     reset; touch "$scen/loggp"
     loggp uc-whole
-    uc_rows uc-whole "cpu_send_uc,8,5120 cpu_recv_uc,8,5120 "
-    [ "$(grep -- '-c UC' "$scen/servers" | grep -o ' -n [0-9]* -r [0-9]* -x' | tr '\n' ' ')" = " -n 1248 -r 1248 -x  -n 6272 -r 6272 -x " ] &&
-        ok "uc-whole: the UC servers wait for all but 1/64 of 1280 and 6400 messages, a receive posted for each" ||
+    uc_rows uc-whole "cpu_send_uc,8,12800 cpu_recv_uc,8,12800 "
+    [ "$(grep -- '-c UC' "$scen/servers" | grep -o ' -n [0-9]* -r [0-9]* -x' | tr '\n' ' ')" = " -n 3136 -r 3136 -x  -n 15744 -r 15744 -x " ] &&
+        ok "uc-whole: the UC servers wait for all but 1/64 of 3200 and 16000 messages, a receive posted for each" ||
         ko "uc-whole: UC servers: $(grep -- '-c UC' "$scen/servers")"
-    grep -q '^cpu_send_batch,8,5120,' "$tmp/uc-whole.csv" && grep -q '^cpu_send,8,5120,' "$tmp/uc-whole.csv" &&
-        ok "uc-whole: the RC streams keep their count: 6400 - 1280 messages" || ko "uc-whole: $(cat "$tmp/uc-whole.csv")"
-    # the long stream's first try loses 200 of 6400 (its server waits for 6272): said, then tried
-    # again waiting for 9/10 of the 6200 that came; it loses 200 again and ends
-    reset; touch "$scen/loggp"; printf '0\n200\n200\n' >"$scen/uc.lost"
+    grep -q '^cpu_send_batch,8,12800,' "$tmp/uc-whole.csv" && grep -q '^cpu_send,8,12800,' "$tmp/uc-whole.csv" &&
+        ok "uc-whole: the RC streams keep their count: 16000 - 3200 messages" || ko "uc-whole: $(cat "$tmp/uc-whole.csv")"
+    # the long stream's first try loses 400 of 16000 (its server waits for 15744): said, then tried
+    # again waiting for 9/10 of the 15600 that came; it loses 400 again and ends
+    reset; touch "$scen/loggp"; printf '0\n400\n400\n' >"$scen/uc.lost"
     loggp uc-lossy
-    uc_rows uc-lossy "cpu_send_uc,8,5120 cpu_recv_uc,8,4920 "
-    grep -qF "loggp: UC stream of 6400 messages of 8 B, pku1 -> pku3, try 1 of 3 failed (the line above says how; exit 124: no report within 40 s): pku1 sent 6400, pku3 received 6200 (200 lost); its server waited for 6272" "$tmp/uc-lossy.err" &&
+    uc_rows uc-lossy "cpu_send_uc,8,12800 cpu_recv_uc,8,12400 "
+    grep -qF "loggp: UC stream of 16000 messages of 8 B, pku1 -> pku3, try 1 of 3 failed (the line above says how; exit 124: no report within 40 s): pku1 sent 16000, pku3 received 15600 (400 lost); its server waited for 15744" "$tmp/uc-lossy.err" &&
         grep -qF "ib_send_bw pku1 -> pku3 failed 1 time(s) (the last: exit 124)" "$tmp/uc-lossy.err" &&
-        [ "$(grep -- '-c UC' "$scen/servers" | grep -o ' -n [0-9]* -r' | tail -n 1)" = " -n 5568 -r" ] &&
-        ok "uc-lossy: the lossy try said with its counts, the next waits for 5568 (9/10 of 6200 in lists of 32)" ||
+        [ "$(grep -- '-c UC' "$scen/servers" | grep -o ' -n [0-9]* -r' | tail -n 1)" = " -n 14016 -r" ] &&
+        ok "uc-lossy: the lossy try said with its counts, the next waits for 14016 (9/10 of 15600 in lists of 32)" ||
         ko "uc-lossy: $(cat "$tmp/uc-lossy.err"); servers: $(grep -- '-c UC' "$scen/servers" | grep -o ' -n [0-9]* -r')"
     # every try loses most: three tries at most, the UC figures left out, the rest measured
-    reset; touch "$scen/loggp"; printf '0\n5000\n5000\n5000\n5000\n' >"$scen/uc.lost"
+    reset; touch "$scen/loggp"; printf '0\n14000\n14000\n14000\n14000\n' >"$scen/uc.lost"
     loggp uc-lost
     uc_rows uc-lost ""
-    grep -qF "loggp: UC stream of 6400 messages of 8 B: more than half of them lost, or the stream did not run: no UC figures" "$tmp/uc-lost.err" &&
+    grep -qF "loggp: UC stream of 16000 messages of 8 B: more than half of them lost, or the stream did not run: no UC figures" "$tmp/uc-lost.err" &&
         grep -qF "loggp: no CPU figures for 8 B (uc: ib_send_bw -l 32 -c UC): left out" "$tmp/uc-lost.err" &&
         [ "$(cat "$scen/uc.tries")" = 2 ] && grep -q '^cpu_send_batch,8,' "$tmp/uc-lost.csv" &&
-        ok "uc-lost: 1400 of 6400 arrived: no retry can end, the UC figures left out and said" ||
+        ok "uc-lost: 2000 of 16000 arrived: no retry can end, the UC figures left out and said" ||
         ko "uc-lost: tries $(cat "$scen/uc.tries"); $(cat "$tmp/uc-lost.err")"
     # no counters to count with: said, left out
     reset; touch "$scen/loggp" "$scen/no-counters"

@@ -427,6 +427,27 @@ static void test_loggp_params(void **state)
 	NEAR(m.o_c, 40);
 	NEAR(m.o_s, 30); /* the 16 KiB stream changes neither o (the smallest size) nor G (the largest) */
 	NEAR(m.G_s, 0.2);
+	res_points_free(&p);
+	/* o_c in pairs: each repetition's plain stream, then its signaled one. Differences 50, 30 and 270:
+	 * their median 50, o_c = 50 / 0.99; the difference of the medians (330 - 130) would give 202 */
+	char paired[2048];
+	snprintf(paired, sizeof(paired), "%scpu_send,16384,400,100\ncpu_send_signaled,16384,400,150\n"
+					 "cpu_send,16384,400,300\ncpu_send_signaled,16384,400,330\n"
+					 "cpu_send,16384,400,130\ncpu_send_signaled,16384,400,400\n", csv);
+	points(paired, &p);
+	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
+	assert_true(m.signaled);
+	NEAR(m.o_c, 50 / 0.99);
+	res_points_free(&p);
+	/* a repetition without its signaled stream: no pairs, the difference of the medians (240 of 150 and 330, 130 of 100, 300 and 130) */
+	snprintf(paired, sizeof(paired), "%scpu_send,16384,400,100\ncpu_send_signaled,16384,400,150\n"
+					 "cpu_send,16384,400,300\ncpu_send_signaled,16384,400,330\n"
+					 "cpu_send,16384,400,130\n", csv);
+	points(paired, &p);
+	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
+	NEAR(m.o_c, (240 - 130) / 0.99);
+	res_points_free(&p);
+	points(more, &p);
 	/* a UC stream that costs more than the RC one (an ACK below nothing), a completion that costs nothing:
 	 * left out, not clamped */
 	for (size_t i = 0; i < p.n; i++)
