@@ -167,12 +167,14 @@ uc_of() {
 small=$(tr ' ' '\n' <<<"$cpu_sizes" | grep . | sort -n | head -n 1)
 declare -A gave_up=() # the refinements (batch, uc, signaled) that failed in this run
 for s in $cpu_sizes; do
-    # 1.3 - 2 s of each host's CPU in the difference at every size (12,800 small messages at ~100 us,
-    # 2,000 of 16 KiB at ~700 us, 800 of 64 KiB at ~2.5 ms, 1-2-4 under TCG): what a perftest run's
-    # start costs varies by ~0.2 s, and only the length of the difference divides that down (with
-    # 0.3 s in it, 16 KiB streams of one run came out at 600, 750 and 1,300 us a message); 16000 and
-    # 3200 are multiples of a post list of 32 or 64 (perftest posts whole lists)
-    n=$((s > 16384 ? 1000 : s >= 4096 ? 2500 : 16000))
+    # 0.5 - 2.6 s of each host's CPU in the difference at every size (25,600 small messages at
+    # 20 - 100 us, 2,000 of 16 KiB at ~700 us, 800 of 64 KiB at ~2.5 ms, 1-2-4 under TCG): what a
+    # perftest run's start costs varies by ~0.2 s, and only the length of the difference divides that
+    # down (with 0.3 s in it, 16 KiB streams of one run came out at 600, 750 and 1,300 us a message;
+    # with 0.1 s, the UC stream's send at 17.6 us in one run, 62.5 in another); 32000 and 6400 are
+    # multiples of a post list of 32 or 64 (perftest posts whole lists). A UC stream's server posts a
+    # receive for each message it waits for, and perftest takes at most 16384 (-r): 16000 of them
+    n=$((s > 16384 ? 1000 : s >= 4096 ? 2500 : 32000)) n_uc=16000
     for r in $(seq 1 "$repeat"); do
         for mode in plain batch uc signaled; do
             extra=() tool=ib_send_bw
@@ -184,8 +186,8 @@ for s in $cpu_sizes; do
             [ -z "${gave_up[$mode]:-}" ] || continue # a refinement that failed once is not tried again
             s1= s2= r1= r2= u1= u2= v1= v2=
             if [ $mode = uc ]; then # UC loses what is dropped: the messages counted (uc_of)
-                read -r s1 r1 u1 v1 < <(uc_of "$s" $((n / 5)) "${extra[@]}")
-                [ -z "$s1" ] || [ -z "$r1" ] || read -r s2 r2 u2 v2 < <(uc_of "$s" "$n" "${extra[@]}")
+                read -r s1 r1 u1 v1 < <(uc_of "$s" $((n_uc / 5)) "${extra[@]}")
+                [ -z "$s1" ] || [ -z "$r1" ] || read -r s2 r2 u2 v2 < <(uc_of "$s" "$n_uc" "${extra[@]}")
                 if [ -n "$s2" ] && [ -n "$r2" ] && { [ "$((u2 - u1))" -le 0 ] || [ "$((v2 - v1))" -le 0 ]; }; then
                     exp_err "loggp: UC: the long stream sent $u2 and received $v2 messages, the short one $u1 and $v1: no difference to divide by"
                     s2=
