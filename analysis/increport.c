@@ -1954,13 +1954,19 @@ static void report_params(FILE *f, const struct run *r)
 	else
 		fprintf(f, "| o_su, o_ru | - | not measured (loggp.csv without cpu_send_uc): every libinccl send costs o_sb, "
 			   "an ACK each |\n");
+	char pairs_said[96];
+	if (m->n_signaled_pairs)
+		snprintf(pairs_said, sizeof(pairs_said), "the median of %d repetitions, each stream measured right after its "
+							 "plain one", m->n_signaled_pairs);
+	else
+		snprintf(pairs_said, sizeof(pairs_said), "the difference of their medians");
 	if (m->signaled)
 		fprintf(f, "| o_c | %.1f us | CPU per completion a send asks for: (CPU per message of a 16 KiB stream with "
-			   "every send signaled (ib_send_bw -Q 1) - the same with perftest's one in %d) / (1 - 1/%d); added "
+			   "every send signaled (ib_send_bw -Q 1) - the same with perftest's one in %d) / (1 - 1/%d), %s; added "
 			   "for every completion beyond the streams' one in %d: libinccl asks one per %d packets, the ring "
 			   "one per %d messages |\n",
-			m->o_c, LOGGP_PERFTEST_CQ, LOGGP_PERFTEST_CQ, LOGGP_PERFTEST_CQ, (int)(LOGGP_INC_SIGNAL > 4 * m->message
-			? LOGGP_INC_SIGNAL : 4 * m->message), LOGGP_RING_SIGNAL);
+			m->o_c, LOGGP_PERFTEST_CQ, LOGGP_PERFTEST_CQ, pairs_said, LOGGP_PERFTEST_CQ,
+			(int)(LOGGP_INC_SIGNAL > 4 * m->message ? LOGGP_INC_SIGNAL : 4 * m->message), LOGGP_RING_SIGNAL);
 	else if (m->signaled_seen)
 		fprintf(f, "| o_c | %.1f us | CPU per completion (16 KiB stream, every send signaled, less one in %d): not "
 			   "above 0 (noise): not used |\n", m->o_c, LOGGP_PERFTEST_CQ);

@@ -206,17 +206,20 @@ static int waited_pairs(const struct res_point *p, size_t n, struct loggp *m, ch
  * them) the median of the repetitions' differences; else (a repetition whose
  * signaled stream failed, a file from elsewhere) the difference of the
  * medians @plain16 and @sig16. A run's slow drift cancels within a pair.
+ * *@pairs: how many pairs, 0 for the medians' difference.
  */
-static double signaled_pairs(const struct res_point *p, size_t n, double plain16, double sig16)
+static double signaled_pairs(const struct res_point *p, size_t n, double plain16, double sig16, int *pairs)
 {
 	double pl[LOGGP_MAX_PAIRS], sg[LOGGP_MAX_PAIRS];
 	int kp = values_at(p, n, RES_CPU_SEND, LOGGP_RING_PIECE, pl, LOGGP_MAX_PAIRS),
 	    ks = values_at(p, n, RES_CPU_SEND_SIGNALED, LOGGP_RING_PIECE, sg, LOGGP_MAX_PAIRS);
 
+	*pairs = 0;
 	if (kp != ks || kp < 1 || kp > LOGGP_MAX_PAIRS)
 		return sig16 - plain16;
 	for (int i = 0; i < kp; i++)
 		sg[i] -= pl[i];
+	*pairs = kp;
 	return loggp_median(sg, (size_t)kp);
 }
 
@@ -266,7 +269,7 @@ int loggp_params(const struct res_point *p, size_t n, int cores, double sw_cpu_u
 	double plain16 = median_at(p, n, RES_CPU_SEND, LOGGP_RING_PIECE, &c3),
 	       sig16 = median_at(p, n, RES_CPU_SEND_SIGNALED, LOGGP_RING_PIECE, &c4);
 	if (c3 > 0 && c4 > 0)
-		m->o_c = signaled_pairs(p, n, plain16, sig16) / (1 - 1.0 / LOGGP_PERFTEST_CQ);
+		m->o_c = signaled_pairs(p, n, plain16, sig16, &m->n_signaled_pairs) / (1 - 1.0 / LOGGP_PERFTEST_CQ);
 	m->signaled_seen = c3 > 0 && c4 > 0;
 	m->signaled = m->signaled_seen && m->o_c > 0;
 	if (waited_pairs(p, n, m, err, errlen) < 0)

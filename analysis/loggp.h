@@ -145,6 +145,7 @@ struct loggp {
 	bool uc_seen, uc;    /* the UC stream measured; and used (an ACK costs more than nothing) */
 	double o_c;          /* CPU per completion asked */
 	bool signaled_seen, signaled; /* o_c measured; and used (above 0) */
+	int n_signaled_pairs; /* o_c from the median of this many back-to-back plain and signaled streams; 0: medians apart */
 	double o_w;          /* a message received waiting, beyond a stream's */
 	bool waited_seen, waited; /* o_w measured; and used (above 0) */
 	int n_pairs;         /* o_w's pairs (cpu_pair_*) it is the median of; 0: from cpu_waited_* (a run before them) */

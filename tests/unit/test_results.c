@@ -438,6 +438,7 @@ static void test_loggp_params(void **state)
 	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
 	assert_true(m.signaled);
 	NEAR(m.o_c, 50 / 0.99);
+	assert_int_equal(m.n_signaled_pairs, 3);
 	res_points_free(&p);
 	/* a repetition without its signaled stream: no pairs, the difference of the medians (240 of 150 and 330, 130 of 100, 300 and 130) */
 	snprintf(paired, sizeof(paired), "%scpu_send,16384,400,100\ncpu_send_signaled,16384,400,150\n"
@@ -446,6 +447,7 @@ static void test_loggp_params(void **state)
 	points(paired, &p);
 	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
 	NEAR(m.o_c, (240 - 130) / 0.99);
+	assert_int_equal(m.n_signaled_pairs, 0);
 	res_points_free(&p);
 	points(more, &p);
 	/* a UC stream that costs more than the RC one (an ACK below nothing), a completion that costs nothing:
