@@ -32,6 +32,10 @@
 # = 10^6 bytes/s like inccl_perf: perftest prints MiB/s, converted here) and
 # a line for people on stderr. Exit 2 on bad settings, 1 when the lab is down
 # or ib_send_bw fails three times.
+# The whole script is one brace group, read to its end before any of it runs: a long
+# run reads nothing more of this file, so a change to it (an editor writing it in place,
+# a checkout) cannot land in the middle of the run (bash reads a script as it goes).
+{
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 state=${INCLAB_STATE:-/var/lib/inclab/${INCLAB_PREFIX:-inclab}}
@@ -184,3 +188,5 @@ done
 mib=$(exp_median "${figures[@]}")
 echo "ceiling-load: ib_send_bw -b on ${#pairs[@]} pair(s) at once ($(printf '%s, ' "${pairs[@]/ / <-> }" | sed 's/, $//'))${ev:+ $ev}, $iters x $size B, median of ${#hosts[@]} host(s) x $runs run(s): $(row x 2 "$mib" | cut -d, -f11) MB/s per host" >&2
 row ceiling-load "${#hosts[@]}" "$mib"
+exit
+}

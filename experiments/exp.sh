@@ -50,6 +50,10 @@
 # baseline) or a failure after a start fail the run; every row is kept, a
 # wrong one with its count in the `wrong` column. Exit status: 0 all
 # verified, 1 a failure (what was measured is kept), 2 bad settings.
+# The whole script is one brace group, read to its end before any of it runs: a long
+# run reads nothing more of this file, so a change to it (an editor writing it in place,
+# a checkout) cannot land in the middle of the run (bash reads a script as it goes).
+{
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
@@ -437,3 +441,5 @@ if [ ${#failed[@]} -gt 0 ]; then
     exit 1
 fi
 exp_log "every result verified; stored in $run (make plots draws it)"
+exit
+}

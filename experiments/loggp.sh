@@ -82,6 +82,10 @@
 # batched and UC streams at the smallest size, the signaled one at 16384 B, then o_w's pairs. Prints the CSV (header
 # measure,bytes,iters,value_us) on stdout, progress on stderr; exit 1 when a
 # measurement fails (but the refinements: said, and left out), 2 on a bad setting.
+# The whole script is one brace group, read to its end before any of it runs: a long
+# run reads nothing more of this file, so a change to it (an editor writing it in place,
+# a checkout) cannot land in the middle of the run (bash reads a script as it goes).
+{
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 state=${INCLAB_STATE:-/var/lib/inclab/${INCLAB_PREFIX:-inclab}}
@@ -320,3 +324,5 @@ for k in swap copy sum; do
         echo "loggp: $k of $hw_bytes B on $src: $v us of CPU" >&2
     done
 done
+exit
+}

@@ -440,6 +440,14 @@ fi
 [ "$1" = exec ] || exit 0
 node=$2 c=$3 d=$FAKE_SCEN/nodes/$2
 mkdir -p "$d"
+# $FAKE_SCEN/edit names scripts of the copied tree, a line each: the first command after it appears
+# changes each in place, once (400 bytes put before its text, as an editor writing in place would:
+# a shell still reading the file would go on from its old offset, in the middle of a line)
+if [ -e "$FAKE_SCEN/edit" ] && mv "$FAKE_SCEN/edit" "$FAKE_SCEN/edit.done" 2>/dev/null; then
+    while read -r f; do
+        o=$(cat "$f") && { printf '#%.0s' $(seq 1 400); echo; printf '%s\n' "$o"; } >"$f"
+    done <"$FAKE_SCEN/edit.done"
+fi
 # tool ALGO COLL BYTES — load the scenario of ALGO at BYTES, log the call
 tool() {
     rc=0 wrong=0 header=1 rows=1 err= noise= win=
@@ -643,6 +651,21 @@ $(for sw in 0 1 2; do echo "inc,allreduce,4096,1,4,sw$sw,rx_frames,$((1000 + sw)
     [ "$(grep -v ' cat /tmp/mpi\.' "$scen/reads" 2>/dev/null | sort)" = "$want" ] &&
         ok "all-good: one exec per host reads its exit status and rxe counters, rank 0's report one more" ||
         ko "all-good: the reads of the hosts' files were '$(sort "$scen/reads" 2>/dev/null | tr '\n' ';')', want '$(tr '\n' ';' <<<"$want")'"
+
+    # exp.sh and ceiling.sh changed in place while they run (an editor writing them in place): the run
+    # goes on as it was read, whole (each script is one brace group, parsed before it runs)
+    reset
+    cp "$tree/experiments/exp.sh" "$tmp/exp.sh.orig"; cp "$tree/experiments/ceiling.sh" "$tmp/ceiling.sh.orig"
+    printf '%s\n' "$tree/experiments/exp.sh" "$tree/experiments/ceiling.sh" >"$scen/edit"
+    fake edited "ceiling ring" allreduce ROUNDS=2 CEILING_RUNS=1
+    edited=$([ -e "$scen/edit.done" ] && [ "$(head -c 400 "$tree/experiments/exp.sh")" = "$(printf '#%.0s' $(seq 1 400))" ] && echo yes)
+    cp "$tmp/exp.sh.orig" "$tree/experiments/exp.sh"; cp "$tmp/ceiling.sh.orig" "$tree/experiments/ceiling.sh"
+    if [ "$edited" = yes ]; then
+        expect edited 0 verified "round 2 of 2" "every result verified"
+        csv_has edited "ceiling:0 inc:0 ring:0 ceiling:0 inc:0 ring:0"
+    else
+        ko "edited: the fake lab did not change the scripts in place"
+    fi
 
     # rounds: A B C A B C, each row with its round; both ceilings; the conditions in meta.yaml
     reset
@@ -891,6 +914,15 @@ Executable: mpi_perf"
         ko "uc-whole: UC servers: $(grep -- '-c UC' "$scen/servers")"
     grep -q '^cpu_send_batch,8,25600,' "$tmp/uc-whole.csv" && grep -q '^cpu_send,8,25600,' "$tmp/uc-whole.csv" &&
         ok "uc-whole: the RC streams keep their count: 32000 - 6400 messages, the UC one 16000 - 3200" || ko "uc-whole: $(cat "$tmp/uc-whole.csv")"
+    # loggp.sh changed in place while it runs: the same rows as the run before
+    reset; touch "$scen/loggp"; echo "$tree/experiments/loggp.sh" >"$scen/edit"
+    cp "$tree/experiments/loggp.sh" "$tmp/loggp.sh.orig"
+    loggp edited
+    edited=$([ -e "$scen/edit.done" ] && [ "$(head -c 400 "$tree/experiments/loggp.sh")" = "$(printf '#%.0s' $(seq 1 400))" ] && echo yes)
+    cp "$tmp/loggp.sh.orig" "$tree/experiments/loggp.sh"
+    [ "$edited" = yes ] && [ "$(cat "$tmp/edited.rc")" = 0 ] && [ "$(cut -d, -f1-3 "$tmp/edited.csv")" = "$(cut -d, -f1-3 "$tmp/uc-whole.csv")" ] &&
+        ok "edited: loggp.sh changed in place while it ran: exit 0, the same rows ($(grep -c . "$tmp/edited.csv") lines)" ||
+        ko "edited: changed ${edited:-no}, exit $(cat "$tmp/edited.rc"), rows '$(cut -d, -f1 "$tmp/edited.csv" | tr '\n' ' ')'; $(tail -n 3 "$tmp/edited.err")"
     # the long stream's first try loses 400 of 16000 (its server waits for 15744): said, then tried
     # again waiting for 9/10 of the 15600 that came; it loses 400 again and ends
     reset; touch "$scen/loggp"; printf '0\n400\n400\n' >"$scen/uc.lost"
