@@ -603,6 +603,10 @@ expect() {
         ko "$name: exit $(cat "$tmp/$name.rc") (want $want_rc), status '$st' (want '$want...'), not printed:$miss; log: $(tail -n 8 "$tmp/$name.log")"
     fi
 }
+# changed_in_place SCRIPT — "yes" when the fake lab took $scen/edit and SCRIPT starts with the 400 bytes it puts there
+changed_in_place() {
+    [ -e "$scen/edit.done" ] && [ "$(head -c 400 "$1")" = "$(printf '#%.0s' $(seq 1 400))" ] && echo yes
+}
 # csv_has NAME ROWS — results.csv's data rows, as "algorithm:wrong" space-separated, must be ROWS
 csv_has() {
     local got
@@ -658,7 +662,7 @@ $(for sw in 0 1 2; do echo "inc,allreduce,4096,1,4,sw$sw,rx_frames,$((1000 + sw)
     cp "$tree/experiments/exp.sh" "$tmp/exp.sh.orig"; cp "$tree/experiments/ceiling.sh" "$tmp/ceiling.sh.orig"
     printf '%s\n' "$tree/experiments/exp.sh" "$tree/experiments/ceiling.sh" >"$scen/edit"
     fake edited "ceiling ring" allreduce ROUNDS=2 CEILING_RUNS=1
-    edited=$([ -e "$scen/edit.done" ] && [ "$(head -c 400 "$tree/experiments/exp.sh")" = "$(printf '#%.0s' $(seq 1 400))" ] && echo yes)
+    edited=$(changed_in_place "$tree/experiments/exp.sh")
     cp "$tmp/exp.sh.orig" "$tree/experiments/exp.sh"; cp "$tmp/ceiling.sh.orig" "$tree/experiments/ceiling.sh"
     if [ "$edited" = yes ]; then
         expect edited 0 verified "round 2 of 2" "every result verified"
@@ -918,7 +922,7 @@ Executable: mpi_perf"
     reset; touch "$scen/loggp"; echo "$tree/experiments/loggp.sh" >"$scen/edit"
     cp "$tree/experiments/loggp.sh" "$tmp/loggp.sh.orig"
     loggp edited
-    edited=$([ -e "$scen/edit.done" ] && [ "$(head -c 400 "$tree/experiments/loggp.sh")" = "$(printf '#%.0s' $(seq 1 400))" ] && echo yes)
+    edited=$(changed_in_place "$tree/experiments/loggp.sh")
     cp "$tmp/loggp.sh.orig" "$tree/experiments/loggp.sh"
     [ "$edited" = yes ] && [ "$(cat "$tmp/edited.rc")" = 0 ] && [ "$(cut -d, -f1-3 "$tmp/edited.csv")" = "$(cut -d, -f1-3 "$tmp/uc-whole.csv")" ] &&
         ok "edited: loggp.sh changed in place while it ran: exit 0, the same rows ($(grep -c . "$tmp/edited.csv") lines)" ||

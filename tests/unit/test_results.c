@@ -373,6 +373,16 @@ static void points(const char *text, struct res_points *p)
 	fclose(f);
 }
 
+/* params_of() - loggp.csv @base with @rows after it, parsed into *@p, and its parameters into *@m (which must succeed). */
+static void params_of(const char *base, const char *rows, struct res_points *p, struct loggp *m)
+{
+	char text[4096], err[RES_ERR_LEN];
+
+	assert_true(snprintf(text, sizeof(text), "%s%s", base, rows) < (int)sizeof(text));
+	points(text, p);
+	assert_int_equal(loggp_params(p->p, p->n, 2, 5000, 2500, 1000, m, err, sizeof(err)), 0);
+}
+
 #define NEAR(x, want) assert_true(fabs((double)(x) - (double)(want)) < 1e-6 * (1 + fabs((double)(want))))
 
 static void test_loggp_params(void **state)
@@ -430,22 +440,17 @@ static void test_loggp_params(void **state)
 	res_points_free(&p);
 	/* o_c in pairs: each repetition's plain stream, then its signaled one. Differences 50, 30 and 270:
 	 * their median 50, o_c = 50 / 0.99; the difference of the medians (330 - 130) would give 202 */
-	char paired[2048];
-	snprintf(paired, sizeof(paired), "%scpu_send,16384,400,100\ncpu_send_signaled,16384,400,150\n"
-					 "cpu_send,16384,400,300\ncpu_send_signaled,16384,400,330\n"
-					 "cpu_send,16384,400,130\ncpu_send_signaled,16384,400,400\n", csv);
-	points(paired, &p);
-	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
+	params_of(csv, "cpu_send,16384,400,100\ncpu_send_signaled,16384,400,150\n"
+		       "cpu_send,16384,400,300\ncpu_send_signaled,16384,400,330\n"
+		       "cpu_send,16384,400,130\ncpu_send_signaled,16384,400,400\n", &p, &m);
 	assert_true(m.signaled);
 	NEAR(m.o_c, 50 / 0.99);
 	assert_int_equal(m.n_signaled_pairs, 3);
 	res_points_free(&p);
 	/* a repetition without its signaled stream: no pairs, the difference of the medians (240 of 150 and 330, 130 of 100, 300 and 130) */
-	snprintf(paired, sizeof(paired), "%scpu_send,16384,400,100\ncpu_send_signaled,16384,400,150\n"
-					 "cpu_send,16384,400,300\ncpu_send_signaled,16384,400,330\n"
-					 "cpu_send,16384,400,130\n", csv);
-	points(paired, &p);
-	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
+	params_of(csv, "cpu_send,16384,400,100\ncpu_send_signaled,16384,400,150\n"
+		       "cpu_send,16384,400,300\ncpu_send_signaled,16384,400,330\n"
+		       "cpu_send,16384,400,130\n", &p, &m);
 	NEAR(m.o_c, (240 - 130) / 0.99);
 	assert_int_equal(m.n_signaled_pairs, 0);
 	res_points_free(&p);
@@ -464,12 +469,9 @@ static void test_loggp_params(void **state)
 	res_points_free(&p);
 	/* the 16 KiB ping-pong on events: per round trip 1150, 1250 (median of 1100, 1250, 1300) against the
 	 * stream's send 100 and receive 150 at 16 KiB: a message received waiting costs o_w = 1200 - 250 = 950 */
-	char waited[2560];
-	snprintf(waited, sizeof(waited), "%scpu_recv,16384,400,150\ncpu_waited_send,16384,400,1150\n"
-					 "cpu_waited_recv,16384,400,1300\ncpu_waited_recv,16384,400,1100\n"
-					 "cpu_waited_recv,16384,400,1250\n", more);
-	points(waited, &p);
-	assert_int_equal(loggp_params(p.p, p.n, 2, 5000, 2500, 1000, &m, err, sizeof(err)), 0);
+	params_of(more, "cpu_recv,16384,400,150\ncpu_waited_send,16384,400,1150\n"
+			"cpu_waited_recv,16384,400,1300\ncpu_waited_recv,16384,400,1100\n"
+			"cpu_waited_recv,16384,400,1250\n", &p, &m);
 	assert_true(m.waited_seen && m.waited);
 	NEAR(m.o_w, 950);
 	NEAR(m.o_r, 50); /* the 16 KiB receive changes neither o_r nor G_r */
