@@ -1884,6 +1884,29 @@ static int cpu_per_call(const struct run *r, const char *algo, const char *coll,
 }
 
 /*
+ * speed_of() - how much slower than at loggp.sh's measures the machine ran
+ * just before @algo / @coll / @bytes: the median over the run's rounds of
+ * cpu.csv's probe (one pass of hostwork's float sum) over the model's
+ * reference (loggp.csv's cpu_sum of the same pass), in *@k. Returns the
+ * rounds with a probe, 0 when none (or no reference).
+ */
+static int speed_of(const struct run *r, const char *algo, const char *coll, double bytes, double *k)
+{
+	double s[RES_MAX_ROUNDS + 1];
+	int n = 0;
+
+	for (size_t i = 0; i < r->cpu.n && n <= RES_MAX_ROUNDS; i++) {
+		const struct loggp_cpu_row *c = &r->cpu.r[i];
+		if (!strcmp(c->algo, algo) && !strcmp(c->coll, coll) && c->bytes == bytes && c->probe > 0 &&
+		    r->fit.probe_ref > 0)
+			s[n++] = c->probe / r->fit.probe_ref;
+	}
+	if (n)
+		*k = loggp_median(s, (size_t)n);
+	return n;
+}
+
+/*
  * window_cpu_per_call() - the medians over the run's rounds of @algo /
  * @coll / @bytes (cpuwin.csv): the busiest host's CPU inside the timed calls
  * per call (*@host_max) and every sampled process's (*@all), each with the
@@ -1943,8 +1966,8 @@ static void report_params(FILE *f, const struct run *r)
 		fprintf(f, "| o_su, o_ru | %.1f, %.1f us | the batched stream over UC (ib_send_bw -c UC -l %d), which has no ACKs: "
 			   "sending and receiving host's CPU per message. rxe ACKs every message of an RC stream, so an ACK "
 			   "costs the sender a = o_sb - o_su = %.1f us; the switch ACKs a host's sends once per %d packets "
-			   "(switch/engine.c), so libinccl's empty packet costs o_su + a/%d = %.1f us, a message of %d packets "
-			   "o_su + a·%d/%d |\n",
+			   "(switch/engine.c), so libinccl's empty packet costs o_su + a/%d = %.1f us (without o_e), a message "
+			   "of %d packets o_su + a·%d/%d |\n",
 			m->o_su, m->o_ru, LOGGP_INC_POST, m->o_sb - m->o_su, LOGGP_SW_ACK, LOGGP_SW_ACK,
 			m->o_su + (m->o_sb - m->o_su) / LOGGP_SW_ACK, m->message, m->message < LOGGP_SW_ACK ? m->message : LOGGP_SW_ACK,
 			LOGGP_SW_ACK);
@@ -1955,6 +1978,25 @@ static void report_params(FILE *f, const struct run *r)
 		fprintf(f, "| o_su, o_ru | - | not measured (loggp.csv without cpu_send_uc): every libinccl send costs o_sb, "
 			   "an ACK each |\n");
 	char pairs_said[96];
+	if (m->n_empty_pairs)
+		snprintf(pairs_said, sizeof(pairs_said), "the median of %d repetitions, each against its own plain "
+							 "stream", m->n_empty_pairs);
+	else
+		snprintf(pairs_said, sizeof(pairs_said), "the difference of their medians");
+	if (m->empty)
+		fprintf(f, "| o_e | %.1f us | an empty packet's send in a host that is receiving (a Broadcast's non-root, the "
+			   "blocks of others in AllGather and AllToAll): (the receiver's CPU per message of a %d KiB stream while "
+			   "it sends %d messages of 8 B back over UC for each, %d per post - the plain stream's) / %d, %s; an "
+			   "empty packet costs o_e%s = %.1f us |\n",
+			m->o_e, LOGGP_RING_PIECE / 1024, LOGGP_RING_PIECE / LOGGP_PKT, LOGGP_INC_POST, LOGGP_RING_PIECE / LOGGP_PKT,
+			pairs_said, m->uc ? " + a/32" : "", m->o_e + (m->uc ? (m->o_sb - m->o_su) / LOGGP_SW_ACK : 0));
+	else if (m->empty_seen)
+		fprintf(f, "| o_e | %.1f us | an empty packet's send in a receiving host (%d KiB stream answered over UC, less "
+			   "the plain one): not above 0 (noise): not used, an empty packet costs as the UC stream's send |\n",
+			m->o_e, LOGGP_RING_PIECE / 1024);
+	else
+		fprintf(f, "| o_e | - | not measured (loggp.csv without cpu_empty_recv): an empty packet costs as the UC "
+			   "stream's send |\n");
 	if (m->n_signaled_pairs)
 		snprintf(pairs_said, sizeof(pairs_said), "the median of %d repetitions, each stream measured right after its "
 							 "plain one", m->n_signaled_pairs);
@@ -2059,7 +2101,16 @@ static void report_params(FILE *f, const struct run *r)
 		fprintf(f, "| step (ring) | %.1f ms | L + 2o (no ring Barrier in the run) |\n", (m->L + 2 * m->o) / 1000);
 	fprintf(f, "| C | %g | cores of the lab machine (meta.yaml host_cores), shared by every VM and switch; per "
 		   "measurement less the cores the rest of the machine used meanwhile (cpu.csv's machine row: its busy "
-		   "time, niced work left out, less the lab's, over the wall time), when recorded |\n\n", m->C);
+		   "time, niced work left out, less the lab's, over the wall time), when recorded |\n", m->C);
+	if (m->probe_ref > 0)
+		fprintf(f, "| speed | %.1f ms a pass | the machine's speed when loggp.sh measured: the CPU of one pass of "
+			   "hostwork's float sum over %.0f MiB in rank 0's host (cpu_sum, median); each measurement's probe "
+			   "of the same pass just before it (cpu.csv) over this is its speed column, every host term "
+			   "scaled by it (the switches' c_sw, L and the steps are the run's own) |\n\n",
+			m->probe_ref / 1000, LOGGP_PROBE_BYTES / 1048576);
+	else
+		fprintf(f, "| speed | - | no reference (loggp.csv without cpu_sum over %.0f MiB): every measurement taken as "
+			   "fast as loggp.sh's |\n\n", LOGGP_PROBE_BYTES / 1048576);
 }
 
 /*
@@ -2093,7 +2144,10 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		   "processes' over the calls' span; median of the rounds), else during the whole measurement "
 		   "(cpu.csv: the tool's start-up and the lab's commands included), when recorded: other work on the "
 		   "machine takes them from the lab; the prediction on all the machine's "
-		   "cores is shown beside. CPU per collective: the lab's measured CPU (cpu.csv, start-up and the "
+		   "cores is shown beside. Speed: how much slower than when loggp.sh measured the machine ran just "
+		   "before the measurement (cpu.csv's probe: one pass of hostwork's float sum in rank 0's host, over "
+		   "the same pass in loggp.csv; median of the rounds; `-` without probes): the machine's cores run "
+		   "slower or faster over an hour, and every host term is CPU time, so each is scaled by it. CPU per collective: the lab's measured CPU (cpu.csv, start-up and the "
 		   "tool's checks of the result included) against the model's W_max and W / C. Switch timeouts: the "
 		   "retransmit timers that expired in the switches per collective (switch.csv, all switches, median of "
 		   "the rounds; `-` for the ring and runs without the file): each a wait of at least the timeout's floor "
@@ -2126,10 +2180,10 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				   "of the windows); the clock offsets that moved the guests' windows onto this machine's "
 				   "clock are uncertain by the ± in brackets, each edge then missing or gaining up to that "
 				   "much CPU per core. Median of the rounds, the largest bound.\n\n");
-		fprintf(f, "| collective | algorithm | size | measured | predicted | error | C | bound | W_max | W / C | "
+		fprintf(f, "| collective | algorithm | size | measured | predicted | error | C | speed | bound | W_max | W / C | "
 			   "steps·step | on all %g cores (error) | measured CPU per collective: busiest host, all / C | "
 			   "switch timeouts per collective | interrupts per packet |%s\n"
-			   "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|%s\n", r->fit.C,
+			   "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|%s\n", r->fit.C,
 			r->cw.n ? " CPU inside the timed calls per collective: busiest host, all / C (clock offset) |" : "",
 			r->cw.n ? "---|" : "");
 		for (int c = 0; c < RES_NCOLL; c++)
@@ -2141,8 +2195,9 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				struct loggp_pred pr, all;
 				struct loggp mc = r->fit;
 				struct agg g;
-				double hm = 0, al = 0, ot = -1;
+				double hm = 0, al = 0, ot = -1, sp = 1;
 				int nc;
+				char spd[32] = "-";
 
 				if ((int)x->coll != c || x->wrong || lc < 0 || algo < 0 ||
 				    find_row(r, x->algo, x->coll, (int64_t)x->bytes) != x)
@@ -2157,6 +2212,12 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				 * (measured): inside the timed calls where cpuwin.csv has the machine's line,
 				 * else over the whole measurement (cpu.csv: the tool's start-up included)
 				 */
+				/* the machine's speed just before it (cpu.csv's probes), against loggp.sh's */
+				if (speed_of(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &sp)) {
+					loggp_at_speed(&mc, sp);
+					snprintf(spd, sizeof(spd), "%.2f", sp);
+				}
+				struct loggp ms = mc; /* at that speed, on all the machine's cores */
 				snprintf(cc, sizeof(cc), "%g", r->fit.C);
 				if (nw && wot >= 0 && r->fit.C - wot > 0) {
 					mc.C = r->fit.C - wot;
@@ -2167,7 +2228,7 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				}
 				if (loggp_predict(&mc, &r->tree, (enum loggp_coll)lc, (enum loggp_algo)algo, (double)x->bytes,
 						  x->root > 0 ? x->root : 0, &pr) <= 0 ||
-				    loggp_predict(&r->fit, &r->tree, (enum loggp_coll)lc, (enum loggp_algo)algo, (double)x->bytes,
+				    loggp_predict(&ms, &r->tree, (enum loggp_coll)lc, (enum loggp_algo)algo, (double)x->bytes,
 						  x->root > 0 ? x->root : 0, &all) <= 0 ||
 				    !aggregate_by(r, x->algo, x->coll, (int64_t)x->bytes, slow, &g))
 					continue;
@@ -2181,8 +2242,8 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				fmt_time(w1, sizeof(w1), pr.w_max);
 				fmt_time(w2, sizeof(w2), (pr.w_hosts + pr.w_sw) / mc.C);
 				fmt_time(w3, sizeof(w3), pr.steps * pr.step);
-				fprintf(f, " %s | %+.0f %%%s | %s | %s | %s | %s | %s |", t2, 100 * e, fabs(e) <= 0.25 ? "" : " **miss**", cc,
-					pr.cpu_bound ? "W / C" : "W_max", w1, w2, w3);
+				fprintf(f, " %s | %+.0f %%%s | %s | %s | %s | %s | %s | %s |", t2, 100 * e, fabs(e) <= 0.25 ? "" : " **miss**",
+					cc, spd, pr.cpu_bound ? "W / C" : "W_max", w1, w2, w3);
 				fmt_time(w1, sizeof(w1), all.t);
 				fprintf(f, " %s (%+.0f %%) |", w1, 100 * (all.t / g.t_med - 1));
 				if (nc) {
@@ -2552,11 +2613,12 @@ static int cmd_show(const char *dir)
 		printf("ceiling-load %.2f MB/s\n", load_ceiling_of(&r));
 	if (r.fitted)
 		printf("loggp L=%.3f o=%.3f o_s=%.3f o_r=%.3f o_sb=%.3f G_s=%.6f G_r=%.6f G_swap=%.6f G_copy=%.6f G_sum=%.6f "
-		       "g=%.3f G=%.6f c_sw=%.3f f_sw=%.3f C=%d o_su=%.3f o_ru=%.3f%s o_c=%.3f%s o_w=%.3f%s step_inc=%.1f "
+		       "g=%.3f G=%.6f c_sw=%.3f f_sw=%.3f C=%d o_su=%.3f o_ru=%.3f%s o_e=%.3f%s o_c=%.3f%s o_w=%.3f%s step_inc=%.1f "
 		       "step_ring=%.1f\n",
 		       r.fit.L, r.fit.o, r.fit.o_s, r.fit.o_r, r.fit.o_sb, r.fit.G_s, r.fit.G_r, r.fit.G_swap, r.fit.G_copy,
 		       r.fit.G_sum, r.fit.g, r.fit.G, r.fit.c_sw, r.fit.f_sw, (int)r.fit.C, r.fit.uc_seen ? r.fit.o_su : 0,
-		       r.fit.uc_seen ? r.fit.o_ru : 0, r.fit.uc_seen && !r.fit.uc ? "(unused)" : "", r.fit.o_c,
+		       r.fit.uc_seen ? r.fit.o_ru : 0, r.fit.uc_seen && !r.fit.uc ? "(unused)" : "", r.fit.o_e,
+		       r.fit.empty_seen && !r.fit.empty ? "(unused)" : "", r.fit.o_c,
 		       r.fit.signaled_seen && !r.fit.signaled ? "(unused)" : "", r.fit.o_w,
 		       r.fit.waited_seen && !r.fit.waited ? "(unused)" : "", r.fit.step_inc, r.fit.step_ring);
 	else if (r.has_loggp)

@@ -223,6 +223,31 @@ static double signaled_pairs(const struct res_point *p, size_t n, double plain16
 	return loggp_median(sg, (size_t)kp);
 }
 
+/*
+ * empty_pairs() - what an empty packet's send costs a host that is receiving:
+ * loggp.sh measures each repetition's plain 16 KiB stream and, a minute after
+ * it (the signaled one between), the same stream with 16 messages of 8 B sent back over UC for each
+ * (cpu_empty_recv), so when there are as many of each the median of the
+ * repetitions' (answered - plain receiver) / 16, else the difference of the
+ * medians @recv16 and @empty16 over 16. *@pairs: how many pairs, 0 for the
+ * medians' difference.
+ */
+static double empty_pairs(const struct res_point *p, size_t n, double recv16, double empty16, int *pairs)
+{
+	double pl[LOGGP_MAX_PAIRS], em[LOGGP_MAX_PAIRS];
+	int kp = values_at(p, n, RES_CPU_RECV, LOGGP_RING_PIECE, pl, LOGGP_MAX_PAIRS),
+	    ke = values_at(p, n, RES_CPU_EMPTY_RECV, LOGGP_RING_PIECE, em, LOGGP_MAX_PAIRS);
+	double per = LOGGP_RING_PIECE / LOGGP_PKT; /* an empty packet per packet received (hostlib/comm.c) */
+
+	*pairs = 0;
+	if (kp != ke || kp < 1 || kp > LOGGP_MAX_PAIRS)
+		return (empty16 - recv16) / per;
+	for (int i = 0; i < kp; i++)
+		em[i] = (em[i] - pl[i]) / per;
+	*pairs = kp;
+	return loggp_median(em, (size_t)kp);
+}
+
 /* The smallest (@want_max false) or largest size measured of @which; -1 when none. */
 static double size_of(const struct res_point *p, size_t n, enum res_measure which, bool want_max)
 {
@@ -271,6 +296,12 @@ int loggp_params(const struct res_point *p, size_t n, int cores, double sw_cpu_u
 	if (c3 > 0 && c4 > 0)
 		m->o_c = signaled_pairs(p, n, plain16, sig16, &m->n_signaled_pairs) / (1 - 1.0 / LOGGP_PERFTEST_CQ);
 	m->signaled_seen = c3 > 0 && c4 > 0;
+	double r16 = median_at(p, n, RES_CPU_RECV, LOGGP_RING_PIECE, &c1),
+	       e16 = median_at(p, n, RES_CPU_EMPTY_RECV, LOGGP_RING_PIECE, &c2);
+	if (c1 > 0 && c2 > 0)
+		m->o_e = empty_pairs(p, n, r16, e16, &m->n_empty_pairs);
+	m->empty_seen = c1 > 0 && c2 > 0;
+	m->empty = m->empty_seen && m->o_e > 0;
 	m->signaled = m->signaled_seen && m->o_c > 0;
 	if (waited_pairs(p, n, m, err, errlen) < 0)
 		return -1;
@@ -345,6 +376,8 @@ int loggp_params(const struct res_point *p, size_t n, int cores, double sw_cpu_u
 	m->hostwork = hk == 3;
 	if (!m->hostwork)
 		m->G_swap = m->G_copy = m->G_sum = 0;
+	double ref = median_at(p, n, RES_CPU_SUM, LOGGP_PROBE_BYTES, &c1);
+	m->probe_ref = c1 > 0 && ref > 0 ? ref : 0;
 	m->C = cores;
 	m->message = LOGGP_INC_MESSAGE;
 	if (sw_cpu_us > 0 && sw_frames > 0 && model_frames > 0) {
@@ -518,10 +551,16 @@ static double inc_send(const struct loggp *m, double bytes)
 	       completions(m, inc_msgs(m, bytes), npk, inc_signal(m)) + bytes * (m->G_s + m->G_swap);
 }
 
-/* CPU of @npk empty packets through libinccl (a rank without data): a work request each, the same completions. */
+/*
+ * CPU of @npk empty packets through libinccl (a rank without data, receiving
+ * meanwhile): a work request each at o_e and its share of the switch's ACK
+ * (a/32, as inc_post()), or inc_post(m, 1) without o_e; the same completions.
+ */
 static double inc_empty(const struct loggp *m, double npk)
 {
-	return npk * inc_post(m, 1) + completions(m, npk, npk, inc_signal(m));
+	double each = m->empty ? m->o_e + (m->uc ? (m->o_sb - m->o_su) / LOGGP_SW_ACK : 0) : inc_post(m, 1);
+
+	return npk * each + completions(m, npk, npk, inc_signal(m));
 }
 
 /* CPU of receiving @bytes of results through libinccl: a completion and a repost per message, every byte swapped. */
@@ -713,6 +752,15 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 
 /* ---- the run's CPU and frame records ---------------------------------------------------- */
 
+void loggp_at_speed(struct loggp *m, double k)
+{
+	double *t[] = { &m->o, &m->o_s, &m->o_r, &m->o_sb, &m->o_su, &m->o_ru, &m->o_e, &m->o_c, &m->o_w,
+			&m->G_s, &m->G_r, &m->G_swap, &m->G_copy, &m->G_sum };
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		*t[i] *= k;
+}
+
 int loggp_load_cpu(const char *path, struct loggp_cpu *c, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
@@ -754,9 +802,11 @@ int loggp_load_cpu(const char *path, struct loggp_cpu *c, char *err, size_t errl
 		(void)e6;
 		if (nf != 9 || *e1 || *e2 || *e3 || *e4 || *e5 || !v[2][0] || !v[7][0] || !v[8][0] || bytes < 0 ||
 		    round < 1 || calls < 1 || cpu < 0 || wall < 0 || strlen(v[0]) >= 16 || strlen(v[1]) >= 16 ||
-		    (strcmp(v[6], "host") && strcmp(v[6], "switch") && strcmp(v[6], "machine"))) {
+		    (strcmp(v[6], "host") && strcmp(v[6], "switch") && strcmp(v[6], "machine") && strcmp(v[6], "probe")) ||
+		    (!strcmp(v[6], "probe") && !(cpu > 0))) {
 			snprintf(err, errlen,
-				 "%s:%d: not 'algorithm,collective,bytes,round,calls,node,host|switch|machine,cpu_us,wall_us'",
+				 "%s:%d: not 'algorithm,collective,bytes,round,calls,node,host|switch|machine|probe,cpu_us,wall_us' "
+				 "(a probe's cpu_us above 0)",
 				 path, line);
 			goto bad;
 		}
@@ -782,9 +832,12 @@ int loggp_load_cpu(const char *path, struct loggp_cpu *c, char *err, size_t errl
 			r->calls = (int)calls;
 			r->wall = wall;
 			r->machine = -1;
+			r->probe = -1;
 		}
 		if (!strcmp(v[6], "machine")) {
 			r->machine = cpu;
+		} else if (!strcmp(v[6], "probe")) {
+			r->probe = cpu;
 		} else if (!strcmp(v[6], "host")) {
 			r->hosts++;
 			r->host_sum += cpu;

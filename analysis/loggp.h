@@ -18,7 +18,20 @@
  *              the switch acknowledges a host's sends once per LOGGP_SW_ACK
  *              (32, switch/engine.c ACK_EVERY) packets, so libinccl's send of
  *              k packets costs o_su + a·min(k, 32)/32 (an empty packet o_su +
- *              a/32); o_sb when not measured
+ *              a/32 without o_e); o_sb when not measured
+ *   o_e        an empty packet's send in a host that is receiving (a
+ *              Broadcast's non-root, AllGather's and AllToAll's blocks of
+ *              others): the 16 KiB stream's receiver while it sends 16
+ *              messages of 8 B back over UC for each, 32 per post
+ *              (cpu_empty_recv), less the same repetition's cpu_recv at
+ *              16 KiB, measured a minute before it, over 16; the median of the
+ *              repetitions (the difference of the medians when they do not
+ *              pair). An empty packet then costs o_e and its share of the
+ *              switch's ACK, a/32; o_su + a/32 when not measured or not
+ *              above 0. The UC stream prices a send in a host that only
+ *              sends; a receiving host is awake and takes its interrupts
+ *              anyway (analysis/README.md: the sweep's CPU left ~25 us an
+ *              empty packet where o_su + a/32 said 64)
  *   o_c        CPU per completion a send asks for (cpu_send_signaled: the
  *              stream of 16 KiB with every send signaled, less cpu_send at
  *              16 KiB, whose perftest asks one in LOGGP_PERFTEST_CQ = 100, per
@@ -126,6 +139,7 @@
 #define LOGGP_PERF_BARRIER_VERIFY 2 /* and a Barrier's verification round: two more barriers (verify_barrier()) */
 #define LOGGP_PERFTEST_CQ 100  /* perftest's sends per completion asked (its default --cq-mod) */
 #define LOGGP_MAX_LEVELS 8
+#define LOGGP_PROBE_BYTES 16777216.0 /* the speed probe's pass (experiments/lib.sh EXP_PROBE_BYTES) */
 #define LOGGP_TICK_US 10000.0  /* /proc/PID/stat counts CPU time in ticks of 1/USER_HZ = 1/100 s */
 
 /* The measured parameters; times in microseconds, per byte in us/B. */
@@ -143,6 +157,9 @@ struct loggp {
 	bool batch;          /* o_sb measured */
 	double o_su, o_ru;   /* the batched stream over UC, send and receive: no ACKs */
 	bool uc_seen, uc;    /* the UC stream measured; and used (an ACK costs more than nothing) */
+	double o_e;          /* an empty packet's send in a receiving host, without its ACK */
+	bool empty_seen, empty; /* o_e measured; and used (above 0) */
+	int n_empty_pairs;   /* o_e from the median of this many back-to-back plain and answered streams; 0: medians apart */
 	double o_c;          /* CPU per completion asked */
 	bool signaled_seen, signaled; /* o_c measured; and used (above 0) */
 	int n_signaled_pairs; /* o_c from the median of this many back-to-back plain and signaled streams; 0: medians apart */
@@ -160,6 +177,7 @@ struct loggp {
 	double o_intr_stream, o_intr_waited; /* the CPU per interrupt of the stream and of the ping-pong as a whole
 					      * (medians over those pairs; 0 when a pair counted none): o_intr's check */
 	double step_inc, step_ring; /* time per step (us) from the run's Barriers; 0: L + 2o */
+	double probe_ref;    /* the speed probes' reference: cpu_sum's CPU per pass over LOGGP_PROBE_BYTES (us); 0: none */
 	int n_cpu;           /* repetitions of each CPU measure used */
 };
 
@@ -266,6 +284,17 @@ double loggp_lone_frames(const struct loggp_tree *t);
 double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum loggp_coll c, enum loggp_algo a,
 		     double bytes, int root, struct loggp_pred *out);
 
+/**
+ * loggp_at_speed() - @m for a machine @k times slower (k > 1) or faster than
+ * when loggp.sh measured it: every host CPU term (o_s, o_r, o, o_sb, o_su,
+ * o_ru, o_e, o_c, o_w, G_s, G_r and the loops' G) times @k. The speed is
+ * measured (cpu.csv's probe row: the CPU of one pass of hostwork's float sum
+ * just before a measurement, over loggp.csv's cpu_sum of the same pass,
+ * m->probe_ref), not fitted. The switches' c_sw (measured over the run's own
+ * INC measurements), L and the steps (the run's Barriers) stay.
+ */
+void loggp_at_speed(struct loggp *m, double k);
+
 /* cpu.csv's header (experiments/lib.sh EXP_CPU_HEADER). */
 #define LOGGP_CPU_HEADER "algorithm,collective,bytes,round,calls,node,role,cpu_us,wall_us"
 
@@ -277,6 +306,8 @@ struct loggp_cpu_row {
 	int round, calls, hosts, switches;
 	double host_max, host_sum, sw_sum; /* us of CPU during the whole measurement (calls collectives) */
 	double machine;                    /* the whole machine's busy time meanwhile (us); -1: not recorded */
+	double probe;                      /* the speed probe just before it: CPU of one pass of hostwork's float sum
+					    * (us, as loggp.csv's cpu_sum); -1: not recorded */
 	double wall;                       /* us */
 };
 struct loggp_cpu {
@@ -286,8 +317,9 @@ struct loggp_cpu {
 
 /**
  * loggp_load_cpu() - read cpu.csv (LOGGP_CPU_HEADER; each line one node of
- * one measurement, role host, switch or machine (the whole machine's busy
- * time), cpu_us and wall_us numbers;
+ * one measurement, role host, switch, machine (the whole machine's busy
+ * time) or probe (the machine's speed just before it: one pass of hostwork's
+ * float sum, above 0), cpu_us and wall_us numbers;
  * consecutive lines of one measurement joined) into @c. Returns 0, or -1 with
  * "path:LINE: reason" in @err. A missing file is an error (the caller asks
  * first).

@@ -406,7 +406,7 @@ int res_parse_loggp(FILE *f, const char *name, struct res_points *pts, char *err
 							"cpu_waited_send", "cpu_waited_recv", "cpu_pair_send",
 							"cpu_pair_recv", "cpu_pair_waited_send", "cpu_pair_waited_recv",
 							"intr_pair_send", "intr_pair_recv", "intr_pair_waited_send",
-							"intr_pair_waited_recv" };
+							"intr_pair_waited_recv", "cpu_empty_recv" };
 		size_t mi = 0;
 		while (mi < sizeof(measures) / sizeof(measures[0]) && strcmp(v[0], measures[mi]))
 			mi++;
@@ -415,15 +415,15 @@ int res_parse_loggp(FILE *f, const char *name, struct res_points *pts, char *err
 				    "measure '%s' is not half_rtt, gap, cpu_send, cpu_recv, cpu_send_batch, cpu_swap, "
 				    "cpu_copy, cpu_sum, cpu_send_uc, cpu_recv_uc, cpu_send_signaled, cpu_waited_send, "
 				    "cpu_waited_recv, cpu_pair_send, cpu_pair_recv, cpu_pair_waited_send, "
-				    "cpu_pair_waited_recv, intr_pair_send, intr_pair_recv, intr_pair_waited_send or "
-				    "intr_pair_waited_recv", v[0]);
+				    "cpu_pair_waited_recv, intr_pair_send, intr_pair_recv, intr_pair_waited_send, "
+				    "intr_pair_waited_recv or cpu_empty_recv", v[0]);
 		p.measure = (enum res_measure)mi;
 		if (!parse_uint(v[1], UINT64_MAX / 2, &u))
 			return fail(err, errlen, name, line, "bytes '%s' is not a whole number", v[1]);
 		p.bytes = (double)u;
 		if (p.measure >= RES_CPU_PAIR_SEND && u != 16384) /* loggp.h LOGGP_RING_PIECE */
-			return fail(err, errlen, name, line, "%s at %s B: o_w's pairs are measured at 16384 B (the ring's "
-				    "message)", v[0], v[1]);
+			return fail(err, errlen, name, line, "%s at %s B: %s measured at 16384 B (the ring's "
+				    "message)", v[0], v[1], p.measure == RES_CPU_EMPTY_RECV ? "the empty packets' stream is" : "o_w's pairs are");
 		if (!parse_uint(v[2], INT32_MAX, &u) || u < 1)
 			return fail(err, errlen, name, line, "iters '%s' is not a whole number >= 1", v[2]);
 		p.iters = (int)u;

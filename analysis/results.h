@@ -77,7 +77,9 @@ struct res_table {
  * stream, cpu_pair_waited_send and cpu_pair_waited_recv per round trip of the
  * ping-pong measured right after it, and intr_pair_send, intr_pair_recv,
  * intr_pair_waited_send, intr_pair_waited_recv the guest interrupts of the
- * same runs per message or round trip (a count in value_us, not a time). Each
+ * same runs per message or round trip (a count in value_us, not a time);
+ * cpu_empty_recv the receiver's CPU time per message of the 16 KiB stream
+ * while it sends 16 messages of 8 B back over UC for each. Each
  * is the difference of two runs (experiments/loggp.sh), so noise may make one
  * 0 or negative: read as written (a leading '-' allowed), judged by the model.
  */
@@ -85,7 +87,7 @@ enum res_measure { RES_HALF_RTT, RES_GAP, RES_CPU_SEND, RES_CPU_RECV, RES_CPU_SE
 		   RES_CPU_SUM, RES_CPU_SEND_UC, RES_CPU_RECV_UC, RES_CPU_SEND_SIGNALED,
 		   RES_CPU_WAITED_SEND, RES_CPU_WAITED_RECV, RES_CPU_PAIR_SEND, RES_CPU_PAIR_RECV,
 		   RES_CPU_PAIR_WAITED_SEND, RES_CPU_PAIR_WAITED_RECV, RES_INTR_PAIR_SEND, RES_INTR_PAIR_RECV,
-		   RES_INTR_PAIR_WAITED_SEND, RES_INTR_PAIR_WAITED_RECV };
+		   RES_INTR_PAIR_WAITED_SEND, RES_INTR_PAIR_WAITED_RECV, RES_CPU_EMPTY_RECV };
 struct res_point {
 	enum res_measure measure;
 	double bytes;

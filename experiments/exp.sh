@@ -191,6 +191,15 @@ cpusample=${INCLAB_BUILD:-build}/cpusample cpuwin=${INCLAB_BUILD:-build}/cpuwin 
 [ -x "$cpusample" ] && [ -x "$cpuwin" ] || cw_off="no $cpusample or $cpuwin (make)"
 cw_missing=() # libinccl measurements without cpuwin.csv rows, each with why (meta.yaml)
 cw_remote=    # nodes whose process is on another machine: not sampled (said once)
+# the machine's speed just before each measurement (cpu.csv's probe row, exp_speed_probe): hostwork
+# in rank 0's host, as loggp.sh's cpu_sum measures it; off, and said, without hostwork
+probe_host=$(exp_hosts | head -n 1) probe_off= hwbin=${INCLAB_BUILD:-build}/hostwork
+if [ ! -x "$hwbin" ]; then
+    probe_off="no $hwbin (make)"
+elif ! "$top/lab/lab.sh" push "$probe_host" "$hwbin" /tmp/hostwork >/dev/null 2>&1; then
+    probe_off="hostwork could not be put on $probe_host"
+fi
+[ -z "$probe_off" ] || exp_log "speed probe off: $probe_off; cpu.csv without probe rows: the model takes the machine as fast as when loggp.sh measured"
 conditions=() # one YAML list item per round (meta.yaml's round_conditions)
 failed=()               # what failed the run, each with why
 declare -A unavailable=() # baseline -> why it could not start (not measured from then on)
@@ -287,7 +296,11 @@ for round in $(seq 1 "$ROUNDS"); do
             exp_log "$a $coll of $b bytes on $nranks ranks$rtag"
             rc=0
             # the CPU time of every host's and switch's process during the measurement (cpu.csv)
-            cpu_pids=$(exp_cpu_pids 2>/dev/null) t0_us=$(date +%s%6N)
+            cpu_pids=$(exp_cpu_pids 2>/dev/null)
+            probe=
+            [ -n "$probe_off" ] || probe=$(exp_speed_probe "$probe_host" "$(awk -v h="$probe_host" '$1 == h' <<<"$cpu_pids")") ||
+                exp_log "speed probe: hostwork failed in $probe_host (no probe row for this measurement)"
+            t0_us=$(date +%s%6N)
             cpu0=$(exp_cpu_snap "$cpu_pids"; exp_cpu_busy)
             # the CPU inside its timed calls (cpuwin.csv): this machine's processes of the lab sampled
             # (a node on another machine, "@PID", is not: no row), each VM's clock read before and after
@@ -332,7 +345,8 @@ for round in $(seq 1 "$ROUNDS"); do
                 cw_missing+=("$a $coll $b B$rtag: $cw_why")
                 exp_log "    cpuwin: no rows: $cw_why"
             fi
-            exp_cpu_delta "$cpu0" "$(exp_cpu_snap "$cpu_pids"; exp_cpu_busy)" |
+            { exp_cpu_delta "$cpu0" "$(exp_cpu_snap "$cpu_pids"; exp_cpu_busy)"
+              [ -z "$probe" ] || echo "$probe_host probe $probe"; } |
                 awk -v p="$a,$coll,$b,$round,$((it + wu))" -v w="$wall_us" '{ print p "," $1 "," $2 "," $3 "," w }' >> "$run/cpu.csv"
             # what each host's rxe sent, received and resent meanwhile (rxe.csv): the model's missing terms
             # (exp_run_ranks read them with each host's exit status: no exec of their own)

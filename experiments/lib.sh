@@ -15,7 +15,12 @@ EXP_CSV_HEADER=$EXP_CSV_COLS,time_max_us
 EXP_RESULTS_HEADER=$EXP_CSV_COLS,round,time_max_us
 # cpu.csv: per libinccl measurement (calls = timed + untimed collectives) and node, the CPU
 # time of the node's process on this machine and the measurement's wall time, both in us;
-# node "machine" (role machine): the whole machine's busy time in the same interval
+# node "machine" (role machine): the whole machine's busy time in the same interval; role
+# probe (node: the host it ran in): the machine's speed just before the measurement, the CPU
+# time of one pass of hostwork's float sum over EXP_PROBE_BYTES in that host (exp_speed_probe),
+# the same work as loggp.csv's cpu_sum rows: their ratio is how much slower or faster the
+# machine ran than when the model's parameters were measured
+EXP_PROBE_BYTES=16777216
 EXP_CPU_HEADER=algorithm,collective,bytes,round,calls,node,role,cpu_us,wall_us
 # rxe.csv: each host's rxe counters that changed during a measurement (exp_rxe_delta)
 EXP_RXE_HEADER=algorithm,collective,bytes,round,calls,node,counter,delta
@@ -769,6 +774,28 @@ exp_cpu_delta() {
     awk -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" 'NR == FNR { t[$1] = $3; r[$1] = $2; next }
         ($1 in t) && t[$1] >= 0 && $3 >= t[$1] { printf "%s %s %.0f\n", $1, $2, ($3 - t[$1]) * 1e6 / ($4 > 0 ? $4 : hz) }' \
         <(echo "$1") <(echo "$2")
+}
+
+# exp_hostwork_cpu NODE PIDLINE KIND BYTES PASSES — the CPU time (us) of NODE's process
+# (PIDLINE: its exp_cpu_pids line) while hostwork (put at /tmp/hostwork) runs PASSES passes of
+# KIND over BYTES there; nothing when it fails
+exp_hostwork_cpu() {
+    local a b
+    a=$(exp_cpu_snap "$2")
+    "$top/lab/lab.sh" exec "$1" "/tmp/hostwork $3 $4 $5" >/dev/null 2>&1 || return 1
+    b=$(exp_cpu_snap "$2")
+    exp_cpu_delta "$a" "$b" | awk '{print $3}'
+}
+
+# exp_speed_probe NODE PIDLINE — the CPU time (us) of one pass of hostwork's float sum over
+# EXP_PROBE_BYTES in NODE: 5 passes minus 1, over 4 (the start of the program cancels; each
+# pass ~0.1 - 0.25 s under TCG, so /proc's 10 ms ticks resolve 1 - 3 %). Nothing when a run
+# fails or the difference is not above 0.
+exp_speed_probe() {
+    local c1 c5
+    c1=$(exp_hostwork_cpu "$1" "$2" sum "$EXP_PROBE_BYTES" 1) && c5=$(exp_hostwork_cpu "$1" "$2" sum "$EXP_PROBE_BYTES" 5) &&
+        [ -n "$c1" ] && [ -n "$c5" ] || return 1
+    awk -v a="$c1" -v b="$c5" 'BEGIN { if (b - a > 0) printf "%.0f\n", (b - a) / 4; else exit 1 }'
 }
 
 # ---- CPU inside the timed calls (cpuwin.csv) -------------------------------------------

@@ -38,6 +38,16 @@
 #                   asking for a completion (ib_send_bw -Q 1; perftest's
 #                   default: one in 100): the difference is what a completion
 #                   (a CQE and the guest's wake-up) costs
+#   cpu_empty_recv  the receiver's CPU per message of the 16 KiB stream while it
+#                   sends back 16 messages of 8 B over UC per message received,
+#                   LOGGP_BATCH per post (1,000 minus 200 messages): a Broadcast's
+#                   non-root, which sends an empty packet per packet of 1 KiB it
+#                   receives, with no ACK of each. Measured in the same
+#                   repetition as cpu_recv at 16 KiB (after cpu_send_signaled,
+#                   which follows it, a minute apart): the difference over 16 is
+#                   what an empty packet costs a host that is receiving (the UC
+#                   stream's send prices one in a host that only sends), the
+#                   median of the repetitions' (analysis/loggp.c)
 #   cpu_pair_send   o_w's pairs, LOGGP_WAIT_REPEAT of them (default 3; 0: none,
 #   cpu_pair_recv   no o_w), each a 16 KiB stream (ib_send_bw -e, 3000 minus
 #   cpu_pair_waited_send  600 messages: cpu_send and cpu_recv's measure) and
@@ -79,7 +89,7 @@
 # The CPU measures run at LOGGP_CPU_SIZES (default 8, 16384 and 65536 B: the
 # per-message and, from the difference of the smallest and largest, per-byte
 # CPU), each LOGGP_CPU_REPEAT times (default 3; each repetition a row); the
-# batched and UC streams at the smallest size, the signaled one at 16384 B, then o_w's pairs. Prints the CSV (header
+# batched and UC streams at the smallest size, the signaled one and the empty packets' at 16384 B, then o_w's pairs. Prints the CSV (header
 # measure,bytes,iters,value_us) on stdout, progress on stderr; exit 1 when a
 # measurement fails (but the refinements: said, and left out), 2 on a bad setting.
 # The whole script is one brace group, read to its end before any of it runs: a long
@@ -168,8 +178,42 @@ uc_of() {
     done
     return 1
 }
+# duo_of N — "DST_US SRC_US": the CPU time of dst's and src's process while dst receives N
+# messages of 16 KiB from src (cpu_of's RC stream) and at once sends 16 N messages of 8 B back
+# over UC, BATCH per post: a Broadcast's non-root, which sends one empty packet per packet of
+# 1 KiB it receives (hostlib/comm.c), 32 work requests a post, with no ACK of each (the switch
+# acknowledges once per 32). Two perftest pairs (the UC one on port 18516), both servers started
+# first, both clients at once; src's UC server waits for all but 1/64 of the messages in whole
+# post lists, a receive posted for each (as uc_of's). Nothing, and said, when either run fails
+# (a UC stream that lost more ends in no report within uc_limit s).
+duo_of() {
+    local n=$1 u m from rc_a rc_b a b d
+    u=$((n * 16)) m=$(((n * 16 - n * 16 / 64) / batch * batch))
+    from=$(exp_col "$src" 6)
+    "$top/lab/lab.sh" exec "$dst" "pkill -x ib_send_bw; true" >/dev/null 2>&1
+    "$top/lab/lab.sh" exec "$src" "pkill -x ib_send_bw; true" >/dev/null 2>&1
+    "$top/lab/lab.sh" exec "$dst" "timeout $((uc_limit + 60)) ib_send_bw -d rxe0 -s 16384 -n $n -F -u 18 -e -x $dg < /dev/null > /tmp/ib_send_bw.server 2>&1 &" >/dev/null
+    "$top/lab/lab.sh" exec "$src" "timeout $((uc_limit + 60)) ib_send_bw -d rxe0 -s 8 -n $m -r $m -F -u 18 -e -l $batch -c UC -p 18516 -x $sg < /dev/null > /tmp/ib_send_bw.uc.server 2>&1 &" >/dev/null
+    sleep "${EXP_PERFTEST_SETTLE:-2}"
+    a=$(exp_cpu_snap "$pids")
+    "$top/lab/lab.sh" exec "$src" "timeout $uc_limit ib_send_bw -d rxe0 -s 16384 -n $n -F -u 18 -e -x $sg $addr" >/dev/null 2>&1 &
+    rc_a=$!
+    "$top/lab/lab.sh" exec "$dst" "timeout $uc_limit ib_send_bw -d rxe0 -s 8 -n $u -F -u 18 -e -l $batch -c UC -p 18516 -x $dg ${from%/*}" >/dev/null 2>&1
+    rc_b=$?
+    wait "$rc_a"
+    rc_a=$?
+    b=$(exp_cpu_snap "$pids")
+    "$top/lab/lab.sh" exec "$dst" "pkill -x ib_send_bw; true" >/dev/null 2>&1
+    "$top/lab/lab.sh" exec "$src" "pkill -x ib_send_bw; true" >/dev/null 2>&1
+    if [ "$rc_a" != 0 ] || [ "$rc_b" != 0 ]; then
+        exp_err "loggp: $n messages of 16384 B $src -> $dst with $u of 8 B over UC back at once: the RC stream's client exited $rc_a, the UC one's $rc_b (124: no report within $uc_limit s; a UC stream that lost more than 1/64 ends so)"
+        return 1
+    fi
+    d=$(exp_cpu_delta "$a" "$b")
+    echo "$(awk -v h="$dst" '$1 == h {print $3}' <<<"$d") $(awk -v h="$src" '$1 == h {print $3}' <<<"$d")"
+}
 small=$(tr ' ' '\n' <<<"$cpu_sizes" | grep . | sort -n | head -n 1)
-declare -A gave_up=() # the refinements (batch, uc, signaled) that failed in this run
+declare -A gave_up=() # the refinements (batch, uc, signaled, empty) that failed in this run
 for s in $cpu_sizes; do
     # 0.5 - 2.6 s of each host's CPU in the difference at every size (25,600 small messages at
     # 20 - 100 us, 2,000 of 16 KiB at ~700 us, 800 of 64 KiB at ~2.5 ms, 1-2-4 under TCG): what a
@@ -180,12 +224,13 @@ for s in $cpu_sizes; do
     # receive for each message it waits for, and perftest takes at most 16384 (-r): 16000 of them
     n=$((s > 16384 ? 1000 : s >= 4096 ? 2500 : 32000)) n_uc=16000
     for r in $(seq 1 "$repeat"); do
-        for mode in plain batch uc signaled; do
+        for mode in plain batch uc signaled empty; do
             extra=() tool=ib_send_bw
             case $mode in
             batch) [ "$s" = "$small" ] || continue; extra=(-l "$batch") ;;
             uc) [ "$s" = "$small" ] || continue; extra=(-l "$batch" -c UC) ;;
             signaled) [ "$s" = 16384 ] || continue; extra=(-Q 1) ;;
+            empty) [ "$s" = 16384 ] || continue; extra=(-l "$batch" -c UC) ;;
             esac
             [ -z "${gave_up[$mode]:-}" ] || continue # a refinement that failed once is not tried again
             s1= s2= r1= r2= u1= u2= v1= v2=
@@ -196,6 +241,10 @@ for s in $cpu_sizes; do
                     exp_err "loggp: UC: the long stream sent $u2 and received $v2 messages, the short one $u1 and $v1: no difference to divide by"
                     s2=
                 fi
+            elif [ $mode = empty ]; then # the receiver's and sender's CPU of the two streams at once
+                n_e=1000 # 16,000 messages over UC, what perftest's server can post receives for
+                read -r s1 r1 < <(duo_of $((n_e / 5)))
+                [ -z "$s1" ] || [ -z "$r1" ] || read -r s2 r2 < <(duo_of "$n_e")
             else
                 read -r s1 r1 < <(CPU_TOOL=$tool cpu_of "$s" $((n / 5)) "${extra[@]}")
                 [ -z "$s1" ] || [ -z "$r1" ] || read -r s2 r2 < <(CPU_TOOL=$tool cpu_of "$s" "$n" "${extra[@]}")
@@ -209,6 +258,7 @@ for s in $cpu_sizes; do
                 exit 1
             fi
             dn=$((n - n / 5))
+            [ $mode != empty ] || dn=$((n_e - n_e / 5))
             cs=$(awk -v a="$s1" -v b="$s2" -v n="$dn" 'BEGIN { printf "%.3f", (b - a) / n }')
             cr=$(awk -v a="$r1" -v b="$r2" -v n="$dn" 'BEGIN { printf "%.3f", (b - a) / n }')
             case $mode in
@@ -221,6 +271,9 @@ for s in $cpu_sizes; do
                 echo "cpu_send_uc,$s,$((u2 - u1)),$cs"
                 echo "cpu_recv_uc,$s,$((v2 - v1)),$cr"
                 echo "loggp: $s B over UC, $batch per post: CPU per message: send $cs us, receive $cr us (the short and the long stream sent $u1 and $u2, received $v1 and $v2)" >&2 ;;
+            empty) # cs: dst's (the receiver of 16 KiB, the sender of 8 B), cr: src's
+                echo "cpu_empty_recv,$s,$dn,$cs"
+                echo "loggp: $s B received with 16 of 8 B sent back over UC for each, $batch per post: CPU per message received: $cs us (and $cr us at its sender)" >&2 ;;
             signaled)
                 echo "cpu_send_signaled,$s,$dn,$cs"
                 echo "loggp: $s B, every send signaled: CPU per message: send $cs us" >&2 ;;
@@ -300,21 +353,16 @@ done
 # swap, the ring's copies and float sums), run in the sending host: its VM's CPU over passes
 # of 16 MiB, 9 passes minus 1, per pass (value_us: CPU per `bytes`; /proc counts 10 ms ticks,
 # so 8 passes resolve 1.25 ms each, 0.07 ns per byte). Left out, and said, when hostwork is
-# not built or cannot be put on the host: the model then has no such terms.
-hw=${INCLAB_BUILD:-$top/build}/hostwork hw_bytes=16777216
+# not built or cannot be put on the host: the model then has no such terms. cpu_sum is also the
+# reference of exp.sh's speed probe (the same pass, EXP_PROBE_BYTES, before each measurement).
+hw=${INCLAB_BUILD:-$top/build}/hostwork hw_bytes=$EXP_PROBE_BYTES
 spid=$(awk -v a="$src" '$1 == a' <<<"$pids")
 if [ ! -x "$hw" ] || ! "$top/lab/lab.sh" push "$src" "$hw" /tmp/hostwork >/dev/null 2>&1; then
     exp_err "loggp: $hw not built or not copied to $src: no host work per byte measured"
     exit 0
 fi
 # hw_cpu KIND PASSES — the CPU time (us) of src's process while hostwork KIND runs PASSES passes
-hw_cpu() {
-    local a b
-    a=$(exp_cpu_snap "$spid")
-    "$top/lab/lab.sh" exec "$src" "/tmp/hostwork $1 $hw_bytes $2" >/dev/null 2>&1 || return 1
-    b=$(exp_cpu_snap "$spid")
-    exp_cpu_delta "$a" "$b" | awk '{print $3}'
-}
+hw_cpu() { exp_hostwork_cpu "$src" "$spid" "$1" "$hw_bytes" "$2"; }
 for k in swap copy sum; do
     for r in $(seq 1 "$repeat"); do
         c1=$(hw_cpu $k 1) c9=$(hw_cpu $k 9)

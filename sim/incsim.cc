@@ -278,6 +278,7 @@ int main(int argc, char **argv)
 	} else {
 		p.o_su = rf.o_su * 1e-6;
 		p.o_ack = rf.o_ack * 1e-6;
+		p.o_e = rf.o_e >= 0 ? rf.o_e * 1e-6 : -1;
 		p.o_s = rf.o_s * 1e-6;
 		p.o_r = rf.o_r * 1e-6;
 		p.o_c = rf.o_c * 1e-6;
@@ -506,6 +507,7 @@ int main(int argc, char **argv)
 	bool run_o = par[HO].cli < 0, run_g = par[HG].cli < 0;
 	param("o_su_us", p.o_su * 1e6, run_o ? ho + (rf.uc ? ": o_su" : ": o_sb (no UC stream)") : ho);
 	param("o_ack_us", p.o_ack * 1e6, run_o ? ho + (rf.uc ? ": o_sb - o_su" : ": 0 (no UC stream)") : ho + ": 0");
+	param("o_e_us", (p.o_e >= 0 ? p.o_e : p.o_su) * 1e6, run_o ? ho + (p.o_e >= 0 ? ": o_e" : ": as o_su_us (no empty packets' stream)") : ho);
 	param("o_s_us", p.o_s * 1e6, ho);
 	param("o_r_us", p.o_r * 1e6, ho);
 	/* a refinement measured but not above 0 is noise: 0, and said so (not "not measured") */

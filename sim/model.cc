@@ -625,11 +625,11 @@ double Sim::IncSend(uint32_t pkts, uint32_t bytes) const
 	       bytes * (p_.G_s + p_.G_swap);
 }
 
-/* IncEmpty() - host CPU of @pkts empty packets, a work request each (loggp.c inc_empty()). */
+/* IncEmpty() - host CPU of @pkts empty packets, a work request each at o_e (o_su without it) and an ACK's share (loggp.c inc_empty()). */
 double Sim::IncEmpty(uint32_t pkts) const
 {
 	double extra = 1.0 / IncSignal() - 1.0 / LOGGP_PERFTEST_CQ;
-	return pkts * (p_.o_su + p_.o_ack / LOGGP_SW_ACK + p_.o_c * std::max(0.0, extra));
+	return pkts * ((p_.o_e >= 0 ? p_.o_e : p_.o_su) + p_.o_ack / LOGGP_SW_ACK + p_.o_c * std::max(0.0, extra));
 }
 
 /* IncRecv() - host CPU of one libinccl message of results, @bytes: a completion and a repost, every byte swapped (loggp.c inc_recv()). */

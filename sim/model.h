@@ -93,6 +93,7 @@ struct Params {
 	/* a host's CPU, as analysis/loggp.h measures it (seconds; per byte s/B): */
 	double o_su = 0;             /* a libinccl send posted in a batch, without its ACK (o_su; o_sb when UC not measured) */
 	double o_ack = 0;            /* one ACK to its sender, a = o_sb - o_su: a send of k packets pays a·min(k, 32)/32 */
+	double o_e = -1;             /* an empty packet's send in a receiving host, without its ACK (o_e); < 0: o_su */
 	double o_s = 0;              /* a ring send (a work request per post, an ACK each) */
 	double o_r = 0;              /* a message received (its completion and repost) */
 	double o_c = 0;              /* a completion asked beyond perftest's one in 100 sends (0: not measured) */

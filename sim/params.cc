@@ -101,6 +101,7 @@ bool ReadRun(const std::string &dir, RunFigures *f, std::string *err)
 	f->uc = m.uc;
 	f->o_su = m.uc ? m.o_su : m.o_sb;
 	f->o_ack = m.uc ? m.o_sb - m.o_su : 0;
+	f->o_e = m.empty ? m.o_e : -1;
 	f->o_s = m.o_s;
 	f->o_r = m.o_r;
 	f->signaled = m.signaled;

@@ -6,7 +6,7 @@
  * From a run directory RUN, as the analytic model (analysis/loggp.c
  * loggp_params(), its own readers of loggp.csv, cpu.csv, switch-counters.txt)
  * measures them:
- *   host o_su, o_ack (a = o_sb - o_su), o_s, o_r, o_c, o_w, G_s, G_r,
+ *   host o_su, o_ack (a = o_sb - o_su), o_e, o_s, o_r, o_c, o_w, G_s, G_r,
  *               G_swap, G_copy, G_sum   the hosts' CPU per message,
  *               completion, message waited for and byte (loggp.h says how
  *               each is measured; o_su is o_sb and the ACK's share 0 when the
@@ -47,6 +47,7 @@ namespace incsim {
 /** What a run directory gives (us, us/B); a value < 0 is not given. */
 struct RunFigures {
 	double o_su = -1, o_ack = -1, o_s = -1, o_r = -1, o_c = -1, o_w = -1;
+	double o_e = -1;               /* an empty packet's send in a receiving host; < 0: not measured or not used (o_su) */
 	double G_s = -1, G_r = -1, G_swap = -1, G_copy = -1, G_sum = -1;
 	bool uc = false, signaled = false, waited = false, hostwork = false; /* measured and used (else the analytic
 									     * model's stand-ins above) */

@@ -205,6 +205,14 @@ int main()
 		Near("broadcast, empty packets a message each: rank 1 done (us)", r.host_done[1] * 1e6, last + F + lat + 1.024 + 2000,
 		     tol);
 		Near("broadcast, 4 packets: wrong packets", double(r.wrong_pkts), 0, 0);
+		/* the same with an empty packet's send at o_e = 500 us: rank 1's last leaves at 2000, long
+		 * before the root's last data frame reaches the switch (2004.096 + 4F + lat), which now
+		 * completes the last slot; its result reaches rank 1 F + lat later */
+		p.o_e = 500e-6;
+		Result re = RunCollective(t12, p, 4096, Coll::Broadcast, Algo::Inc, 0);
+		Near("broadcast, empty packets at o_e: rank 1 done (us)", re.host_done[1] * 1e6,
+		     2004.096 + 4 * F + lat + F + lat + 1.024 + 2000, tol);
+		p.o_e = -1;
 		/* frames: 4 data and 4 empty up, 4 results down, an ACK each of the root's
 		 * message, rank 1's (its empty packets acknowledged once per message of 4, as
 		 * data) and the result message */

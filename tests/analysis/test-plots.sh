@@ -47,7 +47,7 @@ elements.csv|elements.csv:2: elements 1000 does not match bytes 1048576
 root.csv|root.csv:2: root '4' is not a rank of 0..3
 quoted.csv|quoted.csv:2: quoted fields are not part of this format
 wrong.csv|wrong.csv:3: wrong 'many' is not a whole number
-loggp-measure.csv|loggp-measure.csv:3: measure 'latency' is not half_rtt, gap, cpu_send, cpu_recv, cpu_send_batch, cpu_swap, cpu_copy, cpu_sum, cpu_send_uc, cpu_recv_uc, cpu_send_signaled, cpu_waited_send, cpu_waited_recv, cpu_pair_send, cpu_pair_recv, cpu_pair_waited_send, cpu_pair_waited_recv, intr_pair_send, intr_pair_recv, intr_pair_waited_send or intr_pair_waited_recv
+loggp-measure.csv|loggp-measure.csv:3: measure 'latency' is not half_rtt, gap, cpu_send, cpu_recv, cpu_send_batch, cpu_swap, cpu_copy, cpu_sum, cpu_send_uc, cpu_recv_uc, cpu_send_signaled, cpu_waited_send, cpu_waited_recv, cpu_pair_send, cpu_pair_recv, cpu_pair_waited_send, cpu_pair_waited_recv, intr_pair_send, intr_pair_recv, intr_pair_waited_send, intr_pair_waited_recv or cpu_empty_recv
 loggp-intr.csv|loggp-intr.csv:3: value_us 'many' is not a number
 loggp-pair-size.csv|loggp-pair-size.csv:3: cpu_pair_waited_recv at 8 B: o_w's pairs are measured at 16384 B (the ring's message)
 round.csv|round.csv:3: round '21' is not a whole number 1..20
@@ -351,16 +351,29 @@ check "REPORT: model parameters of the sweep run measured (o_s 30, o_r 50, o 40,
 # 3 x 0.1 s, the machine 3.3 s: the rest of it 1 s in 2 s, 0.5 cores; the lab had 1.5: 1695921.6 / 1.5 + 1500
 # = 1132114 us, -2 % of 1154430; the busiest host 0.5 s / 4 = 125 ms a collective, all 2.3 s / 4 / 1.5 = 383.3 ms
 check "REPORT: the model's 1 MiB INC AllReduce on the 1.5 cores left to the lab (1.1 s, -2 %; 849.5 ms, -26 % on 2)" \
-    grep -qF '| AllReduce | inc | 1 MiB | 1.2 s | 1.1 s | -2 % | 1.50 (2 - 0.50 others) | W / C | 424.0 ms | 1.1 s | 1.5 ms | 849.5 ms (-26 %) | 125.0 ms, 383.3 ms |' "$rep"
+    grep -qF '| AllReduce | inc | 1 MiB | 1.2 s | 1.1 s | -2 % | 1.50 (2 - 0.50 others) | - | W / C | 424.0 ms | 1.1 s | 1.5 ms | 849.5 ms (-26 %) | 125.0 ms, 383.3 ms |' "$rep"
 check "REPORT: a size without cpu.csv rows: on all 2 cores (2 MiB INC AllReduce, 1.7 s)" \
-    grep -qF '| AllReduce | inc | 2 MiB | 2.3 s | 1.7 s | -26 % **miss** | 2 | W / C |' "$rep"
+    grep -qF '| AllReduce | inc | 2 MiB | 2.3 s | 1.7 s | -26 % **miss** | 2 | - | W / C |' "$rep"
+# the machine's speed: loggp.sh's float sum took 200 ms a pass over 16 MiB, the probe before the 1 MiB INC
+# AllReduce 300 ms: 1.5 times slower, every host term 1.5 times: the hosts' 1695921.6 x 1.5 / 1.5 + 1500 =
+# 1697421.6 us, +47 % of 1154430; one host's 423980.4 x 1.5 = 636.0 ms; on both cores 1273441.2 us (+10 %)
+sp=$tmp/speed && mkdir -p "$sp" && cp -r "$sweep" "$sp/"
+echo 'cpu_sum,16777216,8,200000' >>"$sp/$(basename "$sweep")/loggp.csv"
+echo 'inc,allreduce,1048576,1,4,pku1,probe,300000,2000000' >>"$sp/$(basename "$sweep")/cpu.csv"
+"$increport" plots "$sp" >/dev/null 2>"$tmp/speed.err"
+check "REPORT: the machine 1.5 times slower before the 1 MiB INC AllReduce (its probe over loggp.sh's float sum): its host terms 1.5 times ($(head -c 200 "$tmp/speed.err"))" \
+    sh -c "grep -qF '| AllReduce | inc | 1 MiB | 1.2 s | 1.7 s | +47 % **miss** | 1.50 (2 - 0.50 others) | 1.50 | W / C | 636.0 ms | 1.7 s | 1.5 ms | 1.3 s (+10 %) |' '$sp/REPORT.md' &&
+        grep -qF '| AllReduce | inc | 2 MiB | 2.3 s | 1.7 s | -26 % **miss** | 2 | - | W / C |' '$sp/REPORT.md' &&
+        grep -qF '| speed | 200.0 ms a pass | the machine' '$sp/REPORT.md'"
+check "REPORT: without loggp.sh's float sum over 16 MiB no speed reference, said" \
+    grep -qF '| speed | - | no reference (loggp.csv without cpu_sum over 16 MiB)' "$rep"
 # a step from the run's Barriers: INC's median 1500 us; the ring's median 4500 us over its 2(P-1) = 6 steps
 check "REPORT: a step is the run's Barrier (INC 1.5 ms, the ring's 4.5 ms / 6)" \
     sh -c "grep -qF '| step (INC) | 1.5 ms | the run'\''s INC Barrier (median)' '$rep' &&
         grep -qF '| step (ring) | 0.8 ms | the run'\''s ring Barrier (median) over its 2(P-1) = 6 steps' '$rep'"
 # the sample's switch.csv: during that measurement (4 collectives) sw1 timed out 6 times, sw2 twice: 2 a collective
 check "REPORT: the switches' retransmit timeouts per collective from switch.csv (2.0; '-' without rows)" \
-    sh -c "grep -qF '| 125.0 ms, 383.3 ms | 2.0 |' '$rep' && grep -qF '| 2 | W / C | 847.9 ms | 1.7 s | 1.5 ms | 1.7 s (-26 %) | - | - |' '$rep'"
+    sh -c "grep -qF '| 125.0 ms, 383.3 ms | 2.0 |' '$rep' && grep -qF '| 2 | - | W / C | 847.9 ms | 1.7 s | 1.5 ms | 1.7 s (-26 %) | - | - |' '$rep'"
 bs=$tmp/badswitch && mkdir -p "$bs" && cp -r "$sweep" "$bs/"
 printf 'inc,allreduce,1048576,1,4,sw1,timeouts,6;touch x\n' >>"$bs/$(basename "$sweep")/switch.csv"
 "$increport" plots "$bs" 2>"$tmp/badswitch.err" >/dev/null
@@ -422,7 +435,7 @@ printf 'cpu_send,16384,400,100\ncpu_recv,16384,400,150\ncpu_waited_send,16384,40
 "$increport" plots "$bw" >/dev/null 2>"$tmp/waited.err"
 check "REPORT: o_w from the ping-pong on events (950 us) and the ring's waits in its W_max (712.8 ms) ($(head -c 200 "$tmp/waited.err"))" \
     sh -c "grep -qF '| o_w | 950.0 us | a 16 KiB message received by a host that sleeps waiting for it' '$bw/REPORT.md' &&
-        grep -qF '| AllReduce | ring | 1 MiB | 689.6 ms | 1.4 s | +107 % **miss** | 2 | W / C | 712.8 ms |' '$bw/REPORT.md'"
+        grep -qF '| AllReduce | ring | 1 MiB | 689.6 ms | 1.4 s | +107 % **miss** | 2 | - | W / C | 712.8 ms |' '$bw/REPORT.md'"
 # o_w's pairs (a stream and the ping-pong right after it) take the place of those rows: per pair the ping-pong's
 # mean of the two hosts less the stream's send + receive: 1000 - 200, 1400 - 600, 2000 - 400: 800, 800, 1600,
 # median 800 us (the medians of each measure apart would make 1400 - 400 = 1000). Interrupts per pair, stream

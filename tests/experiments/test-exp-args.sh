@@ -564,6 +564,7 @@ case $c in
 *"wc -l < /var/log/inclab/incswitch.log"*) cat "$d/incswitch.log" 2>/dev/null | wc -l ;;
 "tail -n +"*" /var/log/inclab/incswitch.log") tail -n "$(arg -n)" "$d/incswitch.log" 2>/dev/null ;;
 "tail -n "*) read -r _ _ n f <<<"$c"; tail -n "$n" "$d/${f#/tmp/}" ;;
+"/tmp/hostwork "*) sleep "$(awk -v n="${c##* }" 'BEGIN { print n * 0.2 }')" ;; # a pass takes 0.2 s
 *) exit 0 ;; # pkill, ssh set-up, switch counters: nothing to do
 esac
 FAKE
@@ -953,6 +954,27 @@ Executable: mpi_perf"
     grep -qF "loggp: UC: no rxe0 counters on pku1 or pku3" "$tmp/uc-uncounted.err" && ok "uc-uncounted: no counters, no UC figures, said" ||
         ko "uc-uncounted: $(cat "$tmp/uc-uncounted.err")"
     refused "LOGGP_UC_TIMEOUT=0 is not a whole number from 5 to 600" env INCLAB_STATE="$tmp/state" LOGGP_UC_TIMEOUT=0 "$tree/experiments/loggp.sh"
+    # the empty packets' stream at 16 KiB, after the plain and the signaled one: pku3 receives 200 and 1000 messages of
+    # 16 KiB from pku1 while it sends 16 of 8 B back over UC for each (pku1's UC server, port 18516, waiting
+    # for all but 1/64 of 3200 and 16000); one row, the receiver's CPU per message (the sleeps': 0)
+    reset; touch "$scen/loggp"
+    loggp empty LOGGP_CPU_SIZES="8 16384"
+    got=$(grep ',16384,' "$tmp/empty.csv" | grep -v '^half_rtt\|^gap' | cut -d, -f1-3 | tr '\n' ' ')
+    [ "$(cat "$tmp/empty.rc")" = 0 ] && [ "$got" = "cpu_send,16384,2000 cpu_recv,16384,2000 cpu_send_signaled,16384,2000 cpu_empty_recv,16384,800 " ] &&
+        [ "$(grep -- '-p 18516' "$scen/servers" | grep -o '^pku1 .*-s 8 -n [0-9]* -r [0-9]* ' | sed 's/timeout [0-9]* //' | tr '\n' ' ')" = "pku1 ib_send_bw -d rxe0 -s 8 -n 3136 -r 3136  pku1 ib_send_bw -d rxe0 -s 8 -n 15744 -r 15744  " ] &&
+        [ "$(grep -c '^pku3 .*ib_send_bw -d rxe0 -s 16384 -n \(200\|1000\) -F' "$scen/servers")" = 2 ] &&
+        grep -qF 'loggp: 16384 B received with 16 of 8 B sent back over UC for each, 32 per post: CPU per message received: 0.000 us' "$tmp/empty.err" &&
+        ok "empty: the answered 16 KiB stream after the plain and signaled ones: pku1's UC servers wait for 3136 and 15744 of 8 B, pku3's for 200 and 1000 of 16 KiB" ||
+        ko "empty: exit $(cat "$tmp/empty.rc"), rows '$got'; servers $(grep -- '-s 8 \|-s 16384 -n \(200\|1000\) ' "$scen/servers"); $(tail -n 3 "$tmp/empty.err")"
+    # its long UC stream loses 14000 of 16000 (the UC tries: 8 B's short and long, then the empty
+    # stream's): said, left out; the rest measured, exit 0
+    reset; touch "$scen/loggp"; printf '0\n0\n0\n14000\n' >"$scen/uc.lost"
+    loggp empty-lost LOGGP_CPU_SIZES="8 16384"
+    [ "$(cat "$tmp/empty-lost.rc")" = 0 ] && ! grep -q '^cpu_empty_recv' "$tmp/empty-lost.csv" && grep -q '^cpu_send_signaled,16384,' "$tmp/empty-lost.csv" &&
+        grep -qF 'loggp: 1000 messages of 16384 B pku1 -> pku3 with 16000 of 8 B over UC back at once: the RC stream'"'"'s client exited 0, the UC one'"'"'s 124' "$tmp/empty-lost.err" &&
+        grep -qF 'loggp: no CPU figures for 16384 B (empty: ib_send_bw -l 32 -c UC): left out' "$tmp/empty-lost.err" &&
+        ok "empty-lost: the empty packets' stream that lost too much said and left out, the rest measured" ||
+        ko "empty-lost: exit $(cat "$tmp/empty-lost.rc"); $(grep -c . "$tmp/empty-lost.csv") lines; $(tail -n 4 "$tmp/empty-lost.err")"
     # o_w's pairs: each a 16 KiB stream of 3000 minus 600 messages and a ping-pong of 1250 minus 250 round trips,
     # in that order, with each guest's interrupts per message (the fake's: stream 1 on pku1, 2 on pku3; ping-pong
     # 3 and 5); the sleeps' CPU is 0
@@ -1017,6 +1039,29 @@ Executable: mpi_perf"
     fake cpuwin-noclock "none"
     expect cpuwin-noclock 0 verified "cpuwin: no rows: a guest clock could not be read before the run"
     [ "$(cat "$run/cpuwin.csv")" = "$EXP_CPUWIN_HEADER" ] && ok "cpuwin-noclock: no rows" || ko "cpuwin-noclock: $(cat "$run/cpuwin.csv")"
+    # the speed probe: hostwork's sum in rank 0's host (pku1) before each measurement, 5 passes minus
+    # 1 over 4, in cpu.csv as a probe row of that measurement. The fake's passes take 0.2 s each and
+    # pku1's process is busy all along: at most 200,000 us a pass, more than nothing (on a loaded machine less)
+    ( trap 'exit 0' TERM; while :; do :; done ) &
+    burner=$!
+    echo "$burner" >"$tmp/state/nodes/pku1/root/run/inclab/service.pid"
+    reset
+    fake probe "none"
+    got=$(awk -F, '$7 == "probe"' "$run/cpu.csv" 2>/dev/null)
+    kill "$burner" 2>/dev/null
+    echo "$sleeper" >"$tmp/state/nodes/pku1/root/run/inclab/service.pid"
+    [ "$(cat "$tmp/probe.rc")" = 0 ] && [ "$(wc -l <<<"$got")" = 1 ] &&
+        awk -F, '$1 == "inc" && $2 == "allreduce" && $3 == 4096 && $4 == 1 && $6 == "pku1" && $8 > 0 && $8 <= 250000 { ok = 1 } END { exit !ok }' <<<"$got" &&
+        ok "probe: one probe row, pku1's CPU per pass of hostwork's sum ($(cut -d, -f8 <<<"$got") us)" ||
+        ko "probe: exit $(cat "$tmp/probe.rc"), rows '$got'; $(grep -i probe "$tmp/probe.log" | head -n 3)"
+    # a lab without hostwork: the probe off, said once, no probe row
+    reset
+    mkdir -p "$tmp/probe-build" && for b in topogen incctl cpusample cpuwin; do cp "$(dirname "$topogen")/$b" "$tmp/probe-build/"; done
+    fake probe-off "none" allreduce INCLAB_BUILD="$tmp/probe-build"
+    [ "$(cat "$tmp/probe-off.rc")" = 0 ] && ! grep -q ',probe,' "$run/cpu.csv" &&
+        [ "$(grep -c "speed probe off: no $tmp/probe-build/hostwork (make); cpu.csv without probe rows" "$tmp/probe-off.log")" = 1 ] &&
+        ok "probe-off: no hostwork: said once, no probe row" ||
+        ko "probe-off: exit $(cat "$tmp/probe-off.rc"); $(grep -i probe "$tmp/probe-off.log" | head -n 3)"
     kill "$sleeper" "$sleeper2" 2>/dev/null
 fi
 

@@ -454,6 +454,31 @@ static void test_loggp_params(void **state)
 	NEAR(m.o_c, (240 - 130) / 0.99);
 	assert_int_equal(m.n_signaled_pairs, 0);
 	res_points_free(&p);
+	/* o_e in pairs: each repetition's plain 16 KiB stream, then the same answered with 16 empty sends a
+	 * message. Receivers 550, 450, 1075 against 1100, 1000, 1400: pairs (550, 550, 325) / 16, median 550 / 16 */
+	params_of(more, "cpu_recv,16384,400,550\ncpu_empty_recv,16384,800,1100\n"
+			"cpu_recv,16384,400,450\ncpu_empty_recv,16384,800,1000\n"
+			"cpu_recv,16384,400,1075\ncpu_empty_recv,16384,800,1400\n", &p, &m);
+	assert_true(m.empty_seen && m.empty);
+	NEAR(m.o_e, 550.0 / 16);
+	assert_int_equal(m.n_empty_pairs, 3);
+	res_points_free(&p);
+	params_of(more, "cpu_recv,16384,400,550\ncpu_empty_recv,16384,800,1100\n"
+			"cpu_recv,16384,400,1075\ncpu_empty_recv,16384,800,1400\n"
+			"cpu_recv,16384,400,450\ncpu_empty_recv,16384,800,1300\n", &p, &m);
+	NEAR(m.o_e, 550.0 / 16); /* pairs (550, 325, 850) / 16; the medians' difference would be (1300 - 550) / 16 */
+	res_points_free(&p);
+	/* a repetition without its answered stream: the medians' difference, (1050 - 550) / 16 */
+	params_of(more, "cpu_recv,16384,400,550\ncpu_empty_recv,16384,800,1100\n"
+			"cpu_recv,16384,400,450\ncpu_empty_recv,16384,800,1000\n"
+			"cpu_recv,16384,400,1075\n", &p, &m);
+	NEAR(m.o_e, 500.0 / 16);
+	assert_int_equal(m.n_empty_pairs, 0);
+	res_points_free(&p);
+	/* answering costs nothing (noise): measured, not used */
+	params_of(more, "cpu_recv,16384,400,550\ncpu_empty_recv,16384,800,500\n", &p, &m);
+	assert_true(m.empty_seen && !m.empty);
+	res_points_free(&p);
 	points(more, &p);
 	/* a UC stream that costs more than the RC one (an ACK below nothing), a completion that costs nothing:
 	 * left out, not clamped */
@@ -813,6 +838,21 @@ static void test_loggp_predict_acks_completions_steps(void **state)
 	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), 4942.16);
 	/* INC Broadcast: a non-root's 64 empty packets 64 x 2.09375 = 134 (o_sb would make 320) */
 	NEAR(loggp_predict(&m, &t, LOGGP_BROADCAST, LOGGP_INC, n, 0, &r), (671.36 + 3 * (134 + 1410.72) + 1230) / 2 + 130);
+	/* an empty packet in a receiving host measured (o_e 1): 64 x (1 + 3/32) = 70; the root's sends unchanged;
+	 * AllGather, whose hosts send 3 blocks of 16 empty packets each, 3 x 16 x (2.09375 - 1.09375) = 48 less a host */
+	double ag = loggp_predict(&m, &t, LOGGP_ALLGATHER, LOGGP_INC, n, 0, &r);
+	m.o_e = 1, m.empty = true;
+	NEAR(loggp_predict(&m, &t, LOGGP_BROADCAST, LOGGP_INC, n, 0, &r), (671.36 + 3 * (70 + 1410.72) + 1230) / 2 + 130);
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLGATHER, LOGGP_INC, n, 0, &r), ag - 4 * 48 / 2.0);
+	m.o_e = 0, m.empty = false;
+	/* a machine 1.5 times slower: every host term 1.5 times, the switches' not: INC AllReduce's hosts
+	 * (4 x 2082.08) x 1.5 + the switches' 1296, over C = 2, + the step L + 2o = 100 + 2 x 22.5 */
+	struct loggp slow = m;
+	loggp_at_speed(&slow, 1.5);
+	NEAR(slow.o_su, 3);
+	NEAR(slow.G_s, 0.015);
+	NEAR(slow.c_sw, 1);
+	NEAR(loggp_predict(&slow, &t, LOGGP_ALLREDUCE, LOGGP_INC, n, 0, &r), (4 * 2082.08 * 1.5 + 1296) / 2 + 145);
 	/* completions, 40 each beyond the streams' one in 100: libinccl asks one per 64 packets (16, at least 4
 	 * messages of 16), so its 5 sends of data ask 1 (+ 0.95 x 40 = 38) and 64 empty packets 1 (+ 0.36 x
 	 * 40 = 14.4); the ring one per 16 of its messages: 6 pieces ask 1 (+ 0.94 x 40 = 37.6 a host) */
@@ -898,6 +938,7 @@ static void test_loggp_cpu_and_frames(void **state)
 					 "inc,allreduce,1048576,1,4,pku2,host,500000,900000\ninc,allreduce,1048576,1,4,sw0,switch,"
 					 "40000,900000\ninc,allreduce,1048576,1,4,sw1,switch,60000,900000\n"
 					 "inc,allreduce,1048576,1,4,machine,machine,1700000,900000\n"
+					 "inc,allreduce,1048576,1,4,pku1,probe,210000,900000\n"
 					 "ring,allreduce,1048576,1,4,pku1,host,700000,1200000\n");
 	assert_int_equal(loggp_load_cpu(path, &c, err, sizeof(err)), 0);
 	unlink(path);
@@ -911,7 +952,14 @@ static void test_loggp_cpu_and_frames(void **state)
 	NEAR(c.r[0].machine, 1700000);
 	NEAR(c.r[1].host_sum, 700000);
 	NEAR(c.r[1].machine, -1); /* not recorded */
+	NEAR(c.r[0].probe, 210000); /* the speed probe: not a host's CPU */
+	assert_int_equal(c.r[0].hosts, 2);
+	NEAR(c.r[1].probe, -1);
 	loggp_cpu_free(&c);
+	temp_file(path, LOGGP_CPU_HEADER "\ninc,allreduce,1048576,1,4,pku1,probe,0,900000\n"); /* a probe of no CPU */
+	assert_int_equal(loggp_load_cpu(path, &c, err, sizeof(err)), -1);
+	unlink(path);
+	assert_non_null(strstr(err, ":2: not 'algorithm,"));
 	temp_file(path, LOGGP_CPU_HEADER "\ninc,allreduce,1048576,1,4,pku1,vm,300000,900000\n");
 	assert_int_equal(loggp_load_cpu(path, &c, err, sizeof(err)), -1);
 	unlink(path);
