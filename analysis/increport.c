@@ -1884,7 +1884,7 @@ static int cpu_per_call(const struct run *r, const char *algo, const char *coll,
 }
 
 /*
- * speed_of() - how much slower than at loggp.sh's measures the machine ran
+ * speed_of() - how much slower than at loggp.sh's measures the machine ran (REPORT's speed column, shown)
  * just before @algo / @coll / @bytes: the median over the run's rounds of
  * cpu.csv's probe (one pass of hostwork's float sum) over the model's
  * reference (loggp.csv's cpu_sum of the same pass), in *@k. Returns the
@@ -1946,6 +1946,16 @@ static int window_cpu_per_call(const struct run *r, const char *algo, const char
 	return k;
 }
 
+/* pairs_text() - how a paired parameter was taken, into @buf: "the median of @n repetitions, @each", or
+ * "the difference of their medians" when its rows did not pair (@n 0). */
+static void pairs_text(char *buf, size_t len, int n, const char *each)
+{
+	if (n)
+		snprintf(buf, len, "the median of %d repetitions, %s", n, each);
+	else
+		snprintf(buf, len, "the difference of their medians");
+}
+
 /* The model's parameters of run @r, each with how it was measured. */
 static void report_params(FILE *f, const struct run *r)
 {
@@ -1978,11 +1988,7 @@ static void report_params(FILE *f, const struct run *r)
 		fprintf(f, "| o_su, o_ru | - | not measured (loggp.csv without cpu_send_uc): every libinccl send costs o_sb, "
 			   "an ACK each |\n");
 	char pairs_said[96];
-	if (m->n_empty_pairs)
-		snprintf(pairs_said, sizeof(pairs_said), "the median of %d repetitions, each against its own plain "
-							 "stream", m->n_empty_pairs);
-	else
-		snprintf(pairs_said, sizeof(pairs_said), "the difference of their medians");
+	pairs_text(pairs_said, sizeof(pairs_said), m->n_empty_pairs, "each against its own plain stream");
 	if (m->empty)
 		fprintf(f, "| o_e | %.1f us | an empty packet's send in a host that is receiving (a Broadcast's non-root, the "
 			   "blocks of others in AllGather and AllToAll): (the receiver's CPU per message of a %d KiB stream while "
@@ -1997,11 +2003,7 @@ static void report_params(FILE *f, const struct run *r)
 	else
 		fprintf(f, "| o_e | - | not measured (loggp.csv without cpu_empty_recv): an empty packet costs as the UC "
 			   "stream's send |\n");
-	if (m->n_signaled_pairs)
-		snprintf(pairs_said, sizeof(pairs_said), "the median of %d repetitions, each stream measured right after its "
-							 "plain one", m->n_signaled_pairs);
-	else
-		snprintf(pairs_said, sizeof(pairs_said), "the difference of their medians");
+	pairs_text(pairs_said, sizeof(pairs_said), m->n_signaled_pairs, "each stream measured right after its plain one");
 	if (m->signaled)
 		fprintf(f, "| o_c | %.1f us | CPU per completion a send asks for: (CPU per message of a 16 KiB stream with "
 			   "every send signaled (ib_send_bw -Q 1) - the same with perftest's one in %d) / (1 - 1/%d), %s; added "
@@ -2105,8 +2107,9 @@ static void report_params(FILE *f, const struct run *r)
 	if (m->probe_ref > 0)
 		fprintf(f, "| speed | %.1f ms a pass | the machine's speed when loggp.sh measured: the CPU of one pass of "
 			   "hostwork's float sum over %.0f MiB in rank 0's host (cpu_sum, median); each measurement's probe "
-			   "of the same pass just before it (cpu.csv) over this is its speed column, every host term "
-			   "scaled by it (the switches' c_sw, L and the steps are the run's own) |\n\n",
+			   "of the same pass just before it (cpu.csv) over this is its speed column: shown, not applied (a "
+			   "probe of 4 passes swung 0.48 - 1.25 of it within one quiet run, more than the drift it is to "
+			   "correct; analysis/README.md) |\n\n",
 			m->probe_ref / 1000, LOGGP_PROBE_BYTES / 1048576);
 	else
 		fprintf(f, "| speed | - | no reference (loggp.csv without cpu_sum over %.0f MiB): every measurement taken as "
@@ -2146,8 +2149,8 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		   "machine takes them from the lab; the prediction on all the machine's "
 		   "cores is shown beside. Speed: how much slower than when loggp.sh measured the machine ran just "
 		   "before the measurement (cpu.csv's probe: one pass of hostwork's float sum in rank 0's host, over "
-		   "the same pass in loggp.csv; median of the rounds; `-` without probes): the machine's cores run "
-		   "slower or faster over an hour, and every host term is CPU time, so each is scaled by it. CPU per collective: the lab's measured CPU (cpu.csv, start-up and the "
+		   "the same pass in loggp.csv; median of the rounds; `-` without probes): shown beside, not applied "
+		   "to the prediction. CPU per collective: the lab's measured CPU (cpu.csv, start-up and the "
 		   "tool's checks of the result included) against the model's W_max and W / C. Switch timeouts: the "
 		   "retransmit timers that expired in the switches per collective (switch.csv, all switches, median of "
 		   "the rounds; `-` for the ring and runs without the file): each a wait of at least the timeout's floor "
@@ -2212,12 +2215,10 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				 * (measured): inside the timed calls where cpuwin.csv has the machine's line,
 				 * else over the whole measurement (cpu.csv: the tool's start-up included)
 				 */
-				/* the machine's speed just before it (cpu.csv's probes), against loggp.sh's */
-				if (speed_of(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &sp)) {
-					loggp_at_speed(&mc, sp);
+				/* the machine's speed just before it (cpu.csv's probes) against loggp.sh's: shown, not
+				 * applied (REPORT's speed row says why) */
+				if (speed_of(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &sp))
 					snprintf(spd, sizeof(spd), "%.2f", sp);
-				}
-				struct loggp ms = mc; /* at that speed, on all the machine's cores */
 				snprintf(cc, sizeof(cc), "%g", r->fit.C);
 				if (nw && wot >= 0 && r->fit.C - wot > 0) {
 					mc.C = r->fit.C - wot;
@@ -2228,7 +2229,7 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				}
 				if (loggp_predict(&mc, &r->tree, (enum loggp_coll)lc, (enum loggp_algo)algo, (double)x->bytes,
 						  x->root > 0 ? x->root : 0, &pr) <= 0 ||
-				    loggp_predict(&ms, &r->tree, (enum loggp_coll)lc, (enum loggp_algo)algo, (double)x->bytes,
+				    loggp_predict(&r->fit, &r->tree, (enum loggp_coll)lc, (enum loggp_algo)algo, (double)x->bytes,
 						  x->root > 0 ? x->root : 0, &all) <= 0 ||
 				    !aggregate_by(r, x->algo, x->coll, (int64_t)x->bytes, slow, &g))
 					continue;

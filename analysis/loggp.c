@@ -752,15 +752,6 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 
 /* ---- the run's CPU and frame records ---------------------------------------------------- */
 
-void loggp_at_speed(struct loggp *m, double k)
-{
-	double *t[] = { &m->o, &m->o_s, &m->o_r, &m->o_sb, &m->o_su, &m->o_ru, &m->o_e, &m->o_c, &m->o_w,
-			&m->G_s, &m->G_r, &m->G_swap, &m->G_copy, &m->G_sum };
-
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		*t[i] *= k;
-}
-
 int loggp_load_cpu(const char *path, struct loggp_cpu *c, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");

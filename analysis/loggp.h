@@ -284,17 +284,6 @@ double loggp_lone_frames(const struct loggp_tree *t);
 double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum loggp_coll c, enum loggp_algo a,
 		     double bytes, int root, struct loggp_pred *out);
 
-/**
- * loggp_at_speed() - @m for a machine @k times slower (k > 1) or faster than
- * when loggp.sh measured it: every host CPU term (o_s, o_r, o, o_sb, o_su,
- * o_ru, o_e, o_c, o_w, G_s, G_r and the loops' G) times @k. The speed is
- * measured (cpu.csv's probe row: the CPU of one pass of hostwork's float sum
- * just before a measurement, over loggp.csv's cpu_sum of the same pass,
- * m->probe_ref), not fitted. The switches' c_sw (measured over the run's own
- * INC measurements), L and the steps (the run's Barriers) stay.
- */
-void loggp_at_speed(struct loggp *m, double k);
-
 /* cpu.csv's header (experiments/lib.sh EXP_CPU_HEADER). */
 #define LOGGP_CPU_HEADER "algorithm,collective,bytes,round,calls,node,role,cpu_us,wall_us"
 
