@@ -1895,10 +1895,9 @@ static int speed_of(const struct run *r, const char *algo, const char *coll, dou
 	double s[RES_MAX_ROUNDS + 1];
 	int n = 0;
 
-	for (size_t i = 0; i < r->cpu.n && n <= RES_MAX_ROUNDS; i++) {
+	for (size_t i = 0; r->fit.probe_ref > 0 && i < r->cpu.n && n <= RES_MAX_ROUNDS; i++) {
 		const struct loggp_cpu_row *c = &r->cpu.r[i];
-		if (!strcmp(c->algo, algo) && !strcmp(c->coll, coll) && c->bytes == bytes && c->probe > 0 &&
-		    r->fit.probe_ref > 0)
+		if (!strcmp(c->algo, algo) && !strcmp(c->coll, coll) && c->bytes == bytes && c->probe > 0)
 			s[n++] = c->probe / r->fit.probe_ref;
 	}
 	if (n)
@@ -2198,7 +2197,7 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				struct loggp_pred pr, all;
 				struct loggp mc = r->fit;
 				struct agg g;
-				double hm = 0, al = 0, ot = -1, sp = 1;
+				double hm = 0, al = 0, ot = -1, sp;
 				int nc;
 				char spd[32] = "-";
 

@@ -200,52 +200,31 @@ static int waited_pairs(const struct res_point *p, size_t n, struct loggp *m, ch
 }
 
 /*
- * signaled_pairs() - the CPU a 16 KiB send costs signaled beyond a plain one:
- * loggp.sh measures each repetition's plain stream and, right after it, the
- * signaled one, so when there are as many of each (the file's order pairs
- * them) the median of the repetitions' differences; else (a repetition whose
- * signaled stream failed, a file from elsewhere) the difference of the
- * medians @plain16 and @sig16. A run's slow drift cancels within a pair.
- * *@pairs: how many pairs, 0 for the medians' difference.
+ * paired_diff() - how much a 16 KiB stream of kind @other costs beyond the
+ * plain one of kind @plain, per message: loggp.sh measures each repetition's
+ * plain stream and, later in the same repetition, the other, so when there
+ * are as many of each (the file's order pairs them) the median of the
+ * repetitions' differences; else (a repetition whose other stream failed, a
+ * file from elsewhere) the difference of the medians @plain_med and
+ * @other_med. A run's slow drift cancels within a pair. *@pairs: how many
+ * pairs, 0 for the medians' difference. o_c's (cpu_send_signaled against
+ * cpu_send, measured right after it) and o_e's (cpu_empty_recv against
+ * cpu_recv, a minute after it, the signaled stream between).
  */
-static double signaled_pairs(const struct res_point *p, size_t n, double plain16, double sig16, int *pairs)
+static double paired_diff(const struct res_point *p, size_t n, enum res_measure plain, enum res_measure other,
+			  double plain_med, double other_med, int *pairs)
 {
-	double pl[LOGGP_MAX_PAIRS], sg[LOGGP_MAX_PAIRS];
-	int kp = values_at(p, n, RES_CPU_SEND, LOGGP_RING_PIECE, pl, LOGGP_MAX_PAIRS),
-	    ks = values_at(p, n, RES_CPU_SEND_SIGNALED, LOGGP_RING_PIECE, sg, LOGGP_MAX_PAIRS);
+	double pl[LOGGP_MAX_PAIRS], ot[LOGGP_MAX_PAIRS];
+	int kp = values_at(p, n, plain, LOGGP_RING_PIECE, pl, LOGGP_MAX_PAIRS),
+	    ko = values_at(p, n, other, LOGGP_RING_PIECE, ot, LOGGP_MAX_PAIRS);
 
 	*pairs = 0;
-	if (kp != ks || kp < 1 || kp > LOGGP_MAX_PAIRS)
-		return sig16 - plain16;
+	if (kp != ko || kp < 1 || kp > LOGGP_MAX_PAIRS)
+		return other_med - plain_med;
 	for (int i = 0; i < kp; i++)
-		sg[i] -= pl[i];
+		ot[i] -= pl[i];
 	*pairs = kp;
-	return loggp_median(sg, (size_t)kp);
-}
-
-/*
- * empty_pairs() - what an empty packet's send costs a host that is receiving:
- * loggp.sh measures each repetition's plain 16 KiB stream and, a minute after
- * it (the signaled one between), the same stream with 16 messages of 8 B sent back over UC for each
- * (cpu_empty_recv), so when there are as many of each the median of the
- * repetitions' (answered - plain receiver) / 16, else the difference of the
- * medians @recv16 and @empty16 over 16. *@pairs: how many pairs, 0 for the
- * medians' difference.
- */
-static double empty_pairs(const struct res_point *p, size_t n, double recv16, double empty16, int *pairs)
-{
-	double pl[LOGGP_MAX_PAIRS], em[LOGGP_MAX_PAIRS];
-	int kp = values_at(p, n, RES_CPU_RECV, LOGGP_RING_PIECE, pl, LOGGP_MAX_PAIRS),
-	    ke = values_at(p, n, RES_CPU_EMPTY_RECV, LOGGP_RING_PIECE, em, LOGGP_MAX_PAIRS);
-	double per = LOGGP_RING_PIECE / LOGGP_PKT; /* an empty packet per packet received (hostlib/comm.c) */
-
-	*pairs = 0;
-	if (kp != ke || kp < 1 || kp > LOGGP_MAX_PAIRS)
-		return (empty16 - recv16) / per;
-	for (int i = 0; i < kp; i++)
-		em[i] = (em[i] - pl[i]) / per;
-	*pairs = kp;
-	return loggp_median(em, (size_t)kp);
+	return loggp_median(ot, (size_t)kp);
 }
 
 /* The smallest (@want_max false) or largest size measured of @which; -1 when none. */
@@ -294,12 +273,14 @@ int loggp_params(const struct res_point *p, size_t n, int cores, double sw_cpu_u
 	double plain16 = median_at(p, n, RES_CPU_SEND, LOGGP_RING_PIECE, &c3),
 	       sig16 = median_at(p, n, RES_CPU_SEND_SIGNALED, LOGGP_RING_PIECE, &c4);
 	if (c3 > 0 && c4 > 0)
-		m->o_c = signaled_pairs(p, n, plain16, sig16, &m->n_signaled_pairs) / (1 - 1.0 / LOGGP_PERFTEST_CQ);
+		m->o_c = paired_diff(p, n, RES_CPU_SEND, RES_CPU_SEND_SIGNALED, plain16, sig16, &m->n_signaled_pairs) /
+			 (1 - 1.0 / LOGGP_PERFTEST_CQ);
 	m->signaled_seen = c3 > 0 && c4 > 0;
 	double r16 = median_at(p, n, RES_CPU_RECV, LOGGP_RING_PIECE, &c1),
 	       e16 = median_at(p, n, RES_CPU_EMPTY_RECV, LOGGP_RING_PIECE, &c2);
 	if (c1 > 0 && c2 > 0)
-		m->o_e = empty_pairs(p, n, r16, e16, &m->n_empty_pairs);
+		m->o_e = paired_diff(p, n, RES_CPU_RECV, RES_CPU_EMPTY_RECV, r16, e16, &m->n_empty_pairs) /
+			 (LOGGP_RING_PIECE / LOGGP_PKT); /* an empty packet per packet received (hostlib/comm.c) */
 	m->empty_seen = c1 > 0 && c2 > 0;
 	m->empty = m->empty_seen && m->o_e > 0;
 	m->signaled = m->signaled_seen && m->o_c > 0;

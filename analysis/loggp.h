@@ -29,9 +29,10 @@
  *              pair). An empty packet then costs o_e and its share of the
  *              switch's ACK, a/32; o_su + a/32 when not measured or not
  *              above 0. The UC stream prices a send in a host that only
- *              sends; a receiving host is awake and takes its interrupts
- *              anyway (analysis/README.md: the sweep's CPU left ~25 us an
- *              empty packet where o_su + a/32 said 64)
+ *              sends. The hope was that a receiving host, awake anyway, pays
+ *              less (the collectives of sweep-20261129-112412 left ~25 us an
+ *              empty packet where o_su + a/32 said 64); measured, it paid
+ *              52 - 71 us on the lab of 2026-11-29 (analysis/README.md)
  *   o_c        CPU per completion a send asks for (cpu_send_signaled: the
  *              stream of 16 KiB with every send signaled, less cpu_send at
  *              16 KiB, whose perftest asks one in LOGGP_PERFTEST_CQ = 100, per

@@ -199,7 +199,7 @@ if [ ! -x "$hwbin" ]; then
 elif ! "$top/lab/lab.sh" push "$probe_host" "$hwbin" /tmp/hostwork >/dev/null 2>&1; then
     probe_off="hostwork could not be put on $probe_host"
 fi
-[ -z "$probe_off" ] || exp_log "speed probe off: $probe_off; cpu.csv without probe rows: the model takes the machine as fast as when loggp.sh measured"
+[ -z "$probe_off" ] || exp_log "speed probe off: $probe_off; cpu.csv without probe rows (REPORT's speed column -)"
 conditions=() # one YAML list item per round (meta.yaml's round_conditions)
 failed=()               # what failed the run, each with why
 declare -A unavailable=() # baseline -> why it could not start (not measured from then on)
