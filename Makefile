@@ -324,7 +324,7 @@ test-guest-time:
 
 test-lab-aborts: $(LAB_DEPS_STAMP) payload
 	@BUILD=$(BUILD) tests/run-phase.sh lab-aborts tests/harness/test-lab-aborts.sh
-test-experiments: $(BUILD)/topogen $(BUILD)/inccl_perf $(BUILD)/cpusample $(BUILD)/cpuwin $(BUILD)/hostwork
+test-experiments: $(BUILD)/topogen $(BUILD)/incctl $(BUILD)/inccl_perf $(BUILD)/cpusample $(BUILD)/cpuwin $(BUILD)/hostwork
 	@INCLAB_BUILD=$(abspath $(BUILD)) tests/run-phase.sh experiments tests/experiments/test-exp-args.sh
 # the CPU sampler on this machine's processes (a busy shell, a few seconds)
 test-cpusample: $(BUILD)/cpusample $(BUILD)/cpuwin
