@@ -12,7 +12,8 @@
 #include <string.h>
 
 #define LINE_MAX_LEN 256   /* the longest valid line is under 100 characters */
-#define MAX_FIELDS 6       /* a windows line's */
+#define MAX_FIELDS 8       /* a windows line's (CPUWIN_WINDOWS_HEADER); 6 in a file of before its counters */
+#define OLD_FIELDS 6       /* CPUWIN_WINDOWS_HEADER_6's */
 #define NS_PER_US 1000.0
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -204,9 +205,10 @@ bad:
 static int window_line(char *buf, struct cpuwin_window *out, char *err, size_t errlen)
 {
 	char *fields[MAX_FIELDS + 1];
-	int64_t rank, bytes, iter, start, end;
+	int64_t rank, bytes, iter, start, end, intr = -1, pkts = -1;
+	int n = split(buf, fields);
 
-	if (split(buf, fields) != MAX_FIELDS)
+	if (n != MAX_FIELDS && n != OLD_FIELDS)
 		return fail(err, errlen, "not %s", CPUWIN_WINDOWS_HEADER);
 	if (parse_i64(fields[0], 0, 0x7fffffff, &rank))
 		return fail(err, errlen, "bad rank '%s'", fields[0]);
@@ -222,8 +224,14 @@ static int window_line(char *buf, struct cpuwin_window *out, char *err, size_t e
 		return fail(err, errlen, "bad end_ns '%s'", fields[5]);
 	if (end < start)
 		return fail(err, errlen, "end_ns %lld before start_ns %lld", (long long)end, (long long)start);
+	/* the counters: -1 where inccl_perf could not read them, else a count */
+	if (n == MAX_FIELDS && strcmp(fields[6], "-1") && parse_i64(fields[6], 0, INT64_MAX, &intr))
+		return fail(err, errlen, "bad intr '%s' (a count or -1)", fields[6]);
+	if (n == MAX_FIELDS && strcmp(fields[7], "-1") && parse_i64(fields[7], 0, INT64_MAX, &pkts))
+		return fail(err, errlen, "bad pkts '%s' (a count or -1)", fields[7]);
 	*out = (struct cpuwin_window){ .rank = (int)rank, .warmup = !strcmp(fields[1], "warmup"),
-				       .bytes = (uint64_t)bytes, .iter = (int)iter, .start_ns = start, .end_ns = end };
+				       .bytes = (uint64_t)bytes, .iter = (int)iter, .start_ns = start, .end_ns = end,
+				       .intr = intr, .pkts = pkts };
 	return 0;
 }
 
@@ -236,7 +244,7 @@ int cpuwin_read_windows(FILE *f, const char *path, struct cpuwin_windows *w, cha
 
 	memset(w, 0, sizeof(*w));
 	while ((rc = read_line(f, buf, &lineno, &toolong)) > 0) {
-		if (!strcmp(buf, CPUWIN_WINDOWS_HEADER))
+		if (!strcmp(buf, CPUWIN_WINDOWS_HEADER) || !strcmp(buf, CPUWIN_WINDOWS_HEADER_6))
 			continue; /* each run appended starts with it when the file was empty; more are harmless */
 		if (w->n == w->cap) {
 			struct cpuwin_window *p = grow(w->w, w->cap, sizeof(*p), 64, &w->cap);

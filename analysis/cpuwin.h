@@ -15,7 +15,9 @@
 
 #define CPUWIN_ERR_LEN 256
 /* inccl_perf's PERF_WINDOWS_HEADER (hostlib/tools/perf_opts.h; test_cpuwin checks they agree) */
-#define CPUWIN_WINDOWS_HEADER "rank,phase,bytes,iter,start_ns,end_ns"
+#define CPUWIN_WINDOWS_HEADER "rank,phase,bytes,iter,start_ns,end_ns,intr,pkts"
+/* the same file written before inccl_perf counted interrupts and packets: still read, the counters -1 */
+#define CPUWIN_WINDOWS_HEADER_6 "rank,phase,bytes,iter,start_ns,end_ns"
 #define CPUWIN_SAMPLES_HEADER "time_ns,pid,ticks"
 #define CPUWIN_MAX_PIDS 65 /* cpusample's CPUSAMPLE_MAX_PIDS processes and the machine */
 #define CPUWIN_MACHINE_PID 0 /* cpusample -m: the whole machine's busy time (no process has PID 0) */
@@ -45,6 +47,7 @@ struct cpuwin_window {
 	uint64_t bytes;
 	int iter;
 	int64_t start_ns, end_ns; /* the guest's CLOCK_REALTIME */
+	int64_t intr, pkts;       /* the guest's interrupts and RDMA packets across the window; -1: not counted */
 };
 
 /** A windows file. */

@@ -83,6 +83,7 @@ struct cnt_meas {
 	long round, calls;
 	double timeouts, retransmits; /* switch.csv */
 	double intr, pkts;            /* rxe.csv: the guests' interrupts; rxe's packets sent and received */
+	double tintr, tpkts;          /* rxe.csv's timed_intr, timed_pkts: the same inside the timed calls only */
 };
 
 struct run {
@@ -188,7 +189,8 @@ static int model_inputs(struct run *r)
  * together. Into r->swm, per measurement, the retransmit timeouts and
  * retransmits of all switches; with @hosts into r->hm the guest interrupts
  * (guest_intr) and rxe's packets sent and received (sent_pkts, rcvd_pkts) of
- * all hosts. Every field is checked (names of at most 15 characters, whole
+ * all hosts, and the same inside the timed calls (timed_intr, timed_pkts:
+ * inccl_perf's windows, whose rows carry the timed calls' count). Every field is checked (names of at most 15 characters, whole
  * numbers, a counter of [a-z_]); the first bad line is complained about with
  * its number and nothing of the file is kept. Returns 0, or -1.
  */
@@ -273,6 +275,10 @@ static int load_counters_csv(struct run *r, const char *path, bool hosts)
 			m->intr += delta;
 		else if (!strcmp(v[6], "sent_pkts") || !strcmp(v[6], "rcvd_pkts"))
 			m->pkts += delta;
+		else if (!strcmp(v[6], "timed_intr"))
+			m->tintr += delta;
+		else if (!strcmp(v[6], "timed_pkts"))
+			m->tpkts += delta;
 	}
 	fclose(f);
 	return 0;
@@ -288,6 +294,8 @@ bad:
 static double per_call_timeouts(const struct cnt_meas *m) { return m->timeouts / m->calls; }
 /* intr_per_packet() - meas_median()'s figure: @m's guest interrupts per rxe packet; -1 (none in it) without packets. */
 static double intr_per_packet(const struct cnt_meas *m) { return m->pkts > 0 ? m->intr / m->pkts : -1; }
+/* timed_intr_per_packet() - the same inside the timed calls (timed_intr, timed_pkts); -1 without them. */
+static double timed_intr_per_packet(const struct cnt_meas *m) { return m->tpkts > 0 ? m->tintr / m->tpkts : -1; }
 
 /*
  * meas_median() - the median over the rounds of @fig of the measurements
@@ -318,6 +326,13 @@ static int switch_timeouts(const struct run *r, const char *algo, const char *co
 static int host_intr_per_packet(const struct run *r, const char *algo, const char *coll, double bytes, double *ratio)
 {
 	return meas_median(r->hm, r->nhm, intr_per_packet, algo, coll, bytes, ratio);
+}
+
+/* host_timed_intr_per_packet() - meas_median() of the same inside the timed calls (rxe.csv's timed_* rows). */
+static int host_timed_intr_per_packet(const struct run *r, const char *algo, const char *coll, double bytes,
+				      double *ratio)
+{
+	return meas_median(r->hm, r->nhm, timed_intr_per_packet, algo, coll, bytes, ratio);
 }
 
 static void model_steps(struct run *r);
@@ -2156,7 +2171,9 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		   "(50 ms by default) for an ACK, which the model does not count. Interrupts per packet: the hosts' guest "
 		   "interrupts over the packets rxe sent and received (rxe.csv, all hosts, median of the rounds): a rank "
 		   "that sleeps waiting for a peer takes its packets a few interrupts at a time, and under TCG each costs "
-		   "the CPU of several packets: what o_w counts (analysis/README.md).\n\n",
+		   "the CPU of several packets: what o_w counts (analysis/README.md); (calls X): the same inside the "
+		   "timed calls only (rxe.csv's timed_intr and timed_pkts: inccl_perf's counts around each call, its "
+		   "start-up, barriers and checks left out).\n\n",
 		LOGGP_INC_POST);
 	for (size_t i = n; i-- > 0;) {
 		struct run *r = &runs[i];
@@ -2253,15 +2270,22 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				} else {
 					fprintf(f, " - |");
 				}
-				double to, ipp;
+				double to, ipp, tipp;
 				if (switch_timeouts(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &to))
 					fprintf(f, " %.1f |", to);
 				else
 					fprintf(f, " - |");
-				if (host_intr_per_packet(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &ipp))
+				int has_ipp = host_intr_per_packet(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &ipp);
+				if (host_timed_intr_per_packet(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &tipp)) {
+					if (has_ipp)
+						fprintf(f, " %.3f (calls %.3f) |", ipp, tipp);
+					else
+						fprintf(f, " - (calls %.3f) |", tipp);
+				} else if (has_ipp) {
 					fprintf(f, " %.3f |", ipp);
-				else
+				} else {
 					fprintf(f, " - |");
+				}
 				if (!r->cw.n) {
 					fputc('\n', f);
 				} else if (nw) {

@@ -336,6 +336,10 @@ for round in $(seq 1 "$ROUNDS"); do
                     cw_why=$(head -c 600 "$tgen/cpuwin.err" | sed 's/^exp: //' | paste -sd ' ')
                 else
                     cat "$tgen/cpuwin.rows" >> "$run/cpuwin.csv"
+                    # each host's interrupts and packets inside its timed calls (rxe.csv's timed_*; calls: the
+                    # timed ones, as cpuwin counted them in the windows)
+                    exp_timed_counts "$tgen" | awk -v p="$a,$coll,$b,$round,$(head -n 1 "$tgen/cpuwin.rows" | cut -d, -f5)" \
+                        '{ print p "," $1 "," $2 "," $3 }' >> "$run/rxe.csv"
                     awk -F, '$7 == "host" { n++; c += $9; if ($9 > m) m = $9 } $7 != "machine" { p += $9 } $7 == "machine" { mc = $9 } END {
                         if (n) printf "    cpuwin: %d calls in %.0f ms: busiest host %.0f ms, all hosts %.0f ms of CPU inside them, the rest of the machine %.0f ms (offsets +- %d us)\n",
                             $5, $10 / 1000, m / 1000, c / 1000, (mc - p) / 1000, $12 }' "$tgen/cpuwin.rows"

@@ -804,7 +804,7 @@ exp_speed_probe() {
 # timed windows (inccl_perf -X), with cpuwin_cpu()'s bound and the clock offsets' uncertainty
 # (analysis/cpuwin.h CPUWIN_CSV_HEADER; experiments/README.md)
 EXP_CPUWIN_HEADER=algorithm,collective,bytes,round,calls,node,role,pid,cpu_us,span_us,bound_us,offset_us
-EXP_WIN_MAX=1048576 # bytes of a rank's windows file read back: ~70 a line, so ~15,000 iterations
+EXP_WIN_MAX=1048576 # bytes of a rank's windows file read back: ~90 a line, so ~11,000 iterations
 
 # exp_int64_ok S — S is a whole number 0..2^63-1 (bash's arithmetic) of at most 19 digits.
 exp_int64_ok() { [[ $1 =~ ^[0-9]{1,19}$ ]] && { [ ${#1} -lt 19 ] || [[ $1 < 9223372036854775808 ]]; }; }
@@ -843,6 +843,29 @@ exp_clock_offset() {
 exp_cw_clocks() {
     local h
     for h in $(exp_hosts); do exp_guest_clock "$h" > "$1.$h" || return 1; done
+}
+
+# exp_timed_counts DIR — each host's interrupts and RDMA packets inside its
+# timed calls, from the windows files exp_cpuwin_rows read into DIR/win.RANK
+# (inccl_perf -X: the counts across each call; cpuwin has parsed them): lines
+# "NODE timed_intr N" and "NODE timed_pkts N", the sums over the rank's timed
+# windows, for rxe.csv. A host whose file has no timed window, a -1 (a counter
+# inccl_perf could not read) or a line of another shape (the 6 fields of an
+# inccl_perf that did not count) gets no line for that counter: never a sum of
+# part of its calls.
+exp_timed_counts() {
+    local i hosts
+    mapfile -t hosts < <(exp_hosts)
+    for i in "${!hosts[@]}"; do
+        [ -r "$1/win.$i" ] || continue
+        awk -F, -v h="${hosts[$i]}" '
+            $1 == "rank" { next }
+            $2 == "timed" { n++; if (NF != 8) { bi = bp = 1; next }
+                            if ($7 ~ /^[0-9]+$/) ti += $7; else bi = 1
+                            if ($8 ~ /^[0-9]+$/) tp += $8; else bp = 1 }
+            END { if (n && !bi) printf "%s timed_intr %.0f\n", h, ti
+                  if (n && !bp) printf "%s timed_pkts %.0f\n", h, tp }' "$1/win.$i"
+    done
 }
 
 # exp_cpuwin_rows DIR ALGO COLL ROUND PROCS — cpuwin.csv's rows of one

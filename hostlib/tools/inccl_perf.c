@@ -30,6 +30,8 @@
  * bootstrap (group, communicator) failed, no collective ran
  * (experiments/lib.sh tells a baseline that could not start by it).
  */
+#include <dirent.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,10 +246,72 @@ static int collective(struct bench *b, size_t count)
 }
 
 /**
+ * read_count() - the first whole number in file @path after the word @key
+ * (NULL: the file's first), e.g. /proc/stat's "intr N ..." or a hw_counters
+ * file's "N". Return it, or -1 when the file cannot be read or holds no such
+ * number. Reads at most 4 KiB of a line (the intr line of /proc/stat lists
+ * every IRQ after its total; only the total is wanted).
+ */
+static int64_t read_count(const char *path, const char *key)
+{
+	char line[4096];
+	int64_t v = -1;
+	size_t klen = key ? strlen(key) : 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (key && (strncmp(line, key, klen) || line[klen] != ' '))
+			continue;
+		if (sscanf(line + klen, "%" SCNd64, &v) != 1 || v < 0)
+			v = -1;
+		break;
+	}
+	fclose(f);
+	return v;
+}
+
+/**
+ * machine_counts() - what this machine has counted so far for the windows
+ * file (PERF_WINDOWS_HEADER): its interrupts into *@intr and the packets its
+ * RDMA devices sent and received into *@pkts (each device's port 1
+ * hw_counters sent_pkts + rcvd_pkts, summed over devices), each -1 where it
+ * cannot be read. Called just outside the timed span, before and after.
+ */
+static void machine_counts(int64_t *intr, int64_t *pkts)
+{
+	DIR *d = opendir("/sys/class/infiniband");
+	struct dirent *e;
+
+	*intr = read_count("/proc/stat", "intr");
+	*pkts = -1;
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char path[512];
+		int64_t s, r;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/sent_pkts", e->d_name);
+		s = read_count(path, NULL);
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/rcvd_pkts", e->d_name);
+		r = read_count(path, NULL);
+		if (s >= 0 && r >= 0)
+			*pkts = (*pkts < 0 ? 0 : *pkts) + s + r;
+	}
+	closedir(d);
+}
+
+/** since() - the count from @before to @after, -1 when either is unknown or it went backwards. */
+static int64_t since(int64_t before, int64_t after) { return before < 0 || after < before ? -1 : after - before; }
+
+/**
  * One iteration on @bytes: refill, barrier, then the timed collective, whose
  * time is added to *@elapsed_us; with -X, then its window (iteration @k,
  * @warmup or timed) is appended to the windows file, the real-time clock read
- * just outside the timed span.
+ * just outside the timed span and the machine's counters just outside that
+ * (machine_counts(): reading them is not timed).
  */
 static int iterate(struct bench *b, size_t bytes, int warmup, int k, double *elapsed_us)
 {
@@ -256,14 +320,20 @@ static int iterate(struct bench *b, size_t bytes, int warmup, int k, double *ela
 	refill(b, bytes / perf_dtype_size(b->o->dtype));
 	if ((rc = inccl_barrier(b->comm)))
 		return call_failed(b, "the barrier before an iteration", rc, inccl_errmsg(b->comm));
+	int64_t intr0 = -1, pkts0 = -1, intr1 = -1, pkts1 = -1;
+	if (b->windows)
+		machine_counts(&intr0, &pkts0);
 	int64_t start_ns = b->windows ? realtime_ns() : 0;
 	double t0 = now_us();
 	rc = collective(b, bytes / perf_dtype_size(b->o->dtype));
 	*elapsed_us += now_us() - t0;
 	int64_t end_ns = b->windows ? realtime_ns() : 0;
+	if (b->windows)
+		machine_counts(&intr1, &pkts1);
 	if (rc)
 		return collective_failed(b, bytes, rc);
-	if (b->windows && perf_window_line(b->windows, b->o->rank, warmup, bytes, k, start_ns, end_ns)) {
+	if (b->windows && perf_window_line(b->windows, b->o->rank, warmup, bytes, k, start_ns, end_ns,
+					   since(intr0, intr1), since(pkts0, pkts1))) {
 		fprintf(stderr, "inccl_perf: rank %d: cannot write the windows to %s\n", b->o->rank, b->o->windows_path);
 		return -1;
 	}

@@ -58,7 +58,9 @@ const char perf_help[] =
 	"  -O FILE     write the report to FILE instead of stdout\n"
 	"  -X FILE     append to FILE one line per iteration, warm-up too: rank, phase (warmup,\n"
 	"              timed), bytes, iteration, CLOCK_REALTIME ns just before and after the\n"
-	"              collective (the header " PERF_WINDOWS_HEADER " first when FILE is empty)\n"
+	"              collective, this machine's interrupts and RDMA packets sent and received\n"
+	"              across it (-1: unreadable) (the header " PERF_WINDOWS_HEADER "\n"
+	"              first when FILE is empty)\n"
 	"  -v          every rank reports (not only rank 0)\n"
 	"  -h          this help\n"
 	"\n"
@@ -435,10 +437,11 @@ enum perf_parse_result perf_parse_args(int argc, char *const argv[], struct perf
 	return validate(o, err, errlen);
 }
 
-int perf_window_line(FILE *f, int rank, int warmup, size_t bytes, int iter, int64_t start_ns, int64_t end_ns)
+int perf_window_line(FILE *f, int rank, int warmup, size_t bytes, int iter, int64_t start_ns, int64_t end_ns,
+		     int64_t intr, int64_t pkts)
 {
-	return fprintf(f, "%d,%s,%zu,%d,%lld,%lld\n", rank, warmup ? "warmup" : "timed", bytes, iter, (long long)start_ns,
-		       (long long)end_ns) < 0 ? -1 : 0;
+	return fprintf(f, "%d,%s,%zu,%d,%lld,%lld,%lld,%lld\n", rank, warmup ? "warmup" : "timed", bytes, iter,
+		       (long long)start_ns, (long long)end_ns, (long long)intr, (long long)pkts) < 0 ? -1 : 0;
 }
 
 /* ---- report ------------------------------------------------------------------ */

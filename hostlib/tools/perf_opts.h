@@ -214,12 +214,19 @@ int perf_tally_decode(const int32_t v[PERF_TALLY_LEN], int nranks, uint64_t *tot
  * ("warmup") and timed ("timed"), after the header when the file was empty:
  * the rank, the phase, the size in bytes, the iteration (1..), and
  * CLOCK_REALTIME in ns just before and just after the collective: the span
- * that time_us times, within the two clock reads. analysis/cpuwin.c reads it
+ * that time_us times, within the two clock reads. Then what the rank's
+ * machine counted across the same span (read just outside the clock reads):
+ * its interrupts (/proc/stat's intr total: every interrupt of every CPU, the
+ * timer's included) and the packets its RDMA devices sent and received (the
+ * sum of sent_pkts and rcvd_pkts of each device's port 1 hw_counters, resends
+ * and ACKs included), each -1 where it could not be read (no /proc, no
+ * device with those counters). analysis/cpuwin.c reads it
  * (CPUWIN_WINDOWS_HEADER is this header).
  */
-#define PERF_WINDOWS_HEADER "rank,phase,bytes,iter,start_ns,end_ns"
+#define PERF_WINDOWS_HEADER "rank,phase,bytes,iter,start_ns,end_ns,intr,pkts"
 
 /** perf_window_line() - write one line of the windows file to @f. Return 0, or -1 if it failed. */
-int perf_window_line(FILE *f, int rank, int warmup, size_t bytes, int iter, int64_t start_ns, int64_t end_ns);
+int perf_window_line(FILE *f, int rank, int warmup, size_t bytes, int iter, int64_t start_ns, int64_t end_ns,
+		     int64_t intr, int64_t pkts);
 
 #endif

@@ -388,6 +388,20 @@ printf 'inc,allreduce,1048576,1,4,pku1,guest_intr,-3\n' >>"$bx/$(basename "$swee
 "$increport" plots "$bx" 2>"$tmp/badrxe.err" >/dev/null
 check "an rxe.csv line that is not 'name,...,whole number': said with its line, the run still modelled, no column ($(cat "$tmp/badrxe.err"))" \
     sh -c "grep -qF 'rxe.csv:27: not' '$tmp/badrxe.err' && grep -qF '| 125.0 ms, 383.3 ms | 2.0 | - |' '$bx/REPORT.md'"
+# the interrupts inside the timed calls (rxe.csv's timed_intr, timed_pkts; 3 calls): 4 x 900 over 4 x 3000 = 0.300
+# beside the whole run's 0.100; a timed count that is not one refused with its line as the others
+ti=$tmp/timedintr && mkdir -p "$ti" && cp -r "$sweep" "$ti/"
+for h in pku1 pku2 pku3 pku4; do
+    printf 'inc,allreduce,1048576,1,3,%s,timed_intr,900\ninc,allreduce,1048576,1,3,%s,timed_pkts,3000\n' "$h" "$h"
+done >>"$ti/$(basename "$sweep")/rxe.csv"
+"$increport" plots "$ti" 2>"$tmp/timedintr.err" >/dev/null
+check "REPORT: the interrupts per packet inside the timed calls beside the whole run's (0.100 (calls 0.300)), the ring's without them ($(head -c 200 "$tmp/timedintr.err"))" \
+    sh -c "grep -qF '| 125.0 ms, 383.3 ms | 2.0 | 0.100 (calls 0.300) |' '$ti/REPORT.md' && grep -qF '| - | - | 0.300 |' '$ti/REPORT.md' &&
+        grep -qF '(calls X): the same inside the timed calls only' '$ti/REPORT.md' && [ ! -s '$tmp/timedintr.err' ]"
+printf 'inc,allreduce,1048576,1,3,pku1,timed_intr,-1\n' >>"$ti/$(basename "$sweep")/rxe.csv"
+"$increport" plots "$ti" 2>"$tmp/timedintr.err" >/dev/null
+check "an rxe.csv timed count of -1 (inccl_perf could not read it: exp.sh writes none): said with its line, no column ($(head -c 200 "$tmp/timedintr.err"))" \
+    sh -c "grep -qF 'rxe.csv:35: not' '$tmp/timedintr.err' && grep -qF '| 125.0 ms, 383.3 ms | 2.0 | - |' '$ti/REPORT.md'"
 # cpuwin.csv (the CPU inside the timed calls): INC AllReduce of 1 MiB, 3 calls, on the 1.5 cores left to the lab:
 # the busiest host 450 ms / 3 = 150 ms +- 60 / 3 = 20 ms; all five processes 1470 ms / 3 / 1.5 = 326.7 ms
 # +- 270 / 3 / 1.5 = 60 ms; offsets +- 12 ms. A measurement without rows gets '-'; a run without the file no column

@@ -501,15 +501,19 @@ case $c in
 *"inccl_perf -r "*)
     tool "$(arg -A)" "$(arg -C)" "$(arg -b)"
     # -X: the windows file, on the guest's clock (offset.NODE ns ahead): a warm-up and 2 timed calls of 50 ms
-    # each; the scenario's win= instead when it gives one
+    # each, their interrupts 1000 (the warm-up) and 10 x (rank + 1) per timed call, their packets 300 and 200
+    # (the file no-intr.RANK: the interrupts -1, unreadable); the scenario's win= instead when it gives one
     if [[ $c == *" -X /tmp/exp.win"* ]]; then
         off=$(cat "$FAKE_SCEN/offset.$node" 2>/dev/null || echo 0)
         if [ -n "$win" ]; then printf '%s\n' "$win" >"$d/exp.win"
         else
-            { echo rank,phase,bytes,iter,start_ns,end_ns
+            { echo rank,phase,bytes,iter,start_ns,end_ns,intr,pkts
               for it in warmup,1 timed,1 timed,2; do
                   t0=$(date +%s%N); sleep 0.05; t1=$(date +%s%N)
-                  echo "$(arg -r),${it%,*},$(arg -b),${it#*,},$((t0 + off)),$((t1 + off))"
+                  ni=$((10 * ($(arg -r) + 1))) np=200
+                  [ "${it%,*}" = timed ] || ni=1000 np=300
+                  [ ! -e "$FAKE_SCEN/no-intr.$(arg -r)" ] || ni=-1
+                  echo "$(arg -r),${it%,*},$(arg -b),${it#*,},$((t0 + off)),$((t1 + off)),$ni,$np"
               done; } >"$d/exp.win"
         fi
     fi
@@ -1026,6 +1030,19 @@ Executable: mpi_perf"
     [ "$(head -n 1 "$run/cpuwin.csv")" = "$EXP_CPUWIN_HEADER" ] && [ "$got" = "$want" ] && ! grep -q cpuwin_missing "$run/meta.yaml" &&
         ok "cpuwin-good: cpuwin.csv has each sampled process's row and the machine's, its windows moved by its clock's offset" ||
         ko "cpuwin-good: cpuwin.csv rows '$got', want '$want'; $(grep -A3 cpuwin_missing "$run/meta.yaml"; grep cpuwin "$tmp/cpuwin-good.log")"
+    # rxe.csv: each host's interrupts and packets inside its 2 timed calls (the warm-up's left out), calls 2
+    got=$(grep ',timed_' "$run/rxe.csv" 2>/dev/null | sort | tr '\n' ';')
+    want="inc,allreduce,4096,1,2,pku1,timed_intr,20;inc,allreduce,4096,1,2,pku1,timed_pkts,400;inc,allreduce,4096,1,2,pku2,timed_intr,40;inc,allreduce,4096,1,2,pku2,timed_pkts,400;inc,allreduce,4096,1,2,pku3,timed_intr,60;inc,allreduce,4096,1,2,pku3,timed_pkts,400;inc,allreduce,4096,1,2,pku4,timed_intr,80;inc,allreduce,4096,1,2,pku4,timed_pkts,400;"
+    [ "$got" = "$want" ] &&
+        ok "cpuwin-good: rxe.csv has each host's interrupts and packets inside its timed calls (timed_intr, timed_pkts)" ||
+        ko "cpuwin-good: rxe.csv's timed rows '$got', want '$want'"
+    # a rank whose interrupts could not be read (-1): its packets, no interrupts (never a sum of part of its calls)
+    reset; touch "$scen/no-intr.2"
+    fake cpuwin-nointr "none"
+    got=$(grep ',timed_' "$run/rxe.csv" 2>/dev/null | cut -d, -f6,7 | sort | tr '\n' ' ')
+    [ "$got" = "pku1,timed_intr pku1,timed_pkts pku2,timed_intr pku2,timed_pkts pku3,timed_pkts pku4,timed_intr pku4,timed_pkts " ] &&
+        ok "cpuwin-nointr: a rank's unreadable interrupts (-1): no timed_intr for its host, the rest kept" ||
+        ko "cpuwin-nointr: rxe.csv's timed rows '$got'"
     # a windows file with a line that is not one: no rows, the reason (file and line) in meta.yaml, the run verified
     reset; scenario inc 'win=rank,phase,bytes,iter,start_ns,end_ns
 0,timed,4096,1;reboot,6'

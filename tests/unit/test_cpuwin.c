@@ -60,9 +60,9 @@ static char *windows_text(int64_t shift)
 
 	assert_non_null(f);
 	fputs(PERF_WINDOWS_HEADER "\n", f);
-	assert_int_equal(perf_window_line(f, 1, 0, 4096, 1, 1500 + shift, 2500 + shift), 0);
-	assert_int_equal(perf_window_line(f, 1, 0, 4096, 2, 1200 + shift, 1800 + shift), 0);
-	assert_int_equal(perf_window_line(f, 1, 1, 8192, 1, 3750 + shift, 4000 + shift), 0);
+	assert_int_equal(perf_window_line(f, 1, 0, 4096, 1, 1500 + shift, 2500 + shift, 40, 900), 0);
+	assert_int_equal(perf_window_line(f, 1, 0, 4096, 2, 1200 + shift, 1800 + shift, -1, 800), 0);
+	assert_int_equal(perf_window_line(f, 1, 1, 8192, 1, 3750 + shift, 4000 + shift, 7, -1), 0);
 	fclose(f);
 	return s;
 }
@@ -92,6 +92,13 @@ static void test_union_interpolated(void **state)
 	assert_int_equal(w.n, 3);
 	assert_int_equal(w.w[2].warmup, 1);
 	assert_int_equal(w.w[2].bytes, 8192);
+	/* the counters across each window, -1 where inccl_perf could not read one */
+	assert_int_equal(w.w[0].intr, 40);
+	assert_int_equal(w.w[0].pkts, 900);
+	assert_int_equal(w.w[1].intr, -1);
+	assert_int_equal(w.w[1].pkts, 800);
+	assert_int_equal(w.w[2].intr, 7);
+	assert_int_equal(w.w[2].pkts, -1);
 
 	/*
 	 * Every window: the union is 1200..2500 and 3750..4000. C(1200) = 2,
@@ -127,6 +134,20 @@ static void test_union_interpolated(void **state)
 	cpuwin_free_windows(&w);
 	free(text);
 	cpuwin_free_samples(&s);
+}
+
+/* A windows file of an inccl_perf from before its counters (6 fields, its header): read, the counters -1. */
+static void test_old_windows(void **state)
+{
+	struct cpuwin_windows w;
+	char err[CPUWIN_ERR_LEN];
+
+	assert_int_equal(read_windows(CPUWIN_WINDOWS_HEADER_6 "\n1,timed,4096,1,10,20\n0,warmup,4096,1,5,9\n", &w, err), 0);
+	assert_int_equal(w.n, 2);
+	assert_int_equal(w.w[0].end_ns, 20);
+	assert_int_equal(w.w[0].intr, -1);
+	assert_int_equal(w.w[1].pkts, -1);
+	cpuwin_free_windows(&w);
 }
 
 static void test_refusals(void **state)
@@ -176,8 +197,12 @@ static void test_malformed(void **state)
 		{ HEAD "1000,7,5\n2000,8,1\n3000,7,4\n", "s.csv:5: PID 7: ticks 4 fewer than line 3's" },
 	};
 	static const char *const bad_windows[][2] = {
-		{ WHEAD "1,timed,4096,1,10\n", "w.csv:2: not rank,phase,bytes,iter,start_ns,end_ns" },
-		{ WHEAD "1,timed,4096,1,10,20,30\n", "w.csv:2: not rank,phase,bytes,iter,start_ns,end_ns" },
+		{ WHEAD "1,timed,4096,1,10\n", "w.csv:2: not rank,phase,bytes,iter,start_ns,end_ns,intr,pkts" },
+		{ WHEAD "1,timed,4096,1,10,20,30\n", "w.csv:2: not rank,phase,bytes,iter,start_ns,end_ns,intr,pkts" },
+		{ WHEAD "1,timed,4096,1,10,20,30,40,50\n", "w.csv:2: not rank,phase,bytes,iter,start_ns,end_ns,intr,pkts" },
+		{ WHEAD "1,timed,4096,1,10,20,-2,40\n", "w.csv:2: bad intr '-2' (a count or -1)" },
+		{ WHEAD "1,timed,4096,1,10,20,5,x\n", "w.csv:2: bad pkts 'x' (a count or -1)" },
+		{ WHEAD "1,timed,4096,1,10,20,,40\n", "w.csv:2: bad intr '' (a count or -1)" },
 		{ WHEAD "1,warm,4096,1,10,20\n", "w.csv:2: bad phase 'warm' (warmup, timed)" },
 		{ WHEAD "-1,timed,4096,1,10,20\n", "w.csv:2: bad rank '-1'" },
 		{ WHEAD "1,timed,4K,1,10,20\n", "w.csv:2: bad bytes '4K'" },
@@ -254,6 +279,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_header_agrees),
 		cmocka_unit_test(test_union_interpolated),
+		cmocka_unit_test(test_old_windows),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_machine),

@@ -341,12 +341,13 @@ static void test_window_lines(void **state)
 	FILE *f = open_memstream(&s, &len);
 
 	assert_non_null(f);
-	assert_int_equal(perf_window_line(f, 3, 1, 4096, 1, 1700000000123456789LL, 1700000000223456790LL), 0);
-	assert_int_equal(perf_window_line(f, 0, 0, (size_t)16 << 20, 12, 5, 7), 0);
+	assert_int_equal(perf_window_line(f, 3, 1, 4096, 1, 1700000000123456789LL, 1700000000223456790LL, 1234, 5000),
+			 0);
+	assert_int_equal(perf_window_line(f, 0, 0, (size_t)16 << 20, 12, 5, 7, -1, 0), 0);
 	fclose(f);
-	assert_string_equal(s, "3,warmup,4096,1,1700000000123456789,1700000000223456790\n"
-			       "0,timed,16777216,12,5,7\n");
-	assert_string_equal(PERF_WINDOWS_HEADER, "rank,phase,bytes,iter,start_ns,end_ns");
+	assert_string_equal(s, "3,warmup,4096,1,1700000000123456789,1700000000223456790,1234,5000\n"
+			       "0,timed,16777216,12,5,7,-1,0\n");
+	assert_string_equal(PERF_WINDOWS_HEADER, "rank,phase,bytes,iter,start_ns,end_ns,intr,pkts");
 	free(s);
 }
 
