@@ -722,6 +722,19 @@ print(m["rounds"], m["accelerator"], m["switch_mode"], len(c), [x["round"] for x
     expect nobudget 0 verified "round 2 of 2"
     grep -qx "rounds: 2" "$run/meta.yaml" && ! grep -q "rounds_planned" "$run/meta.yaml" &&
         ok "nobudget: a budget that holds both rounds: rounds 2, no rounds_planned" || ko "nobudget: $(grep rounds "$run/meta.yaml")"
+    # the budget judges round 1 without what only it does: its busy-polling ceiling made to take 20 s more
+    # (ceiling.sh wrapped), round 1 takes 20 + x s, round 2 x (a few s here); a budget of 40 s holds both
+    # (20 + 2x) where the round 1 it measured would not (2 (20 + x) > 40)
+    reset
+    # (the real one beside it: it finds lib.sh by its own place)
+    cp -p "$tree/experiments/ceiling.sh" "$tree/experiments/ceiling-real.sh"
+    printf '#!/bin/bash\n[ -n "${CEILING_EVENTS:-}" ] || sleep 20\nexec %q "$@"\n' "$tree/experiments/ceiling-real.sh" >"$tree/experiments/ceiling.sh"
+    fake oncebudget "ceiling ring" allreduce ROUNDS=2 CEILING_RUNS=1 ROUND_BUDGET=40
+    mv "$tree/experiments/ceiling-real.sh" "$tree/experiments/ceiling.sh"
+    expect oncebudget 0 verified "round 2 of 2"
+    grep -qx "rounds: 2" "$run/meta.yaml" &&
+        ok "oncebudget: round 1's one-off work (20 s of busy-polling ceiling) is not counted as a round's: both rounds in 40 s" ||
+        ko "oncebudget: $(grep rounds "$run/meta.yaml"; grep "round budget" "$tmp/oncebudget.log")"
     grep -q "^switch_mode: 'vm'" "$(ls -d "$tmp"/res-all-good/*/)meta.yaml" && ok "all-good: switch mode vm when lab.env does not say" ||
         ko "all-good: $(grep switch_mode "$(ls -d "$tmp"/res-all-good/*/)meta.yaml")"
 
