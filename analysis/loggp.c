@@ -533,13 +533,17 @@ static double inc_send(const struct loggp *m, double bytes)
 }
 
 /*
- * CPU of @npk empty packets through libinccl (a rank without data, receiving
- * meanwhile): a work request each at o_e and its share of the switch's ACK
- * (a/32, as inc_post()), or inc_post(m, 1) without o_e; the same completions.
+ * CPU of @npk empty packets through libinccl (a rank without data): a work
+ * request each and its share of the switch's ACK (a/32, as inc_post()), the
+ * same completions as data. A rank @receiving meanwhile (a Broadcast's
+ * non-root, AllGather's other blocks) sends each at o_e, what loggp.sh
+ * measured for one (inc_post(m, 1) without o_e); one that only sends them (an
+ * AllToAll's rank in the Routes of blocks neither its own nor for it) at
+ * inc_post(m, 1), as the UC stream's sender, which did nothing else either.
  */
-static double inc_empty(const struct loggp *m, double npk)
+static double inc_empty(const struct loggp *m, double npk, bool receiving)
 {
-	double each = m->empty ? m->o_e + (m->uc ? (m->o_sb - m->o_su) / LOGGP_SW_ACK : 0) : inc_post(m, 1);
+	double each = receiving && m->empty ? m->o_e + (m->uc ? (m->o_sb - m->o_su) / LOGGP_SW_ACK : 0) : inc_post(m, 1);
 
 	return npk * each + completions(m, npk, npk, inc_signal(m));
 }
@@ -661,10 +665,10 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 			case LOGGP_ALLREDUCE: w[h] = inc_send(m, bytes) + inc_recv(m, bytes); break;
 			case LOGGP_REDUCE: w[h] = inc_send(m, bytes) + (h == root ? inc_recv(m, bytes) : 0); break;
 			case LOGGP_BROADCAST:
-				w[h] = h == root ? inc_send(m, bytes) : inc_empty(m, npk) + inc_recv(m, bytes);
+				w[h] = h == root ? inc_send(m, bytes) : inc_empty(m, npk, true) + inc_recv(m, bytes);
 				break;
 			case LOGGP_ALLGATHER: /* its block, and the others' as a non-root of their Broadcasts */
-				w[h] = inc_send(m, b) + (p - 1) * (inc_empty(m, packets(b)) + inc_recv(m, b));
+				w[h] = inc_send(m, b) + (p - 1) * (inc_empty(m, packets(b), true) + inc_recv(m, b));
 				steps = p;
 				break;
 			case LOGGP_REDUCESCATTER: /* its part of every block, and its own block's result */
@@ -672,7 +676,8 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 				steps = p;
 				break;
 			case LOGGP_ALLTOALL: /* its P-1 blocks, empty packets in the others' P(P-1) - (P-1) */
-				w[h] = (p - 1) * (inc_send(m, b) + inc_recv(m, b)) + (p - 1.0) * (p - 1) * inc_empty(m, packets(b));
+				w[h] = (p - 1) * (inc_send(m, b) + inc_recv(m, b)) +
+				       (p - 1.0) * (p - 1) * inc_empty(m, packets(b), false);
 				steps = p * (p - 1.0);
 				break;
 			default: return -1;
@@ -726,6 +731,34 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 	double shared = (r.w_hosts + r.w_sw) / m->C;
 	r.cpu_bound = shared > r.w_max;
 	r.t = (r.cpu_bound ? shared : r.w_max) + steps * r.step;
+	if (out)
+		*out = r;
+	return r.t;
+}
+
+double loggp_predict_intr(const struct loggp *m, const struct loggp_tree *t, const struct loggp_pred *pr,
+			  double intr, double pkts, struct loggp_pred *out)
+{
+	int p = hosts_of(t);
+	/* the stream's packets per 16 KiB message, counted at both ends: its data and one ACK (rxe asks
+	 * for an ACK on a message's last packet, and every 64 packets: never more in a 16-packet one) */
+	double counted = 2 * (packets(LOGGP_RING_PIECE) + 1);
+	struct loggp_pred r = *pr;
+
+	if (!(m->n_intr > 0 && m->o_intr > 0 && m->i_stream > 0) || !(pkts > 0) || !(intr >= 0) || p < 1)
+		return -1;
+	r.extra_intr = intr - m->i_stream / counted * pkts;
+	double price = r.extra_intr * m->o_intr, waited = r.waits * m->o_w;
+	r.w_max = pr->w_max - waited + price / p;
+	r.w_hosts = pr->w_hosts - p * waited + price;
+	if (r.w_max < 0)
+		r.w_max = 0;
+	if (r.w_hosts < 0)
+		r.w_hosts = 0;
+	r.waits = 0;
+	double shared = (r.w_hosts + r.w_sw) / m->C;
+	r.cpu_bound = shared > r.w_max;
+	r.t = (r.cpu_bound ? shared : r.w_max) + r.steps * r.step;
 	if (out)
 		*out = r;
 	return r.t;

@@ -203,6 +203,7 @@ struct loggp_pred {
 	double steps;         /* steps on the critical path */
 	double step;          /* the time of one (step_inc, step_ring or L + 2o) */
 	double waits;         /* messages each host receives waiting (o_w each): every rank waits alike */
+	double extra_intr;    /* loggp_predict_intr(): the interrupts per call beyond the streams' rate */
 	bool cpu_bound;       /* W_total / C > W_max */
 };
 
@@ -284,6 +285,25 @@ double loggp_lone_frames(const struct loggp_tree *t);
  */
 double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum loggp_coll c, enum loggp_algo a,
 		     double bytes, int root, struct loggp_pred *out);
+
+/**
+ * loggp_predict_intr() - @pr, loggp_predict()'s prediction on tree @t, with
+ * the hosts' interrupts measured inside the calls in place of the streams':
+ * @intr interrupts and @pkts rxe packets sent and received per call, all
+ * hosts together (rxe.csv's timed_intr and timed_pkts over the timed calls).
+ * Every term of the model is priced from perftest's streams, which took
+ * m->i_stream interrupts per 16 KiB message sent and received (its 16
+ * packets and the ACK, each counted by the host that sends it and the one
+ * that receives it: 34); each interrupt the collective took beyond that rate
+ * costs m->o_intr, each one fewer saves it, spread evenly over the hosts.
+ * The counts hold the ring's waits, so their o_w (priced the same way) goes.
+ * The interrupts are measured, not predicted: this shows what the price of
+ * an interrupt explains. Fills @out (extra_intr: the interrupts beyond the
+ * streams' rate); returns its time, or -1 without o_intr (no pairs counted
+ * interrupts, or a wait added none) or without packets.
+ */
+double loggp_predict_intr(const struct loggp *m, const struct loggp_tree *t, const struct loggp_pred *pr,
+			  double intr, double pkts, struct loggp_pred *out);
 
 /* cpu.csv's header (experiments/lib.sh EXP_CPU_HEADER). */
 #define LOGGP_CPU_HEADER "algorithm,collective,bytes,round,calls,node,role,cpu_us,wall_us"

@@ -841,9 +841,13 @@ static void test_loggp_predict_acks_completions_steps(void **state)
 	/* an empty packet in a receiving host measured (o_e 1): 64 x (1 + 3/32) = 70; the root's sends unchanged;
 	 * AllGather, whose hosts send 3 blocks of 16 empty packets each, 3 x 16 x (2.09375 - 1.09375) = 48 less a host */
 	double ag = loggp_predict(&m, &t, LOGGP_ALLGATHER, LOGGP_INC, n, 0, &r);
+	double a2a = loggp_predict(&m, &t, LOGGP_ALLTOALL, LOGGP_INC, n, 0, &r);
 	m.o_e = 1, m.empty = true;
 	NEAR(loggp_predict(&m, &t, LOGGP_BROADCAST, LOGGP_INC, n, 0, &r), (671.36 + 3 * (70 + 1410.72) + 1230) / 2 + 130);
 	NEAR(loggp_predict(&m, &t, LOGGP_ALLGATHER, LOGGP_INC, n, 0, &r), ag - 4 * 48 / 2.0);
+	/* an AllToAll's rank sends the empty packets of the Routes it takes no part in receiving nothing:
+	 * the UC stream's sender's price, o_e or not */
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLTOALL, LOGGP_INC, n, 0, &r), a2a);
 	m.o_e = 0, m.empty = false;
 	/* completions, 40 each beyond the streams' one in 100: libinccl asks one per 64 packets (16, at least 4
 	 * messages of 16), so its 5 sends of data ask 1 (+ 0.95 x 40 = 38) and 64 empty packets 1 (+ 0.36 x
@@ -900,6 +904,27 @@ static void test_loggp_predict_acks_completions_steps(void **state)
 		assert_true(loggp_predict(&m, &ts, shapes[i].c, LOGGP_RING, n, 0, &r) > 0);
 		NEAR(r.waits, shapes[i].waits);
 	}
+	/* the interrupts counted inside the calls in place of the streams' (loggp_predict_intr()): the stream
+	 * took 3.4 a 16 KiB message sent and received, 34 packets counted (16 and an ACK, at both ends): 0.1 a
+	 * packet; an interrupt costs 100. The ring AllReduce above (each host 3166.72 + 5 waits of 50): with
+	 * 200 interrupts over 1700 packets a call, 30 beyond the rate, 3000 more, the waits left out:
+	 * (4 x 3166.72 + 3000) / 2 + 6 x 200; with 100, 70 fewer: (4 x 3166.72 - 7000) / 2 + 1200 */
+	struct loggp_pred ri;
+	m.n_intr = 3, m.i_stream = 3.4, m.o_intr = 100;
+	assert_true(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r) > 0);
+	NEAR(loggp_predict_intr(&m, &t, &r, 200, 1700, &ri), (4 * 3166.72 + 3000) / 2 + 1200);
+	NEAR(ri.extra_intr, 30);
+	NEAR(ri.w_max, 3166.72 + 750);
+	NEAR(ri.waits, 0);
+	NEAR(loggp_predict_intr(&m, &t, &r, 100, 1700, &ri), (4 * 3166.72 - 7000) / 2 + 1200);
+	NEAR(ri.extra_intr, -70);
+	/* nothing without the interrupts' price, a stream's count or packets */
+	assert_true(loggp_predict_intr(&m, &t, &r, 200, 0, &ri) < 0);
+	m.o_intr = 0;
+	assert_true(loggp_predict_intr(&m, &t, &r, 200, 1700, &ri) < 0);
+	m.o_intr = 100, m.n_intr = 0;
+	assert_true(loggp_predict_intr(&m, &t, &r, 200, 1700, &ri) < 0);
+	m.n_intr = 0, m.i_stream = 0, m.o_intr = 0;
 	m.o_w = 0, m.waited = false;
 	/* without the UC stream every libinccl send costs o_sb again: 5 x 5 */
 	m.uc = false, m.signaled = false, m.step_inc = 0;
