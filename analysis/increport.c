@@ -96,6 +96,8 @@ struct run {
 	struct loggp fit;
 	char fit_err[RES_ERR_LEN];
 	struct loggp_tree tree;  /* the topology as a uniform tree (when fitted) */
+	int speed_n;             /* cpu.csv's speed probes (model_speed()); fit.speed set from LOGGP_SPEED_PROBES */
+	double speed_lo, speed_hi; /* their least and greatest over probe_ref */
 	struct loggp_cpu cpu;    /* cpu.csv: the nodes' CPU per measurement; n = 0 without */
 	double sw_cpu, sw_frames, model_frames; /* over the INC measurements: switch CPU (us), frames counted, modelled */
 	struct cnt_meas *swm;    /* switch.csv: the switches' timeouts per measurement; nswm = 0 without */
@@ -352,6 +354,7 @@ static int host_timed_per_call(const struct run *r, const char *algo, const char
 }
 
 static void model_steps(struct run *r);
+static void model_speed(struct run *r);
 
 /* Read run directory @dir into @r; 0, or -1 after complaining. */
 static int load_run(const char *dir, struct run *r)
@@ -403,8 +406,10 @@ static int load_run(const char *dir, struct run *r)
 						 &r->fit, r->fit_err, sizeof(r->fit_err)) == 0;
 		if (r->fitted && r->meta.message > 0)
 			r->fit.message = r->meta.message;
-		if (r->fitted)
+		if (r->fitted) {
 			model_steps(r);
+			model_speed(r);
+		}
 	}
 	snprintf(path, sizeof(path), "%s/switch.csv", dir);
 	if (exists(path))
@@ -580,6 +585,34 @@ static void model_steps(struct run *r)
 		r->fit.step_inc = g.t_med;
 	if (p > 1 && aggregate(r, "ring", RES_BARRIER, -1, &g) && g.t_med > 0)
 		r->fit.step_ring = g.t_med / (2.0 * (p - 1));
+}
+
+/*
+ * model_speed() - the machine's speed during the run's collectives against
+ * loggp.sh's: the median of every measurement's probe (cpu.csv: one pass of
+ * hostwork's float sum in rank 0's host, just before it) over loggp.sh's
+ * pass (probe_ref), into r->fit.speed, which scales every host's work
+ * (loggp_predict()), with the count, least and greatest in r->speed_*. Left
+ * at 0 (as measured) with fewer than LOGGP_SPEED_PROBES probes or no reference.
+ */
+static void model_speed(struct run *r)
+{
+	double *v;
+	size_t n = 0;
+
+	r->speed_n = 0;
+	if (!(r->fit.probe_ref > 0) || !r->cpu.n || !(v = malloc(r->cpu.n * sizeof(*v))))
+		return;
+	for (size_t i = 0; i < r->cpu.n; i++)
+		if (r->cpu.r[i].probe > 0)
+			v[n++] = r->cpu.r[i].probe / r->fit.probe_ref;
+	r->speed_n = (int)n;
+	if (n >= LOGGP_SPEED_PROBES) {
+		r->fit.speed = loggp_median(v, n); /* sorts v */
+		r->speed_lo = v[0];
+		r->speed_hi = v[n - 1];
+	}
+	free(v);
 }
 
 /*
@@ -2135,13 +2168,22 @@ static void report_params(FILE *f, const struct run *r)
 	fprintf(f, "| C | %g | cores of the lab machine (meta.yaml host_cores), shared by every VM and switch; per "
 		   "measurement less the cores the rest of the machine used meanwhile (cpu.csv's machine row: its busy "
 		   "time, niced work left out, less the lab's, over the wall time), when recorded |\n", m->C);
-	if (m->probe_ref > 0)
+	if (m->probe_ref > 0 && m->speed > 0)
+		fprintf(f, "| speed | %.1f ms a pass; the run %.2f (%.2f - %.2f) | the machine's speed when loggp.sh measured: "
+			   "the CPU of one pass of hostwork's float sum over %.0f MiB in rank 0's host (cpu_sum, median); "
+			   "each measurement's probe of the same pass just before it (cpu.csv) over this is its speed "
+			   "column. Applied: the median of the run's %d probes (least - greatest in brackets) scales every "
+			   "host's work, the machine's drift between loggp.sh and the collectives (the switches' c_sw is "
+			   "measured in the collectives themselves); a measurement's own probe is shown, not applied (one "
+			   "of 4 passes swung 0.48 - 1.25 of the reference within one quiet run; analysis/README.md) |\n\n",
+			m->probe_ref / 1000, m->speed, r->speed_lo, r->speed_hi, LOGGP_PROBE_BYTES / 1048576, r->speed_n);
+	else if (m->probe_ref > 0)
 		fprintf(f, "| speed | %.1f ms a pass | the machine's speed when loggp.sh measured: the CPU of one pass of "
 			   "hostwork's float sum over %.0f MiB in rank 0's host (cpu_sum, median); each measurement's probe "
-			   "of the same pass just before it (cpu.csv) over this is its speed column: shown, not applied (a "
-			   "probe of 4 passes swung 0.48 - 1.25 of it within one quiet run, more than the drift it is to "
-			   "correct; analysis/README.md) |\n\n",
-			m->probe_ref / 1000, LOGGP_PROBE_BYTES / 1048576);
+			   "of the same pass just before it (cpu.csv) over this is its speed column: shown, not applied: "
+			   "probes in the run: %d, and the hosts' work is scaled by their median from %d on (one of 4 passes "
+			   "swung 0.48 - 1.25 of the reference within one quiet run; analysis/README.md) |\n\n",
+			m->probe_ref / 1000, LOGGP_PROBE_BYTES / 1048576, r->speed_n, LOGGP_SPEED_PROBES);
 	else
 		fprintf(f, "| speed | - | no reference (loggp.csv without cpu_sum over %.0f MiB): every measurement taken as "
 			   "fast as loggp.sh's |\n\n", LOGGP_PROBE_BYTES / 1048576);
@@ -2180,8 +2222,9 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		   "machine takes them from the lab; the prediction on all the machine's "
 		   "cores is shown beside. Speed: how much slower than when loggp.sh measured the machine ran just "
 		   "before the measurement (cpu.csv's probe: one pass of hostwork's float sum in rank 0's host, over "
-		   "the same pass in loggp.csv; median of the rounds; `-` without probes): shown beside, not applied "
-		   "to the prediction. CPU per collective: the lab's measured CPU (cpu.csv, start-up and the "
+		   "the same pass in loggp.csv; median of the rounds; `-` without probes): shown beside; the prediction "
+		   "scales the hosts' work by the median of all the run's probes instead (the speed row), when it has "
+		   "enough of them. CPU per collective: the lab's measured CPU (cpu.csv, start-up and the "
 		   "tool's checks of the result included) against the model's W_max and W / C. Switch timeouts: the "
 		   "retransmit timers that expired in the switches per collective (switch.csv, all switches, median of "
 		   "the rounds; `-` for the ring and runs without the file): each a wait of at least the timeout's floor "
@@ -2678,13 +2721,14 @@ static int cmd_show(const char *dir)
 	if (r.fitted)
 		printf("loggp L=%.3f o=%.3f o_s=%.3f o_r=%.3f o_sb=%.3f G_s=%.6f G_r=%.6f G_swap=%.6f G_copy=%.6f G_sum=%.6f "
 		       "g=%.3f G=%.6f c_sw=%.3f f_sw=%.3f C=%d o_su=%.3f o_ru=%.3f%s o_e=%.3f%s o_c=%.3f%s o_w=%.3f%s step_inc=%.1f "
-		       "step_ring=%.1f\n",
+		       "step_ring=%.1f speed=%.3f\n",
 		       r.fit.L, r.fit.o, r.fit.o_s, r.fit.o_r, r.fit.o_sb, r.fit.G_s, r.fit.G_r, r.fit.G_swap, r.fit.G_copy,
 		       r.fit.G_sum, r.fit.g, r.fit.G, r.fit.c_sw, r.fit.f_sw, (int)r.fit.C, r.fit.uc_seen ? r.fit.o_su : 0,
 		       r.fit.uc_seen ? r.fit.o_ru : 0, r.fit.uc_seen && !r.fit.uc ? "(unused)" : "", r.fit.o_e,
 		       r.fit.empty_seen && !r.fit.empty ? "(unused)" : "", r.fit.o_c,
 		       r.fit.signaled_seen && !r.fit.signaled ? "(unused)" : "", r.fit.o_w,
-		       r.fit.waited_seen && !r.fit.waited ? "(unused)" : "", r.fit.step_inc, r.fit.step_ring);
+		       r.fit.waited_seen && !r.fit.waited ? "(unused)" : "", r.fit.step_inc, r.fit.step_ring,
+		       r.fit.speed > 0 ? r.fit.speed : 1);
 	else if (r.has_loggp)
 		printf("loggp: no model: %s\n", r.fit_err);
 	free_run(&r);

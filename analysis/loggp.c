@@ -645,7 +645,9 @@ static double ring_waits(enum loggp_coll c, int p, double bytes)
  * Every byte a host handles also costs its own loops (G_swap, G_copy, G_sum: see loggp.h);
  * every completion its sends ask for beyond the streams' one in 100, o_c (libinccl one per
  * inc_signal() packets, the ring one per LOGGP_RING_SIGNAL messages); every message the
- * ring waits for (ring_waits()), o_w. A step takes
+ * ring waits for (ring_waits()), o_w. A host's work is then scaled by m->speed (the
+ * machine's speed during the collectives against loggp.sh's; the switches' c_sw is measured
+ * in the collectives themselves). A step takes
  * step_inc or step_ring (the run's Barriers), L + 2o without them.
  */
 double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum loggp_coll c, enum loggp_algo a,
@@ -714,6 +716,7 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 			}
 			w[h] += r.waits * m->o_w;
 		}
+		w[h] *= m->speed > 0 ? m->speed : 1; /* the machine as fast as when loggp.sh measured, or slower */
 		r.w_hosts += w[h];
 		if (w[h] > r.w_max)
 			r.w_max = w[h];
@@ -748,7 +751,8 @@ double loggp_predict_intr(const struct loggp *m, const struct loggp_tree *t, con
 	if (!(m->n_intr > 0 && m->o_intr > 0 && m->i_stream > 0) || !(pkts > 0) || !(intr >= 0) || p < 1)
 		return -1;
 	r.extra_intr = intr - m->i_stream / counted * pkts;
-	double price = r.extra_intr * m->o_intr, waited = r.waits * m->o_w;
+	double sp = m->speed > 0 ? m->speed : 1; /* as loggp_predict() scales the hosts' work */
+	double price = r.extra_intr * m->o_intr * sp, waited = r.waits * m->o_w * sp;
 	r.w_max = pr->w_max - waited + price / p;
 	r.w_hosts = pr->w_hosts - p * waited + price;
 	if (r.w_max < 0)

@@ -141,6 +141,7 @@
 #define LOGGP_PERFTEST_CQ 100  /* perftest's sends per completion asked (its default --cq-mod) */
 #define LOGGP_MAX_LEVELS 8
 #define LOGGP_PROBE_BYTES 16777216.0 /* the speed probe's pass (experiments/lib.sh EXP_PROBE_BYTES) */
+#define LOGGP_SPEED_PROBES 3         /* the fewest probes whose median scales the hosts' work: one swings by half */
 #define LOGGP_TICK_US 10000.0  /* /proc/PID/stat counts CPU time in ticks of 1/USER_HZ = 1/100 s */
 
 /* The measured parameters; times in microseconds, per byte in us/B. */
@@ -179,6 +180,9 @@ struct loggp {
 					      * (medians over those pairs; 0 when a pair counted none): o_intr's check */
 	double step_inc, step_ring; /* time per step (us) from the run's Barriers; 0: L + 2o */
 	double probe_ref;    /* the speed probes' reference: cpu_sum's CPU per pass over LOGGP_PROBE_BYTES (us); 0: none */
+	double speed;        /* how much slower the machine ran the collectives than loggp.sh's measures: the run's
+			      * probes' median over probe_ref, which scales every host's work (the caller's; 0 or
+			      * 1: as measured) */
 	int n_cpu;           /* repetitions of each CPU measure used */
 };
 

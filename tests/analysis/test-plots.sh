@@ -364,6 +364,16 @@ check "REPORT: the machine 1.5 times slower before the 1 MiB INC AllReduce (its 
     sh -c "grep -qF '| AllReduce | inc | 1 MiB | 1.2 s | 1.1 s | -2 % | 1.50 (2 - 0.50 others) | 1.50 | W / C | 424.0 ms | 1.1 s | 1.5 ms | 849.5 ms (-26 %) |' '$sp/REPORT.md' &&
         grep -qF '| AllReduce | inc | 2 MiB | 2.3 s | 1.7 s | -26 % **miss** | 2 | - | W / C |' '$sp/REPORT.md' &&
         grep -qF '| speed | 200.0 ms a pass | the machine' '$sp/REPORT.md'"
+# the run's probes: that one of 1.5 alone is not applied (fewer than 3: said); with the ring's 1 MiB probes of
+# rounds 1 and 2, 240 and 260 ms (1.2, 1.3), their median 1.3 scales every host's work: the INC AllReduce's
+# 1695921.6 us x 1.3 = 2204698.08 over 1.5 cores + 1500 = 1471298.7 us (+27 % of 1154430; on 2 cores 1103849,
+# -4 %), W_max 424.0 x 1.3 = 551.2 ms
+check "REPORT: one probe not applied, said" grep -qF 'probes in the run: 1, and the hosts'"'"' work is scaled by their median from 3 on' "$sp/REPORT.md"
+printf 'ring,allreduce,1048576,1,4,pku1,probe,240000,2000000\nring,allreduce,1048576,2,4,pku1,probe,260000,2000000\n' >>"$sp/$(basename "$sweep")/cpu.csv"
+"$increport" plots "$sp" >/dev/null 2>"$tmp/speed.err"
+check "REPORT: the median of the run's 3 probes (1.30) scales the hosts' work: 1 MiB INC AllReduce 1.5 s, +27 % ($(head -c 200 "$tmp/speed.err"))" \
+    sh -c "grep -qF '| AllReduce | inc | 1 MiB | 1.2 s | 1.5 s | +27 % **miss** | 1.50 (2 - 0.50 others) | 1.50 | W / C | 551.2 ms | 1.5 s | 1.5 ms | 1.1 s (-4 %) |' '$sp/REPORT.md' &&
+        grep -qF '| speed | 200.0 ms a pass; the run 1.30 (1.20 - 1.50) | the machine' '$sp/REPORT.md' && grep -qF 'Applied: the median of the run'\''s 3 probes' '$sp/REPORT.md'"
 check "REPORT: without loggp.sh's float sum over 16 MiB no speed reference, said" \
     grep -qF '| speed | - | no reference (loggp.csv without cpu_sum over 16 MiB)' "$rep"
 # a step from the run's Barriers: INC's median 1500 us; the ring's median 4500 us over its 2(P-1) = 6 steps
