@@ -141,13 +141,22 @@ cpu_of() {
 rxe_count() {
     "$top/lab/lab.sh" exec "$1" "cat /sys/class/infiniband/rxe0/ports/1/hw_counters/$2" 2>/dev/null | head -n 1 | grep -x '[0-9]\{1,18\}'
 }
+# fewer_wait PREV ARRIVED TOTAL — the next try's count for a UC server that waited for PREV of TOTAL
+# messages and got no report: 9/10 of the ARRIVED ones in whole post lists (BATCH), below PREV (all
+# came, yet no report: a list fewer still); nothing, and 1, when that is under half of TOTAL
+fewer_wait() {
+    local m=$(($2 * 9 / 10 / batch * batch))
+    [ "$m" -lt "$1" ] || m=$(($1 - batch))
+    [ "$m" -ge $(($3 / 2)) ] || return 1
+    echo "$m"
+}
 # uc_of SIZE N ARGS — "SEND_US RECV_US SENT RECEIVED": the CPU time of src's and dst's process during
 # a UC stream of N messages of SIZE bytes (ARGS with -l BATCH) and the messages src's rxe sent and
 # dst's received meanwhile (counted before and after, outside the CPU window). The server waits for
 # all but 1/64 of them, in whole post lists; a stream that ends in no report within uc_limit s (lost
 # more than that) is said with its counts, and tried again waiting for 9/10 of what arrived.
 uc_of() {
-    local s=$1 n=$2 m prev try a b d s0 r0 s1 r1 sent got ok
+    local s=$1 n=$2 m try a b d s0 r0 s1 r1 sent got ok
     shift 2
     m=$(((n - n / 64) / batch * batch))
     for try in 1 2 3; do
@@ -169,12 +178,10 @@ uc_of() {
             return 0
         fi
         exp_err "loggp: UC stream of $n messages of $s B, $src -> $dst, try $try of 3 failed (the line above says how; exit 124: no report within $uc_limit s): $src sent $sent, $dst received $got ($((sent > got ? sent - got : 0)) lost); its server waited for $m"
-        prev=$m m=$((got * 9 / 10 / batch * batch))
-        [ "$m" -lt "$prev" ] || m=$((prev - batch)) # all came, yet no report: wait for fewer still
-        if [ "$m" -lt $((n / 2)) ]; then
+        m=$(fewer_wait "$m" "$got" "$n") || {
             exp_err "loggp: UC stream of $n messages of $s B: more than half of them lost, or the stream did not run: no UC figures"
             return 1
-        fi
+        }
     done
     return 1
 }
@@ -191,7 +198,7 @@ uc_of() {
 # uc_limit s (slow, nothing lost); the next of 3 tries waits for 9/10 of what arrived. Nothing,
 # and said, when all fail or more than half was lost.
 duo_of() {
-    local n=$1 u m prev try from rc_a rc_b a b d s0 r0 s1 r1 lost
+    local n=$1 u m try from rc_a rc_b a b d s0 r0 s1 r1 sent lost
     u=$((n * 16)) m=$(((n * 16 - n * 16 / 64) / batch * batch))
     from=$(exp_col "$src" 6)
     for try in 1 2 3; do
@@ -216,20 +223,18 @@ duo_of() {
         "$top/lab/lab.sh" exec "$dst" "pkill -x ib_send_bw; true" >/dev/null 2>&1
         "$top/lab/lab.sh" exec "$src" "pkill -x ib_send_bw; true" >/dev/null 2>&1
         s1=$(rxe_count "$dst" sent_pkts) r1=$(rxe_count "$src" rcvd_pkts)
-        lost=$(((${s1:-$s0} - s0) - (${r1:-$r0} - r0)))
+        sent=$((${s1:-$s0} - s0)) lost=$((sent - (${r1:-$r0} - r0)))
         [ "$lost" -ge 0 ] || lost=0
         if [ "$rc_a" = 0 ] && [ "$rc_b" = 0 ]; then
             d=$(exp_cpu_delta "$a" "$b")
             echo "$(awk -v h="$dst" '$1 == h {print $3}' <<<"$d") $(awk -v h="$src" '$1 == h {print $3}' <<<"$d")"
             return 0
         fi
-        exp_err "loggp: $n messages of 16384 B $src -> $dst with $u of 8 B over UC back at once, try $try of 3: the RC stream's client exited $rc_a, the UC one's $rc_b (124: no report within $uc_limit s); $dst sent $src $((${s1:-$s0} - s0)) packets, $lost of them lost ($( [ "$lost" = 0 ] && echo "slow, not lossy" || echo "lossy")); the UC server waited for $m"
-        prev=$m m=$(((u - lost) * 9 / 10 / batch * batch))
-        [ "$m" -lt "$prev" ] || m=$((prev - batch)) # nothing lost, yet no report: wait for fewer still
-        if [ "$m" -lt $((u / 2)) ]; then
+        exp_err "loggp: $n messages of 16384 B $src -> $dst with $u of 8 B over UC back at once, try $try of 3: the RC stream's client exited $rc_a, the UC one's $rc_b (124: no report within $uc_limit s); $dst sent $src $sent packets, $lost of them lost ($( [ "$lost" = 0 ] && echo "slow, not lossy" || echo "lossy")); the UC server waited for $m"
+        m=$(fewer_wait "$m" $((u - lost)) "$u") || {
             exp_err "loggp: $u messages of 8 B over UC back: more than half of them lost, or the streams did not run: no figure for the empty packets"
             return 1
-        fi
+        }
     done
     return 1
 }
