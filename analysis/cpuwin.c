@@ -508,9 +508,17 @@ int cpuwin_parse_csv(FILE *f, const char *path, struct cpuwin_table *t, char *er
 		m->procs++;
 		m->sum += cpu;
 		m->sum_bound += bound;
-		if (!strcmp(v[6], "host") && (!m->hosts++ || cpu > m->host_max)) {
-			m->host_max = cpu;
-			m->host_max_bound = bound;
+		if (!strcmp(v[6], "host")) {
+			if (m->hosts == CPUWIN_MAX_PIDS) {
+				snprintf(why, sizeof(why), "more than %d hosts in one measurement", CPUWIN_MAX_PIDS);
+				goto bad;
+			}
+			m->host_cpu[m->hosts] = cpu;
+			snprintf(m->host_node[m->hosts], CPUWIN_NODE_LEN, "%s", v[5]);
+			if (!m->hosts++ || cpu > m->host_max) {
+				m->host_max = cpu;
+				m->host_max_bound = bound;
+			}
 		}
 	}
 	if (ferror(f)) {

@@ -110,6 +110,7 @@ int cpuwin_cpu(const struct cpuwin_samples *s, long pid, const struct cpuwin_win
 #define CPUWIN_CSV_HEADER "algorithm,collective,bytes,round,calls,node,role,pid,cpu_us,span_us,bound_us,offset_us"
 #define CPUWIN_CSV_FIELDS 12
 #define CPUWIN_NAME_LEN 16 /* an algorithm's or collective's name, as cpu.csv's (loggp.h) */
+#define CPUWIN_NODE_LEN 65 /* a node's name: 1..64 characters */
 
 /** One measurement of cpuwin.csv: its processes summed (consecutive lines of one measurement joined). */
 struct cpuwin_meas {
@@ -122,6 +123,8 @@ struct cpuwin_meas {
 	double machine, machine_bound; /* us: the machine's busy time inside the windows; -1: no machine line */
 	double span;             /* us: the union of the windows (the same for every process) */
 	double offset;           /* us: the clock offsets' uncertainty */
+	double host_cpu[CPUWIN_MAX_PIDS];               /* us: each host's, in the file's order (exp.sh: the ranks') */
+	char host_node[CPUWIN_MAX_PIDS][CPUWIN_NODE_LEN]; /* and its node */
 };
 struct cpuwin_table {
 	struct cpuwin_meas *m;

@@ -2009,6 +2009,31 @@ static int window_cpu_per_call(const struct run *r, const char *algo, const char
 	return k;
 }
 
+/*
+ * window_host_per_call() - host @h's CPU inside the timed calls of @algo /
+ * @coll / @bytes per call (cpuwin.csv: the measurement's @h-th host line,
+ * exp.sh writes them in rank order), the median over the run's rounds, in
+ * *@cpu, and its node's name in @node (@len bytes). Returns the rounds found,
+ * 0 when none has that host.
+ */
+static int window_host_per_call(const struct run *r, const char *algo, const char *coll, double bytes, int h,
+				double *cpu, char *node, size_t len)
+{
+	double v[RES_MAX_ROUNDS + 1];
+	int k = 0;
+
+	for (size_t i = 0; i < r->cw.n && k <= RES_MAX_ROUNDS; i++) {
+		const struct cpuwin_meas *m = &r->cw.m[i];
+		if (strcmp(m->algo, algo) || strcmp(m->coll, coll) || m->bytes != bytes || h >= m->hosts)
+			continue;
+		v[k++] = m->host_cpu[h] / m->calls;
+		snprintf(node, len, "%s", m->host_node[h]);
+	}
+	if (k)
+		*cpu = loggp_median(v, (size_t)k);
+	return k;
+}
+
 /* pairs_text() - how a paired parameter was taken, into @buf: "the median of @n repetitions, @each", or
  * "the difference of their medians" when its rows did not pair (@n 0). */
 static void pairs_text(char *buf, size_t len, int n, const char *each)
@@ -2198,6 +2223,88 @@ static void report_params(FILE *f, const struct run *r)
  * all the machine's, and the measured CPU, switch timeouts and interrupts
  * beside. Write errors show in finish().
  */
+/*
+ * report_hosts() - each host's work in the model (loggp_host_work(), at the
+ * run's speed) against its CPU inside the timed calls (cpuwin.csv, per call,
+ * median of the rounds), one line per verified collective, algorithm and size:
+ * which host's term misses, where the predictions table tells only that the
+ * busiest or the sum does. Nothing without cpuwin.csv; hosts beyond
+ * REPORT_HOSTS are summarised as their range of errors.
+ */
+#define REPORT_HOSTS 8
+static void report_hosts(FILE *f, const struct run *r)
+{
+	int p = r->tree.levels > 0 ? r->tree.count[r->tree.levels - 1] : 0, shown = p < REPORT_HOSTS ? p : REPORT_HOSTS;
+	bool head = false;
+
+	if (!r->cw.n || p < 2)
+		return;
+	for (int c = 0; c < RES_NCOLL; c++)
+		for (size_t k = 0; k < r->t.n; k++) {
+			const struct res_row *x = &r->t.rows[k];
+			int lc = loggp_coll_parse(res_coll_name(x->coll));
+			int algo = !strcmp(x->algo, "inc") ? LOGGP_INC : !strcmp(x->algo, "ring") ? LOGGP_RING : -1;
+			char size[32], node[CPUWIN_NODE_LEN], b1[32], b2[32];
+			double cpu, lo = 0, hi = 0;
+			int seen = 0;
+
+			if ((int)x->coll != c || x->wrong || lc < 0 || algo < 0 ||
+			    find_row(r, x->algo, x->coll, (int64_t)x->bytes) != x)
+				continue;
+			if (!window_host_per_call(r, x->algo, res_coll_name(x->coll), (double)x->bytes, 0, &cpu, node,
+						  sizeof(node)))
+				continue;
+			if (!head) {
+				fprintf(f, "Each host's work in the model against its CPU inside the timed calls (cpuwin.csv, "
+					   "per call, the median of the rounds; hosts in rank order): model / measured "
+					   "(model / measured - 1). It tells which host's term misses where the table above "
+					   "gives only the busiest host and the sum.\n\n| collective | algorithm | size |");
+				for (int h = 0; h < shown; h++)
+					fprintf(f, " rank %d |", h);
+				fprintf(f, "%s\n|---|---|---|", p > shown ? " the other hosts |" : "");
+				for (int h = 0; h < shown + (p > shown); h++)
+					fprintf(f, "---|");
+				fputc('\n', f);
+				head = true;
+			}
+			fmt_size(size, sizeof(size), x->bytes);
+			fprintf(f, "| %s | %s | %s |", coll_titles[x->coll], x->algo, size);
+			for (int h = 0; h < p; h++) {
+				double w = loggp_host_work(&r->fit, p, (enum loggp_coll)lc, (enum loggp_algo)algo,
+							   (double)x->bytes, x->root > 0 ? x->root : 0, h, NULL);
+				int got = window_host_per_call(r, x->algo, res_coll_name(x->coll), (double)x->bytes, h, &cpu,
+							       node, sizeof(node));
+				double e = got && cpu > 0 && w >= 0 ? w / cpu - 1 : NAN;
+				if (h >= shown) {
+					if (!isnan(e)) {
+						lo = seen++ ? fmin(lo, e) : e;
+						hi = seen > 1 ? fmax(hi, e) : e;
+					}
+					continue;
+				}
+				if (!got || w < 0) {
+					fprintf(f, " - |");
+					continue;
+				}
+				fmt_time(b1, sizeof(b1), w);
+				fmt_time(b2, sizeof(b2), cpu);
+				if (isnan(e))
+					fprintf(f, " %s: %s / %s |", node, b1, b2);
+				else
+					fprintf(f, " %s: %s / %s (%+.0f %%) |", node, b1, b2, 100 * e);
+			}
+			if (p > shown) {
+				if (seen)
+					fprintf(f, " %d hosts: %+.0f … %+.0f %% |", seen, 100 * lo, 100 * hi);
+				else
+					fprintf(f, " - |");
+			}
+			fputc('\n', f);
+		}
+	if (head)
+		fputc('\n', f);
+}
+
 static void report_loggp(FILE *f, struct run *runs, size_t n)
 {
 	bool any = false;
@@ -2384,6 +2491,7 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 		if (itotal)
 			fprintf(f, " With the interrupts counted inside the calls: %d of %d.", iwithin, itotal);
 		fprintf(f, "\n\n");
+		report_hosts(f, r);
 	}
 	if (!any)
 		fprintf(f, "No run has loggp.csv (BASELINES without loggp).\n\n");

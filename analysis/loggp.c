@@ -650,11 +650,74 @@ static double ring_waits(enum loggp_coll c, int p, double bytes)
  * in the collectives themselves). A step takes
  * step_inc or step_ring (the run's Barriers), L + 2o without them.
  */
+double loggp_host_work(const struct loggp *m, int p, enum loggp_coll c, enum loggp_algo a, double bytes, int root,
+		       int h, double *steps)
+{
+	double w, st = 1, npk = packets(bytes), b = bytes / p;
+
+	if (p < 2 || root < 0 || root >= p || h < 0 || h >= p)
+		return -1;
+	if (a == LOGGP_INC) {
+		switch (c) {
+		case LOGGP_ALLREDUCE: w = inc_send(m, bytes) + inc_recv(m, bytes); break;
+		case LOGGP_REDUCE: w = inc_send(m, bytes) + (h == root ? inc_recv(m, bytes) : 0); break;
+		case LOGGP_BROADCAST: w = h == root ? inc_send(m, bytes) : inc_empty(m, npk, true) + inc_recv(m, bytes); break;
+		case LOGGP_ALLGATHER: /* its block, and the others' as a non-root of their Broadcasts */
+			w = inc_send(m, b) + (p - 1) * (inc_empty(m, packets(b), true) + inc_recv(m, b));
+			st = p;
+			break;
+		case LOGGP_REDUCESCATTER: /* its part of every block, and its own block's result */
+			w = p * inc_send(m, b) + inc_recv(m, b);
+			st = p;
+			break;
+		case LOGGP_ALLTOALL: /* its P-1 blocks, empty packets in the others' P(P-1) - (P-1) */
+			w = (p - 1) * (inc_send(m, b) + inc_recv(m, b)) + (p - 1.0) * (p - 1) * inc_empty(m, packets(b), false);
+			st = p * (p - 1.0);
+			break;
+		default: return -1;
+		}
+	} else {
+		int last = (root + p - 1) % p; /* the chain's end */
+		switch (c) {
+		case LOGGP_ALLREDUCE: /* P-1 pieces summed, P-1 copied */
+			w = ring_xfer(m, 2.0 * (p - 1), b, RING_SEND) + ring_xfer(m, p - 1.0, b, RING_SUM) +
+			    ring_xfer(m, p - 1.0, b, RING_COPY);
+			st = 2.0 * (p - 1);
+			break;
+		case LOGGP_BROADCAST:
+			w = (h != last ? ring_xfer(m, 1, bytes, RING_SEND) : 0) + (h != root ? ring_xfer(m, 1, bytes, RING_COPY) : 0);
+			st = p - 1;
+			break;
+		case LOGGP_REDUCE: /* the chain ends at the root: the rank after it starts */
+			w = (h != root ? ring_xfer(m, 1, bytes, RING_SEND) : 0) +
+			    (h != (root + 1) % p ? ring_xfer(m, 1, bytes, RING_SUM) : 0);
+			st = p - 1;
+			break;
+		case LOGGP_ALLGATHER:
+		case LOGGP_REDUCESCATTER:
+			w = ring_xfer(m, p - 1.0, b, RING_SEND) +
+			    ring_xfer(m, p - 1.0, b, c == LOGGP_REDUCESCATTER ? RING_SUM : RING_COPY);
+			st = p - 1;
+			break;
+		case LOGGP_ALLTOALL:
+			w = ring_xfer(m, p * (p - 1) / 2.0, b, RING_SEND) + ring_xfer(m, p * (p - 1) / 2.0, b, RING_COPY);
+			st = p - 1;
+			break;
+		default: return -1;
+		}
+		if (m->waited)
+			w += ring_waits(c, p, bytes) * m->o_w;
+	}
+	if (steps)
+		*steps = st;
+	return w * (m->speed > 0 ? m->speed : 1); /* the machine as fast as when loggp.sh measured, or slower */
+}
+
 double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum loggp_coll c, enum loggp_algo a,
 		     double bytes, int root, struct loggp_pred *out)
 {
 	int p = hosts_of(t);
-	double w[4096], steps = 1, npk = packets(bytes), b = bytes / p;
+	double steps = 1;
 	struct loggp_pred r = { 0 };
 
 	if (p < 2 || p > 4096 || root < 0 || root >= p)
@@ -662,64 +725,12 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 	if (a == LOGGP_RING && m->waited) /* every rank waits alike */
 		r.waits = ring_waits(c, p, bytes);
 	for (int h = 0; h < p; h++) {
-		if (a == LOGGP_INC) {
-			switch (c) {
-			case LOGGP_ALLREDUCE: w[h] = inc_send(m, bytes) + inc_recv(m, bytes); break;
-			case LOGGP_REDUCE: w[h] = inc_send(m, bytes) + (h == root ? inc_recv(m, bytes) : 0); break;
-			case LOGGP_BROADCAST:
-				w[h] = h == root ? inc_send(m, bytes) : inc_empty(m, npk, true) + inc_recv(m, bytes);
-				break;
-			case LOGGP_ALLGATHER: /* its block, and the others' as a non-root of their Broadcasts */
-				w[h] = inc_send(m, b) + (p - 1) * (inc_empty(m, packets(b), true) + inc_recv(m, b));
-				steps = p;
-				break;
-			case LOGGP_REDUCESCATTER: /* its part of every block, and its own block's result */
-				w[h] = p * inc_send(m, b) + inc_recv(m, b);
-				steps = p;
-				break;
-			case LOGGP_ALLTOALL: /* its P-1 blocks, empty packets in the others' P(P-1) - (P-1) */
-				w[h] = (p - 1) * (inc_send(m, b) + inc_recv(m, b)) +
-				       (p - 1.0) * (p - 1) * inc_empty(m, packets(b), false);
-				steps = p * (p - 1.0);
-				break;
-			default: return -1;
-			}
-		} else {
-			int last = (root + p - 1) % p; /* the chain's end */
-			switch (c) {
-			case LOGGP_ALLREDUCE: /* P-1 pieces summed, P-1 copied */
-				w[h] = ring_xfer(m, 2.0 * (p - 1), b, RING_SEND) + ring_xfer(m, p - 1.0, b, RING_SUM) +
-				       ring_xfer(m, p - 1.0, b, RING_COPY);
-				steps = 2.0 * (p - 1);
-				break;
-			case LOGGP_BROADCAST:
-				w[h] = (h != last ? ring_xfer(m, 1, bytes, RING_SEND) : 0) +
-				       (h != root ? ring_xfer(m, 1, bytes, RING_COPY) : 0);
-				steps = p - 1;
-				break;
-			case LOGGP_REDUCE: /* the chain ends at the root: the rank after it starts */
-				w[h] = (h != root ? ring_xfer(m, 1, bytes, RING_SEND) : 0) +
-				       (h != (root + 1) % p ? ring_xfer(m, 1, bytes, RING_SUM) : 0);
-				steps = p - 1;
-				break;
-			case LOGGP_ALLGATHER:
-			case LOGGP_REDUCESCATTER:
-				w[h] = ring_xfer(m, p - 1.0, b, RING_SEND) +
-				       ring_xfer(m, p - 1.0, b, c == LOGGP_REDUCESCATTER ? RING_SUM : RING_COPY);
-				steps = p - 1;
-				break;
-			case LOGGP_ALLTOALL:
-				w[h] = ring_xfer(m, p * (p - 1) / 2.0, b, RING_SEND) + ring_xfer(m, p * (p - 1) / 2.0, b, RING_COPY);
-				steps = p - 1;
-				break;
-			default: return -1;
-			}
-			w[h] += r.waits * m->o_w;
-		}
-		w[h] *= m->speed > 0 ? m->speed : 1; /* the machine as fast as when loggp.sh measured, or slower */
-		r.w_hosts += w[h];
-		if (w[h] > r.w_max)
-			r.w_max = w[h];
+		double w = loggp_host_work(m, p, c, a, bytes, root, h, &steps);
+		if (w < 0)
+			return -1;
+		r.w_hosts += w;
+		if (w > r.w_max)
+			r.w_max = w;
 	}
 	if (a == LOGGP_INC) {
 		struct loggp_frames k;

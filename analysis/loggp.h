@@ -280,6 +280,17 @@ double loggp_frames(const struct loggp_tree *t, enum loggp_coll c, double bytes,
 double loggp_lone_frames(const struct loggp_tree *t);
 
 /**
+ * loggp_host_work() - the CPU (us) host @h (rank 0..@p-1) spends in
+ * collective @c of @bytes by algorithm @a among @p ranks (@root for Reduce
+ * and Broadcast): its sends, receives, completions, byte loops and, in the
+ * ring, its waits, scaled by m->speed; loggp_predict()'s W per host. *@steps
+ * (when not NULL): the steps on the critical path. Returns -1 when @a has no
+ * such collective or a rank is out of range.
+ */
+double loggp_host_work(const struct loggp *m, int p, enum loggp_coll c, enum loggp_algo a, double bytes, int root,
+		       int h, double *steps);
+
+/**
  * loggp_predict() - the time of collective @c of @bytes by algorithm @a on
  * tree @t (@root for Reduce and Broadcast), with its terms in @out.
  * @bytes is inccl_perf's size: the buffer each rank reduces (AllReduce,

@@ -429,6 +429,11 @@ check "REPORT: the CPU inside the timed calls from cpuwin.csv (150 ms +- 20 ms, 
     sh -c "grep -qF '| 125.0 ms, 383.3 ms | 2.0 | 0.100 | - | 150.0 ms ± 20.0 ms, 326.7 ms ± 60.0 ms (± 12.0 ms) |' '$cw/REPORT.md' &&
         grep -qF '| 847.9 ms | 1.7 s | 1.5 ms | 1.7 s (-26 %) | - | - | - | - | - |' '$cw/REPORT.md' &&
         grep -qF 'CPU inside the timed calls per collective: busiest host, all / C (clock offset) |' '$cw/REPORT.md'"
+# each host's work in the model (INC AllReduce of 1 MiB: 424.0 ms each, the same loggp.csv) against its own line
+# of cpuwin.csv per call (300, 450, 360, 330 ms over 3 calls), in rank order
+check "REPORT: each host's model work against its CPU inside the calls (pku1: 424.0 ms / 100.0 ms, +324 %; pku2 +183 %)" \
+    grep -qF '| AllReduce | inc | 1 MiB | pku1: 424.0 ms / 100.0 ms (+324 %) | pku2: 424.0 ms / 150.0 ms (+183 %) | pku3: 424.0 ms / 120.0 ms (+253 %) | pku4: 424.0 ms / 110.0 ms (+285 %) |' "$cw/REPORT.md"
+check "REPORT: no per-host table without cpuwin.csv" sh -c "! grep -q \"Each host's work in the model\" '$rep'"
 check "REPORT: a run without cpuwin.csv has no such column" sh -c "! grep -q 'CPU inside the timed calls' '$rep'"
 # the machine's line: 1470 ms of the processes + 0.3 cores x 1.2 s of other work inside the calls = 1830 ms:
 # C = 2 - 0.30 = 1.70 in place of cpu.csv's 1.5 (its others, 0.5, counted the tool's start-up), all / C

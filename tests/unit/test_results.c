@@ -797,6 +797,15 @@ static void test_loggp_predict(void **state)
 	 * (4 x 20 + 1310.72): 6258.24 over 2 cores + 3 steps; Reduce to 0 the same chain reversed */
 	NEAR(loggp_predict(&m, &t, LOGGP_BROADCAST, LOGGP_RING, n, 0, &r), 6258.24 / 2 + 390);
 	NEAR(r.w_max, 2086.08);
+	/* each host's part of it (loggp_host_work()): the root from 1 sends only, 2 and 3 forward, 0 (the
+	 * chain's end) only receives; a rank out of range refused */
+	double steps = 0;
+	NEAR(loggp_host_work(&m, 4, LOGGP_BROADCAST, LOGGP_RING, n, 1, 1, &steps), 695.36);
+	NEAR(steps, 3);
+	NEAR(loggp_host_work(&m, 4, LOGGP_BROADCAST, LOGGP_RING, n, 1, 2, NULL), 2086.08);
+	NEAR(loggp_host_work(&m, 4, LOGGP_BROADCAST, LOGGP_RING, n, 1, 0, NULL), 1390.72);
+	assert_true(loggp_host_work(&m, 4, LOGGP_BROADCAST, LOGGP_RING, n, 1, 4, NULL) < 0);
+	assert_true(loggp_host_work(&m, 4, LOGGP_BROADCAST, LOGGP_RING, n, 4, 0, NULL) < 0);
 	NEAR(loggp_predict(&m, &t, LOGGP_REDUCE, LOGGP_RING, n, 0, &r), 6258.24 / 2 + 390);
 	/* ring AllGather: 3 pieces each way, (30 + 491.52) + (60 + 983.04) a host */
 	NEAR(loggp_predict(&m, &t, LOGGP_ALLGATHER, LOGGP_RING, n, 0, &r), 4 * 1564.56 / 2 + 390);
