@@ -1977,14 +1977,17 @@ static int speed_of(const struct run *r, const char *algo, const char *coll, dou
  * largest clock offset uncertainty (*@offset, us), and the cores the rest of
  * the machine used inside the calls (*@others: the machine's busy time less
  * every sampled process's, over the windows' span, never below 0; the median
- * of the rounds with a machine line, -1 when none has one). Returns the
- * rounds found, 0 when none.
+ * of the rounds with a machine line, -1 when none has one), and the cores the
+ * lab's processes kept busy on average inside the calls (*@cores: all of their
+ * CPU over the windows' span, the median of the rounds; -1 without a span).
+ * Returns the rounds found, 0 when none.
  */
 static int window_cpu_per_call(const struct run *r, const char *algo, const char *coll, double bytes, double *host_max,
-			       double *host_bound, double *all, double *all_bound, double *offset, double *others)
+			       double *host_bound, double *all, double *all_bound, double *offset, double *others,
+			       double *cores)
 {
-	double hm[RES_MAX_ROUNDS + 1], al[RES_MAX_ROUNDS + 1], ot[RES_MAX_ROUNDS + 1];
-	int k = 0, ko = 0;
+	double hm[RES_MAX_ROUNDS + 1], al[RES_MAX_ROUNDS + 1], ot[RES_MAX_ROUNDS + 1], co[RES_MAX_ROUNDS + 1];
+	int k = 0, ko = 0, kc = 0;
 
 	*host_bound = *all_bound = *offset = 0;
 	*others = -1;
@@ -1994,6 +1997,8 @@ static int window_cpu_per_call(const struct run *r, const char *algo, const char
 			continue;
 		hm[k] = m->host_max / m->calls;
 		al[k++] = m->sum / m->calls;
+		if (m->span > 0)
+			co[kc++] = m->sum / m->span;
 		if (m->machine >= 0 && m->span > 0)
 			ot[ko++] = fmax(0, m->machine - m->sum) / m->span;
 		*host_bound = fmax(*host_bound, m->host_max_bound / m->calls);
@@ -2004,6 +2009,7 @@ static int window_cpu_per_call(const struct run *r, const char *algo, const char
 		return 0;
 	*host_max = loggp_median(hm, (size_t)k);
 	*all = loggp_median(al, (size_t)k);
+	*cores = kc ? loggp_median(co, (size_t)kc) : -1;
 	if (ko)
 		*others = loggp_median(ot, (size_t)ko);
 	return k;
@@ -2376,8 +2382,9 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 			   "steps·step | on all %g cores (error) | measured CPU per collective: busiest host, all / C | "
 			   "switch timeouts per collective | interrupts per packet | with the calls' interrupts (error) |%s\n"
 			   "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|%s\n", r->fit.C,
-			r->cw.n ? " CPU inside the timed calls per collective: busiest host, all / C (clock offset) |" : "",
-			r->cw.n ? "---|" : "");
+			r->cw.n ? " CPU inside the timed calls per collective: busiest host, all / C (clock offset) | "
+				  "cores busy inside the calls: of C (share) |" : "",
+			r->cw.n ? "---|---|" : "");
 		for (int c = 0; c < RES_NCOLL; c++)
 			for (size_t k = 0; k < r->t.n; k++) { /* one line per algorithm and size: its first row stands for its rounds */
 				const struct res_row *x = &r->t.rows[k];
@@ -2395,9 +2402,9 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 				    find_row(r, x->algo, x->coll, (int64_t)x->bytes) != x)
 					continue;
 				nc = cpu_per_call(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &hm, &al, &ot);
-				double wh, whb, wa, wab, woff, wot;
+				double wh, whb, wa, wab, woff, wot, wco;
 				int nw = r->cw.n ? window_cpu_per_call(r, x->algo, res_coll_name(x->coll), (double)x->bytes,
-								      &wh, &whb, &wa, &wab, &woff, &wot)
+								      &wh, &whb, &wa, &wab, &woff, &wot, &wco)
 						 : 0;
 				/*
 				 * the cores the lab had: the machine's less what the rest of it used meanwhile
@@ -2482,9 +2489,13 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 					fmt_time(b3, sizeof(b3), wa / mc.C);
 					fmt_time(b4, sizeof(b4), wab / mc.C);
 					fmt_time(b5, sizeof(b5), woff);
-					fprintf(f, " %s ± %s, %s ± %s (± %s) |\n", b1, b2, b3, b4, b5);
+					fprintf(f, " %s ± %s, %s ± %s (± %s) |", b1, b2, b3, b4, b5);
+					if (wco >= 0)
+						fprintf(f, " %.2f of %.2f (%.0f %%) |\n", wco, mc.C, 100 * wco / mc.C);
+					else
+						fprintf(f, " - |\n");
 				} else {
-					fprintf(f, " - |\n");
+					fprintf(f, " - | - |\n");
 				}
 			}
 		fprintf(f, "\n%d of %d predictions within ±25 %% of the measured median.", within, total);

@@ -649,6 +649,16 @@ static double ring_waits(enum loggp_coll c, int p, double bytes)
  * machine's speed during the collectives against loggp.sh's; the switches' c_sw is measured
  * in the collectives themselves). A step takes
  * step_inc or step_ring (the run's Barriers), L + 2o without them.
+ *
+ * loggp_predict() then adds what the waits cost beyond their CPU: a message a host waits
+ * for reaches it L after its sender is done with it (LogGP's latency: the wire, the
+ * switches, the wake-up, none of it any host's CPU), and for that time the waiting host's
+ * core does nothing. So each wait adds L to its host's timeline (W_max + waits·L) and to
+ * the cores' (W + P·waits·L over C). INC waits for nothing (its sends are windowed, not
+ * gated by receives), and the cores stay busy in its calls; in the ring's they are not.
+ * The 1-2-4 sweep of 2026-11-30 (analysis/README.md): inside the calls the lab's processes
+ * kept 93 - 99 % of C busy in INC, 86 - 89 % in the ring; its AllReduce left 276 - 355 us
+ * of a core idle per message waited for at 1, 8 and 512 MiB, where L was 232 us.
  */
 double loggp_host_work(const struct loggp *m, int p, enum loggp_coll c, enum loggp_algo a, double bytes, int root,
 		       int h, double *steps)
@@ -742,9 +752,11 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 	r.step = a == LOGGP_INC ? m->step_inc : m->step_ring;
 	if (!(r.step > 0))
 		r.step = m->L + 2 * m->o;
-	double shared = (r.w_hosts + r.w_sw) / m->C;
-	r.cpu_bound = shared > r.w_max;
-	r.t = (r.cpu_bound ? shared : r.w_max) + steps * r.step;
+	/* each message waited for keeps its host's core idle for its latency L (ring_idle()) */
+	r.idle = p * r.waits * m->L;
+	double shared = (r.w_hosts + r.w_sw + r.idle) / m->C, one = r.w_max + r.waits * m->L;
+	r.cpu_bound = shared > one;
+	r.t = (r.cpu_bound ? shared : one) + steps * r.step;
 	if (out)
 		*out = r;
 	return r.t;
@@ -771,9 +783,9 @@ double loggp_predict_intr(const struct loggp *m, const struct loggp_tree *t, con
 	if (r.w_hosts < 0)
 		r.w_hosts = 0;
 	r.waits = 0;
-	double shared = (r.w_hosts + r.w_sw) / m->C;
-	r.cpu_bound = shared > r.w_max;
-	r.t = (r.cpu_bound ? shared : r.w_max) + r.steps * r.step;
+	double shared = (r.w_hosts + r.w_sw + r.idle) / m->C, one = r.w_max + r.idle / p;
+	r.cpu_bound = shared > one;
+	r.t = (r.cpu_bound ? shared : one) + r.steps * r.step;
 	if (out)
 		*out = r;
 	return r.t;

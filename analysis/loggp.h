@@ -207,6 +207,7 @@ struct loggp_pred {
 	double steps;         /* steps on the critical path */
 	double step;          /* the time of one (step_inc, step_ring or L + 2o) */
 	double waits;         /* messages each host receives waiting (o_w each): every rank waits alike */
+	double idle;          /* the cores' time the waits leave idle: every host's waits x L */
 	double extra_intr;    /* loggp_predict_intr(): the interrupts per call beyond the streams' rate */
 	bool cpu_bound;       /* W_total / C > W_max */
 };

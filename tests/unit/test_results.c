@@ -881,10 +881,17 @@ static void test_loggp_predict_acks_completions_steps(void **state)
 	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 4 * (3129.12 + 37.6) / 2 + 6 * 200);
 	NEAR(r.step, 200);
 	/* a message the ring waits for, 50 each: the AllReduce's pieces of 16 KiB (N/P) but a round's last,
-	 * 2P - 3 = 5 a host */
+	 * 2P - 3 = 5 a host; each also leaves its host's core idle for the latency L (100): 4 x 5 x 100 */
 	m.o_w = 50, m.waited = true;
-	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 4 * (3129.12 + 37.6 + 5 * 50) / 2 + 6 * 200);
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r),
+	     (4 * (3129.12 + 37.6 + 5 * 50) + 2000) / 2 + 6 * 200);
 	NEAR(r.waits, 5);
+	NEAR(r.idle, 2000);
+	/* on more cores than the hosts keep busy, the busiest host's own work and its waits' latency */
+	m.C = 8;
+	NEAR(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r), 3129.12 + 37.6 + 5 * 50 + 500 + 6 * 200);
+	assert_false(r.cpu_bound);
+	m.C = 2;
 	/* the others, against the same without: every host's waits, the most of one */
 	static const struct {
 		enum loggp_coll c;
@@ -924,16 +931,17 @@ static void test_loggp_predict_acks_completions_steps(void **state)
 	/* the interrupts counted inside the calls in place of the streams' (loggp_predict_intr()): the stream
 	 * took 3.4 a 16 KiB message sent and received, 34 packets counted (16 and an ACK, at both ends): 0.1 a
 	 * packet; an interrupt costs 100. The ring AllReduce above (each host 3166.72 + 5 waits of 50): with
-	 * 200 interrupts over 1700 packets a call, 30 beyond the rate, 3000 more, the waits left out:
-	 * (4 x 3166.72 + 3000) / 2 + 6 x 200; with 100, 70 fewer: (4 x 3166.72 - 7000) / 2 + 1200 */
+	 * 200 interrupts over 1700 packets a call, 30 beyond the rate, 3000 more, the waits' CPU left out
+	 * (their latency kept: 2000): (4 x 3166.72 + 3000 + 2000) / 2 + 6 x 200; with 100, 70 fewer:
+	 * (4 x 3166.72 - 7000 + 2000) / 2 + 1200 */
 	struct loggp_pred ri;
 	m.n_intr = 3, m.i_stream = 3.4, m.o_intr = 100;
 	assert_true(loggp_predict(&m, &t, LOGGP_ALLREDUCE, LOGGP_RING, n, 0, &r) > 0);
-	NEAR(loggp_predict_intr(&m, &t, &r, 200, 1700, &ri), (4 * 3166.72 + 3000) / 2 + 1200);
+	NEAR(loggp_predict_intr(&m, &t, &r, 200, 1700, &ri), (4 * 3166.72 + 3000 + 2000) / 2 + 1200);
 	NEAR(ri.extra_intr, 30);
 	NEAR(ri.w_max, 3166.72 + 750);
 	NEAR(ri.waits, 0);
-	NEAR(loggp_predict_intr(&m, &t, &r, 100, 1700, &ri), (4 * 3166.72 - 7000) / 2 + 1200);
+	NEAR(loggp_predict_intr(&m, &t, &r, 100, 1700, &ri), (4 * 3166.72 - 7000 + 2000) / 2 + 1200);
 	NEAR(ri.extra_intr, -70);
 	/* nothing without the interrupts' price, a stream's count or packets */
 	assert_true(loggp_predict_intr(&m, &t, &r, 200, 0, &ri) < 0);
