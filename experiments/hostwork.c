@@ -2,7 +2,7 @@
  * hostwork.c — the host's own work on a collective's bytes, for the LogGP
  * model (experiments/loggp.sh measures its CPU time from outside the VM):
  *
- *   hostwork swap|copy|sum BYTES ROUNDS
+ *   hostwork swap|copy|sum|stage BYTES ROUNDS
  *
  * runs ROUNDS times over a buffer of BYTES (a multiple of 4) the same loop
  * libinccl runs on every byte of a collective:
@@ -12,6 +12,10 @@
  *         sends and copies each one it receives in an all-gather step
  *   sum   ring.c combine() for float32 SUM (the same function, its type and
  *         operator known at run time): a reduce-scatter step, per byte received
+ *   stage ring.c's staging of a ReduceScatter or AllToAll: a buffer of BYTES
+ *         malloc()ed, the input copied into it whole, freed, each round (above
+ *         glibc's largest mmap threshold, 32 MiB, every round maps fresh pages
+ *         and takes a page fault on each; less copy: what that costs)
  * and prints "KIND BYTES ROUNDS CHECK" (CHECK: a figure of the result, so
  * the loops are not optimised away). Exit 0, or 2 with a message on bad
  * arguments (BYTES 4 .. 1 GiB and a multiple of 4, ROUNDS 1 .. 100000) or
@@ -67,8 +71,9 @@ int main(int argc, char **argv)
 	double check = 0;
 	volatile int kind_dtype = INC_FLOAT32, kind_op = INC_OP_SUM; /* known only at run time, as in libinccl */
 
-	if (argc != 4 || (strcmp(argv[1], "swap") && strcmp(argv[1], "copy") && strcmp(argv[1], "sum"))) {
-		fprintf(stderr, "usage: hostwork swap|copy|sum BYTES ROUNDS\n");
+	if (argc != 4 || (strcmp(argv[1], "swap") && strcmp(argv[1], "copy") && strcmp(argv[1], "sum") &&
+			  strcmp(argv[1], "stage"))) {
+		fprintf(stderr, "usage: hostwork swap|copy|sum|stage BYTES ROUNDS\n");
 		return 2;
 	}
 	bytes = number(argv[2], 4, 1LL << 30);
@@ -94,6 +99,15 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[1], "copy")) {
 			for (long long off = 0; off < bytes; off += PIECE)
 				memcpy(b + off, a + off, (size_t)(bytes - off < PIECE ? bytes - off : PIECE));
+		} else if (!strcmp(argv[1], "stage")) {
+			uint8_t *c = malloc((size_t)bytes);
+			if (!c) {
+				fprintf(stderr, "hostwork: cannot allocate a staging buffer of %lld bytes\n", bytes);
+				return 2;
+			}
+			memcpy(c, a, (size_t)bytes);
+			check += c[(r * 13) % bytes];
+			free(c);
 		} else {
 			combine(a, b, (size_t)bytes / 4, (enum inc_dtype)kind_dtype, (enum inc_op)kind_op);
 		}

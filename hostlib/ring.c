@@ -78,6 +78,11 @@ struct inccl_ring {
 	uint32_t early_slot[RING_RECVS], early_len[RING_RECVS], early_imm[RING_RECVS];
 	size_t early_head, early_n;
 	uint32_t seq;           /* calls run on this ring so far (every rank counts the same calls) */
+	/* The staging buffer of ReduceScatter and AllToAll (ring_stage()), kept from call to call:
+	 * a fresh one each call would map fresh pages above glibc's largest mmap threshold (32 MiB)
+	 * and take a page fault on every one of them, each call (experiments/hostwork.c stage). */
+	uint8_t *stage;
+	size_t stage_len;
 	int (*watch)(void *arg); /* inccl__ring_watch(): 1 when the group says the call cannot end */
 	void *watch_arg;
 };
@@ -381,6 +386,7 @@ void inccl__ring_destroy(struct inccl_ring *r)
 	inccl__cq_destroy(&r->cq);
 	free(r->sbuf);
 	free(r->rbuf);
+	free(r->stage);
 	free(r);
 }
 
@@ -655,10 +661,28 @@ int inccl__ring_broadcast(struct inccl_ring *r, void *buf, size_t count, enum in
 struct coll_run {
 	struct ring_plan pl;
 	uint8_t *buf;   /* what run_plan() works on */
-	uint8_t *work;  /* staging, freed by coll_finish() */
+	uint8_t *work;  /* staging: the ring's (ring_stage()), NULL when the plan works on the receive buffer */
 	int exchange;   /* 0: nothing to send or receive (one rank) */
 	size_t w;       /* bytes per element */
 };
+
+/*
+ * ring_stage() - @r's staging buffer, at least @len bytes: the one kept from
+ * the calls before when it is large enough, else a larger one (the old one
+ * freed). NULL when the memory cannot be had (the old one kept).
+ */
+static uint8_t *ring_stage(struct inccl_ring *r, size_t len)
+{
+	if (len > r->stage_len) {
+		uint8_t *p = malloc(len);
+		if (!p)
+			return NULL;
+		free(r->stage);
+		r->stage = p;
+		r->stage_len = len;
+	}
+	return r->stage;
+}
 
 /*
  * coll_setup() - the plan of @coll for rank @rank of @p, elements of @w
@@ -666,8 +690,8 @@ struct coll_run {
  * block written where the plan does not): INCCL_OK, or INCCL_ENOMEM with
  * @err set.
  */
-static int coll_setup(struct coll_run *cr, int rank, int p, size_t w, size_t piece, enum inccl__coll coll,
-		      const void *send, void *recv, size_t count, char *err, size_t errlen)
+static int coll_setup(struct inccl_ring *r, struct coll_run *cr, int rank, int p, size_t w, size_t piece,
+		      enum inccl__coll coll, const void *send, void *recv, size_t count, char *err, size_t errlen)
 {
 	size_t blk = count * w, n = (size_t)p, rounds = (count + piece - 1) / piece;
 	const uint8_t *in = send;
@@ -684,7 +708,7 @@ static int coll_setup(struct coll_run *cr, int rank, int p, size_t w, size_t pie
 		cr->buf = out;
 		return INCCL_OK;
 	case INCCL__REDUCESCATTER:
-		if (!(cr->work = malloc(n * blk))) {
+		if (!(cr->work = ring_stage(r, n * blk))) {
 			snprintf(err, errlen, "ring: no memory to stage %zu bytes of reduce-scatter", n * blk);
 			return INCCL_ENOMEM;
 		}
@@ -695,7 +719,7 @@ static int coll_setup(struct coll_run *cr, int rank, int p, size_t w, size_t pie
 		cr->buf = cr->work;
 		return INCCL_OK;
 	case INCCL__ALLTOALL:
-		if (n > 1 && !(cr->work = malloc((n - 1) * blk))) {
+		if (n > 1 && !(cr->work = ring_stage(r, (n - 1) * blk))) {
 			snprintf(err, errlen, "ring: no memory to stage %zu bytes of all-to-all", (n - 1) * blk);
 			return INCCL_ENOMEM;
 		}
@@ -716,7 +740,7 @@ static int coll_setup(struct coll_run *cr, int rank, int p, size_t w, size_t pie
 	return INCCL_EINVAL;
 }
 
-/* coll_finish() - after the plan ran (@ok) or failed: the result out of the staging buffer into @recv; free it. */
+/* coll_finish() - after the plan ran (@ok) or failed: the result out of the staging buffer into @recv (kept for the next call). */
 static void coll_finish(struct coll_run *cr, enum inccl__coll coll, void *recv, int ok)
 {
 	size_t blk = cr->pl.n * cr->w, n = (size_t)cr->pl.p;
@@ -726,7 +750,6 @@ static void coll_finish(struct coll_run *cr, enum inccl__coll coll, void *recv, 
 		memcpy(out, cr->work + (size_t)cr->pl.rank * blk, blk);
 	for (size_t s = 1; ok && coll == INCCL__ALLTOALL && s < n; s++) /* step s brought rank - s's block */
 		memcpy(out + mod((long)cr->pl.rank - (long)s, (long)n) * blk, cr->work + (s - 1) * blk, blk);
-	free(cr->work);
 	cr->work = NULL;
 }
 
@@ -738,7 +761,7 @@ int inccl__ring_coll(struct inccl_ring *r, enum inccl__coll coll, const void *se
 	enum ring_kind kind = coll == INCCL__ALLGATHER ? RK_ALLGATHER : coll == INCCL__REDUCESCATTER ? RK_REDUCESCATTER
 											     : RK_ALLTOALL;
 	uint32_t imm = ring_call_imm(r->seq++, kind, dtype, op, 0, count);
-	int rc = coll_setup(&cr, r->rank, r->nranks, w, RING_PIECE / w, coll, send, recv, count, err, errlen);
+	int rc = coll_setup(r, &cr, r->rank, r->nranks, w, RING_PIECE / w, coll, send, recv, count, err, errlen);
 
 	if (rc)
 		return rc;

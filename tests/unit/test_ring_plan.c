@@ -52,9 +52,12 @@ static int32_t input(int r, size_t i)
 static void simulate(enum inccl__coll coll, int n, size_t count, size_t piece, size_t window, int inplace)
 {
 	struct coll_run cr[MAXR];
+	static struct inccl_ring ring[MAXR]; /* only their staging buffers are used */
 	int32_t *sendb[MAXR], *recvb[MAXR];
 	size_t sent[MAXR] = { 0 }, rdone[MAXR] = { 0 }, total = (size_t)n * count;
 	char err[128];
+
+	memset(ring, 0, sizeof(ring));
 
 	for (int r = 0; r < n; r++) {
 		size_t slen = coll == INCCL__ALLGATHER ? count : total, rlen = coll == INCCL__REDUCESCATTER ? count : total;
@@ -71,7 +74,8 @@ static void simulate(enum inccl__coll coll, int n, size_t count, size_t piece, s
 			sendb[r] = recvb[r];
 		for (size_t i = 0; i < slen; i++)
 			sendb[r][i] = input(r, i);
-		assert_int_equal(coll_setup(&cr[r], r, n, 4, piece, coll, sendb[r], recvb[r], count, err, sizeof(err)), 0);
+		assert_int_equal(coll_setup(&ring[r], &cr[r], r, n, 4, piece, coll, sendb[r], recvb[r], count, err, sizeof(err)),
+				 0);
 		assert_int_equal(cr[r].exchange, n > 1);
 		assert_true(cr[r].pl.nsend <= MAXMSG);
 	}
@@ -123,6 +127,7 @@ static void simulate(enum inccl__coll coll, int n, size_t count, size_t piece, s
 				 "%zu/%zu received",
 				 (int)coll, n, count, piece, window, r, sent[r], cr[r].pl.nsend, rdone[r], cr[r].pl.nrecv);
 		coll_finish(&cr[r], coll, recvb[r], 1);
+		free(ring[r].stage);
 	}
 	for (int r = 0; r < n; r++) {
 		size_t rlen = coll == INCCL__REDUCESCATTER ? count : total;
@@ -171,6 +176,38 @@ static void test_ring_allgather(void **state) { run_all(INCCL__ALLGATHER); }
 static void test_ring_reducescatter(void **state) { run_all(INCCL__REDUCESCATTER); }
 static void test_ring_alltoall(void **state) { run_all(INCCL__ALLTOALL); }
 
+/*
+ * The staging buffer is the ring's, kept from call to call (ring_stage()): a
+ * ReduceScatter, then an AllToAll of no more, reuse it; a larger call grows
+ * it; an AllGather (in the receive buffer) leaves it alone.
+ */
+static void test_ring_stage_kept(void **state)
+{
+	static int32_t in[4 * 64], out[4 * 64];
+	struct inccl_ring ring = { 0 };
+	struct coll_run cr;
+	char err[128];
+
+	assert_int_equal(coll_setup(&ring, &cr, 1, 4, 4, 16, INCCL__REDUCESCATTER, in, out, 32, err, sizeof(err)), 0);
+	uint8_t *first = ring.stage;
+	assert_non_null(first);
+	assert_true(cr.work == first && ring.stage_len == 4 * 32 * 4);
+	coll_finish(&cr, INCCL__REDUCESCATTER, out, 1);
+	assert_ptr_equal(ring.stage, first);
+	assert_int_equal(coll_setup(&ring, &cr, 1, 4, 4, 16, INCCL__ALLTOALL, in, out, 32, err, sizeof(err)), 0);
+	assert_ptr_equal(cr.work, first); /* 3 blocks of 32: within the 4 staged before */
+	coll_finish(&cr, INCCL__ALLTOALL, out, 1);
+	assert_int_equal(coll_setup(&ring, &cr, 1, 4, 4, 16, INCCL__ALLGATHER, in, out, 64, err, sizeof(err)), 0);
+	assert_null(cr.work);
+	assert_int_equal(ring.stage_len, 4 * 32 * 4);
+	coll_finish(&cr, INCCL__ALLGATHER, out, 1);
+	assert_int_equal(coll_setup(&ring, &cr, 1, 4, 4, 16, INCCL__REDUCESCATTER, in, out, 64, err, sizeof(err)), 0);
+	assert_int_equal(ring.stage_len, 4 * 64 * 4);
+	assert_ptr_equal(cr.work, ring.stage);
+	coll_finish(&cr, INCCL__REDUCESCATTER, out, 1);
+	free(ring.stage);
+}
+
 /* ---- which call a message belongs to (ring_check()) ---------------------------- */
 
 static int32_t scratch[2][MAXR * 64 * 2];
@@ -199,9 +236,11 @@ static struct ring_plan plan_of(enum ring_kind kind, int rank, int p, size_t cou
 		enum inccl__coll coll = kind == RK_ALLGATHER ? INCCL__ALLGATHER : kind == RK_REDUCESCATTER
 											? INCCL__REDUCESCATTER : INCCL__ALLTOALL;
 		assert_true((size_t)p * count <= sizeof(scratch[0]) / sizeof(scratch[0][0]) / 2);
-		assert_int_equal(coll_setup(&cr, rank, p, 4, piece, coll, scratch[buf], scratch[buf] + (size_t)p * count,
-					    count, err, sizeof(err)), 0);
-		free(cr.work);
+		struct inccl_ring ring = { 0 };
+		assert_int_equal(coll_setup(&ring, &cr, rank, p, 4, piece, coll, scratch[buf],
+					    scratch[buf] + (size_t)p * count, count, err, sizeof(err)),
+				 0);
+		free(ring.stage);
 		cr.pl.imm = pl.imm;
 		pl = cr.pl;
 	}
@@ -297,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_ring_allgather),
 		cmocka_unit_test(test_ring_reducescatter),
 		cmocka_unit_test(test_ring_alltoall),
+		cmocka_unit_test(test_ring_stage_kept),
 		cmocka_unit_test(test_ring_count_mismatch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
