@@ -8,7 +8,8 @@
  * Every rank runs the same sweep. For each size: -w warm-up iterations, then
  * -n timed ones. Before each iteration the buffer (send = receive buffer: in
  * place, so 2 GiB fit a host with 3 GiB) is refilled with this rank's input
- * and the ranks meet at a barrier; only the collective itself is timed.
+ * and the ranks meet at a barrier; only the collective itself is timed, and
+ * the ranks meet at another barrier after it (iterate()).
  * After every iteration, warm-up included, each rank checks its buffer
  * against what it computes itself from the deterministic inputs of all
  * ranks (reduce non-roots: still their own input), so one wrong result in
@@ -311,7 +312,12 @@ static int64_t since(int64_t before, int64_t after) { return before < 0 || after
  * time is added to *@elapsed_us; with -X, then its window (iteration @k,
  * @warmup or timed) is appended to the windows file, the real-time clock read
  * just outside the timed span and the machine's counters just outside that
- * (machine_counts(): reading them is not timed).
+ * (machine_counts(): reading them is not timed). Then the ranks meet at a
+ * barrier again, so that none checks its result or refills while another is
+ * still inside its timed call: where the ranks share the machine's cores (a
+ * lab under emulation), that work would take cores from the slower ranks'
+ * calls and time it (a 1 MiB Reduce of 2026-11-30 on 1-2-4: the ranks' calls
+ * ended up to 250 ms apart, a rank's own call lasting 34 - 239 ms).
  */
 static int iterate(struct bench *b, size_t bytes, int warmup, int k, double *elapsed_us)
 {
@@ -337,6 +343,8 @@ static int iterate(struct bench *b, size_t bytes, int warmup, int k, double *ela
 		fprintf(stderr, "inccl_perf: rank %d: cannot write the windows to %s\n", b->o->rank, b->o->windows_path);
 		return -1;
 	}
+	if ((rc = inccl_barrier(b->comm)))
+		return call_failed(b, "the barrier after an iteration", rc, inccl_errmsg(b->comm));
 	return 0;
 }
 
