@@ -2221,14 +2221,18 @@ static void report_params(FILE *f, const struct run *r)
 }
 
 /*
- * report_loggp() - REPORT.md's "LogGP model" section on @f: the model, then
- * per run of @runs[0..@n) with loggp.csv (newest first) why it has no model,
- * or its parameters and a line per verified INC and ring collective and size
- * the model predicts (the first row of each stands for its rounds): the
- * prediction against the measured median, on the cores the lab had and on
- * all the machine's, and the measured CPU, switch timeouts and interrupts
- * beside. Write errors show in finish().
+ * model_row() - whether row @x of run @r gets a line of the model's tables:
+ * verified, the first row of its algorithm, collective and size (it stands
+ * for its rounds), a collective and algorithm (INC or the ring) the model
+ * knows; their loggp enums in *@lc and *@algo.
  */
+static bool model_row(const struct run *r, const struct res_row *x, int *lc, int *algo)
+{
+	*lc = loggp_coll_parse(res_coll_name(x->coll));
+	*algo = !strcmp(x->algo, "inc") ? LOGGP_INC : !strcmp(x->algo, "ring") ? LOGGP_RING : -1;
+	return !x->wrong && *lc >= 0 && *algo >= 0 && find_row(r, x->algo, x->coll, (int64_t)x->bytes) == x;
+}
+
 /*
  * report_hosts() - each host's work in the model (loggp_host_work(), at the
  * run's speed) against its CPU inside the timed calls (cpuwin.csv, per call,
@@ -2240,7 +2244,7 @@ static void report_params(FILE *f, const struct run *r)
 #define REPORT_HOSTS 8
 static void report_hosts(FILE *f, const struct run *r)
 {
-	int p = r->tree.levels > 0 ? r->tree.count[r->tree.levels - 1] : 0, shown = p < REPORT_HOSTS ? p : REPORT_HOSTS;
+	int p = r->tree.count[r->tree.levels - 1], shown = p < REPORT_HOSTS ? p : REPORT_HOSTS; /* a fitted run's tree */
 	bool head = false;
 
 	if (!r->cw.n || p < 2)
@@ -2248,14 +2252,11 @@ static void report_hosts(FILE *f, const struct run *r)
 	for (int c = 0; c < RES_NCOLL; c++)
 		for (size_t k = 0; k < r->t.n; k++) {
 			const struct res_row *x = &r->t.rows[k];
-			int lc = loggp_coll_parse(res_coll_name(x->coll));
-			int algo = !strcmp(x->algo, "inc") ? LOGGP_INC : !strcmp(x->algo, "ring") ? LOGGP_RING : -1;
 			char size[32], node[CPUWIN_NODE_LEN], b1[32], b2[32];
 			double cpu, lo = 0, hi = 0;
-			int seen = 0;
+			int seen = 0, lc, algo;
 
-			if ((int)x->coll != c || x->wrong || lc < 0 || algo < 0 ||
-			    find_row(r, x->algo, x->coll, (int64_t)x->bytes) != x)
+			if ((int)x->coll != c || !model_row(r, x, &lc, &algo))
 				continue;
 			if (!window_host_per_call(r, x->algo, res_coll_name(x->coll), (double)x->bytes, 0, &cpu, node,
 						  sizeof(node)))
@@ -2311,6 +2312,15 @@ static void report_hosts(FILE *f, const struct run *r)
 		fputc('\n', f);
 }
 
+/*
+ * report_loggp() - REPORT.md's "LogGP model" section on @f: the model, then
+ * per run of @runs[0..@n) with loggp.csv (newest first) why it has no model,
+ * or its parameters and a line per verified INC and ring collective and size
+ * the model predicts (the first row of each stands for its rounds): the
+ * prediction against the measured median, on the cores the lab had and on
+ * all the machine's, and the measured CPU, switch timeouts and interrupts
+ * beside. Write errors show in finish().
+ */
 static void report_loggp(FILE *f, struct run *runs, size_t n)
 {
 	bool any = false;
@@ -2389,17 +2399,14 @@ static void report_loggp(FILE *f, struct run *runs, size_t n)
 			for (size_t k = 0; k < r->t.n; k++) { /* one line per algorithm and size: its first row stands for its rounds */
 				const struct res_row *x = &r->t.rows[k];
 				char t2[32], size[32], w1[32], w2[32], w3[32], cc[64];
-				int lc = loggp_coll_parse(res_coll_name(x->coll));
-				int algo = !strcmp(x->algo, "inc") ? LOGGP_INC : !strcmp(x->algo, "ring") ? LOGGP_RING : -1;
 				struct loggp_pred pr, all;
 				struct loggp mc = r->fit;
 				struct agg g;
 				double hm = 0, al = 0, ot = -1, sp;
-				int nc;
+				int nc, lc, algo;
 				char spd[32] = "-";
 
-				if ((int)x->coll != c || x->wrong || lc < 0 || algo < 0 ||
-				    find_row(r, x->algo, x->coll, (int64_t)x->bytes) != x)
+				if ((int)x->coll != c || !model_row(r, x, &lc, &algo))
 					continue;
 				nc = cpu_per_call(r, x->algo, res_coll_name(x->coll), (double)x->bytes, &hm, &al, &ot);
 				double wh, whb, wa, wab, woff, wot, wco;

@@ -752,7 +752,7 @@ double loggp_predict(const struct loggp *m, const struct loggp_tree *t, enum log
 	r.step = a == LOGGP_INC ? m->step_inc : m->step_ring;
 	if (!(r.step > 0))
 		r.step = m->L + 2 * m->o;
-	/* each message waited for keeps its host's core idle for its latency L (ring_idle()) */
+	/* each message waited for keeps its host's core idle for its latency L (loggp_host_work()'s comment) */
 	r.idle = p * r.waits * m->L;
 	double shared = (r.w_hosts + r.w_sw + r.idle) / m->C, one = r.w_max + r.waits * m->L;
 	r.cpu_bound = shared > one;
