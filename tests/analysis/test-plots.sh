@@ -59,6 +59,7 @@ cpuwin-role.csv|cpuwin-role.csv:3: role 'qemu' is not host, switch or machine
 cpuwin-machine-pid.csv|cpuwin-machine-pid.csv:3: pid '5' is not a PID (1..2^31-1; 0 for the machine, which alone has 0)
 cpuwin-host-pid0.csv|cpuwin-host-pid0.csv:2: pid '0' is not a PID (1..2^31-1; 0 for the machine, which alone has 0)
 cpuwin-machine-twice.csv|cpuwin-machine-twice.csv:4: a second machine line for inc allreduce 1048576 B round 1
+cpuwin-hosts.csv|cpuwin-hosts.csv:67: more than 65 hosts in one measurement
 EOF
 out=$("$increport" check "$bad/nosuchfile.csv" 2>&1); rc=$?
 check "a missing file is an error (exit $rc): $out" said $rc 1 'No such file' <<<"$out"
